@@ -10,7 +10,7 @@
  */
 import { isIP } from 'node:net';
 import {
-  arr, bool, fail, guarded, id, int, json, num, obj, oneOf, opt, record, str,
+  arr, bool, fail, guarded, id, int, isPlainObject, json, num, obj, oneOf, opt, record, str,
   type Json, type Where,
 } from '../core/topology/reader.js';
 
@@ -330,8 +330,13 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
   })],
 };
 
+/** The `type` of a plain object, read first so that an unknown type is reported as such. */
+function typeField(v: unknown, p: string): unknown {
+  return obj(W, v, p, ['type'], isPlainObject(v) ? Object.keys(v) : []).type;
+}
+
 function decodeEventAt(v: unknown, p: string): ClusterEvent {
-  const type = oneOf(W, obj(W, v, p, ['type'], Object.values(EVENT_DECODERS).flatMap(([r, o]) => [...r, ...o])).type, `${p}.type`, CLUSTER_EVENT_TYPES);
+  const type = oneOf(W, typeField(v, p), `${p}.type`, CLUSTER_EVENT_TYPES);
   const [required, optional, build] = EVENT_DECODERS[type];
   return build(obj(W, v, p, ['type', ...required], optional), p);
 }
@@ -374,7 +379,7 @@ const COMMAND_DECODERS: { readonly [K in CommandType]: readonly [readonly string
 
 export function decodeCommand(v: unknown): Command {
   return guarded(W, () => {
-    const type = oneOf(W, obj(W, v, 'command', ['type'], Object.values(COMMAND_DECODERS).flatMap(([r, o]) => [...r, ...o])).type, 'command.type', COMMAND_TYPES);
+    const type = oneOf(W, typeField(v, 'command'), 'command.type', COMMAND_TYPES);
     const [required, optional, build] = COMMAND_DECODERS[type];
     return build(obj(W, v, 'command', ['type', ...required], optional), 'command');
   });
