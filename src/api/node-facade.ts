@@ -1,0 +1,154 @@
+/**
+ * What the HTTP API needs from a running node. The lead implements it in `src/node/` against the actors;
+ * tests implement it in-process over the pure topology core. Every method may throw a `TorusError`
+ * (`src/core/errors.ts`): the API answers with that error's HTTP status, e.g. `TORUS_NO_LEADER` → 503
+ * with a `Retry-After` hint, `TORUS_PLACEMENT_REFUSED` → 409 with the planner's reason in `details`.
+ *
+ * The shapes below are the API's *views*: plain JSON the CLI, the dashboard and scripts read. Data owned
+ * by other parts (replicated state, events, placement requests/plans, ring results) passes through
+ * as `unknown`/open records so the API never pins another module's internals.
+ */
+
+export type NodeRole = 'leader' | 'follower' | 'candidate' | 'alone';
+
+/** GET /v1/node */
+export interface NodeInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly version: string;
+  /** Bumped on every process start of the same persisted node id. */
+  readonly incarnation: number;
+  readonly uptimeMs: number;
+  readonly role: NodeRole;
+  /** The current leader's id, when one is known. */
+  readonly leaderId?: string | undefined;
+  readonly cluster?: string | undefined;
+}
+
+/** GET /v1/state: the replicated state exactly as the topology keeper holds it, with its digest. */
+export interface StateView {
+  readonly state: unknown;
+  readonly digest: string;
+  /** Index of the last applied event (0 before any). */
+  readonly lastIndex: number;
+}
+
+export interface TopologyNodeView {
+  readonly id: string;
+  readonly name?: string | undefined;
+  readonly role?: NodeRole | undefined;
+  /** Bytes. */
+  readonly memory?: { readonly ramAvailable: number; readonly ramTotal: number } | undefined;
+  readonly interfaces?: readonly { readonly name: string; readonly ip: string; readonly type: string }[] | undefined;
+  readonly [extra: string]: unknown;
+}
+
+/** One directed edge per working address: `source` reached `sink` at `ip` (one of sink's interfaces). */
+export interface TopologyLinkView {
+  readonly source: string;
+  readonly sink: string;
+  readonly ip?: string | undefined;
+  /** thunderbolt | ethernet | wifi | maybe_ethernet | unknown | rdma */
+  readonly type?: string | undefined;
+  readonly rttMs?: number | undefined;
+  readonly bandwidthBps?: number | undefined;
+  /** Epoch milliseconds of the last measurement. */
+  readonly measuredAt?: number | undefined;
+  readonly [extra: string]: unknown;
+}
+
+/** GET /v1/topology */
+export interface TopologyView {
+  readonly nodes: readonly TopologyNodeView[];
+  readonly links: readonly TopologyLinkView[];
+  readonly lastIndex?: number | undefined;
+}
+
+/** A node that was heard but did not join, and why (never silently ignored). */
+export interface PeerView {
+  readonly id?: string | undefined;
+  readonly address: string;
+  /** other-cluster | incompatible-version | auth-failed | unreachable | … */
+  readonly reason: string;
+  readonly detail?: string | undefined;
+  readonly lastHeardAt?: number | undefined;
+  readonly [extra: string]: unknown;
+}
+
+export interface RunnerView {
+  readonly node: string;
+  readonly rank?: number | undefined;
+  /** Idle | Connecting | … | Ready | Running | ShuttingDown | Shutdown | Failed */
+  readonly status: string;
+  readonly reason?: string | undefined;
+  readonly restarts?: number | undefined;
+  readonly [extra: string]: unknown;
+}
+
+/** An instance with its ring order (`nodes`) and runner statuses. Other plan fields pass through. */
+export interface InstanceView {
+  readonly id: string;
+  readonly nodes: readonly string[];
+  readonly runners: readonly RunnerView[];
+  readonly backend?: string | undefined;
+  readonly sharding?: string | undefined;
+  readonly status?: string | undefined;
+  readonly [extra: string]: unknown;
+}
+
+/** An applied event of the replicated log; `index` is its global index (the SSE `id:`). */
+export interface IndexedEvent {
+  readonly index: number;
+  readonly event: { readonly type: string; readonly [field: string]: unknown };
+}
+
+export interface RingBenchProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly message?: string | undefined;
+  /** The latest finished row of the table, if any (passthrough from src/ring). */
+  readonly row?: unknown;
+}
+
+/** The benchmark's table as JSON (owned by src/ring; passthrough). */
+export type RingBenchResult = unknown;
+
+export interface RingBenchStarted {
+  /** Settles when the run ends; rejects with a TorusError when it fails. */
+  readonly result: Promise<RingBenchResult>;
+}
+
+/** Numbers /metrics needs that are not in the topology or instance views. */
+export interface NodeMetrics {
+  /** Restarts per supervised actor name (and `runner:<instance>` entries if the node counts them). */
+  readonly restarts: Readonly<Record<string, number>>;
+}
+
+export interface NodeFacade {
+  node(): Promise<NodeInfo>;
+  state(): Promise<StateView>;
+  topology(): Promise<TopologyView>;
+  peers(): Promise<readonly PeerView[]>;
+  /** Request as the `plan` command (validated by the API); returns every option, plan or refusal. */
+  previewPlacements(request: unknown): Promise<unknown>;
+  /** Goes to the leader: resolves with the placed instance, or throws TORUS_PLACEMENT_REFUSED / TORUS_NO_LEADER. */
+  createInstance(request: unknown): Promise<InstanceView>;
+  listInstances(): Promise<readonly InstanceView[]>;
+  /** Throws TORUS_INSTANCE_UNKNOWN when absent. */
+  getInstance(id: string): Promise<InstanceView>;
+  /** Throws TORUS_INSTANCE_UNKNOWN when absent; resolves once the delete event is applied. */
+  deleteInstance(id: string): Promise<void>;
+  /**
+   * Every applied event with index > `afterIndex`, in order: first those still retained, then live ones,
+   * until `signal` aborts (the iterator must then return promptly). If the retained log no longer reaches
+   * back to `afterIndex + 1` it simply starts later; the API notices the gap and tells the client.
+   * `EventFeed` (./event-feed.ts) implements this over an append-only buffer.
+   */
+  events(afterIndex: number, signal: AbortSignal): AsyncIterable<IndexedEvent>;
+  /**
+   * Starts a ring benchmark; resolves once it is running (rejects with a TorusError when it cannot start:
+   * unknown node, no leader, placement refused). `onProgress` is called as it proceeds.
+   */
+  startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
+  metrics(): Promise<NodeMetrics>;
+}

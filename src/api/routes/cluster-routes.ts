@@ -1,0 +1,35 @@
+import type { Route } from '../router.js';
+
+/** Read-only views of this node and the replicated cluster state. */
+export const clusterRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/node_id',
+    summary: "this node's id as a JSON string (the profiler's identity probe)",
+    handler: async ({ facade }) => ({ status: 200, body: (await facade.node()).id }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/node',
+    summary: 'id, name, version, incarnation, uptime and role of this node',
+    handler: async ({ facade }) => ({ status: 200, body: await facade.node() }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/state',
+    summary: 'the replicated state with its digest and last applied index',
+    handler: async ({ facade }) => ({ status: 200, body: await facade.state() }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/topology',
+    summary: 'nodes with profiles; links per address with type, RTT, bandwidth, measured-at',
+    handler: async ({ facade }) => ({ status: 200, body: await facade.topology() }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/peers',
+    summary: 'nodes heard but not joined, with the reason',
+    handler: async ({ facade }) => ({ status: 200, body: { peers: await facade.peers() } }),
+  },
+];

@@ -1,0 +1,61 @@
+import { ValidationError } from '../../core/errors.js';
+import { check } from '../schema.js';
+import { createInstanceRequestSchema, previewRequestSchema } from '../request-schemas.js';
+import type { Route } from '../router.js';
+
+/** Placement previews and the instance lifecycle (create goes to the leader through the facade). */
+export const instanceRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/v1/placements/preview',
+    summary: 'every placement option (sharding × backend × node count), each a plan or a refusal',
+    handler: async ({ facade, body }) => {
+      const request = check(previewRequestSchema, await body());
+      return { status: 200, body: await facade.previewPlacements(request) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/instances',
+    summary: "place a workload and start its runners (201), or the planner's reason (409)",
+    handler: async ({ facade, body }) => {
+      const request = normaliseCreate(check<CreateBody>(createInstanceRequestSchema, await body()));
+      const instance = await facade.createInstance(request);
+      return { status: 201, body: instance, headers: { location: `/v1/instances/${encodeURIComponent(instance.id)}` } };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/instances',
+    summary: 'every instance with ring order and runner states',
+    handler: async ({ facade }) => ({ status: 200, body: { instances: await facade.listInstances() } }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/instances/:id',
+    summary: 'one instance with its runner statuses',
+    handler: async ({ facade, params }) => ({ status: 200, body: await facade.getInstance(params.id ?? '') }),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/instances/:id',
+    summary: 'stop every runner of the instance and remove it',
+    handler: async ({ facade, params }) => {
+      await facade.deleteInstance(params.id ?? '');
+      return { status: 200, body: { deleted: params.id } };
+    },
+  },
+];
+
+interface CreateBody {
+  readonly workload: { readonly kind?: string; readonly command?: string; readonly [field: string]: unknown };
+  readonly [field: string]: unknown;
+}
+
+/** Fills the documented default (`kind: ring`) and checks the one rule the schema cannot say: exec needs a command. */
+function normaliseCreate(body: CreateBody): CreateBody {
+  const kind = body.workload.kind ?? 'ring';
+  if (kind === 'exec' && body.workload.command === undefined) throw new ValidationError('body', 'workload.command', 'is required when workload.kind is exec');
+  if (kind === 'ring' && body.workload.command !== undefined) throw new ValidationError('body', 'workload.command', 'only applies to workload.kind exec');
+  return { ...body, workload: { ...body.workload, kind } };
+}
