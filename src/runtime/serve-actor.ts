@@ -1,0 +1,193 @@
+/**
+ * The worker-thread side of an actor: runs an XState machine with `createActor`, decodes and validates every
+ * incoming frame, answers requests, pushes snapshot views, and reports failures to its supervisor as frames
+ * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createActor, type Actor, type AnyStateMachine, type EventFrom, type InputFrom, type SnapshotFrom } from 'xstate';
+import { asTorusError, errorFromJson, TorusError } from '../core/errors.js';
+import type { Body, Frame } from '../protocols/mailbox.js';
+import { FramePort, type PostTarget } from './frame-port.js';
+import { createLogger, type Logger } from './log.js';
+
+export interface RequestOptions {
+  readonly timeoutMs?: number;
+}
+
+export interface ActorContext<TMachine extends AnyStateMachine, TOptions> {
+  readonly name: string;
+  readonly options: TOptions;
+  readonly actor: Actor<TMachine>;
+  readonly log: Logger;
+  /** True once the supervisor asked this actor to stop; sends may then fail and are swallowed. */
+  readonly stopping: boolean;
+  send(to: string, body: Body): void;
+  request<T = unknown>(to: string, body: Body, options?: RequestOptions): Promise<T>;
+}
+
+export type RequestHandler<TMachine extends AnyStateMachine, TOptions> =
+  (body: Body, ctx: ActorContext<TMachine, TOptions>) => unknown;
+
+export interface ActorDefinition<TMachine extends AnyStateMachine, TOptions = Record<string, unknown>> {
+  readonly name: string;
+  readonly machine: TMachine;
+  readonly input?: (options: TOptions) => InputFrom<TMachine>;
+  /** Validates an incoming event; throw ValidationError for bad input (the actor keeps running). */
+  readonly decodeEvent: (body: Body) => EventFrom<TMachine>;
+  /** A plain, serialisable view of a snapshot (default: value and context). */
+  readonly view?: (snapshot: SnapshotFrom<TMachine>) => unknown;
+  readonly requests?: Readonly<Record<string, RequestHandler<TMachine, TOptions>>>;
+  /** Shell wiring; may return a cleanup that runs (awaited, within the stop deadline) when the actor stops. */
+  readonly setup?: (ctx: ActorContext<TMachine, TOptions>) => void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+const defaultView = (snapshot: { value: unknown; context: unknown }): unknown => ({ value: snapshot.value, context: snapshot.context });
+
+export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<string, unknown>>(
+  definition: ActorDefinition<TMachine, TOptions>,
+): void {
+  if (!parentPort) throw new Error(`serveActor(${definition.name}) must run inside a worker thread`);
+  const { options } = (workerData ?? {}) as { options: TOptions };
+  const log = createLogger({ actor: definition.name });
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  let nextCorr = 1;
+  let stopping = false;
+  let cleanup: (() => void | Promise<void>) | undefined;
+  let lastViewJson = '';
+
+  const port = new FramePort(parentPort as unknown as PostTarget, {
+    onFrame: (frame) => void onFrame(frame),
+    onReject: (error) => {
+      log.warn('rejected frame', { error });
+      report(false, error);
+    },
+  }, `${definition.name} mailbox`);
+
+  const post = (frame: Frame): void => {
+    try {
+      port.send(frame);
+    } catch (error) {
+      if (!stopping) throw error; // shutdown races are expected: the host closed first
+    }
+  };
+  const report = (fatal: boolean, error: unknown): void => post({ t: 'fault', fatal, error: asTorusError(error).toJSON() });
+
+  // The machine type is generic here, so xstate cannot tell whether `input` is required: widen once.
+  const create = createActor as (machine: AnyStateMachine, options?: { input?: unknown }) => Actor<TMachine>;
+  const actor = create(definition.machine, definition.input ? { input: definition.input(options) } : {});
+  const viewOf = (snapshot: SnapshotFrom<TMachine>): unknown =>
+    (definition.view ?? (defaultView as unknown as (s: SnapshotFrom<TMachine>) => unknown))(snapshot);
+
+  const ctx: ActorContext<TMachine, TOptions> = {
+    name: definition.name,
+    options,
+    actor,
+    log,
+    get stopping() { return stopping; },
+    send: (to, body) => post({ t: 'msg', from: definition.name, to, body }),
+    request: <T>(to: string, body: Body, requestOptions: RequestOptions = {}) => new Promise<T>((resolve, reject) => {
+      const corr = nextCorr++;
+      const timeoutMs = requestOptions.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        pending.delete(corr);
+        reject(new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }));
+      }, timeoutMs);
+      pending.set(corr, { resolve: resolve as (v: unknown) => void, reject, timer });
+      try {
+        port.send({ t: 'msg', from: definition.name, to, body, corr });
+      } catch (error) {
+        clearTimeout(timer);
+        pending.delete(corr);
+        reject(error);
+      }
+    }),
+  };
+
+  actor.subscribe({
+    next: (snapshot) => {
+      const view = viewOf(snapshot as SnapshotFrom<TMachine>);
+      const json = JSON.stringify(view);
+      if (json === lastViewJson) return;
+      lastViewJson = json;
+      post({ t: 'snapshot', view });
+    },
+    // An error inside the machine stops it: the supervisor must restart the worker.
+    error: (error) => report(true, error),
+  });
+
+  async function handleRequest(frame: Extract<Frame, { t: 'msg' }>, corr: number): Promise<void> {
+    try {
+      let result: unknown;
+      if (frame.body.type === 'snapshot') result = viewOf(actor.getSnapshot() as SnapshotFrom<TMachine>);
+      else {
+        const handler = definition.requests?.[frame.body.type];
+        if (!handler) throw new TorusError('TORUS_PROTOCOL_INVALID', `${definition.name} has no request ${JSON.stringify(frame.body.type)}`, { type: frame.body.type });
+        result = await handler(frame.body, ctx);
+      }
+      post({ t: 'reply', corr, ok: true, body: result ?? null });
+    } catch (error) {
+      post({ t: 'reply', corr, ok: false, error: asTorusError(error).toJSON() });
+    }
+  }
+
+  async function stop(deadlineMs: number): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, deadlineMs).unref());
+    try {
+      if (cleanup) await Promise.race([Promise.resolve(cleanup()), deadline]);
+    } catch (error) {
+      log.warn('cleanup failed during stop', { error });
+    }
+    actor.stop();
+    for (const [, p] of pending) {
+      clearTimeout(p.timer);
+      p.reject(new TorusError('TORUS_SHUTTING_DOWN', `${definition.name} is stopping`));
+    }
+    pending.clear();
+    post({ t: 'stopped' });
+    port.close();
+    parentPort?.close();
+  }
+
+  async function onFrame(frame: Frame): Promise<void> {
+    switch (frame.t) {
+      case 'msg':
+        if (frame.corr !== undefined) return handleRequest(frame, frame.corr);
+        try {
+          actor.send(definition.decodeEvent(frame.body));
+        } catch (error) {
+          log.warn('rejected event', { from: frame.from, type: frame.body.type, error });
+          report(false, error);
+        }
+        return;
+      case 'reply': {
+        const waiter = pending.get(frame.corr);
+        if (!waiter) return; // a late reply to a request that already timed out
+        pending.delete(frame.corr);
+        clearTimeout(waiter.timer);
+        if (frame.ok) waiter.resolve(frame.body);
+        else waiter.reject(errorFromJson(frame.error));
+        return;
+      }
+      case 'stop':
+        return stop(frame.deadlineMs);
+      default:
+        report(false, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected frame ${frame.t} in ${definition.name}`));
+    }
+  }
+
+  void (async () => {
+    try {
+      actor.start();
+      const result = definition.setup ? await definition.setup(ctx) : undefined;
+      if (typeof result === 'function') cleanup = result;
+      post({ t: 'ready' });
+    } catch (error) {
+      // A failed start is a crash: the supervisor counts it toward the restart intensity.
+      report(true, error);
+    }
+  })();
+}
