@@ -1,0 +1,46 @@
+/**
+ * The instance as the runner side sees it: the placement plan (docs/placement.md shape: rank-ordered nodes,
+ * shards, port, MLX ring hosts by node, jaccl coordinators) plus the workload to run on it.
+ * Structural on purpose, so the placement and topology types fit without an import.
+ */
+export type Workload =
+  | { readonly kind: 'ring' }
+  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string };
+
+export interface HostAddress {
+  readonly ip: string;
+  readonly port: number;
+}
+
+export interface ShardPlacement {
+  readonly node: string;
+  readonly rank: number;
+  readonly worldSize: number;
+  readonly startLayer: number;
+  /** Exclusive, as in exo. */
+  readonly endLayer: number;
+}
+
+export interface RunnerInstance {
+  readonly id: string;
+  readonly backend: 'ring' | 'jaccl';
+  readonly sharding?: 'pipeline' | 'tensor';
+  /** Rank order. */
+  readonly nodes: readonly string[];
+  readonly shards: readonly ShardPlacement[];
+  /** The ring's listening port (MLX's ephemeral port). */
+  readonly port: number;
+  readonly hostsByNode?: Readonly<Record<string, readonly HostAddress[]>>;
+  readonly jacclCoordinators?: Readonly<Record<string, string>>;
+  readonly jacclDevices?: readonly (readonly (string | null)[])[];
+  readonly workload: Workload;
+}
+
+/** One runner per (instance, node): its id is derived, so every node names the same runner the same way. */
+export function runnerIdOf(instanceId: string, nodeId: string): string {
+  return `${instanceId}@${nodeId}`;
+}
+
+export function shardOf(instance: RunnerInstance, nodeId: string): ShardPlacement | undefined {
+  return instance.shards.find((s) => s.node === nodeId);
+}
