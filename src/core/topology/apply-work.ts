@@ -1,0 +1,76 @@
+/**
+ * Appliers for instances, runner statuses and tasks. Total and deterministic like the node appliers: facts about
+ * unknown instances or tasks change nothing; creating an id that exists is idempotent (the first one wins).
+ */
+import type {
+  InstanceCreated, InstanceDeleted, InstanceFailed, InstanceNeedsReplacement, InstanceReplaced,
+  RunnerStatusChanged, TaskCreated, TaskStatusChanged,
+} from '../../protocols/events.js';
+import { compact, own, withEntry, withoutEntry, type ClusterState, type InstanceRecord, type InstanceStatus } from './state.js';
+
+type At = number | undefined;
+
+export function applyInstanceCreated(state: ClusterState, e: InstanceCreated, at: At): ClusterState {
+  if (own(state.instances, e.instance.id)) return state;
+  const record: InstanceRecord = compact({
+    plan: e.instance, workload: e.workload, status: 'active', generation: 1, runners: {}, createdAt: at, updatedAt: at,
+  });
+  return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
+}
+
+function withStatus(state: ClusterState, id: string, status: InstanceStatus, reason: string, at: At): ClusterState {
+  const inst = own(state.instances, id);
+  if (!inst) return state;
+  return { ...state, instances: withEntry(state.instances, id, compact({ ...inst, status, reason, updatedAt: at })) };
+}
+
+export function applyInstanceNeedsReplacement(state: ClusterState, e: InstanceNeedsReplacement, at: At): ClusterState {
+  return withStatus(state, e.instanceId, 'needs-replacement', e.reason, at);
+}
+
+export function applyInstanceFailed(state: ClusterState, e: InstanceFailed, at: At): ClusterState {
+  return withStatus(state, e.instanceId, 'failed', e.reason, at);
+}
+
+/** A new plan under the same id: active again, next generation, runner records start over. */
+export function applyInstanceReplaced(state: ClusterState, e: InstanceReplaced, at: At): ClusterState {
+  const inst = own(state.instances, e.instance.id);
+  if (!inst) return state;
+  const record: InstanceRecord = compact({
+    ...inst, plan: e.instance, status: 'active', reason: e.reason, generation: inst.generation + 1, runners: {}, updatedAt: at,
+  });
+  return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
+}
+
+/** Removes the instance and its tasks (state stays bounded; the events stream keeps the history). */
+export function applyInstanceDeleted(state: ClusterState, e: InstanceDeleted): ClusterState {
+  if (!own(state.instances, e.instanceId)) return state;
+  const tasks = Object.fromEntries(Object.entries(state.tasks).filter(([, task]) => task.instanceId !== e.instanceId));
+  return { ...state, instances: withoutEntry(state.instances, e.instanceId), tasks };
+}
+
+export function applyRunnerStatusChanged(state: ClusterState, e: RunnerStatusChanged, at: At): ClusterState {
+  const inst = own(state.instances, e.instanceId);
+  if (!inst || !inst.plan.nodes.includes(e.nodeId)) return state;
+  const runner = compact({
+    status: e.status, reason: e.reason, diagnostics: e.diagnostics, exitCode: e.exitCode, signal: e.signal, attempt: e.attempt, since: at,
+  });
+  return { ...state, instances: withEntry(state.instances, e.instanceId, { ...inst, runners: withEntry(inst.runners, e.nodeId, runner) }) };
+}
+
+export function applyTaskCreated(state: ClusterState, e: TaskCreated, at: At): ClusterState {
+  if (own(state.tasks, e.taskId) || !own(state.instances, e.instanceId)) return state;
+  const task = compact({
+    id: e.taskId, instanceId: e.instanceId, kind: e.kind, params: e.params, timeoutMs: e.timeoutMs,
+    status: 'pending' as const, createdAt: at, updatedAt: at,
+  });
+  return { ...state, tasks: withEntry(state.tasks, e.taskId, task) };
+}
+
+/** Sets the status; `result` and `error` describe the latest status only. */
+export function applyTaskStatusChanged(state: ClusterState, e: TaskStatusChanged, at: At): ClusterState {
+  const task = own(state.tasks, e.taskId);
+  if (!task) return state;
+  const { result: _r, error: _e, ...rest } = task;
+  return { ...state, tasks: withEntry(state.tasks, e.taskId, compact({ ...rest, status: e.status, result: e.result, error: e.error, updatedAt: at })) };
+}

@@ -1,0 +1,77 @@
+/**
+ * Bridges from cluster state to the placement planner's input (issue 5's state JSON) and to re-placement.
+ */
+import type { InterfaceType } from '../../protocols/events.js';
+import { cmp, compact, type ClusterState, type InstanceRecord } from './state.js';
+import { listNodes } from './graph.js';
+
+export interface PlacementNode {
+  readonly id: string;
+  readonly memory: { readonly ramAvailable: number; readonly ramTotal: number };
+  readonly interfaces: readonly { readonly name: string; readonly ip: string; readonly type: InterfaceType }[];
+  readonly rdmaEnabled?: boolean;
+  readonly cached?: Readonly<Record<string, number>>;
+}
+export interface PlacementLink {
+  readonly source: string;
+  readonly sink: string;
+  readonly ip: string;
+  readonly type?: InterfaceType;
+  readonly rttMs?: number;
+  readonly bandwidthBps?: number;
+}
+export interface PlacementState {
+  readonly nodes: readonly PlacementNode[];
+  readonly links: readonly PlacementLink[];
+}
+
+/**
+ * Nodes without a profile yet are left out (the planner requires a memory figure for every node it sees, and a
+ * node whose profile has not arrived cannot be planned on). One interface entry per (interface, address).
+ */
+export function toPlacementState(state: ClusterState): PlacementState {
+  const nodes: PlacementNode[] = [];
+  for (const node of listNodes(state)) {
+    const profile = node.profile;
+    if (!profile) continue;
+    nodes.push(compact({
+      id: node.id,
+      memory: { ramAvailable: profile.memory.ramAvailable, ramTotal: profile.memory.ramTotal },
+      interfaces: profile.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
+      rdmaEnabled: profile.rdmaEnabled,
+      cached: profile.cached,
+    }));
+  }
+  const planned = new Set(nodes.map((n) => n.id));
+  const links = state.links
+    .filter((l) => planned.has(l.source) && planned.has(l.sink))
+    .map((l) => compact({ source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps }));
+  return { nodes, links };
+}
+
+export interface ReplacementNeed {
+  readonly instanceId: string;
+  readonly reason: string;
+  /** nodes of the current plan that are no longer in the cluster */
+  readonly lostNodes: readonly string[];
+  /** nodes of the current plan still present (candidates to keep) */
+  readonly remainingNodes: readonly string[];
+  readonly instance: InstanceRecord;
+}
+
+/**
+ * Instances to re-place: those marked `needs-replacement`, and active ones with a node that is no longer in the
+ * cluster (defensive: NodeGone marks them, but a state installed from an older snapshot might not). Id order.
+ */
+export function instancesToReplace(state: ClusterState): ReplacementNeed[] {
+  const out: ReplacementNeed[] = [];
+  for (const id of Object.keys(state.instances).sort(cmp)) {
+    const instance = state.instances[id]!;
+    const lostNodes = instance.plan.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
+    if (instance.status === 'failed') continue;
+    if (instance.status === 'active' && lostNodes.length === 0) continue;
+    const reason = instance.reason ?? `nodes left: ${lostNodes.join(', ')}`;
+    out.push({ instanceId: id, reason, lostNodes, remainingNodes: instance.plan.nodes.filter((n) => !lostNodes.includes(n)), instance });
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * The replicated cluster state (DESIGN.md §2): nodes with profiles, a directed multigraph of links (one edge per
+ * (source, sink, ip)), instances with their runner statuses, and tasks. It is plain JSON data, readonly, and
+ * only ever replaced by `applyEvent`; the same events in the same order give byte-identical state everywhere.
+ * Records are keyed by id; read them with `own()` (ids such as "constructor" must not hit Object.prototype).
+ */
+import type {
+  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerStatus,
+  TaskId, TaskStatus, WorkloadSpec,
+} from '../../protocols/events.js';
+
+export interface NodeProfile {
+  readonly interfaces: readonly NetInterface[];
+  readonly memory: MemoryInfo;
+  readonly rdmaEnabled?: boolean;
+  readonly cached?: Readonly<Record<string, number>>;
+  readonly updatedAt?: number;
+}
+
+export interface NodeRecord {
+  readonly id: NodeId;
+  readonly name: string;
+  readonly incarnation: number;
+  readonly apiPort: number;
+  readonly apiAddresses: readonly Endpoint[];
+  readonly peerPort?: number;
+  readonly version: string;
+  readonly joinedAt?: number;
+  readonly profile?: NodeProfile;
+}
+
+/** `source` reached `sink` at `ip` (an address of the sink); `type` is the sink interface's type. */
+export interface LinkRecord {
+  readonly source: NodeId;
+  readonly sink: NodeId;
+  readonly ip: string;
+  readonly type: InterfaceType;
+  readonly rttMs?: number;
+  /** bits per second */
+  readonly bandwidthBps?: number;
+  readonly measuredAt?: number;
+  readonly upAt?: number;
+}
+
+export interface RunnerRecord {
+  readonly status: RunnerStatus;
+  readonly reason?: string;
+  readonly diagnostics?: readonly string[];
+  readonly exitCode?: number;
+  readonly signal?: string;
+  readonly attempt?: number;
+  readonly since?: number;
+}
+
+export type InstanceStatus = 'active' | 'needs-replacement' | 'failed';
+
+export interface InstanceRecord {
+  readonly plan: InstancePlan;
+  readonly workload: WorkloadSpec;
+  readonly status: InstanceStatus;
+  readonly reason?: string;
+  /** 1 at creation, +1 per re-placement */
+  readonly generation: number;
+  readonly runners: Readonly<Record<NodeId, RunnerRecord>>;
+  readonly createdAt?: number;
+  readonly updatedAt?: number;
+}
+
+export interface TaskRecord {
+  readonly id: TaskId;
+  readonly instanceId: InstanceId;
+  readonly kind: string;
+  readonly params?: Json;
+  readonly timeoutMs?: number;
+  readonly status: TaskStatus;
+  readonly result?: Json;
+  readonly error?: string;
+  readonly createdAt?: number;
+  readonly updatedAt?: number;
+}
+
+export interface ClusterState {
+  /** index of the last applied event; 0 when nothing has been applied (indices start at 1) */
+  readonly lastIndex: number;
+  /** leader term of the last applied event */
+  readonly lastTerm: number;
+  readonly nodes: Readonly<Record<NodeId, NodeRecord>>;
+  /** sorted by (source, sink, ip) so the array is canonical */
+  readonly links: readonly LinkRecord[];
+  readonly instances: Readonly<Record<InstanceId, InstanceRecord>>;
+  readonly tasks: Readonly<Record<TaskId, TaskRecord>>;
+}
+
+export const emptyState: ClusterState = Object.freeze({ lastIndex: 0, lastTerm: 0, nodes: {}, links: [], instances: {}, tasks: {} });
+
+/** An own entry of a record, never an inherited one. */
+export function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** A copy of `record` with `key` set (computed keys define own properties, even for "__proto__"). */
+export function withEntry<T>(record: Readonly<Record<string, T>>, key: string, value: T): Readonly<Record<string, T>> {
+  return { ...record, [key]: value };
+}
+
+export function withoutEntry<T>(record: Readonly<Record<string, T>>, key: string): Readonly<Record<string, T>> {
+  if (!Object.hasOwn(record, key)) return record;
+  const { [key]: _dropped, ...rest } = record;
+  return rest;
+}
+
+/** Drops `undefined` fields so records serialise canonically. */
+export function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+export function compareLinks(a: LinkRecord, b: { source: string; sink: string; ip: string }): number {
+  return cmp(a.source, b.source) || cmp(a.sink, b.sink) || cmp(a.ip, b.ip);
+}
+
+/** Code-unit order, independent of locale. */
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
