@@ -1,0 +1,147 @@
+import { scoreBandwidth } from './address-choice.js';
+import type { ClusterState } from './cluster-state.js';
+import { indexCluster, type ClusterIndex } from './cluster-index.js';
+import { candidateNotes, explainHops, hopDirection, predictAllReduce } from './explain.js';
+import { formatBytes, formatScore } from './format.js';
+import { ringHostsByNode } from './hosts-by-node.js';
+import { coordinatorRoutes, jacclCoordinators, jacclDevicesMatrix } from './jaccl.js';
+import type { PlacementRequest } from './placement-request.js';
+import type { Explanation, HopDirection, Instance, PlanResult, Shard, SizeNote } from './plan-result.js';
+import { chooseEphemeralPort, DEFAULT_RESERVED_PORTS } from './ports.js';
+import { composeRefusal, earlyRefusal } from './refusal.js';
+import { createRng, rngUuid } from './rng.js';
+import { evaluateSize, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
+
+export interface PlanOptions {
+  /** Seeds every random choice (search restarts, port, instance id). */
+  readonly seed: number;
+  /** Ports the instance port must avoid (the nodes' API ports). Default: 52415. */
+  readonly reservedPorts?: readonly number[];
+  /** Only these set sizes (previews ask for one size at a time). */
+  readonly sizes?: readonly number[];
+}
+
+/**
+ * State + request → an instance plan or a refusal, both as data. Pure and deterministic for a given seed.
+ * Sizes are tried from the smallest allowed upwards; the first size with a feasible set is the answer.
+ */
+export function planPlacement(state: ClusterState, request: PlacementRequest, options: PlanOptions): PlanResult {
+  const index = indexCluster(state, request.backend);
+  const base: Explanation = {
+    seed: options.seed,
+    request: { sharding: request.sharding, backend: request.backend, workload: request.workload.id, minNodes: request.minNodes, requiredNodes: request.requiredNodes },
+    sizes: [], candidates: [], candidatesOmitted: 0,
+  };
+  const early = earlyRefusal(index, request, base);
+  if (early) return early;
+  const memory = index.nodes.map((node) => node.memory?.ramAvailable ?? Number.NaN);
+  const ctx: PlanningContext = {
+    index, request,
+    eligible: index.nodes.map((_, i) => i).filter((i) => !Number.isNaN(memory[i] as number)),
+    required: request.requiredNodes.map((id) => index.indexOf.get(id) as number).sort((a, b) => a - b),
+    memory, cached: index.nodes.map((node) => node.cached[request.workload.id] ?? 0),
+    rng: createRng(options.seed),
+  };
+  const sizes: SizeNote[] = [];
+  const outcomes: SizeOutcome[] = [];
+  const low = Math.max(request.minNodes, ctx.required.length, 1);
+  for (let k = low; k <= ctx.eligible.length; k++) {
+    if (options.sizes && !options.sizes.includes(k)) continue;
+    const skip = skipSize(ctx, k);
+    if (skip) { sizes.push({ size: k, generation: 'skipped', sets: 0, feasible: 0, dropped: {}, why: skip }); continue; }
+    const outcome = evaluateSize(ctx, k);
+    sizes.push(outcome.note);
+    outcomes.push(outcome);
+    if (outcome.winner) {
+      const notes = candidateNotes(index, outcome.evaluated);
+      return buildPlan(ctx, outcome.winner, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, options);
+    }
+  }
+  const evaluated = outcomes.flatMap((o) => o.evaluated);
+  const notes = candidateNotes(index, evaluated);
+  return composeRefusal(ctx, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, evaluated);
+}
+
+/** A size no set can satisfy, known without generating sets: tensor divisibility, or too little memory. */
+function skipSize(ctx: PlanningContext, k: number): string | undefined {
+  const w = ctx.request.workload;
+  if (ctx.request.sharding === 'tensor' && k > 1) {
+    if ((w.hiddenSize as number) % k !== 0) return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
+    if (w.kvHeads !== undefined && w.kvHeads % k !== 0) return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
+  }
+  const others = ctx.eligible.filter((i) => !ctx.required.includes(i)).map((i) => ctx.memory[i] as number).sort((a, b) => b - a);
+  const most = ctx.required.reduce((s, i) => s + (ctx.memory[i] as number), 0) + others.slice(0, k - ctx.required.length).reduce((s, m) => s + m, 0);
+  if (most < w.memoryBytes) return `not enough memory: any ${k} nodes have at most ${formatBytes(most)} available, ${formatBytes(w.memoryBytes)} needed`;
+  return undefined;
+}
+
+function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explanation, options: PlanOptions): PlanResult {
+  const { index, request } = ctx;
+  const order = winner.order as readonly number[];
+  const k = order.length;
+  const names = order.map((m) => index.ids[m] as string);
+  const single = k === 1;
+  const sharding = single ? 'pipeline' : request.sharding;
+  const backend = single ? 'ring' : request.backend;
+  // A separate stream for port and id, so they do not depend on how many draws the search made.
+  const idRng = createRng((options.seed ^ 0x2545f491) >>> 0);
+  const port = chooseEphemeralPort(idRng, options.reservedPorts ?? DEFAULT_RESERVED_PORTS);
+  const id = rngUuid(idRng);
+  const layers = request.workload.layers;
+  const perNode = new Map<number, number>();
+  winner.members.forEach((m, i) => perNode.set(m, winner.split?.[i] ?? layers));
+  let start = 0;
+  const shards: Shard[] = order.map((m, rank) => {
+    if (sharding === 'tensor') return { node: index.ids[m] as string, rank, worldSize: k, startLayer: 0, endLayer: layers };
+    const count = perNode.get(m) as number;
+    const shard = { node: index.ids[m] as string, rank, worldSize: k, startLayer: start, endLayer: start + count };
+    start += count;
+    return shard;
+  });
+  const instance: { -readonly [K in keyof Instance]: Instance[K] } = { id, backend, sharding, nodes: names, shards, port };
+  let coordinator: Explanation['coordinator'];
+  if (backend === 'ring') {
+    instance.hostsByNode = ringHostsByNode(names, port, (from, to) => index.ringChoice[(index.indexOf.get(from) as number) * index.n + (index.indexOf.get(to) as number)]?.ip ?? '');
+  } else {
+    const matrix = jacclDevicesMatrix(index, order);
+    const routes = coordinatorRoutes(index, order, order[0] as number);
+    if (matrix.ok && routes.ok) {
+      instance.jacclDevices = matrix.matrix;
+      instance.jacclCoordinators = jacclCoordinators(index, order, order[0] as number, routes.routes, port);
+      const routeNotes: Record<string, HopDirection> = {};
+      for (const [m, choice] of routes.routes) routeNotes[index.ids[m] as string] = hopDirection(choice) as HopDirection;
+      coordinator = { node: names[0] as string, routes: routeNotes };
+    }
+  }
+  const ring = winner.ring;
+  const hops = explainHops(index, order);
+  const why = chosenWhy(ctx, winner, explanation.sizes, index);
+  const forced = single && (request.sharding !== 'pipeline' || request.backend !== 'ring') ? 'single node: forced to pipeline sharding on the ring backend' : undefined;
+  return {
+    instance,
+    explanation: {
+      ...explanation,
+      chosen: {
+        nodes: names, why, hasLeaf: winner.hasLeaf, cachedScore: winner.cached, availableMemoryBytes: winner.memory,
+        slowestHopBps: ring && k > 1 ? scoreBandwidth(ring.bottleneck) ?? null : null,
+        rttSumMs: Math.round((ring?.rttSum ?? 0) * 1e6) / 1e6,
+        search: ring ? `${ring.method}${ring.thresholdsTried > 0 ? ` (${ring.thresholdsTried} thresholds tried)` : ''}` : 'none',
+        ...(forced ? { forced } : {}),
+      },
+      hops,
+      predictedAllReduce1GiB: predictAllReduce(hops, k),
+      ...(coordinator ? { coordinator } : {}),
+    },
+  };
+}
+
+function chosenWhy(ctx: PlanningContext, winner: Evaluated, sizes: readonly SizeNote[], index: ClusterIndex): string[] {
+  const k = winner.members.length;
+  const why = [sizes.length > 1 ? `smallest feasible size: ${k} node(s); smaller sizes had no feasible set` : `smallest feasible size: ${k} node(s)`];
+  const leaves = winner.members.filter((m) => index.leaf[m]).map((m) => index.ids[m]);
+  why.push(leaves.length > 0 ? `contains a leaf node (${leaves.join(', ')})` : 'no feasible set of this size contains a leaf node');
+  why.push(`cached fraction of ${ctx.request.workload.id} summed over the set: ${winner.cached}`);
+  if (k > 1 && winner.ring) why.push(`slowest ring hop: ${formatScore(winner.ring.bottleneck)}; RTT sum ${Math.round(winner.ring.rttSum * 1e6) / 1e6} ms`);
+  why.push(`available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`);
+  return why;
+}
