@@ -1,0 +1,120 @@
+/**
+ * `torus plan`: offline placement. Reads a state file and a request file, prints the plan (or, with
+ * --previews, every option) as JSON on stdout and exits 0; on bad input or a refusal prints
+ * {"error":{"message",...}} on stdout and exits 2. The planning itself is the pure core in src/core/placement.
+ */
+import { randomInt } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { asTorusError, TorusError } from '../core/errors.js';
+import { decodeClusterState } from '../core/placement/cluster-state.js';
+import { decodePlacementRequest } from '../core/placement/placement-request.js';
+import { planPlacement } from '../core/placement/plan-placement.js';
+import { isRefusal } from '../core/placement/plan-result.js';
+import { previewPlacements } from '../core/placement/previews.js';
+
+export interface PlanCommandIo {
+  readonly stdout: { write(chunk: string): unknown };
+  readonly stderr: { write(chunk: string): unknown };
+}
+
+export const PLAN_USAGE = `usage: torus plan --state STATE.json --request REQUEST.json [--previews] [--seed N] [--reserved-port P]...
+  Prints the placement plan as JSON (exit 0), or {"error":{"message":...}} (exit 2).
+  --previews        every option (pipeline/tensor x ring/jaccl x node counts), each a plan or a refusal
+  --seed N          seed for the port, instance id and search (0..4294967295; default: random, echoed in the plan)
+  --reserved-port P a port the instance must not use (repeatable; default 52415)
+  Formats: docs/placement.md
+`;
+
+interface PlanArgs { state: string; request: string; previews: boolean; seed?: number; reservedPorts: number[] }
+
+class UsageError extends TorusError {
+  constructor(message: string) {
+    super('TORUS_CONFIG_INVALID', message, { where: 'flag' });
+  }
+}
+
+function parseArgs(args: readonly string[]): PlanArgs | 'help' {
+  let state: string | undefined, request: string | undefined, seed: number | undefined, previews = false;
+  const reservedPorts: number[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? args[++i];
+      if (v === undefined || v === '') throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '--help': case '-h': return 'help';
+      case '--state': state = value(); break;
+      case '--request': request = value(); break;
+      case '--previews': previews = true; break;
+      case '--seed': {
+        const v = value();
+        const n = Number(v);
+        if (!/^\d+$/.test(v) || n > 0xffffffff) throw new UsageError(`--seed must be an integer from 0 to 4294967295, got ${JSON.stringify(v)}`);
+        seed = n;
+        break;
+      }
+      case '--reserved-port': {
+        const v = value();
+        const n = Number(v);
+        if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw new UsageError(`--reserved-port must be a port number, got ${JSON.stringify(v)}`);
+        reservedPorts.push(n);
+        break;
+      }
+      default: throw new UsageError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
+    }
+  }
+  if (!state) throw new UsageError('--state STATE.json is required');
+  if (!request) throw new UsageError('--request REQUEST.json is required');
+  return { state, request, previews, ...(seed !== undefined ? { seed } : {}), reservedPorts };
+}
+
+async function readJson(path: string, flag: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new TorusError('TORUS_CONFIG_INVALID', `cannot read ${flag} file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { path });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new TorusError('TORUS_CONFIG_INVALID', `${flag} file ${path} is not valid JSON: ${(error as Error).message}`, { path });
+  }
+}
+
+const print = (io: PlanCommandIo, value: unknown): void => { io.stdout.write(JSON.stringify(value, null, 2) + '\n'); };
+
+export async function runPlanCommand(args: string[], io: PlanCommandIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  try {
+    const parsed = parseArgs(args);
+    if (parsed === 'help') { io.stdout.write(PLAN_USAGE); return 0; }
+    const state = decodeClusterState(await readJson(parsed.state, '--state'), 'config', 'state');
+    const request = decodePlacementRequest(await readJson(parsed.request, '--request'), 'config', 'request');
+    const options = { seed: parsed.seed ?? randomInt(0, 2 ** 31), ...(parsed.reservedPorts.length ? { reservedPorts: parsed.reservedPorts } : {}) };
+    if (parsed.previews) {
+      print(io, { previews: previewPlacements(state, request, options) });
+      return 0;
+    }
+    const result = planPlacement(state, request, options);
+    if (isRefusal(result)) {
+      const { message, kind, explanation } = result.refusal;
+      print(io, { error: { message, code: 'TORUS_PLACEMENT_REFUSED', kind, explanation } });
+      return 2;
+    }
+    print(io, result);
+    return 0;
+  } catch (error) {
+    const e = asTorusError(error);
+    print(io, { error: { message: e.message, code: e.code } });
+    return 2;
+  }
+}
+
+// Direct invocation (`node dist/cli/plan.js ...`), until and besides the `plan` subcommand of dist/main.js.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void runPlanCommand(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}

@@ -1,0 +1,28 @@
+import type { ClusterState } from './cluster-state.js';
+import type { Backend, PlacementRequest, Sharding } from './placement-request.js';
+import { planPlacement, type PlanOptions } from './plan-placement.js';
+import { isRefusal, type Plan, type Refusal } from './plan-result.js';
+
+/** One option of a preview: a plan for exactly `nodeCount` nodes with that sharding and backend, or why not. */
+export type Preview =
+  | { readonly sharding: Sharding; readonly backend: Backend; readonly nodeCount: number; readonly plan: Plan }
+  | { readonly sharding: Sharding; readonly backend: Backend; readonly nodeCount: number; readonly refusal: Refusal };
+
+/**
+ * Every option at once, as exo's placement previews: pipeline/tensor × ring/jaccl × each node count from the
+ * request's minimum to the cluster size, each planned with the same seed. A single-node option is always
+ * planned as pipeline + ring (the plan's instance says so); the request's own sharding and backend are ignored.
+ */
+export function previewPlacements(state: ClusterState, request: PlacementRequest, options: Omit<PlanOptions, 'sizes'>): Preview[] {
+  const out: Preview[] = [];
+  const low = Math.max(request.minNodes, request.requiredNodes.length, 1);
+  for (const sharding of ['pipeline', 'tensor'] as const) {
+    for (const backend of ['ring', 'jaccl'] as const) {
+      for (let nodeCount = low; nodeCount <= Math.max(low, state.nodes.length); nodeCount++) {
+        const result = planPlacement(state, { ...request, sharding, backend, minNodes: nodeCount }, { ...options, sizes: [nodeCount] });
+        out.push(isRefusal(result) ? { sharding, backend, nodeCount, refusal: result.refusal } : { sharding, backend, nodeCount, plan: result });
+      }
+    }
+  }
+  return out;
+}
