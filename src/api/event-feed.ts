@@ -22,6 +22,11 @@ export class EventFeed {
     return this.#lastIndex;
   }
 
+  /** Open iterators (SSE clients); tests use it to prove disconnects release their subscription. */
+  get subscribers(): number {
+    return this.#listeners.size;
+  }
+
   /** Appends an applied event; indices must increase (a stale or repeated index is ignored). */
   append(entry: IndexedEvent): void {
     if (entry.index <= this.#lastIndex) return;

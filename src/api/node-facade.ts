@@ -4,10 +4,13 @@
  * (`src/core/errors.ts`): the API answers with that error's HTTP status, e.g. `TORUS_NO_LEADER` → 503
  * with a `Retry-After` hint, `TORUS_PLACEMENT_REFUSED` → 409 with the planner's reason in `details`.
  *
- * The shapes below are the API's *views*: plain JSON the CLI, the dashboard and scripts read. Data owned
- * by other parts (replicated state, events, placement requests/plans, ring results) passes through
- * as `unknown`/open records so the API never pins another module's internals.
+ * The shapes below are the API's *views*: plain JSON the CLI, the dashboard and scripts read (./views.ts maps
+ * the topology keeper's state to them). The replicated state and events are the topology core's own types;
+ * placement previews and ring results pass through as `unknown` until their owners' shapes settle.
  */
+
+import type { IndexedEvent } from '../protocols/events.js';
+import type { ClusterState } from '../core/topology/state.js';
 
 export type NodeRole = 'leader' | 'follower' | 'candidate' | 'alone';
 
@@ -27,7 +30,8 @@ export interface NodeInfo {
 
 /** GET /v1/state: the replicated state exactly as the topology keeper holds it, with its digest. */
 export interface StateView {
-  readonly state: unknown;
+  readonly state: ClusterState;
+  /** `stateDigest(state)` from src/core/topology/digest.ts: equal on every node that applied the same log. */
   readonly digest: string;
   /** Index of the last applied event (0 before any). */
   readonly lastIndex: number;
@@ -96,11 +100,8 @@ export interface InstanceView {
   readonly [extra: string]: unknown;
 }
 
-/** An applied event of the replicated log; `index` is its global index (the SSE `id:`). */
-export interface IndexedEvent {
-  readonly index: number;
-  readonly event: { readonly type: string; readonly [field: string]: unknown };
-}
+/** An applied event of the replicated log (src/protocols/events.ts); `index` is the SSE `id:`. */
+export type { IndexedEvent };
 
 export interface RingBenchProgress {
   readonly done: number;

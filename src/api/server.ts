@@ -82,7 +82,8 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       const allow = error instanceof TorusError && error.code === 'TORUS_API_METHOD_NOT_ALLOWED' ? (error.details.allow as string[]) : undefined;
-      if (!(error instanceof TorusError) || error.httpStatus >= 500) log.warn('request failed', { method: req.method, url: req.url, error });
+      // 503 (no leader, shutting down) is an expected, retryable answer, not a fault worth a warning.
+      if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503)) log.warn('request failed', { method: req.method, url: req.url, error });
       sendError(res, error, allow ? { allow: allow.join(', ') } : {});
     });
   });

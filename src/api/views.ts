@@ -1,0 +1,53 @@
+import type { ClusterState } from '../core/topology/state.js';
+import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-facade.js';
+
+/**
+ * Pure mappings from the topology keeper's replicated state (src/core/topology/state.ts) to the API's views.
+ * The node's facade and the in-process test facade both use them, so the views cannot drift between the two.
+ */
+export function topologyView(state: ClusterState, leaderId?: string): TopologyView {
+  const role = (id: string): NodeRole | undefined => (leaderId === undefined ? undefined : id === leaderId ? 'leader' : 'follower');
+  const nodes = Object.values(state.nodes)
+    .map((n) => ({
+      id: n.id,
+      name: n.name,
+      role: role(n.id),
+      incarnation: n.incarnation,
+      version: n.version,
+      memory: n.profile ? { ramAvailable: n.profile.memory.ramAvailable, ramTotal: n.profile.memory.ramTotal } : undefined,
+      interfaces: n.profile?.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
+    }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const links = state.links.map((l) => ({ source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps, measuredAt: l.measuredAt }));
+  return { nodes, links, lastIndex: state.lastIndex };
+}
+
+export function instanceViews(state: ClusterState): InstanceView[] {
+  return Object.keys(state.instances)
+    .sort()
+    .map((id) => instanceView(state, id))
+    .filter((v): v is InstanceView => v !== undefined);
+}
+
+export function instanceView(state: ClusterState, id: string): InstanceView | undefined {
+  if (!Object.hasOwn(state.instances, id)) return undefined;
+  const record = state.instances[id];
+  if (!record) return undefined;
+  const { plan } = record;
+  const runners: RunnerView[] = plan.nodes.map((node, rank) => {
+    const r = Object.hasOwn(record.runners, node) ? record.runners[node] : undefined;
+    return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt };
+  });
+  return {
+    id,
+    nodes: plan.nodes,
+    runners,
+    backend: plan.backend,
+    sharding: plan.sharding,
+    status: record.status,
+    reason: record.reason,
+    generation: record.generation,
+    workload: record.workload,
+    plan,
+  };
+}
