@@ -3,7 +3,8 @@ import { ValidationError } from '../../src/core/errors.js';
 import { CLUSTER_EVENT_TYPES, decodeClusterEvent, decodeCommand, decodeIndexedEvent } from '../../src/protocols/events.js';
 import { everyEvent, execWorkload, plan2 } from './fixtures.js';
 
-const rejects = (t: Tap.Test, fn: () => unknown, path: RegExp) => {
+type Assert = Pick<typeof t, 'ok' | 'match' | 'fail'>;
+const rejects = (t: Assert, fn: () => unknown, path: RegExp) => {
   try {
     fn();
     t.fail('expected a ValidationError');

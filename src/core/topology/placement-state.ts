@@ -7,7 +7,8 @@ import { listNodes } from './graph.js';
 
 export interface PlacementNode {
   readonly id: string;
-  readonly memory: { readonly ramAvailable: number; readonly ramTotal: number };
+  /** absent until the node's profile arrives (the planner then keeps it out of every plan, with a reason) */
+  readonly memory?: { readonly ramAvailable: number; readonly ramTotal: number };
   readonly interfaces: readonly { readonly name: string; readonly ip: string; readonly type: InterfaceType }[];
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
@@ -26,26 +27,24 @@ export interface PlacementState {
 }
 
 /**
- * Nodes without a profile yet are left out (the planner requires a memory figure for every node it sees, and a
- * node whose profile has not arrived cannot be planned on). One interface entry per (interface, address).
+ * Every node, in id order, one interface entry per (interface, address); a node without a profile yet has no
+ * memory figure and no interfaces (it still counts for the leaf rule, which looks at the whole cluster).
  */
 export function toPlacementState(state: ClusterState): PlacementState {
-  const nodes: PlacementNode[] = [];
-  for (const node of listNodes(state)) {
+  const nodes = listNodes(state).map((node): PlacementNode => {
     const profile = node.profile;
-    if (!profile) continue;
-    nodes.push(compact({
+    if (!profile) return { id: node.id, interfaces: [] };
+    return compact({
       id: node.id,
       memory: { ramAvailable: profile.memory.ramAvailable, ramTotal: profile.memory.ramTotal },
       interfaces: profile.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
       rdmaEnabled: profile.rdmaEnabled,
       cached: profile.cached,
-    }));
-  }
-  const planned = new Set(nodes.map((n) => n.id));
-  const links = state.links
-    .filter((l) => planned.has(l.source) && planned.has(l.sink))
-    .map((l) => compact({ source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps }));
+    });
+  });
+  const links = state.links.map((l) => compact({
+    source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps,
+  }));
   return { nodes, links };
 }
 
