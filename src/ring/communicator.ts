@@ -1,0 +1,245 @@
+/**
+ * RingCommunicator: one rank of a TCP ring. Owns the neighbour connections, the kernel memory and
+ * the op queue (collectives run one at a time, in call order, which must be the same on every rank).
+ * A lost peer or a silent one fails the running op with an error naming it, then tears every socket
+ * down: the communicator is then broken and every later call rejects with the same error.
+ */
+import { ClosedResourceError, TorusError, asTorusError } from '../core/errors.js';
+import { createLogger } from '../runtime/log.js';
+import { DTYPE_BYTES, KernelMemory, createReducer, dtypeOf, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
+import { decodeRingFrame, encodeRingFrame, type RingOpName } from '../protocols/ring-frames.js';
+import type { LaneIO } from './algorithms.js';
+import * as collectives from './collectives.js';
+import type { LanePlan } from './layout.js';
+import { OpRun } from './op-run.js';
+import { describePeer, establishLinks, type Conn, type PeerLinks } from './peer-links.js';
+import { resolveOptions, type ResolvedOptions, type RingConnectOptions } from './options.js';
+
+const log = createLogger({ component: 'ring' });
+
+export interface LaneHeader {
+  readonly op: RingOpName;
+  readonly dtype: number;
+  readonly param: number;
+  readonly bytes: number;
+}
+
+/** What the collective implementations (collectives.ts) need from the communicator. */
+export interface RingContext {
+  readonly rank: number;
+  readonly n: number;
+  readonly options: ResolvedOptions;
+  readonly memory: KernelMemory;
+  readonly reducer: Reducer;
+  begin(name: string): OpRun;
+  lane(run: OpRun, plan: LanePlan, header: LaneHeader, sends: boolean, receives: boolean): LaneIO;
+  /** Sends on / receives from a given neighbour connection outside the lane pairing (send/recv). */
+  link(kind: 'writeRight' | 'writeLeft' | 'readLeft' | 'readRight', index: number): Conn;
+  openWrite(run: OpRun, conn: Conn, header: LaneHeader): void;
+  openRead(run: OpRun, conn: Conn, header: LaneHeader): void;
+  finish(run: OpRun): Promise<void>;
+  /** A cached kernel-memory region of at least `bytes` for a named use. */
+  scratch(slot: string, bytes: number): Region;
+}
+
+export class RingCommunicator implements RingContext {
+  readonly rank: number;
+  readonly n: number;
+  readonly options: ResolvedOptions;
+  readonly memory = new KernelMemory();
+  readonly reducer: Reducer;
+  #links: PeerLinks;
+  #queue: Promise<unknown> = Promise.resolve();
+  #current: OpRun | null = null;
+  #broken: TorusError | null = null;
+  #closing = false;
+  #corked: Conn[] = [];
+  #seqOut = new WeakMap<Conn, number>();
+  #seqIn = new WeakMap<Conn, number>();
+  #scratch = new Map<string, Region>();
+  #allocated = new Map<RingArray, Region>();
+
+  private constructor(options: ResolvedOptions, links: PeerLinks) {
+    this.rank = options.rank;
+    this.n = options.hosts.length;
+    this.options = options;
+    this.reducer = createReducer(this.memory, options.kernel);
+    this.#links = links;
+    for (const list of [links.readLeft, links.readRight, links.writeLeft, links.writeRight]) list.sort((a, b) => a.index - b.index);
+    for (const conn of links.all) this.#watch(conn);
+  }
+
+  /** Listens, dials both neighbours (bounded retries) and returns once every connection is acknowledged. */
+  static async connect(options: RingConnectOptions): Promise<RingCommunicator> {
+    const resolved = resolveOptions(options);
+    let self: RingCommunicator | null = null;
+    const links = resolved.hosts.length === 1
+      ? { readLeft: [], readRight: [], writeLeft: [], writeRight: [], all: [] }
+      : await establishLinks({
+        rank: resolved.rank, hosts: resolved.hosts, connections: resolved.connections, ringId: resolved.ringId,
+        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs,
+        onReaderFault: (conn, error) => { const c = conn(); if (self && c) self.#fault(c, asTorusError(error)); },
+      });
+    self = new RingCommunicator(resolved, links);
+    return self;
+  }
+
+  get worldSize(): number { return this.n; }
+  /** The error that broke this communicator, if any. */
+  get error(): TorusError | null { return this.#broken; }
+
+  /** A typed array in the communicator's kernel memory: collectives on it run in place, with no copy in or out. */
+  alloc(dtype: Dtype, count: number): RingArray {
+    const region = this.memory.alloc(count * DTYPE_BYTES[dtype]);
+    const view = typedView(dtype, this.memory.buffer, region.offset, count);
+    this.#allocated.set(view, region);
+    return view;
+  }
+
+  free(array: RingArray): void {
+    const region = this.#allocated.get(array);
+    if (region) { this.#allocated.delete(array); this.memory.free(region); }
+  }
+
+  /** Element-wise reduction across ranks, in place on `buffer` (or into `output`). Every rank gets identical bits. */
+  allReduce<T extends RingArray>(buffer: T, op: ReduceOp = 'sum', output?: T): Promise<T> {
+    return this.#enqueue(() => collectives.allReduce(this, buffer, op, output ?? buffer)) as Promise<T>;
+  }
+
+  /** Rank-major concatenation of every rank's `input` (output length = n × input length). */
+  allGather<T extends RingArray>(input: T, output?: T): Promise<T> {
+    const out = output ?? (new (input.constructor as new (n: number) => T)(input.length * this.n));
+    return this.#enqueue(() => collectives.allGather(this, input, out)) as Promise<T>;
+  }
+
+  /** Copies `root`'s buffer into every rank's buffer. */
+  broadcast<T extends RingArray>(buffer: T, root = 0): Promise<T> {
+    return this.#enqueue(() => collectives.broadcast(this, buffer, root)) as Promise<T>;
+  }
+
+  /** Every rank sends `send` to rank+shift and receives `recv` from rank−shift (nccl-tests sendrecv with shift 1). */
+  sendRecv<T extends RingArray>(send: T, recv: T, shift: 1 | -1 = 1): Promise<T> {
+    return this.#enqueue(() => collectives.sendRecv(this, send, recv, shift)) as Promise<T>;
+  }
+
+  /** Point-to-point to a direct neighbour (the peer must call recv with this rank). */
+  send(buffer: RingArray, peer: number): Promise<void> {
+    return this.#enqueue(() => collectives.sendTo(this, buffer, peer)) as Promise<void>;
+  }
+
+  recv<T extends RingArray>(buffer: T, peer: number): Promise<T> {
+    return this.#enqueue(() => collectives.recvFrom(this, buffer, peer)) as Promise<T>;
+  }
+
+  /** Returns once every rank has entered the barrier. */
+  async barrier(): Promise<void> {
+    const token = new Int32Array([1]);
+    await this.allReduce(token, 'sum');
+    if (token[0] !== this.n) throw new TorusError('TORUS_INTERNAL', `barrier counted ${token[0]} ranks, expected ${this.n}`);
+  }
+
+  /** Closes every connection; pending and later calls reject with TORUS_CHANNEL_CLOSED. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    this.#current?.fail(new ClosedResourceError('ring communicator'));
+    const closed = this.#links.all.map((conn) => new Promise<void>((resolve) => {
+      if (conn.socket.destroyed) return resolve();
+      conn.socket.once('close', () => resolve());
+      conn.socket.end();
+      setTimeout(() => conn.socket.destroy(), 1000).unref();
+    }));
+    await Promise.all(closed);
+  }
+
+  // ---- RingContext ----
+
+  begin(name: string): OpRun {
+    const run = new OpRun(`rank ${this.rank} ${name}`, this.options.timeoutMs, (peer) => describePeer(this.options.hosts, peer));
+    this.#current = run;
+    return run;
+  }
+
+  link(kind: 'writeRight' | 'writeLeft' | 'readLeft' | 'readRight', index: number): Conn {
+    return this.#links[kind][index] as Conn;
+  }
+
+  lane(run: OpRun, plan: LanePlan, header: LaneHeader, sends: boolean, receives: boolean): LaneIO {
+    const writer = this.link(plan.dir === 1 ? 'writeRight' : 'writeLeft', plan.connection);
+    const reader = this.link(plan.dir === 1 ? 'readLeft' : 'readRight', plan.connection);
+    if (sends) this.openWrite(run, writer, header);
+    if (receives) this.openRead(run, reader, header);
+    return { dir: plan.dir, send: (bytes) => run.send(writer, bytes), expect: (target, onDone) => run.expect(reader, target, onDone) };
+  }
+
+  openWrite(run: OpRun, conn: Conn, header: LaneHeader): void {
+    const seq = this.#seqOut.get(conn) ?? 0;
+    this.#seqOut.set(conn, seq + 1);
+    conn.socket.cork(); // header and first payload leave in one segment; uncorked in finish()
+    this.#corked.push(conn);
+    run.send(conn, encodeRingFrame({ kind: 'op', seq, ...header }));
+  }
+
+  openRead(run: OpRun, conn: Conn, header: LaneHeader): void {
+    const seq = this.#seqIn.get(conn) ?? 0;
+    this.#seqIn.set(conn, seq + 1);
+    const frame = new Uint8Array(32);
+    run.expect(conn, frame, () => {
+      const got = decodeRingFrame(frame);
+      if (got.kind !== 'op' || got.op !== header.op || got.dtype !== header.dtype || got.param !== header.param || got.bytes !== header.bytes || got.seq !== seq) {
+        const theirs = got.kind === 'op' ? `${got.op}(dtype ${got.dtype}, param ${got.param}, ${got.bytes} B, #${got.seq})` : got.kind;
+        throw new TorusError('TORUS_PROTOCOL_INVALID', `collective mismatch: ${describePeer(this.options.hosts, conn.peer)} runs ${theirs}, rank ${this.rank} runs ${header.op}(dtype ${header.dtype}, param ${header.param}, ${header.bytes} B, #${seq})`, { peer: conn.peer });
+      }
+    });
+  }
+
+  async finish(run: OpRun): Promise<void> {
+    for (const conn of this.#corked) conn.socket.uncork();
+    this.#corked = [];
+    run.start();
+    try {
+      await run.promise;
+    } finally {
+      if (this.#current === run) this.#current = null;
+    }
+  }
+
+  scratch(slot: string, bytes: number): Region {
+    const have = this.#scratch.get(slot);
+    if (have && have.bytes >= bytes) return have;
+    if (have) this.memory.free(have);
+    const region = this.memory.alloc(Math.max(bytes, have ? have.bytes * 2 : 0));
+    this.#scratch.set(slot, region);
+    return region;
+  }
+
+  // ---- internals ----
+
+  #enqueue(fn: () => Promise<unknown>): Promise<unknown> {
+    const next = this.#queue.then(() => {
+      if (this.#broken) throw this.#broken;
+      if (this.#closing) throw new ClosedResourceError('ring communicator');
+      return fn();
+    });
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  #watch(conn: Conn): void {
+    const { socket } = conn;
+    socket.on('error', (error) => this.#fault(conn, new TorusError('TORUS_RING_PEER_LOST', `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error })));
+    socket.on('close', () => this.#fault(conn, new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer })));
+    if (!conn.reader) {
+      // Accepted connections only ever carry our data out; anything arriving is a protocol error.
+      socket.on('data', () => this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection`, { peer: conn.peer })));
+    }
+  }
+
+  #fault(conn: Conn, error: TorusError): void {
+    if (this.#closing || this.#broken) return;
+    this.#broken = error;
+    log.warn('ring peer failure', { rank: this.rank, peer: conn.peer, error });
+    this.#current?.fail(error);
+    for (const c of this.#links.all) { c.reader?.clear(); c.socket.destroy(); }
+  }
+}

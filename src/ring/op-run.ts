@@ -1,0 +1,99 @@
+/**
+ * One collective in flight: counts outstanding sends and receives, settles once all are done or on
+ * the first failure, and watches progress so a silent peer fails the op with TORUS_RING_TIMEOUT
+ * instead of hanging it.
+ */
+import { performance } from 'node:perf_hooks';
+import { TorusError } from '../core/errors.js';
+import type { Conn } from './peer-links.js';
+
+export class OpRun {
+  readonly promise: Promise<void>;
+  #pending = 1; // the set-up hold, released by start()
+  #settled = false;
+  #resolve!: () => void;
+  #reject!: (error: TorusError) => void;
+  #timer: NodeJS.Timeout | null = null;
+  readonly #started = performance.now();
+  readonly #readers = new Set<Conn>();
+  readonly #writers = new Set<Conn>();
+
+  constructor(readonly name: string, readonly timeoutMs: number, readonly describePeer: (rank: number) => string) {
+    this.promise = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject; });
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  send(conn: Conn, bytes: Uint8Array): void {
+    if (this.#settled || bytes.length === 0) return;
+    this.#pending++;
+    this.#writers.add(conn);
+    conn.socket.write(bytes, (error) => {
+      if (error) this.fail(new TorusError('TORUS_RING_PEER_LOST', `${this.name}: sending to ${this.describePeer(conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error }));
+      else this.#release();
+    });
+  }
+
+  expect(conn: Conn, target: Uint8Array, onDone: () => void): void {
+    if (this.#settled) return;
+    this.#pending++;
+    this.#readers.add(conn);
+    (conn.reader as NonNullable<Conn['reader']>).expect(target, () => {
+      if (this.#settled) return;
+      onDone();
+      this.#release();
+    });
+  }
+
+  /** Ends set-up: from here the op settles when the last send and receive complete. */
+  start(): void {
+    if (this.timeoutMs > 0 && !this.#settled) {
+      this.#timer = setInterval(() => this.#watch(), Math.max(5, Math.min(1000, this.timeoutMs / 4)));
+      this.#timer.unref();
+    }
+    this.#release();
+  }
+
+  fail(error: TorusError): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#stopTimer();
+    this.#reject(error);
+  }
+
+  #release(): void {
+    if (--this.#pending === 0 && !this.#settled) {
+      this.#settled = true;
+      this.#stopTimer();
+      this.#resolve();
+    }
+  }
+
+  #stopTimer(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** No bytes from a peer we are waiting on for timeoutMs → name it. */
+  #watch(): void {
+    const now = performance.now();
+    for (const conn of this.#readers) {
+      const reader = conn.reader;
+      if (!reader || reader.pending === 0) continue;
+      const idle = now - Math.max(reader.lastProgress, this.#started);
+      if (idle > this.timeoutMs) {
+        return this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`, { peer: conn.peer, timeoutMs: this.timeoutMs }));
+      }
+    }
+    if (now - this.#started > this.timeoutMs) {
+      const stuck = [...this.#writers].filter((conn) => conn.socket.writableLength > 0);
+      const readersIdle = [...this.#readers].every((conn) => !conn.reader || conn.reader.pending === 0 || now - conn.reader.lastProgress > this.timeoutMs);
+      if (stuck.length > 0 && readersIdle) {
+        const first = stuck[0] as Conn;
+        this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: ${this.describePeer(first.peer)} stopped reading (timeout ${this.timeoutMs} ms)`, { peer: first.peer, timeoutMs: this.timeoutMs }));
+      }
+    }
+  }
+}
