@@ -54,7 +54,9 @@ export class EventFeed {
         }
         if (this.#lastIndex > cursor) continue; // appended while we were yielding
         await new Promise<void>((resolve) => {
-          wake = resolve;
+          // An abort that came while we were suspended at `yield` fired with no waiter: check it here.
+          if (signal.aborted) resolve();
+          else wake = resolve;
         });
         wake = undefined;
       }
