@@ -70,7 +70,8 @@ export function canonicalOrder(order: readonly number[]): number[] {
   return rotated;
 }
 
-function exactSearch(k: number, hop: Float64Array, rtt: Float64Array): RingSearchResult | undefined {
+/** Exact two-phase subset DP (exported for tests; searchRing uses it up to EXACT_MAX_NODES). */
+export function exactSearch(k: number, hop: Float64Array, rtt: Float64Array): RingSearchResult | undefined {
   const full = (1 << k) - 1;
   // Phase 1: best[mask*k+v] = highest bottleneck of a path 0 → v visiting exactly mask.
   const best = new Float64Array((full + 1) * k).fill(Number.NEGATIVE_INFINITY);
@@ -127,7 +128,8 @@ function exactSearch(k: number, hop: Float64Array, rtt: Float64Array): RingSearc
   return { order: canonicalOrder(order), bottleneck, rttSum: total, method: 'exact', thresholdsTried: 0 };
 }
 
-function heuristicSearch(k: number, hop: Float64Array, rtt: Float64Array, rng: Rng): RingSearchResult | undefined {
+/** Threshold search + Pósa + 2-opt (exported for tests; searchRing uses it above EXACT_MAX_NODES). */
+export function heuristicSearch(k: number, hop: Float64Array, rtt: Float64Array, rng: Rng): RingSearchResult | undefined {
   const upper = bottleneckUpperBound(k, hop);
   const values = [...new Set(Array.from(hop).filter((s) => s !== Number.NEGATIVE_INFINITY && s <= upper))].sort((a, b) => a - b);
   const maxSteps = 30 * k * k + 2000;
