@@ -1,0 +1,54 @@
+/** The mutable working copy one `step` call edits (the input state is never touched) and shared helpers. */
+import type { PeerFrame } from '../protocols/peer-frames.js';
+import type { AgreementConfig, AgreementEffect, AgreementState, PeerView } from './agreement-types.js';
+import { lastHash, lastIndex, lastTerm } from './log.js';
+
+export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & { peers: Record<string, PeerView>; lastHeard: Record<string, number> };
+
+export interface Ctx {
+  readonly cfg: AgreementConfig;
+  readonly now: number;
+  readonly s: Draft;
+  readonly fx: AgreementEffect[];
+}
+
+
+export function send(c: Ctx, to: string, frame: PeerFrame): void {
+  c.fx.push({ kind: 'send', to, frame });
+}
+
+export function broadcast(c: Ctx, frame: PeerFrame): void {
+  for (const id of Object.keys(c.s.peers).sort()) send(c, id, frame);
+}
+
+export function heartbeatFrame(c: Ctx): PeerFrame {
+  return { type: 'heartbeat', term: c.s.term, role: c.s.role, leader: c.s.leader, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log) };
+}
+
+export function announce(c: Ctx): void {
+  c.fx.push({ kind: 'role', role: c.s.role, term: c.s.term, leader: c.s.leader });
+}
+
+export function follow(c: Ctx, leader: string, term: number): void {
+  const changed = c.s.leader !== leader || c.s.term !== term || c.s.role !== 'follower';
+  if (term > c.s.term) c.s.term = term;
+  c.s.role = 'follower';
+  c.s.leader = leader;
+  c.s.leaderContact = c.now;
+  c.s.votes = [];
+  if (changed) {
+    c.s.gap = null;
+    announce(c);
+  }
+}
+
+export function startResync(c: Ctx): void {
+  c.s.resync = { at: c.now };
+  c.s.gap = null;
+  if (c.s.leader && c.s.leader !== c.cfg.selfId) send(c, c.s.leader, { type: 'snapshot-request' });
+}
+
+
+export function sendSnapshot(c: Ctx, to: string): void {
+  c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log) });
+}

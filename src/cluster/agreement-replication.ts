@@ -1,0 +1,132 @@
+/** Follower-side replication and leader-side catch-up service of the agreement core (see agreement.ts). */
+import { MAX_BATCH, type PeerFrame } from '../protocols/peer-frames.js';
+import { follow, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { appendEntries, entryAt, hashAt, lastHash, lastIndex, lastTerm, resetTo, sliceLog } from './log.js';
+import { drain, firstPending, ingest, skipTo } from './ordered-buffer.js';
+import { sameEntry } from './entry-equality.js';
+
+/**
+ * Asks the leader for what this follower lacks: a snapshot when new or diverged, else the next bounded range.
+ * `fresh` means the leader's view was just updated by its heartbeat: only then can "the leader has less than
+ * me" mean divergence (between heartbeats our log legitimately runs ahead of the last heartbeat we saw).
+ */
+export function requestCatchUp(c: Ctx, fresh = false): void {
+  const { s } = c;
+  const leader = s.leader;
+  if (!leader || leader === c.cfg.selfId) return;
+  const view = s.peers[leader];
+  if (!view) return;
+  if (s.resync) {
+    if (c.now - s.resync.at >= c.cfg.gapRetryMs * 2) startResync(c);
+    return;
+  }
+  const mine = lastIndex(s.log);
+  if (fresh && (view.lastIndex < mine || (view.lastIndex === mine && view.lastHash !== lastHash(s.log)))) {
+    // Our log has entries the leader does not: it diverged under an older leader.
+    if (view.term === s.term) startResync(c);
+    return;
+  }
+  const end = firstPending(s.buffer);
+  const target = Math.max(view.lastIndex, end ?? 0);
+  if (target <= mine) return;
+  if (mine === 0) return startResync(c);
+  if (s.gap && c.now - s.gap.at < c.cfg.gapRetryMs) return;
+  const to = Math.min(mine + MAX_BATCH, end === undefined ? target : end - 1);
+  if (to <= mine) return;
+  s.gap = { from: mine + 1, to, at: c.now };
+  send(c, leader, { type: 'gap-request', from: mine + 1, to, prevHash: lastHash(s.log) });
+}
+
+export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'append' }>): void {
+  const { s } = c;
+  if (f.term < s.term) {
+    c.fx.push({ kind: 'warn', msg: 'append from a stale term refused', fields: { from, term: f.term, current: s.term } });
+    send(c, from, { type: 'heartbeat', term: s.term, role: s.role, leader: s.leader, lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log), lastHash: lastHash(s.log) });
+    return;
+  }
+  if (s.role === 'leader') {
+    c.fx.push({ kind: 'warn', msg: 'append from another node while leader ignored', fields: { from, term: f.term } });
+    return;
+  }
+  if (f.term > s.term || s.leader === null) follow(c, from, f.term);
+  else if (s.leader !== from) {
+    c.fx.push({ kind: 'warn', msg: 'append from a node that is not the leader ignored', fields: { from, leader: s.leader } });
+    return;
+  }
+  for (const entry of f.entries) {
+    const mine = lastIndex(s.log);
+    if (entry.index <= mine) {
+      const held = entryAt(s.log, entry.index);
+      if (!held) continue; // folded into our snapshot: nothing to compare
+      if (held.term !== entry.term) {
+        c.fx.push({ kind: 'warn', msg: 'log diverged from the leader; fetching a snapshot', fields: { index: entry.index, mine: held.term, theirs: entry.term } });
+        startResync(c);
+        return;
+      }
+      if (!sameEntry(held, entry)) c.fx.push({ kind: 'warn', msg: 'duplicate index with a different payload ignored', fields: { index: entry.index } });
+      continue;
+    }
+    const r = ingest(s.buffer, entry, c.cfg.maxBuffered);
+    s.buffer = r.buffer;
+    if (r.outcome === 'conflict') c.fx.push({ kind: 'warn', msg: 'duplicate index with a different payload ignored', fields: { index: entry.index } });
+    if (r.outcome === 'full') c.fx.push({ kind: 'warn', msg: 'entry too far ahead dropped', fields: { index: entry.index } });
+  }
+  release(c);
+  requestCatchUp(c);
+}
+
+/** Applies the consecutive run the buffer holds (unless a snapshot is awaited). */
+function release(c: Ctx): void {
+  const { s } = c;
+  if (s.resync) return;
+  const r = drain(s.buffer);
+  s.buffer = r.buffer;
+  if (r.ready.length === 0) return;
+  let prevTerm = lastTerm(s.log);
+  const good = [];
+  for (const entry of r.ready) {
+    if (entry.term < prevTerm) {
+      c.fx.push({ kind: 'warn', msg: 'entry with a term older than its predecessor; fetching a snapshot', fields: { index: entry.index, term: entry.term } });
+      s.log = appendEntries(s.log, good, c.cfg.retainEntries);
+      for (const e of good) c.fx.push({ kind: 'apply', entry: e });
+      s.buffer = skipTo(s.buffer, lastIndex(s.log) + 1);
+      startResync(c);
+      return;
+    }
+    prevTerm = entry.term;
+    good.push(entry);
+  }
+  s.log = appendEntries(s.log, good, c.cfg.retainEntries);
+  for (const e of good) c.fx.push({ kind: 'apply', entry: e });
+  if (s.gap && lastIndex(s.log) >= s.gap.to) s.gap = null;
+}
+
+export function onGapRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'gap-request' }>): void {
+  if (c.s.role !== 'leader') return;
+  // The follower's log must match ours up to from - 1, else appending would stack entries on a diverged log.
+  const ours = hashAt(c.s.log, f.from - 1);
+  if (ours !== undefined && ours !== f.prevHash) {
+    sendSnapshot(c, from);
+    return;
+  }
+  const entries = sliceLog(c.s.log, f.from, f.to);
+  if (entries === null) sendSnapshot(c, from);
+  else if (entries.length > 0) send(c, from, { type: 'append', term: c.s.term, entries });
+}
+
+export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'snapshot' }>): void {
+  const { s } = c;
+  if (f.term < s.term || s.role === 'leader') {
+    c.fx.push({ kind: 'warn', msg: 'snapshot from a stale term or while leader ignored', fields: { from, term: f.term } });
+    return;
+  }
+  if (f.term > s.term || s.leader === null) follow(c, from, f.term);
+  else if (s.leader !== from) return;
+  if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
+  c.fx.push({ kind: 'install', snapshot: f });
+  s.log = resetTo(f.index, f.lastTerm, f.lastHash);
+  s.buffer = skipTo(s.buffer, f.index + 1);
+  s.resync = null;
+  s.gap = null;
+  release(c);
+}

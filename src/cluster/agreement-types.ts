@@ -1,0 +1,114 @@
+/**
+ * Types of the agreement core (leader election, log sequencing, catch-up, failure detection):
+ * `step(state, input) → {state, effects}`, Ready-style (STYLE.md §3/§6). Time arrives as `now` in inputs;
+ * the core performs no I/O and reads no clock.
+ */
+import type { EventBody, IndexedEnvelope, PeerFrame, Role } from '../protocols/peer-frames.js';
+import type { LogState } from './log.js';
+import type { OrderedBuffer } from './ordered-buffer.js';
+
+export interface AgreementConfig {
+  readonly selfId: string;
+  /** Process start (ms since epoch): the election tie-break prefers the longest-lived node. */
+  readonly startedAt: number;
+  readonly heartbeatMs: number;
+  /** A peer unheard this long is gone (connection closed, NodeGone by the leader). */
+  readonly failureTimeoutMs: number;
+  /** How long a starting node listens for an existing leader before it may campaign. */
+  readonly settleMs: number;
+  /** Delay between election slots: the best-ranked node campaigns first, the next one a slot later. */
+  readonly electionStaggerMs: number;
+  readonly candidateTimeoutMs: number;
+  readonly gapRetryMs: number;
+  /** Entries kept after they are applied, to answer gap requests; older ones live only in the snapshot. */
+  readonly retainEntries: number;
+  /** Most out-of-order entries held while waiting for a gap to fill. */
+  readonly maxBuffered: number;
+}
+
+export const DEFAULT_TIMINGS = {
+  heartbeatMs: 400,
+  failureTimeoutMs: 3000,
+  settleMs: 600,
+  electionStaggerMs: 250,
+  candidateTimeoutMs: 1000,
+  gapRetryMs: 500,
+  retainEntries: 4096,
+  maxBuffered: 4096,
+} as const;
+
+/** What this node knows about a joined peer (from its hello and its heartbeats). */
+export interface PeerView {
+  readonly nodeId: string;
+  readonly incarnation: number;
+  readonly startedAt: number;
+  readonly lastHeard: number;
+  readonly term: number;
+  readonly role: Role;
+  readonly leader: string | null;
+  readonly lastIndex: number;
+  readonly lastTerm: number;
+  readonly lastHash: string;
+}
+
+export interface AgreementState {
+  readonly role: Role;
+  readonly term: number;
+  readonly leader: string | null;
+  readonly votedTerm: number;
+  readonly votedFor: string | null;
+  readonly votes: readonly string[];
+  readonly candidateSince: number;
+  readonly bootAt: number;
+  /** Last frame from the current leader. */
+  readonly leaderContact: number;
+  readonly leaderSince: number;
+  /** When this node last had no leader: election slots count from here. */
+  readonly noLeaderSince: number;
+  /** Earliest time for a new campaign after a failed one. */
+  readonly retryAt: number;
+  readonly lastHeartbeatAt: number;
+  readonly peers: Readonly<Record<string, PeerView>>;
+  /** Last time each node was heard, kept after it disconnects (the leader's NodeGone clock). */
+  readonly lastHeard: Readonly<Record<string, number>>;
+  readonly log: LogState;
+  readonly buffer: OrderedBuffer;
+  readonly gap: { readonly from: number; readonly to: number; readonly at: number } | null;
+  /** Waiting for a snapshot (new node, diverged log, or a failed apply). */
+  readonly resync: { readonly at: number } | null;
+}
+
+/** Frames the core consumes (the shell handles hello/auth/refuse/forward/peers itself). */
+export type AgreementFrame = Extract<PeerFrame, { type: 'heartbeat' | 'vote-request' | 'vote' | 'append' | 'gap-request' | 'snapshot-request' | 'snapshot' }>;
+
+export type AgreementInput =
+  | { readonly kind: 'tick'; readonly now: number }
+  | { readonly kind: 'joined'; readonly now: number; readonly nodeId: string; readonly incarnation: number; readonly startedAt: number }
+  | { readonly kind: 'left'; readonly now: number; readonly nodeId: string }
+  | { readonly kind: 'frame'; readonly now: number; readonly from: string; readonly frame: AgreementFrame }
+  /** Leader only: sequence these (already validated) events. */
+  | { readonly kind: 'propose'; readonly now: number; readonly events: readonly EventBody[] }
+  /** The shell could not apply an entry or install a snapshot: fetch a fresh snapshot. */
+  | { readonly kind: 'apply-failed'; readonly now: number; readonly index: number; readonly reason: string };
+
+/**
+ * Effects, to be performed in array order. Contract: `apply` effects come in strictly increasing index
+ * order and an `install` resets the state to the snapshot before any later `apply`; a `send-snapshot` must
+ * be served from the state as of all `apply` effects before it.
+ */
+export type AgreementEffect =
+  | { readonly kind: 'send'; readonly to: string; readonly frame: PeerFrame }
+  | { readonly kind: 'apply'; readonly entry: IndexedEnvelope }
+  | { readonly kind: 'install'; readonly snapshot: Extract<PeerFrame, { type: 'snapshot' }> }
+  /** Send `to` a snapshot frame with these fields plus the shell's state (which is at `index`) and its digest. */
+  | { readonly kind: 'send-snapshot'; readonly to: string; readonly term: number; readonly index: number; readonly lastTerm: number; readonly lastHash: string }
+  | { readonly kind: 'close'; readonly nodeId: string; readonly reason: string }
+  | { readonly kind: 'role'; readonly role: Role; readonly term: number; readonly leader: string | null }
+  | { readonly kind: 'warn'; readonly msg: string; readonly fields: Readonly<Record<string, unknown>> };
+
+export interface Ready {
+  readonly state: AgreementState;
+  readonly effects: readonly AgreementEffect[];
+  /** Entries sequenced by a `propose` (leader), so the shell can answer the proposer. */
+  readonly sequenced?: readonly IndexedEnvelope[];
+}
