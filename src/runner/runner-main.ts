@@ -14,11 +14,25 @@ import { RunnerChild } from './runner-child.js';
 let child: RunnerChild | undefined;
 let channel: FrameChannel<DownFrame, UpFrame>;
 
+/**
+ * Test hooks, only with TORUS_RUNNER_TEST_HOOKS=1: `hang` ignores SIGTERM and shutdown frames (a stuck
+ * runner, for the SIGKILL escalation test); `close-channel` (a task op) closes fd 3 but stays alive (a
+ * channel closed in normal running).
+ */
+const hooks = new Set(process.env.TORUS_RUNNER_TEST_HOOKS === '1' ? (process.env.TORUS_RUNNER_TEST_HOOK ?? '').split(',') : []);
+let keepAlive: NodeJS.Timeout | undefined;
+
 function exit(code: number): void {
   void channel.end().finally(() => process.exit(code));
 }
 
 function onFrame(frame: DownFrame): void {
+  if (hooks.has('hang') && frame.type === 'shutdown') return;
+  if (hooks.has('close-channel') && frame.type === 'task' && frame.op === 'close-channel') {
+    keepAlive = setInterval(() => {}, 1000);
+    channel.close();
+    return;
+  }
   if (child) return child.handle(frame);
   if (frame.type !== 'start') {
     process.stderr.write(`runner: ${frame.type} before start\n`);
@@ -38,12 +52,14 @@ channel = new FrameChannel<DownFrame, UpFrame>('runner channel', new net.Socket(
   onFrame,
   onInvalid: (err: ValidationError) => process.stderr.write(`runner: invalid frame: ${err.message}\n`),
   onClose: () => {
+    if (keepAlive) return;
     if (child) void child.orphaned();
     else process.exit(0);
   },
 });
 
 process.on('SIGTERM', () => {
+  if (hooks.has('hang')) return;
   // Graceful: same as a shutdown from a vanished supervisor.
   if (child) void child.orphaned();
   else process.exit(0);

@@ -5,7 +5,7 @@
  */
 export type Workload =
   | { readonly kind: 'ring' }
-  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string };
+  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>> };
 
 export interface HostAddress {
   readonly ip: string;

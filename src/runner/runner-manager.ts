@@ -1,0 +1,358 @@
+/**
+ * The runners of one node: one RunnerProcess per (instance, node) assigned here. Fed with the applied
+ * cluster facts (instances created/replaced/deleted, other nodes' runner statuses, tasks, cancellations),
+ * it drives each runner through the lifecycle with `decideNextStep`, restarts runners that exit
+ * unexpectedly with backoff and gives the instance up after the limit, and reports what happened as
+ * cluster events (`onEvent`) for the caller to propose. Usable directly (tests, embedding) or from the
+ * runner-supervisor actor.
+ *
+ * Task status reporting across ranks: rank 0 reports running/complete (with its result); any rank reports
+ * failed, cancelled or timed_out.
+ */
+import { join } from 'node:path';
+import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
+import { decideNextStep } from '../core/runner/coordination.js';
+import { execEnv, ringHosts } from '../core/runner/exec-env.js';
+import { runnerIdOf, shardOf, type RunnerInstance } from '../core/runner/instance.js';
+import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
+import type { InstanceFailed, Json, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
+
+export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed;
+
+export interface RunnerManagerOptions {
+  readonly nodeId: string;
+  /** Runner files go to `<dataDir>/runners/<runnerId>/` (hostfile.json, stdout.log, stderr.log). */
+  readonly dataDir: string;
+  readonly onEvent: (event: ManagerEvent) => void;
+  readonly policy?: RestartPolicy;
+  readonly deadlines?: ShutdownDeadlines;
+  readonly cancelTimeoutMs?: number;
+  readonly ackTimeoutMs?: number;
+  /** A runner Ready this long has its failure count forgotten. */
+  readonly stableResetMs?: number;
+  /** Start an exec workload's command as soon as every runner is Ready (default true). */
+  readonly autoExec?: boolean;
+  /** Extra environment for runner processes (test hooks). */
+  readonly runnerEnv?: Readonly<Record<string, string>>;
+}
+
+export interface TaskSpec {
+  readonly taskId: string;
+  readonly instanceId: string;
+  readonly kind: string;
+  readonly params?: Readonly<Record<string, unknown>>;
+  readonly timeoutMs?: number;
+}
+
+interface Queued extends TaskSpec {
+  /** Started by the supervisor itself (auto exec): not a cluster task, so not reported as one. */
+  readonly local: boolean;
+}
+
+interface Local {
+  instance: RunnerInstance;
+  readonly runnerId: string;
+  readonly rank: number;
+  proc: RunnerProcess | undefined;
+  generation: number;
+  status: RunnerStatus | undefined;
+  failures: number;
+  gaveUp: boolean;
+  /** Stopped because another runner of the instance failed; respawned once none is Failed. */
+  parked: boolean;
+  deleting: boolean;
+  stepInFlight: string | undefined;
+  queue: Queued[];
+  readonly sent: Map<string, { task: Queued; timer?: NodeJS.Timeout; timedOut: boolean }>;
+  restartTimer?: NodeJS.Timeout;
+  stableTimer?: NodeJS.Timeout;
+  /** Cluster state carries the state name only: Loading progress is not re-proposed. */
+  lastProposed?: string;
+}
+
+const safe = (id: string): string => id.replace(/[^A-Za-z0-9._@-]/g, '_');
+
+export class RunnerManager {
+  readonly #o: RunnerManagerOptions;
+  readonly #locals = new Map<string, Local>();
+  readonly #peers = new Map<string, Map<string, RunnerStatus>>();
+  readonly #cancelled = new Set<string>();
+  readonly #pids: number[] = [];
+  /** Auto-exec task ids already queued once (one command start per runner generation). */
+  readonly #autoDone = new Set<string>();
+  #stopping = false;
+
+  constructor(options: RunnerManagerOptions) {
+    this.#o = options;
+  }
+
+  /** Every runner pid this manager ever started (tests assert they are all gone). */
+  get pids(): readonly number[] {
+    return this.#pids;
+  }
+
+  runners(): { instanceId: string; runnerId: string; rank: number; pid: number | undefined; status: RunnerStatus | undefined;
+    failures: number; gaveUp: boolean; queued: number; running: number; diagnostics: string[] }[] {
+    return [...this.#locals.values()].map((l) => ({
+      instanceId: l.instance.id, runnerId: l.runnerId, rank: l.rank, pid: l.proc?.pid, status: l.status, failures: l.failures,
+      gaveUp: l.gaveUp, queued: l.queue.length, running: l.sent.size, diagnostics: l.proc?.diagnostics ?? [],
+    }));
+  }
+
+  instanceCreated(instance: RunnerInstance): void {
+    if (this.#stopping || this.#locals.has(instance.id)) return;
+    if (!this.#peers.has(instance.id)) this.#peers.set(instance.id, new Map());
+    const shard = shardOf(instance, this.#o.nodeId);
+    if (!shard) return;
+    const local: Local = {
+      instance, runnerId: runnerIdOf(instance.id, this.#o.nodeId), rank: shard.rank, proc: undefined, generation: 0, status: undefined,
+      failures: 0, gaveUp: false, parked: false, deleting: false, stepInFlight: undefined, queue: [], sent: new Map(),
+    };
+    this.#locals.set(instance.id, local);
+    this.#spawn(local);
+  }
+
+  /** A new plan for the same instance id: stop the old runner, start per the new plan with a clean slate. */
+  async instanceReplaced(instance: RunnerInstance): Promise<void> {
+    await this.instanceDeleted(instance.id);
+    this.instanceCreated(instance);
+  }
+
+  async instanceDeleted(instanceId: string): Promise<void> {
+    this.#peers.delete(instanceId);
+    const local = this.#locals.get(instanceId);
+    if (!local) return;
+    this.#locals.delete(instanceId);
+    await this.#stop(local);
+  }
+
+  /** Another node's runner status, from the applied cluster state (this node's own echoes are ignored). */
+  runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus): void {
+    if (nodeId === this.#o.nodeId) return;
+    const peers = this.#peers.get(instanceId) ?? new Map<string, RunnerStatus>();
+    this.#peers.set(instanceId, peers.set(nodeId, status));
+    const local = this.#locals.get(instanceId);
+    if (local) this.#tick(local);
+  }
+
+  taskCreated(task: TaskSpec): void {
+    const local = this.#locals.get(task.instanceId);
+    if (!local || this.#cancelled.has(task.taskId)) return;
+    if (local.queue.some((q) => q.taskId === task.taskId) || local.sent.has(task.taskId)) return; // sent twice, runs once
+    local.queue.push({ ...task, local: false });
+    this.#tick(local);
+  }
+
+  /** Cancels a queued or running task; a running one must be confirmed by its runner in time or the runner fails. */
+  async cancelTask(taskId: string): Promise<void> {
+    this.#cancelled.add(taskId);
+    for (const local of this.#locals.values()) {
+      const queued = local.queue.findIndex((q) => q.taskId === taskId);
+      if (queued >= 0) {
+        const [task] = local.queue.splice(queued, 1);
+        if (task && !task.local) this.#emit({ type: 'TaskStatusChanged', taskId, status: 'cancelled' });
+      }
+      if (local.sent.has(taskId) && local.proc) await local.proc.cancelTask(taskId);
+    }
+  }
+
+  /** Stops every runner (graceful → SIGTERM → SIGKILL) and waits for them. Idempotent. */
+  async shutdown(): Promise<void> {
+    this.#stopping = true;
+    await Promise.all([...this.#locals.values()].map((l) => this.#stop(l)));
+  }
+
+  #emit(event: ManagerEvent): void {
+    try {
+      this.#o.onEvent(event);
+    } catch {
+      // The consumer's failure (e.g. a closed port during node shutdown) must not break supervision.
+    }
+  }
+
+  async #stop(local: Local): Promise<void> {
+    local.deleting = true;
+    clearTimeout(local.restartTimer);
+    clearTimeout(local.stableTimer);
+    for (const s of local.sent.values()) clearTimeout(s.timer);
+    if (local.proc) await local.proc.shutdown(this.#o.deadlines ?? DEFAULT_DEADLINES);
+  }
+
+  #spawn(local: Local): void {
+    if (this.#stopping || local.deleting) return;
+    local.generation += 1;
+    local.parked = false;
+    local.status = undefined;
+    local.stepInFlight = undefined;
+    const dir = join(this.#o.dataDir, 'runners', safe(local.runnerId));
+    const hostfilePath = join(dir, 'hostfile.json');
+    const { instance } = local;
+    const shard = shardOf(instance, this.#o.nodeId)!;
+    const userEnv = instance.workload.kind === 'exec' ? instance.workload.env ?? {} : {};
+    const proc: RunnerProcess = new RunnerProcess({
+      config: {
+        runnerId: local.runnerId, instanceId: instance.id, nodeId: this.#o.nodeId, rank: shard.rank, worldSize: shard.worldSize,
+        layerStart: shard.startLayer, layerEnd: shard.endLayer,
+        workload: instance.workload.kind === 'exec'
+          ? { kind: 'exec', command: instance.workload.command, ...(instance.workload.cwd ? { cwd: instance.workload.cwd } : {}) }
+          : { kind: 'ring' },
+        hosts: ringHosts(instance, this.#o.nodeId), hostfilePath,
+        env: { ...userEnv, ...execEnv(instance, this.#o.nodeId, { hostfilePath }) },
+      },
+      logDir: dir,
+      onEvent: (event) => this.#onProcEvent(local, proc, event),
+      ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
+      ...(this.#o.ackTimeoutMs !== undefined ? { ackTimeoutMs: this.#o.ackTimeoutMs } : {}),
+      ...(this.#o.runnerEnv ? { env: this.#o.runnerEnv } : {}),
+    });
+    local.proc = proc;
+    proc.start();
+    if (proc.pid !== undefined) this.#pids.push(proc.pid);
+  }
+
+  #proposeStatus(local: Local, status: RunnerStatus, extra: Partial<RunnerStatusChanged> = {}): void {
+    if (status.state === local.lastProposed && status.state !== 'Failed') return;
+    local.lastProposed = status.state;
+    this.#emit({
+      type: 'RunnerStatusChanged', instanceId: local.instance.id, nodeId: this.#o.nodeId, status: status.state,
+      ...(status.state === 'Failed' ? { reason: status.reason, diagnostics: [...status.diagnostics] } : {}), ...extra,
+    });
+  }
+
+  #onProcEvent(local: Local, proc: RunnerProcess, event: RunnerProcessEvent): void {
+    if (local.proc !== proc) return; // a previous generation
+    switch (event.type) {
+      case 'status':
+        local.status = event.status;
+        if (event.status.state === 'Failed') return; // the exit that follows reports it, with exit code and attempt
+        this.#proposeStatus(local, event.status);
+        if (event.status.state === 'Ready') {
+          clearTimeout(local.stableTimer);
+          local.stableTimer = setTimeout(() => (local.failures = 0), this.#o.stableResetMs ?? 60_000);
+          if (local.instance.workload.kind === 'exec' && (this.#o.autoExec ?? true) && !local.sent.size
+            && !local.queue.some((q) => q.local) && !proc.exit) {
+            const taskId = `${local.runnerId}#${local.generation}:exec`;
+            if (![...local.sent.keys(), ...local.queue.map((q) => q.taskId)].includes(taskId) && !this.#autoDone.has(taskId)) {
+              this.#autoDone.add(taskId);
+              local.queue.push({ taskId, instanceId: local.instance.id, kind: 'exec', local: true });
+            }
+          }
+        }
+        this.#tick(local);
+        return;
+      case 'task-status':
+        return this.#onTaskStatus(local, event.taskId, event.status, event.result, event.error);
+      case 'diagnostic':
+        return;
+      case 'exit':
+        return this.#onExit(local, event.exit);
+    }
+  }
+
+  #onTaskStatus(local: Local, taskId: string, status: TaskStatus, result?: unknown, error?: string): void {
+    if (taskId === local.stepInFlight && status !== 'running') {
+      local.stepInFlight = undefined;
+      this.#tick(local);
+      return;
+    }
+    const sent = local.sent.get(taskId);
+    if (!sent) return;
+    const reported: TaskStatus = status === 'cancelled' && sent.timedOut ? 'timed_out' : status;
+    if (reported !== 'running' && reported !== 'pending') {
+      clearTimeout(sent.timer);
+      local.sent.delete(taskId);
+    }
+    const mine = reported === 'running' || reported === 'complete' ? local.rank === 0 : true;
+    if (!sent.task.local && mine) {
+      this.#emit({ type: 'TaskStatusChanged', taskId, status: reported,
+        ...(reported === 'complete' && result !== undefined ? { result: result as Json } : {}), ...(error ? { error } : {}) });
+    }
+    this.#tick(local);
+  }
+
+  #onExit(local: Local, exit: { expected: boolean; cause: string; diagnostics: readonly string[]; code: number | null; signal: string | null }): void {
+    local.proc = undefined;
+    local.stepInFlight = undefined;
+    clearTimeout(local.stableTimer);
+    for (const [taskId, s] of local.sent) {
+      clearTimeout(s.timer);
+      if (!s.task.local) {
+        this.#emit({ type: 'TaskStatusChanged', taskId, status: 'failed', error: `Runner shutdown before completing the task (${exit.cause})` });
+      }
+    }
+    local.sent.clear();
+    local.queue = local.queue.filter((q) => !q.local);
+    if (exit.expected) {
+      if (local.status?.state !== 'Shutdown') this.#proposeStatus(local, { state: 'Shutdown' });
+      local.status = { state: 'Shutdown' };
+      if (local.parked) this.#tick(local);
+      return;
+    }
+    local.failures += 1;
+    const status: RunnerStatus = { state: 'Failed', reason: `Terminated (${exit.cause})`, diagnostics: exit.diagnostics };
+    local.status = status;
+    this.#proposeStatus(local, status, {
+      attempt: local.failures, ...(exit.code !== null ? { exitCode: exit.code } : {}), ...(exit.signal ? { signal: exit.signal } : {}),
+    });
+    if (this.#stopping || local.deleting) return;
+    const decision = restartDecision(local.failures, exit.cause, this.#o.policy ?? DEFAULT_RESTART_POLICY);
+    if (decision.kind === 'give-up') {
+      local.gaveUp = true;
+      this.#emit({ type: 'InstanceFailed', instanceId: local.instance.id, reason: `runner ${local.runnerId}: ${decision.reason}` });
+      return;
+    }
+    local.restartTimer = setTimeout(() => {
+      local.restartTimer = undefined;
+      this.#spawn(local);
+    }, decision.delayMs);
+  }
+
+  #tick(local: Local): void {
+    if (this.#stopping || local.deleting || local.gaveUp) return;
+    const peers = this.#peers.get(local.instance.id) ?? new Map<string, RunnerStatus>();
+    if (!local.proc) {
+      const peerFailed = [...peers.values()].some((s) => s.state === 'Failed');
+      if (local.parked && !peerFailed && !local.restartTimer) this.#spawn(local);
+      return;
+    }
+    const proc = local.proc;
+    const worldSize = local.instance.shards.length;
+    const statuses = Array.from({ length: worldSize }, (_, r) => {
+      if (r === local.rank) return local.status;
+      const node = local.instance.shards.find((s) => s.rank === r)?.node;
+      return node === undefined ? undefined : peers.get(node);
+    });
+    for (;;) {
+      const step = decideNextStep({ rank: local.rank, worldSize, statuses, stepInFlight: local.stepInFlight !== undefined,
+        pendingTasks: local.queue.map((q) => q.taskId) });
+      switch (step.kind) {
+        case 'wait':
+          return;
+        case 'shutdown':
+          if (local.status?.state === 'Failed') return; // its exit restarts it
+          local.parked = true;
+          local.stepInFlight = `${local.runnerId}#${local.generation}:shutdown`;
+          void proc.shutdown(this.#o.deadlines ?? DEFAULT_DEADLINES, local.stepInFlight);
+          return;
+        case 'run': {
+          const task = local.queue.shift()!;
+          const entry: { task: Queued; timer?: NodeJS.Timeout; timedOut: boolean } = { task, timedOut: false };
+          if (task.timeoutMs !== undefined) {
+            entry.timer = setTimeout(() => {
+              entry.timedOut = true;
+              void proc.cancelTask(task.taskId);
+            }, task.timeoutMs);
+          }
+          local.sent.set(task.taskId, entry);
+          void proc.startTask({ type: 'task', taskId: task.taskId, op: task.kind, params: task.params ?? {} });
+          continue; // more queued tasks may go while Running
+        }
+        default:
+          local.stepInFlight = `${local.runnerId}#${local.generation}:${step.kind}`;
+          void proc.startTask({ type: step.kind, taskId: local.stepInFlight });
+          return;
+      }
+    }
+  }
+}
