@@ -1,0 +1,24 @@
+// The actor measured by the mailbox benchmark: counts one-way events, echoes request payloads.
+import { assign, setup } from 'xstate';
+import { ValidationError } from '../../src/core/errors.js';
+import { serveActor } from '../../src/runtime/serve-actor.js';
+
+const machine = setup({ types: { context: {} as { seen: number }, events: {} as { type: 'tick' } } }).createMachine({
+  context: { seen: 0 },
+  on: { tick: { actions: assign({ seen: ({ context }) => context.seen + 1 }) } },
+});
+
+serveActor({
+  name: 'echo',
+  machine,
+  decodeEvent: (body) => {
+    if (body.type !== 'tick') throw new ValidationError('event', 'type', 'expected tick');
+    return { type: 'tick' as const };
+  },
+  // The view changes on every tick; pushing it would measure snapshot traffic, not the mailbox.
+  view: () => null,
+  requests: {
+    echo: (body) => body.payload,
+    seen: (_body, ctx) => ctx.actor.getSnapshot().context.seen,
+  },
+});

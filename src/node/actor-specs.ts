@@ -1,0 +1,48 @@
+/**
+ * The actors a node runs under its root supervisor, in start order, with the options each receives.
+ * Shutdown runs in SHUTDOWN_ORDER (DESIGN.md §2: api → planner → runners → profiler → topology → cluster).
+ */
+import type { ActorSpec } from '../runtime/actor-host.js';
+import { siblingModule } from '../runtime/module-url.js';
+import type { NodeConfig } from './config.js';
+import type { NodeIdentity } from './identity.js';
+
+export interface ActorSpecContext {
+  readonly config: NodeConfig;
+  readonly identity: NodeIdentity;
+  /** The port the API listens on (known after it bound, when --port 0). */
+  readonly apiPort: number;
+  readonly version: string;
+}
+
+const actorModule = (name: string): URL => siblingModule(import.meta.url, `../actors/${name}/worker`);
+
+export const ACTOR_NAMES = ['topology-keeper', 'cluster', 'network-profiler', 'placement-planner', 'runner-supervisor'] as const;
+export type ActorName = (typeof ACTOR_NAMES)[number];
+
+export const SHUTDOWN_ORDER: readonly ActorName[] = ['placement-planner', 'runner-supervisor', 'network-profiler', 'topology-keeper', 'cluster'];
+
+export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): ActorSpec[] {
+  const { config, identity } = ctx;
+  const common = { nodeId: identity.nodeId, incarnation: identity.incarnation, dataDir: config.dataDir };
+  const all: Record<ActorName, unknown> = {
+    'topology-keeper': { ...common },
+    cluster: {
+      ...common,
+      startedAt: identity.startedAt,
+      name: config.name,
+      clusterName: config.cluster,
+      secret: config.secret,
+      peers: config.peers,
+      host: config.host,
+      apiPort: ctx.apiPort,
+      mdns: config.mdns,
+      failureTimeoutMs: config.failureTimeoutMs,
+      version: ctx.version,
+    },
+    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort },
+    'placement-planner': { ...common, apiPort: ctx.apiPort },
+    'runner-supervisor': { ...common },
+  };
+  return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
+}

@@ -1,0 +1,207 @@
+/**
+ * Node configuration: defaults, an optional JSON config file, then command-line flags (flags win).
+ * Every value is validated where it enters; a bad flag or file is a ValidationError naming it, and nothing starts.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ValidationError } from '../core/errors.js';
+import { isLogLevel, type LogLevel } from '../runtime/log.js';
+
+export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
+export type InterfaceType = (typeof INTERFACE_TYPES)[number];
+
+export const DEFAULT_PORT = 52_515;
+
+export interface NodeConfig {
+  readonly dataDir: string;
+  readonly port: number;
+  /** Address the API and cluster listeners bind to. */
+  readonly host: string;
+  readonly name: string | undefined;
+  readonly cluster: string;
+  readonly secret: string | undefined;
+  readonly peers: readonly string[];
+  readonly ifaceTypes: Readonly<Record<string, InterfaceType>>;
+  readonly logLevel: LogLevel;
+  /** Turn multicast discovery off (static peers only). */
+  readonly mdns: boolean;
+  /** Heartbeat silence after which a node is declared gone. */
+  readonly failureTimeoutMs: number;
+}
+
+export const NODE_FLAGS = {
+  help: { type: 'boolean', short: 'h' },
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  name: { type: 'string' },
+  cluster: { type: 'string' },
+  secret: { type: 'string' },
+  'secret-file': { type: 'string' },
+  peers: { type: 'string' },
+  'iface-type': { type: 'string', multiple: true },
+  'log-level': { type: 'string' },
+  'no-mdns': { type: 'boolean' },
+  'failure-timeout-ms': { type: 'string' },
+} as const;
+
+export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
+
+Starts a torus node: discovers peers, measures links, joins the cluster's event log, serves the HTTP API
+and dashboard, and runs the runners placed on this machine.
+
+Options:
+  --data-dir DIR          where the node id, logs and runner files live (default ~/.torus)
+  --port N                API and cluster port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --host ADDR             address to listen on (default 0.0.0.0)
+  --name NAME             a readable name for this node (default: the host name)
+  --cluster NAME          cluster name; nodes only join a cluster of the same name (default "torus")
+  --secret S              shared cluster secret: peers must prove they know it (HMAC)
+  --secret-file FILE      read the secret from a file instead
+  --peers H:P,H:P         static peers, for networks where multicast does not work
+  --iface-type NAME=TYPE  label an interface the OS cannot classify (repeatable);
+                          TYPE is one of ${INTERFACE_TYPES.join(', ')}
+  --no-mdns               do not use multicast discovery (static peers only)
+  --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+  --log-level LEVEL       debug, info, warn (default), error, silent
+  --config FILE           a JSON file with any of these options (camelCase keys); flags win
+  -h, --help              show this help
+
+Other commands: plan, status, place, instances, delete, peers, bench ring (each with --help).`;
+
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+function parsePort(value: unknown, where: 'flag' | 'config', path: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new ValidationError(where, path, `expected a port number 0-65535, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function parsePeers(value: unknown, where: 'flag' | 'config', path: string): string[] {
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  if (!list) throw new ValidationError(where, path, 'expected host:port entries');
+  return list.map((entry, i) => {
+    const m = typeof entry === 'string' ? HOST_PORT.exec(entry) : null;
+    if (!m) throw new ValidationError(where, `${path}[${i}]`, `expected host:port, got ${JSON.stringify(entry)}`);
+    parsePort(m[2], where, `${path}[${i}]`);
+    return entry as string;
+  });
+}
+
+function parseIfaceTypes(value: unknown, where: 'flag' | 'config', path: string): Record<string, InterfaceType> {
+  const out: Record<string, InterfaceType> = {};
+  const entries: Array<[string, unknown]> = Array.isArray(value)
+    ? value.map((item, i) => {
+      const m = typeof item === 'string' ? /^([^=\s]+)=(\S+)$/.exec(item) : null;
+      if (!m) throw new ValidationError(where, `${path}[${i}]`, `expected NAME=TYPE, got ${JSON.stringify(item)}`);
+      return [m[1]!, m[2]];
+    })
+    : value && typeof value === 'object' ? Object.entries(value) : [];
+  if (!Array.isArray(value) && (typeof value !== 'object' || value === null)) throw new ValidationError(where, path, 'expected NAME=TYPE entries');
+  for (const [name, type] of entries) {
+    if (!(INTERFACE_TYPES as readonly unknown[]).includes(type)) {
+      throw new ValidationError(where, `${path}.${name}`, `unknown interface type ${JSON.stringify(type)}; expected one of ${INTERFACE_TYPES.join(', ')}`);
+    }
+    out[name] = type as InterfaceType;
+  }
+  return out;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ValidationError('config', path, `cannot read: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs'];
+  for (const key of Object.keys(parsed)) {
+    if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function nonEmpty(value: unknown, where: 'flag' | 'config', path: string): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 256) throw new ValidationError(where, path, 'expected a non-empty string');
+  return value;
+}
+
+function readSecretFile(path: string, where: 'flag' | 'config', key: string): string {
+  try {
+    const secret = readFileSync(path, 'utf8').trim();
+    if (!secret) throw new Error('file is empty');
+    return secret;
+  } catch (error) {
+    throw new ValidationError(where, key, `cannot read secret file ${path}: ${(error as Error).message}`);
+  }
+}
+
+export interface ParsedNodeArgs {
+  readonly help: boolean;
+  readonly config: NodeConfig;
+}
+
+/** Parses `start` flags (after the subcommand). Throws ValidationError on any bad flag or config value. */
+export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ParsedNodeArgs {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: [...args], options: NODE_FLAGS, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new ValidationError('flag', '', (error as Error).message);
+  }
+  const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  const pick = (flag: string, key: string): { value: unknown; where: 'flag' | 'config'; path: string } =>
+    values[flag] !== undefined ? { value: values[flag], where: 'flag', path: `--${flag}` } : { value: file[key], where: 'config', path: key };
+
+  const port = pick('port', 'port');
+  const peers = pick('peers', 'peers');
+  const iface = pick('iface-type', 'ifaceTypes');
+  const level = pick('log-level', 'logLevel');
+  const timeout = pick('failure-timeout-ms', 'failureTimeoutMs');
+  const logLevel = level.value ?? env.TORUS_LOG_LEVEL ?? 'warn';
+  if (!isLogLevel(logLevel)) throw new ValidationError(level.where, level.path, `expected debug, info, warn, error or silent, got ${JSON.stringify(logLevel)}`);
+  const failureTimeoutMs = timeout.value === undefined ? 4_000 : Number(timeout.value);
+  if (!Number.isFinite(failureTimeoutMs) || failureTimeoutMs < 500 || failureTimeoutMs > 600_000) {
+    throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
+  }
+
+  let secret: string | undefined;
+  if (values.secret !== undefined) secret = nonEmpty(values.secret, 'flag', '--secret');
+  else if (values['secret-file'] !== undefined) secret = readSecretFile(String(values['secret-file']), 'flag', '--secret-file');
+  else if (file.secret !== undefined) secret = nonEmpty(file.secret, 'config', 'secret');
+  else if (file.secretFile !== undefined) secret = readSecretFile(nonEmpty(file.secretFile, 'config', 'secretFile'), 'config', 'secretFile');
+
+  const name = pick('name', 'name');
+  const cluster = pick('cluster', 'cluster');
+  const dataDir = pick('data-dir', 'dataDir');
+  const host = pick('host', 'host');
+  const mdnsOff = values['no-mdns'] === true || file.mdns === false;
+  if (file.mdns !== undefined && typeof file.mdns !== 'boolean') throw new ValidationError('config', 'mdns', 'expected true or false');
+
+  return {
+    help: values.help === true,
+    config: {
+      dataDir: dataDir.value === undefined ? join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
+      host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
+      name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
+      cluster: cluster.value === undefined ? 'torus' : nonEmpty(cluster.value, cluster.where, cluster.path),
+      secret,
+      peers: peers.value === undefined ? [] : parsePeers(peers.value, peers.where, peers.path),
+      ifaceTypes: iface.value === undefined ? {} : parseIfaceTypes(iface.value, iface.where, iface.path),
+      logLevel,
+      mdns: !mdnsOff,
+      failureTimeoutMs,
+    },
+  };
+}
