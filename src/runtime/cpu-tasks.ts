@@ -5,4 +5,5 @@
  */
 export const CPU_TASKS: Readonly<Record<string, string>> = {
   'runtime.echo': './cpu-task-echo',
+  'placement.plan': '../core/placement/pool-task',
 };
