@@ -35,6 +35,8 @@ export interface RunnerManagerOptions {
   readonly autoExec?: boolean;
   /** Extra environment for runner processes (test hooks). */
   readonly runnerEnv?: Readonly<Record<string, string>>;
+  /** Told of every runner process started (logging, tests). */
+  readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
 }
 
 export interface TaskSpec {
@@ -209,6 +211,7 @@ export class RunnerManager {
     local.proc = proc;
     proc.start();
     if (proc.pid !== undefined) this.#pids.push(proc.pid);
+    this.#o.onSpawn?.(local.runnerId, proc.pid, local.generation);
   }
 
   #proposeStatus(local: Local, status: RunnerStatus, extra: Partial<RunnerStatusChanged> = {}): void {
