@@ -90,6 +90,6 @@ export function decodeRingFrame(input: unknown): RingFrame {
   if (worldSize < 1 || worldSize > 65536) throw new ValidationError('frame', 'worldSize', `out of range: ${worldSize}`);
   if (rank >= worldSize) throw new ValidationError('frame', 'rank', `${rank} not below worldSize ${worldSize}`);
   const connection = view.getUint32(20, true);
-  if (connection > 255) throw new ValidationError('frame', 'connection', `out of range: ${connection}`);
+  if (connection > 63) throw new ValidationError('frame', 'connection', `out of range: ${connection}`);
   return { kind: kind === KIND.hello ? 'hello' : 'ack', role: roleCode === 1 ? 'right' : 'left', ringId: view.getUint32(8, true), rank, worldSize, connection };
 }
