@@ -345,12 +345,13 @@ export function decodeClusterEvent(v: unknown): ClusterEvent {
   return guarded(W, () => decodeEventAt(v, 'event'));
 }
 
-export function decodeIndexedEvent(v: unknown): IndexedEvent {
+/** A log entry `{index, term, event, at?}`; `path` names it in errors (e.g. `body.entries[3]`). */
+export function decodeIndexedEvent(v: unknown, path = 'indexed'): IndexedEvent {
   return guarded(W, () => {
-    const o = obj(W, v, 'indexed', ['index', 'term', 'event'], ['at']);
+    const o = obj(W, v, path, ['index', 'term', 'event'], ['at']);
     return compact({
-      index: int(W, o.index, 'indexed.index', 1), term: int(W, o.term, 'indexed.term'),
-      event: decodeEventAt(o.event, 'indexed.event'), at: opt(o.at, (x) => num(W, x, 'indexed.at', 0)),
+      index: int(W, o.index, `${path}.index`, 1), term: int(W, o.term, `${path}.term`),
+      event: decodeEventAt(o.event, `${path}.event`), at: opt(o.at, (x) => num(W, x, `${path}.at`, 0)),
     });
   });
 }
