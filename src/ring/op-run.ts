@@ -79,13 +79,17 @@ export class OpRun {
   /** No bytes from a peer we are waiting on for timeoutMs → name it. */
   #watch(): void {
     const now = performance.now();
+    // The peer silent the longest is the likeliest culprit (the others stall behind it).
+    let worst: { conn: Conn; idle: number } | null = null;
     for (const conn of this.#readers) {
       const reader = conn.reader;
       if (!reader || reader.pending === 0) continue;
       const idle = now - Math.max(reader.lastProgress, this.#started);
-      if (idle > this.timeoutMs) {
-        return this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`, { peer: conn.peer, timeoutMs: this.timeoutMs }));
-      }
+      if (idle > this.timeoutMs && (!worst || idle > worst.idle)) worst = { conn, idle };
+    }
+    if (worst) {
+      const { conn, idle } = worst;
+      return this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`, { peer: conn.peer, timeoutMs: this.timeoutMs }));
     }
     if (now - this.#started > this.timeoutMs) {
       const stuck = [...this.#writers].filter((conn) => conn.socket.writableLength > 0);

@@ -1,0 +1,127 @@
+/** Failure behaviour: a killed, stopped or closed peer fails the collective naming it, within the timeout, without leaking sockets. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import t, { type Test } from 'tap';
+import { TorusError } from '../../src/core/errors.js';
+import { childExecArgv } from '../../src/runtime/module-url.js';
+import { RingCommunicator } from '../../src/ring/index.js';
+import { freePorts, loopbackHosts, loopbackRing } from './helpers.js';
+import { tcpHandles } from './reference.js';
+
+const COUNT = 1 << 22; // 16 MiB of float32: one all-reduce takes far longer than the kill delay
+
+function startChild(rank: number, ports: number[]): { child: ChildProcess; lines: string[]; waitFor: (prefix: string) => Promise<void> } {
+  const child = spawn(process.execPath, [...childExecArgv(import.meta.url), new URL('./fixtures/rank-child.ts', import.meta.url).pathname, String(rank), JSON.stringify(ports), String(COUNT)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  const waiters: { prefix: string; resolve: () => void }[] = [];
+  let pending = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      for (const w of waiters.filter((x) => line.startsWith(x.prefix))) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+    }
+  });
+  const waitFor = (prefix: string) => lines.some((l) => l.startsWith(prefix)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ prefix, resolve }));
+  return { child, lines, waitFor };
+}
+
+/** Runs all-reduces on the in-process ranks until they fail; resolves with each rank's error and when it came. */
+async function runUntilFailure(comms: RingCommunicator[]): Promise<{ error: TorusError; at: number }[]> {
+  const buf = comms.map(() => new Float32Array(COUNT).fill(1));
+  return Promise.all(comms.map(async (comm, i) => {
+    for (;;) {
+      try { await comm.allReduce(buf[i] as Float32Array, 'max'); } catch (error) { return { error: error as TorusError, at: performance.now() }; }
+    }
+  }));
+}
+
+async function childRing(t: Test, timeoutMs: number) {
+  const before = tcpHandles();
+  const ports = await freePorts(3);
+  const remote = startChild(2, ports);
+  t.teardown(() => { remote.child.kill('SIGKILL'); });
+  const comms = await Promise.all([0, 1].map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 20_000 })));
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  await remote.waitFor('ready');
+  return { before, remote, comms };
+}
+
+t.test('a peer killed with SIGKILL mid-collective fails both neighbours with TORUS_RING_PEER_LOST naming it', async (t) => {
+  const timeoutMs = 5000;
+  const { before, remote, comms } = await childRing(t, timeoutMs);
+  const failures = runUntilFailure(comms);
+  await remote.waitFor('op 0'); // the ring works, then we kill rank 2 during the next all-reduce
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  const killedAt = performance.now();
+  remote.child.kill('SIGKILL');
+  const results = await failures;
+  for (const [rank, { error, at }] of results.entries()) {
+    t.ok(error instanceof TorusError, `rank ${rank} got a TorusError`);
+    t.equal(error.code, 'TORUS_RING_PEER_LOST', `rank ${rank}: ${error.message}`);
+    t.match(error.message, /rank 2 \(127\.0\.0\.3:\d+\)/, `rank ${rank} names the dead peer`);
+    t.ok(at - killedAt < timeoutMs, `rank ${rank} failed ${Math.round(at - killedAt)} ms after the kill`);
+  }
+  await t.rejects(comms[0]!.allReduce(new Float32Array(4)), { code: 'TORUS_RING_PEER_LOST' }, 'later calls fail at once with the same error');
+  await Promise.all(comms.map((c) => c.close()));
+  await once(remote.child, 'exit').catch(() => undefined);
+  t.equal(tcpHandles(), before, 'no sockets leaked');
+});
+
+t.test('a stopped (silent) peer fails the collective with TORUS_RING_TIMEOUT within the timeout', async (t) => {
+  const timeoutMs = 1500;
+  const { before, remote, comms } = await childRing(t, timeoutMs);
+  const failures = runUntilFailure(comms);
+  await remote.waitFor('op 0');
+  const stoppedAt = performance.now();
+  remote.child.kill('SIGSTOP');
+  const results = await failures;
+  remote.child.kill('SIGKILL');
+  const codes = results.map((r) => r.error.code);
+  t.ok(codes.includes('TORUS_RING_TIMEOUT'), `a rank timed out (codes ${codes.join(', ')})`);
+  t.ok(results.some((r) => r.error.code === 'TORUS_RING_TIMEOUT' && /rank 2 /.test(r.error.message)), `the timeout names rank 2: ${results.map((r) => r.error.message).join(' | ')}`);
+  for (const [rank, { at }] of results.entries()) t.ok(at - stoppedAt < timeoutMs * 3 + 2000, `rank ${rank} failed ${Math.round(at - stoppedAt)} ms after the stop (no hang)`);
+  await Promise.all(comms.map((c) => c.close()));
+  await once(remote.child, 'exit').catch(() => undefined);
+  t.equal(tcpHandles(), before, 'no sockets leaked');
+});
+
+t.test('a rank closing mid-collective fails its neighbours naming it; the closer gets TORUS_CHANNEL_CLOSED', async (t) => {
+  const before = tcpHandles();
+  const comms = await loopbackRing(3, { timeoutMs: 5000 });
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  const bufs = comms.map(() => new Float32Array(COUNT).fill(2));
+  const ops = comms.map((c, r) => c.allReduce(bufs[r] as Float32Array).then(() => null, (error: TorusError) => error));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await comms[1]!.close();
+  const errors = await Promise.all(ops);
+  t.equal(errors[1]?.code, 'TORUS_CHANNEL_CLOSED');
+  for (const rank of [0, 2]) {
+    t.equal(errors[rank]?.code, 'TORUS_RING_PEER_LOST', `rank ${rank}: ${errors[rank]?.message}`);
+    t.match(errors[rank]?.message ?? '', /rank 1 /);
+  }
+  await Promise.all(comms.map((c) => c.close()));
+  t.equal(tcpHandles(), before, 'no sockets leaked');
+});
+
+t.test('a neighbour that never comes up fails set-up with TORUS_RING_TIMEOUT naming it', async (t) => {
+  const before = tcpHandles();
+  const ports = await freePorts(3);
+  const started = performance.now();
+  await t.rejects(RingCommunicator.connect({ rank: 0, hosts: loopbackHosts(ports, 0), connectTimeoutMs: 800 }), { code: 'TORUS_RING_TIMEOUT', message: /rank [12] \(127\.0\.0\.[23]:\d+\)/ });
+  t.ok(performance.now() - started < 3000, 'bounded retries');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(tcpHandles(), before, 'no sockets or listeners leaked');
+});
+
+t.test('mismatched collectives fail instead of hanging or corrupting data', async (t) => {
+  const comms = await loopbackRing(2, { timeoutMs: 2000 });
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  const results = await Promise.allSettled([comms[0]!.allReduce(new Float32Array(100)), comms[1]!.allReduce(new Float32Array(200))]);
+  t.ok(results.every((r) => r.status === 'rejected'), 'both ranks fail');
+  const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as TorusError).code : 'ok'));
+  t.ok(codes.includes('TORUS_PROTOCOL_INVALID'), `a rank reports the mismatch (${codes.join(', ')})`);
+});
