@@ -13,7 +13,7 @@ import { everyEvent, indexed, joined } from './fixtures.js';
 const log = indexed(everyEvent.slice(0, 12));
 
 t.test('machine: live/waiting, emits for gaps, rejections and changes', async (t) => {
-  const actor = createActor(topologyKeeperMachine).start();
+  const actor = createActor(topologyKeeperMachine, { input: {} }).start();
   const emitted: string[] = [];
   const listen = (e: KeeperEmitted) => emitted.push(e.type === 'topology.gap' ? `gap ${e.from}-${e.to}` : e.type === 'topology.changed' ? `changed ${e.lastIndex}` : `rejected ${e.rejection.index}`);
   actor.on('*', listen);
@@ -36,7 +36,7 @@ t.test('machine: live/waiting, emits for gaps, rejections and changes', async (t
 
 t.test('machine: a snapshot catches a fresh keeper up, then the tail applies', async (t) => {
   const snap = encodeSnapshot(applyEvents(emptyState, log.slice(0, 8)));
-  const actor = createActor(topologyKeeperMachine).start();
+  const actor = createActor(topologyKeeperMachine, { input: {} }).start();
   actor.send({ type: 'events', entries: log.slice(9) });
   t.equal(actor.getSnapshot().value, 'waiting');
   actor.send({ type: 'install-snapshot', snapshot: snap });
@@ -65,7 +65,7 @@ t.test('messages are decoded strictly', async (t) => {
 });
 
 t.test('queries answer plain data from the buffer', async (t) => {
-  const actor = createActor(topologyKeeperMachine).start();
+  const actor = createActor(topologyKeeperMachine, { input: {} }).start();
   actor.send({ type: 'events', entries: log });
   const b = actor.getSnapshot().context.buffer;
   const s = stateAnswer(b);
