@@ -5,11 +5,13 @@
 import type { ActorSpec } from '../runtime/actor-host.js';
 import { siblingModule } from '../runtime/module-url.js';
 import type { NodeConfig } from './config.js';
-import type { NodeIdentity } from './identity.js';
+import type { NodeIdentity } from '../cluster/identity.js';
 
 export interface ActorSpecContext {
   readonly config: NodeConfig;
   readonly identity: NodeIdentity;
+  /** Epoch ms of this process start (the election prefers the longest-lived node). */
+  readonly startedAt: number;
   /** The port the API listens on (known after it bound, when --port 0). */
   readonly apiPort: number;
   readonly version: string;
@@ -29,7 +31,7 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
     'topology-keeper': { ...common },
     cluster: {
       ...common,
-      startedAt: identity.startedAt,
+      startedAt: ctx.startedAt,
       name: config.name,
       clusterName: config.cluster,
       secret: config.secret,

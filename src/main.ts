@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/**
+ * `node dist/main.js [command] [options]` — the torus CLI. With no command (or `start`) it runs a node;
+ * the other commands are thin clients of a running node's API, or offline tools (`plan`).
+ */
+import { ValidationError } from './core/errors.js';
+import { NODE_USAGE, parseNodeArgs } from './node/config.js';
+
+type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  start: runNode,
+  plan: async (args) => (await import('./cli/plan.js')).runPlanCommand(args),
+  status: async (args) => (await import('./cli/status.js')).runStatusCommand(args),
+  place: async (args) => (await import('./cli/place.js')).runPlaceCommand(args),
+  instances: async (args) => (await import('./cli/instances.js')).runInstancesCommand(args),
+  delete: async (args) => (await import('./cli/delete.js')).runDeleteCommand(args),
+  peers: async (args) => (await import('./cli/peers.js')).runPeersCommand(args),
+  bench: runBench,
+};
+
+async function runBench(args: string[]): Promise<number> {
+  const [what, ...rest] = args;
+  if (what !== 'ring') {
+    process.stderr.write('Usage: node dist/main.js bench ring [--live --api URL | lab options] (see --help)\n');
+    return 2;
+  }
+  if (rest.includes('--live')) return (await import('./cli/bench-ring-live.js')).runBenchRingLiveCommand(rest.filter((a) => a !== '--live'));
+  const benchRing = './cli/bench-ring.js'; // TODO(lead): static import once the ring suite lands
+  return ((await import(benchRing)) as { runBenchRingCommand: Command }).runBenchRingCommand(rest);
+}
+
+async function runNode(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseNodeArgs(args);
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      process.stderr.write(`torus: ${error.message}\n\n${NODE_USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (parsed.help) {
+    process.stdout.write(NODE_USAGE + '\n');
+    return 0;
+  }
+  const { startNode } = await import('./node/start-node.js');
+  const node = await startNode(parsed.config);
+  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.url}\n`);
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      process.stderr.write(`torus: second ${signal}, exiting now\n`);
+      void node.runtime.kill().finally(() => process.exit(130));
+      return;
+    }
+    process.stderr.write(`torus: ${signal}, shutting down (send again to exit at once)\n`);
+    void node.shutdown(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return node.closed;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first.startsWith('-')) return runNode(argv);
+  if (first === 'help') {
+    process.stdout.write(NODE_USAGE + '\n');
+    return 0;
+  }
+  const command = COMMANDS[first];
+  if (!command) {
+    process.stderr.write(`torus: unknown command ${JSON.stringify(first)}\n\n${NODE_USAGE}\n`);
+    return 2;
+  }
+  return command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => {
+    process.stderr.write(`torus: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

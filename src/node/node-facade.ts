@@ -1,0 +1,137 @@
+/**
+ * The API's view of this node, implemented over the actors: reads go to the topology keeper (the replicated
+ * state), cluster questions to the cluster actor, plans to the placement planner, and writes become commands
+ * the cluster forwards to the leader.
+ */
+import { TorusError } from '../core/errors.js';
+import type { StateAnswer } from '../actors/topology-keeper/queries.js';
+import type { EventFeed } from '../api/event-feed.js';
+import type {
+  InstanceView, NodeFacade, NodeInfo, NodeMetrics, NodeRole, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
+} from '../api/node-facade.js';
+import { instanceView, instanceViews, topologyView } from '../api/views.js';
+import type { IndexedEvent } from '../protocols/events.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { NodeConfig } from './config.js';
+
+export interface FacadeContext {
+  readonly runtime: Runtime;
+  readonly config: NodeConfig;
+  readonly nodeId: string;
+  readonly incarnation: number;
+  readonly name: string;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly feed: EventFeed;
+  readonly ringBench?: (request: unknown, onProgress: (p: RingBenchProgress) => void, facade: NodeFacade) => Promise<RingBenchStarted>;
+}
+
+interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined }
+
+const COMMAND_TIMEOUT_MS = 30_000;
+
+export class ActorNodeFacade implements NodeFacade {
+  readonly #ctx: FacadeContext;
+
+  constructor(ctx: FacadeContext) {
+    this.#ctx = ctx;
+  }
+
+  async #role(): Promise<RoleAnswer> {
+    if (!this.#ctx.runtime.actors().includes('cluster')) return { role: 'alone' };
+    try {
+      return await this.#ctx.runtime.request<RoleAnswer>('cluster', { type: 'role' }, { timeoutMs: 2_000 });
+    } catch {
+      return { role: 'alone' };
+    }
+  }
+
+  async node(): Promise<NodeInfo> {
+    const { role, leaderId } = await this.#role();
+    const c = this.#ctx;
+    return { id: c.nodeId, name: c.name, version: c.version, incarnation: c.incarnation, uptimeMs: Date.now() - c.startedAt, role, leaderId, cluster: c.config.cluster };
+  }
+
+  async #stateAnswer(): Promise<StateAnswer> {
+    return this.#ctx.runtime.request<StateAnswer>('topology-keeper', { type: 'state' });
+  }
+
+  async state(): Promise<StateView> {
+    const answer = await this.#stateAnswer();
+    return { state: answer.state, digest: answer.digest, lastIndex: answer.lastIndex };
+  }
+
+  async topology(): Promise<TopologyView> {
+    const [answer, role] = await Promise.all([this.#stateAnswer(), this.#role()]);
+    return topologyView(answer.state, role.leaderId);
+  }
+
+  async peers(): Promise<readonly PeerView[]> {
+    if (!this.#ctx.runtime.actors().includes('cluster')) return [];
+    const answer = await this.#ctx.runtime.request<{ peers: readonly PeerView[] } | readonly PeerView[]>('cluster', { type: 'peers' });
+    return Array.isArray(answer) ? answer : (answer as { peers: readonly PeerView[] }).peers;
+  }
+
+  async previewPlacements(request: unknown): Promise<unknown> {
+    const state = await this.#ctx.runtime.request('topology-keeper', { type: 'placementState' });
+    return this.#ctx.runtime.request('placement-planner', { type: 'preview', state, request }, { timeoutMs: COMMAND_TIMEOUT_MS });
+  }
+
+  async #command(command: Record<string, unknown>): Promise<unknown> {
+    if (!this.#ctx.runtime.actors().includes('cluster')) throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
+    return this.#ctx.runtime.request('cluster', { type: 'command', command }, { timeoutMs: COMMAND_TIMEOUT_MS });
+  }
+
+  async createInstance(request: unknown): Promise<InstanceView> {
+    const outcome = (await this.#command({ ...(request as Record<string, unknown>), type: 'PlaceInstance' })) as { instanceId?: string } | null;
+    const id = outcome?.instanceId;
+    if (!id) throw new TorusError('TORUS_INTERNAL', 'the leader accepted the placement but named no instance', { outcome });
+    return this.#waitForInstance(id);
+  }
+
+  /** The command is committed on the leader; wait until this node applied it too. */
+  async #waitForInstance(id: string): Promise<InstanceView> {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const view = instanceView((await this.#stateAnswer()).state, id);
+      if (view) return view;
+      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `instance ${id} was placed but has not reached this node yet`, { id });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async listInstances(): Promise<readonly InstanceView[]> {
+    return instanceViews((await this.#stateAnswer()).state);
+  }
+
+  async getInstance(id: string): Promise<InstanceView> {
+    const view = instanceView((await this.#stateAnswer()).state, id);
+    if (!view) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${id}`, { id });
+    return view;
+  }
+
+  async deleteInstance(id: string): Promise<void> {
+    await this.getInstance(id);
+    await this.#command({ type: 'DeleteInstance', instanceId: id, reason: 'deleted through the API' });
+    const end = Date.now() + 10_000;
+    while (instanceView((await this.#stateAnswer()).state, id)) {
+      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `instance ${id} delete was accepted but has not reached this node yet`, { id });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  events(afterIndex: number, signal: AbortSignal): AsyncIterable<IndexedEvent> {
+    return this.#ctx.feed.events(afterIndex, signal);
+  }
+
+  async startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted> {
+    if (!this.#ctx.ringBench) throw new TorusError('TORUS_INTERNAL', 'ring benchmarks are not available on this node');
+    return this.#ctx.ringBench(request, onProgress, this);
+  }
+
+  async metrics(): Promise<NodeMetrics> {
+    const restarts: Record<string, number> = {};
+    for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
+    return { restarts };
+  }
+}

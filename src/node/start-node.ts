@@ -1,0 +1,92 @@
+/**
+ * Starts one torus node: identity, the actor runtime with its root supervisor, the HTTP API, and the actors
+ * (topology keeper, cluster, network profiler, placement planner, runner supervisor). Embedders call this too.
+ */
+import { hostname } from 'node:os';
+import { EventFeed } from '../api/event-feed.js';
+import { createApiServer, type ApiServer } from '../api/server.js';
+import { loadOrCreateIdentity, type NodeIdentity } from '../cluster/identity.js';
+import { decodeIndexedEvent } from '../protocols/events.js';
+import { createLogger, setLogLevel } from '../runtime/log.js';
+import { Runtime } from '../runtime/runtime.js';
+import { actorSpecs, SHUTDOWN_ORDER, type ActorName } from './actor-specs.js';
+import type { NodeConfig } from './config.js';
+import { ActorNodeFacade } from './node-facade.js';
+import { VERSION } from './version.js';
+import { probeHandlerFor } from './probe-handler.js';
+
+export interface TorusNode {
+  readonly identity: NodeIdentity;
+  readonly config: NodeConfig;
+  readonly runtime: Runtime;
+  readonly api: ApiServer;
+  readonly startedAt: number;
+  /** Ordered shutdown (idempotent); resolves when everything stopped. */
+  shutdown(reason?: string): Promise<void>;
+  /** Resolves with the exit code the process should end with (0 after a clean stop, 1 after an escalation). */
+  readonly closed: Promise<number>;
+}
+
+export interface StartOptions {
+  /** Run only these actors (embedding a subset, e.g. only the profiler and planner). */
+  readonly actors?: readonly ActorName[];
+}
+
+const log = createLogger({ component: 'node' });
+
+export async function startNode(config: NodeConfig, options: StartOptions = {}): Promise<TorusNode> {
+  setLogLevel(config.logLevel);
+  const identity = await loadOrCreateIdentity(config.dataDir);
+  const startedAt = Date.now();
+  const feed = new EventFeed({ retain: 10_000 });
+  let exitCode = 0;
+  let resolveClosed: (code: number) => void = () => {};
+  const closed = new Promise<number>((resolve) => { resolveClosed = resolve; });
+  let shuttingDown: Promise<void> | undefined;
+
+  const runtime = new Runtime({
+    nodeId: identity.nodeId,
+    onEscalate: (actor, reason) => {
+      log.error('an actor exceeded its restart intensity; shutting the node down', { actor, reason });
+      process.stderr.write(`torus: actor ${actor} keeps failing (${reason}); shutting down\n`);
+      exitCode = 1;
+      void shutdown(`actor ${actor} escalated`);
+    },
+  });
+  // Applied events arrive from the topology keeper; the API streams them (SSE) from this feed.
+  runtime.register('node-events', (body) => {
+    const entries = Array.isArray(body.entries) ? body.entries : body.indexed ? [body.indexed] : [];
+    for (const raw of entries) feed.append(decodeIndexedEvent(raw, 'body.entries'));
+    return null;
+  });
+
+  const facade = new ActorNodeFacade({
+    runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
+    name: config.name ?? hostname(), version: VERSION, startedAt,
+  });
+  const api = await createApiServer(facade, {
+    port: config.port,
+    host: config.host,
+    probeHandler: probeHandlerFor({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+  });
+
+  const shutdown = (reason = 'requested'): Promise<void> => {
+    shuttingDown ??= (async () => {
+      log.info('shutting down', { reason });
+      await api.close();
+      await runtime.shutdown({ order: SHUTDOWN_ORDER, deadlineMs: 5_000 });
+      resolveClosed(exitCode);
+    })();
+    return shuttingDown;
+  };
+
+  const specs = actorSpecs({ config, identity, startedAt, apiPort: api.port, version: VERSION }, options.actors);
+  try {
+    for (const spec of specs) await runtime.supervise(spec);
+  } catch (error) {
+    exitCode = 1;
+    await shutdown('an actor failed to start');
+    throw error;
+  }
+  return { identity, config, runtime, api, startedAt, shutdown, closed };
+}
