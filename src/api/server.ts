@@ -13,9 +13,6 @@ import { eventsRoute } from './routes/events-route.js';
 import { instanceRoutes } from './routes/instance-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 
-/** Default API port of a node (the CLI's `--api` default is http://127.0.0.1:DEFAULT_API_PORT). */
-export const DEFAULT_API_PORT = 52_515;
-
 export interface ApiServerOptions {
   readonly port: number;
   readonly host?: string;

@@ -1,0 +1,114 @@
+/**
+ * Shared plumbing of the CLI clients (status, place, instances, delete, peers, bench ring --live): flag
+ * parsing with `--api URL` and `--json`, a small JSON client that turns the API's `{"error":…}` bodies back
+ * into TorusErrors, and output helpers. Exit codes: 0 ok, 1 the node refused or failed, 2 usage error.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { TorusError, asTorusError, errorFromJson } from '../core/errors.js';
+
+/** The node's default API port (the same as `torus start`'s default --port). */
+export const DEFAULT_API_PORT = 52_515;
+export const DEFAULT_API_URL = `http://127.0.0.1:${DEFAULT_API_PORT}`;
+
+export interface CliIo {
+  readonly stdout: { write(chunk: string): unknown; isTTY?: boolean };
+  readonly stderr: { write(chunk: string): unknown };
+}
+
+export const processIo: CliIo = { stdout: process.stdout, stderr: process.stderr };
+
+export class UsageError extends TorusError {
+  constructor(message: string) {
+    super('TORUS_CONFIG_INVALID', message, { where: 'flag' });
+  }
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const COMMON = { api: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const satisfies Options;
+
+export interface ParsedCli<V> {
+  readonly values: V & { api?: string; json?: boolean; help?: boolean };
+  readonly positionals: string[];
+  readonly client: ApiClient;
+}
+
+export function parseCli<O extends Options>(args: readonly string[], options: O, maxPositionals = 0): ParsedCli<Record<keyof O, unknown>> {
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...args], options: { ...COMMON, ...options } as Options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument ${parsed.positionals[maxPositionals]}`);
+  const api = (parsed.values.api as string | undefined) ?? process.env.TORUS_API ?? DEFAULT_API_URL;
+  try {
+    new URL(api);
+  } catch {
+    throw new UsageError(`--api: not a URL: ${api}`);
+  }
+  return { values: parsed.values as unknown as ParsedCli<Record<keyof O, unknown>>['values'], positionals: parsed.positionals, client: new ApiClient(api) };
+}
+
+export class ApiClient {
+  constructor(readonly base: string) {}
+
+  url(path: string): string {
+    return new URL(path, this.base.endsWith('/') ? this.base : `${this.base}/`).href.replace(/([^:])\/\/+/g, '$1/');
+  }
+
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.url(path), {
+        method,
+        headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+    } catch (error) {
+      const inner = (error as { cause?: { code?: string; message?: string } }).cause;
+      const cause = inner?.code ?? inner?.message ?? (error as Error).message;
+      throw new TorusError('TORUS_API_UNREACHABLE', `cannot reach the node API at ${this.base} (${cause}); is \`torus start\` running? (--api URL)`, { api: this.base });
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new TorusError('TORUS_API_UNREACHABLE', `${this.base} answered HTTP ${res.status} with non-JSON`, { api: this.base });
+    }
+    if (!res.ok) throw errorFromJson((json as { error?: unknown } | undefined)?.error);
+    return json as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+}
+
+/** Runs a command body with the common error handling: usage → 2, API/transport failures → 1. */
+export async function runCli(io: CliIo, usage: string, args: readonly string[], json: boolean, body: () => Promise<number>): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout.write(usage);
+    return 0;
+  }
+  try {
+    return await body();
+  } catch (error) {
+    const e = asTorusError(error);
+    if (e instanceof UsageError) {
+      io.stderr.write(`${e.message}\n${usage}`);
+      return 2;
+    }
+    if (json) io.stdout.write(JSON.stringify({ error: e.toJSON() }) + '\n');
+    else io.stderr.write(`error: ${e.message}${e.code === 'TORUS_API_UNREACHABLE' ? '' : ` (${e.code})`}\n${detailLines(e)}`);
+    return 1;
+  }
+}
+
+function detailLines(e: TorusError): string {
+  const reasons = (e.details as { reasons?: unknown }).reasons;
+  if (!Array.isArray(reasons)) return '';
+  return reasons.map((r) => `  - ${typeof r === 'string' ? r : JSON.stringify(r)}\n`).join('');
+}
+
+export const printJson = (io: CliIo, value: unknown): void => void io.stdout.write(JSON.stringify(value, null, 2) + '\n');

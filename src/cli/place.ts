@@ -1,0 +1,101 @@
+/** `torus place`: places a workload on the cluster and starts its runners (or, with --preview, shows every option). */
+import { readFile } from 'node:fs/promises';
+import type { InstanceView } from '../api/node-facade.js';
+import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
+import { renderInstances } from './instances.js';
+import { parseBytes } from './table.js';
+
+export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workload ID --memory SIZE --layers N [options]) [--preview] [--api URL] [--json]
+  Places the workload (the leader plans it) and starts its runners; prints the instance, or the planner's reason.
+  --request FILE        the request as JSON (the \`plan\` command's format, plus workload.kind/command for exec)
+  --workload ID         workload id            --memory SIZE   e.g. 12GiB, 512MiB or bytes
+  --layers N            layer count            --hidden-size N, --kv-heads N, --supports-tensor
+  --sharding pipeline|tensor (default pipeline)   --backend ring|jaccl (default ring)
+  --min-nodes N         smallest node count    --nodes A,B     nodes that must be included
+  --exec CMD            run CMD on every node (kind exec) with --arg=X (repeatable) as its arguments
+  --instance-id ID      choose the instance id
+  --preview             show every option (plans and refusals) instead of placing
+`;
+
+const OPTIONS = {
+  request: { type: 'string' },
+  workload: { type: 'string' },
+  memory: { type: 'string' },
+  layers: { type: 'string' },
+  'hidden-size': { type: 'string' },
+  'kv-heads': { type: 'string' },
+  'supports-tensor': { type: 'boolean' },
+  sharding: { type: 'string' },
+  backend: { type: 'string' },
+  'min-nodes': { type: 'string' },
+  nodes: { type: 'string' },
+  exec: { type: 'string' },
+  arg: { type: 'string', multiple: true },
+  'instance-id': { type: 'string' },
+  preview: { type: 'boolean' },
+} as const;
+
+export async function runPlaceCommand(args: string[], io: CliIo = processIo): Promise<number> {
+  return runCli(io, PLACE_USAGE, args, args.includes('--json'), async () => {
+    const { values, client } = parseCli(args, OPTIONS);
+    const request = await buildRequest(values as Record<string, unknown>);
+    if (values.preview) {
+      const { workload } = request as { workload: Record<string, unknown> };
+      const { kind: _k, command: _c, args: _a, ...planWorkload } = workload;
+      const { instanceId: _i, ...rest } = request as Record<string, unknown>;
+      const previews = await client.request<unknown>('POST', '/v1/placements/preview', { ...rest, workload: planWorkload });
+      printJson(io, previews);
+      return 0;
+    }
+    const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
+    if (values.json) printJson(io, instance);
+    else io.stdout.write(`placed ${instance.id} on ${instance.nodes.join(' → ')}\n${renderInstances([instance], true)}`);
+    return 0;
+  });
+}
+
+async function buildRequest(v: Record<string, unknown>): Promise<Record<string, unknown>> {
+  if (typeof v.request === 'string') {
+    const others = Object.keys(OPTIONS).filter((k) => k !== 'request' && k !== 'preview' && v[k] !== undefined);
+    if (others.length) throw new UsageError(`--request cannot be combined with --${others[0]}`);
+    try {
+      return JSON.parse(await readFile(v.request, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`--request ${v.request}: ${(error as Error).message}`);
+    }
+  }
+  const need = (flag: string): string => {
+    const value = v[flag];
+    if (typeof value !== 'string') throw new UsageError(`missing --${flag} (or give --request FILE)`);
+    return value;
+  };
+  const int = (flag: string): number | undefined => {
+    const value = v[flag];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${flag}: expected a whole number, got ${String(value)}`);
+    return Number(value);
+  };
+  const memoryBytes = parseBytes(need('memory'));
+  if (memoryBytes === undefined) throw new UsageError(`--memory: expected a size like 12GiB, got ${String(v.memory)}`);
+  const exec = typeof v.exec === 'string' ? v.exec : undefined;
+  if (!exec && v.arg !== undefined) throw new UsageError('--arg needs --exec');
+  const workload = {
+    id: need('workload'),
+    memoryBytes,
+    layers: int('layers') ?? need('layers'),
+    hiddenSize: int('hidden-size'),
+    kvHeads: int('kv-heads'),
+    supportsTensor: v['supports-tensor'] === true ? true : undefined,
+    kind: exec ? 'exec' : 'ring',
+    command: exec,
+    args: exec ? (v.arg as string[] | undefined) : undefined,
+  };
+  return {
+    workload,
+    sharding: v.sharding ?? 'pipeline',
+    backend: v.backend ?? 'ring',
+    minNodes: int('min-nodes'),
+    requiredNodes: typeof v.nodes === 'string' ? v.nodes.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    instanceId: v['instance-id'],
+  };
+}

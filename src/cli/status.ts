@@ -1,0 +1,62 @@
+/** `torus status`: this node, every node with role and memory, every link with type and measured speed, instances with runner states. */
+import type { InstanceView, NodeInfo, TopologyView } from '../api/node-facade.js';
+import { parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
+import { formatBitsPerSecond, formatBytes, formatDuration, renderTable } from './table.js';
+
+export const STATUS_USAGE = `usage: torus status [--api URL] [--json]
+  A readable summary of the cluster as the node at --api sees it (default http://127.0.0.1:52515).
+  --json  {"node","topology","instances"} as the API returns them
+`;
+
+export async function runStatusCommand(args: string[], io: CliIo = processIo): Promise<number> {
+  return runCli(io, STATUS_USAGE, args, args.includes('--json'), async () => {
+    const { values, client } = parseCli(args, {});
+    const [node, topology, { instances }] = await Promise.all([
+      client.get<NodeInfo>('/v1/node'),
+      client.get<TopologyView>('/v1/topology'),
+      client.get<{ instances: InstanceView[] }>('/v1/instances'),
+    ]);
+    if (values.json) {
+      printJson(io, { node, topology, instances });
+      return 0;
+    }
+    io.stdout.write(renderStatus(node, topology, instances));
+    return 0;
+  });
+}
+
+export function renderStatus(node: NodeInfo, topology: TopologyView, instances: readonly InstanceView[]): string {
+  const names = new Map(topology.nodes.map((n) => [n.id, n.name ?? n.id]));
+  const name = (id: string): string => names.get(id) ?? id;
+  let out = `node ${node.name} (${node.id}): ${node.role}${node.leaderId && node.leaderId !== node.id ? `, leader ${name(node.leaderId)}` : ''}, v${node.version}, up ${formatDuration(node.uptimeMs)}`;
+  out += topology.lastIndex !== undefined ? `, event #${topology.lastIndex}\n\n` : '\n\n';
+  out += `NODES (${topology.nodes.length})\n`;
+  out += renderTable(
+    ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'INTERFACES'],
+    topology.nodes.map((n) => [
+      n.id,
+      n.name ?? '',
+      n.role ?? (node.leaderId === n.id ? 'leader' : ''),
+      n.memory ? `${formatBytes(n.memory.ramAvailable)} / ${formatBytes(n.memory.ramTotal)}` : '?',
+      (n.interfaces ?? []).map((i) => `${i.name} ${i.ip} ${i.type}`).join(', '),
+    ]),
+  );
+  out += `\nLINKS (${topology.links.length})\n`;
+  out += renderTable(
+    ['FROM', 'TO', 'ADDRESS', 'TYPE', 'BANDWIDTH', 'RTT'],
+    topology.links.map((l) => [name(l.source), name(l.sink), l.ip ?? '', l.type ?? 'unknown', formatBitsPerSecond(l.bandwidthBps), l.rttMs === undefined ? '' : `${l.rttMs.toFixed(2)} ms`]),
+  );
+  out += `\nINSTANCES (${instances.length})\n`;
+  out += renderTable(
+    ['ID', 'BACKEND', 'SHARDING', 'STATUS', 'RING ORDER', 'RUNNERS'],
+    instances.map((i) => [
+      i.id,
+      i.backend ?? '',
+      i.sharding ?? '',
+      i.status ?? '',
+      i.nodes.map(name).join(' → '),
+      i.runners.map((r) => `${name(r.node)}=${r.status}${r.reason ? ` (${r.reason})` : ''}`).join(', '),
+    ]),
+  );
+  return out;
+}
