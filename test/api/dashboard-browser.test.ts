@@ -1,0 +1,55 @@
+import t from 'tap';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApi } from './fixtures/harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
+
+if (!existsSync(CHROMIUM)) {
+  t.skip(`dashboard browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+} else {
+  t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
+    const { chromium } = await import('playwright-core');
+    const { api, node } = await startApi(t, { ids: ['node-a', 'node-b', 'node-c'] });
+    const profile = await mkdtemp(join(tmpdir(), 'torus-chromium-'));
+    t.teardown(() => rm(profile, { recursive: true, force: true }));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
+    t.teardown(() => context.close());
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    await page.goto(api.url + '/');
+
+    await page.waitForSelector('[data-testid="live"].on', { timeout: 10_000 });
+    const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
+    const links = async () => (await page.locator('[data-testid="link"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-link')))).sort();
+    t.same(await nodes(), ['node-a', 'node-b', 'node-c'], 'every node drawn');
+    const expected = node.cluster.links.map((l) => `${l.source}>${l.sink}@${l.ip}`).sort();
+    t.equal(expected.length, 12);
+    t.same(await links(), expected, 'every link drawn, one per address');
+    t.match(await page.locator('[data-node-id="node-a"]').textContent(), /host-node-a.*leader.*GiB/);
+    t.match(await page.locator('[data-link="node-a>node-b@10.77.1.2"]').textContent(), /thunderbolt 20 Gbit\/s/);
+    t.equal(await page.locator('[data-link="node-a>node-b@10.77.1.2"] path').getAttribute('class'), 'link bw-fast');
+    t.equal(await page.locator('[data-link="node-a>node-b@10.77.0.2"] path').getAttribute('class'), 'link bw-good');
+
+    // An instance appears live, with its ring order and runner states.
+    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1024, layers: 3 }, instanceId: 'inst-live' }) });
+    await page.waitForSelector('[data-instance-id="inst-live"]', { timeout: 5000 });
+    t.match(await page.locator('[data-instance-id="inst-live"]').textContent(), /node-a → node-b → node-c.*Ready/);
+
+    // A node goes away: it and its links disappear without a reload; the event is listed.
+    node.apply({ type: 'NodeGone', nodeId: 'node-c', reason: 'heartbeat timeout' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="node"]').length === 2, undefined, { timeout: 5000 });
+    t.same(await nodes(), ['node-a', 'node-b']);
+    t.same(await links(), expected.filter((l) => !l.includes('node-c')), 'links of the gone node removed');
+    t.match(await page.locator('[data-testid="events"] li').first().textContent(), /NodeGone.*node-c/);
+    t.match(await page.locator('[data-instance-id="inst-live"]').textContent(), /needs-replacement|node-c/);
+    t.same(errors, [], 'no script errors');
+  });
+}
