@@ -47,7 +47,8 @@ async function runNode(args: string[]): Promise<number> {
   }
   const { startNode } = await import('./node/start-node.js');
   const node = await startNode(parsed.config);
-  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.url}\n`);
+  const local = `http://${['0.0.0.0', '::'].includes(node.api.host) ? '127.0.0.1' : node.api.host}:${node.api.port}/`;
+  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.host}:${node.api.port} — dashboard ${local}\n`);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;

@@ -1,0 +1,88 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+interface Started { child: ChildProcess; port: number; nodeId: string; stderr: () => string }
+
+function startNode(dataDir: string, extra: string[] = []): Promise<Started> {
+  const child = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--no-mdns', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => { err += c.toString(); });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`node did not start in time; stderr: ${err}`)); }, 60_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /torus node (\S+) \(incarnation \d+\) listening on [^:]+:(\d+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, nodeId: m[1]!, port: Number(m[2]), stderr: () => err }); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`node exited with ${code} before listening; stderr: ${err}`)); });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id across restarts', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'torus-main-'));
+  const children: ChildProcess[] = [];
+  t.teardown(() => { for (const c of children) c.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
+
+  const first = await startNode(dataDir);
+  children.push(first.child);
+  const base = `http://127.0.0.1:${first.port}`;
+  t.equal(await (await fetch(`${base}/node_id`)).json(), first.nodeId, 'GET /node_id answers the id it printed');
+  const info = (await (await fetch(`${base}/v1/node`)).json()) as { id: string; incarnation: number };
+  t.equal(info.id, first.nodeId);
+  const stateRes = await fetch(`${base}/v1/state`);
+  t.equal(stateRes.status, 200, 'the topology keeper answers');
+
+  const stopping = Date.now();
+  first.child.kill('SIGTERM');
+  const exit = await exitOf(first.child);
+  t.same(exit, { code: 0, signal: null }, 'SIGTERM: clean exit 0');
+  t.ok(Date.now() - stopping < 10_000, 'within a few seconds');
+  t.notMatch(first.stderr(), /unhandled|ClosedResourceError|TypeError/i, 'nothing ugly on stderr');
+
+  const second = await startNode(dataDir);
+  children.push(second.child);
+  t.equal(second.nodeId, first.nodeId, 'the node id survives a restart');
+  const again = (await (await fetch(`http://127.0.0.1:${second.port}/v1/node`)).json()) as { incarnation: number };
+  t.equal(again.incarnation, info.incarnation + 1, 'with a new incarnation');
+  second.child.kill('SIGINT');
+  t.same(await exitOf(second.child), { code: 0, signal: null }, 'SIGINT: clean exit 0');
+});
+
+t.test('bad flags are refused with a clear message and exit 2', async (t) => {
+  for (const [args, pattern] of [
+    [['--port', 'abc'], /--port: expected a port number/],
+    [['--iface-type', 'eth0=fast'], /unknown interface type "fast"/],
+    [['--peers', 'nohost'], /expected host:port/],
+    [['--bogus'], /Unknown option '--bogus'/],
+  ] as const) {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+    const exit = await exitOf(child);
+    t.equal(exit.code, 2, `${args.join(' ')} → exit 2`);
+    t.match(err, pattern);
+  }
+});
+
+t.test('--help prints the usage', async (t) => {
+  const child = spawn(process.execPath, [MAIN, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+  t.equal((await exitOf(child)).code, 0);
+  t.match(out, /--data-dir DIR/);
+  t.match(out, /--iface-type NAME=TYPE/);
+});
