@@ -5,7 +5,7 @@
  */
 import { Packr, Unpackr } from 'msgpackr';
 import { ValidationError } from '../core/errors.js';
-import { decodePeerFrame, isHandshakeFrame, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES, type PeerFrame } from '../protocols/peer-frames.js';
+import { decodePeerFrame, isHandshakeFrame, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES, peekHello, PROTOCOL_VERSION, type PeerFrame } from '../protocols/peer-frames.js';
 import { frameMac, MAC_BYTES } from './auth.js';
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -27,7 +27,8 @@ export function encodeFrame(frame: PeerFrame, mac?: MacState | null): Buffer {
   return Buffer.concat([head, tag, payload]);
 }
 
-export type DecodeResult = { readonly frames: readonly PeerFrame[]; readonly error?: string };
+/** `incompatible` is set when the failure is a hello of another protocol version (listed, not just dropped). */
+export type DecodeResult = { readonly frames: readonly PeerFrame[]; readonly error?: string; readonly incompatible?: { v: number; nodeId?: string; cluster?: string } };
 
 export class FrameDecoder {
   #chunks: Buffer[] = [];
@@ -83,6 +84,13 @@ export class FrameDecoder {
           value = unpackr.unpack(payload);
         } catch (err) {
           return this.#fail(frames, `malformed msgpack: ${(err as Error)?.message ?? String(err)}`.slice(0, 200));
+        }
+        if (this.#handshake) {
+          const peek = peekHello(value);
+          if (peek.v !== undefined && peek.v !== PROTOCOL_VERSION) {
+            const r = this.#fail(frames, `incompatible protocol version ${peek.v} (mine ${PROTOCOL_VERSION})`);
+            return { ...r, incompatible: { ...peek, v: peek.v } };
+          }
         }
         const frame = decodePeerFrame(value);
         if (this.#handshake && !isHandshakeFrame(frame)) return this.#fail(frames, `${frame.type} frame before the handshake completed`);

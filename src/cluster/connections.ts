@@ -1,0 +1,263 @@
+/**
+ * Peer connections of one node: the listening socket, dialing (static peers, mDNS finds, gossiped addresses)
+ * with backoff, collapsing duplicate connections to one per node, and the "heard but not joined" list.
+ *
+ * Collapse rule (both ends compute it alike): of two live connections between A and B of the same incarnation,
+ * keep the one dialed by the lower node id; a newer incarnation replaces the old connection.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from '../runtime/log.js';
+import type { PeerAddress, PeerFrame, RefuseReason } from '../protocols/peer-frames.js';
+import { PeerConnection, type CloseInfo, type LocalHello } from './peer-connection.js';
+
+export type HeardReason = 'other-cluster' | 'incompatible-version' | 'auth-failure' | 'unreachable';
+
+export interface HeardPeer {
+  readonly address: string;
+  readonly nodeId?: string;
+  readonly reason: HeardReason;
+  readonly detail: string;
+  readonly via: TargetSource | 'inbound';
+  readonly at: number;
+}
+
+export type TargetSource = 'static' | 'mdns' | 'gossip';
+
+interface Target {
+  readonly host: string;
+  readonly port: number;
+  source: TargetSource;
+  nodeId?: string;
+  failures: number;
+  nextAt: number;
+  conn?: PeerConnection;
+  everJoined: boolean;
+  self: boolean;
+}
+
+export interface ConnectionManagerOptions {
+  readonly local: Omit<LocalHello, 'port'>;
+  readonly secret: string | null;
+  readonly host: string;
+  readonly port: number;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly maxFrameBytes?: number;
+  readonly onJoined: (conn: PeerConnection) => void;
+  readonly onLeft: (conn: PeerConnection, reason: string) => void;
+  readonly onFrame: (conn: PeerConnection, frame: PeerFrame) => void;
+}
+
+const UNREACHABLE_AFTER = 3;
+const REFUSED_RETRY_MS = 10_000;
+
+export class ConnectionManager {
+  readonly #o: ConnectionManagerOptions;
+  readonly #joined = new Map<string, PeerConnection>();
+  readonly #all = new Set<PeerConnection>();
+  readonly #targets = new Map<string, Target>();
+  readonly #heard = new Map<string, HeardPeer>();
+  /** Connections closed as duplicates or replaced: their close is not a departure. */
+  readonly #superseded = new WeakSet<PeerConnection>();
+  readonly #targetOf = new WeakMap<PeerConnection, Target>();
+  #server: Server | null = null;
+  #local: LocalHello | null = null;
+  #stopped = false;
+
+  constructor(options: ConnectionManagerOptions) {
+    this.#o = options;
+  }
+
+  async listen(): Promise<number> {
+    const server = createServer((socket) => this.#adopt(socket, false));
+    this.#server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.#o.port, this.#o.host, () => resolve());
+    });
+    server.on('error', (err) => this.#o.log.error('cluster listener error', { err }));
+    const addr = server.address();
+    const port = typeof addr === 'object' && addr ? addr.port : this.#o.port;
+    this.#local = { ...this.#o.local, port };
+    return port;
+  }
+
+  get joined(): ReadonlyMap<string, PeerConnection> {
+    return this.#joined;
+  }
+
+  heard(): HeardPeer[] {
+    return [...this.#heard.values()].sort((a, b) => a.address.localeCompare(b.address));
+  }
+
+  /** Where other nodes can dial each joined peer (for gossip). */
+  addresses(): PeerAddress[] {
+    return [...this.#joined.values()].flatMap((c) => {
+      const t = this.#targetOf.get(c);
+      const host = t?.host ?? c.remoteAddress;
+      return c.remote && host ? [{ nodeId: c.remote.nodeId, host, port: c.remote.port }] : [];
+    });
+  }
+
+  addTarget(host: string, port: number, source: TargetSource, nodeId?: string): void {
+    if (this.#stopped) return;
+    if (nodeId !== undefined && (nodeId === this.#o.local.nodeId || this.#joined.has(nodeId))) return;
+    const key = `${host}:${port}`;
+    const known = this.#targets.get(key);
+    if (known) {
+      if (nodeId !== undefined) known.nodeId = nodeId;
+      return;
+    }
+    this.#targets.set(key, { host, port, source, failures: 0, nextAt: 0, everJoined: false, self: false, ...(nodeId !== undefined ? { nodeId } : {}) });
+  }
+
+  /** Records a peer we heard of (e.g. by mDNS) but will not dial, with the reason. */
+  noteHeard(entry: Omit<HeardPeer, 'at'>): void {
+    this.#heard.set(entry.address, { ...entry, at: this.#o.now() });
+  }
+
+  /** Dials every target that is due. */
+  tick(): void {
+    if (this.#stopped || !this.#local) return;
+    const now = this.#o.now();
+    for (const t of this.#targets.values()) {
+      if (t.self || t.conn || now < t.nextAt) continue;
+      if (t.nodeId !== undefined && this.#joined.has(t.nodeId)) continue;
+      this.#dial(t);
+    }
+  }
+
+  send(nodeId: string, frame: PeerFrame): boolean {
+    return this.#joined.get(nodeId)?.send(frame) ?? false;
+  }
+
+  close(nodeId: string, reason: string): void {
+    this.#joined.get(nodeId)?.close(reason);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const c of this.#all) c.close('node stopping');
+    const server = this.#server;
+    this.#server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  #dial(t: Target): void {
+    const socket = connect({ host: t.host, port: t.port });
+    const conn = this.#adopt(socket, true);
+    t.conn = conn;
+    this.#targetOf.set(conn, t);
+  }
+
+  #adopt(socket: Socket, outbound: boolean): PeerConnection {
+    if (this.#stopped || !this.#local) {
+      socket.destroy();
+    }
+    const conn = new PeerConnection({
+      socket, outbound, local: this.#local!, secret: this.#o.secret, log: this.#o.log,
+      ...(this.#o.maxFrameBytes !== undefined ? { maxFrameBytes: this.#o.maxFrameBytes } : {}),
+      onReady: (c) => this.#onReady(c),
+      onFrame: (c, f) => this.#onFrame(c, f),
+      onClose: (c, info) => this.#onClose(c, info),
+    });
+    this.#all.add(conn);
+    return conn;
+  }
+
+  #onReady(conn: PeerConnection): void {
+    const remote = conn.remote!;
+    const id = remote.nodeId;
+    const t = this.#targetOf.get(conn);
+    if (t) {
+      t.nodeId = id;
+      t.failures = 0;
+      t.everJoined = true;
+    }
+    for (const [key, h] of this.#heard) if (h.nodeId === id || key === (t ? `${t.host}:${t.port}` : '')) this.#heard.delete(key);
+    const existing = this.#joined.get(id);
+    if (existing && existing.remote) {
+      if (remote.incarnation < existing.remote.incarnation) return this.#drop(conn, 'an older incarnation of a joined node');
+      if (remote.incarnation === existing.remote.incarnation) {
+        const dialer = (c: PeerConnection) => (c.outbound ? this.#o.local.nodeId : id);
+        const keeper = this.#o.local.nodeId < id ? this.#o.local.nodeId : id;
+        if (dialer(existing) === keeper || dialer(conn) !== keeper) return this.#drop(conn, 'duplicate connection');
+        // Swap quietly: same peer, same process, the agreement core need not know.
+        this.#joined.set(id, conn);
+        this.#drop(existing, 'duplicate connection');
+        return;
+      }
+      // A restarted process: the old connection is stale.
+      this.#superseded.add(existing);
+      this.#joined.delete(id);
+      existing.close('replaced by a newer incarnation');
+      this.#o.onLeft(existing, 'replaced by a newer incarnation');
+    }
+    this.#joined.set(id, conn);
+    this.#o.onJoined(conn);
+    conn.send({ type: 'peers', peers: this.addresses().filter((p) => p.nodeId !== id) });
+  }
+
+  #drop(conn: PeerConnection, why: string): void {
+    this.#superseded.add(conn);
+    conn.close(why, 'duplicate');
+  }
+
+  #onFrame(conn: PeerConnection, frame: PeerFrame): void {
+    if (this.#joined.get(conn.nodeId ?? '') !== conn) return; // frames on a superseded connection
+    if (frame.type === 'peers') {
+      for (const p of frame.peers) this.addTarget(p.host, p.port, 'gossip', p.nodeId);
+      return;
+    }
+    this.#o.onFrame(conn, frame);
+  }
+
+  /** Tells every joined peer about the others (a node reachable by one peer becomes reachable by all). */
+  gossip(): void {
+    const all = this.addresses();
+    for (const [id, conn] of this.#joined) conn.send({ type: 'peers', peers: all.filter((p) => p.nodeId !== id) });
+  }
+
+  #onClose(conn: PeerConnection, info: CloseInfo): void {
+    this.#all.delete(conn);
+    const t = this.#targetOf.get(conn);
+    const now = this.#o.now();
+    if (t && t.conn === conn) {
+      t.conn = undefined;
+      if (info.refused === 'self') t.self = true;
+      else if (this.#superseded.has(conn) || info.refused === 'duplicate') t.nextAt = now + 1000;
+      else if (info.refused) t.nextAt = now + REFUSED_RETRY_MS;
+      else {
+        t.failures += 1;
+        t.nextAt = now + Math.min(5000, 250 * 2 ** Math.min(t.failures, 5));
+      }
+      if (!info.refused && !t.everJoined && t.failures >= UNREACHABLE_AFTER) {
+        this.noteHeard({ address: `${t.host}:${t.port}`, ...(t.nodeId ? { nodeId: t.nodeId } : {}), reason: 'unreachable', detail: info.reason, via: t.source });
+      }
+    }
+    const listed = listedReason(info.refused);
+    if (listed) {
+      const address = t ? `${t.host}:${t.port}` : `${conn.remoteAddress}${conn.remote ? `:${conn.remote.port}` : ''}`;
+      const nodeId = info.remote?.nodeId ?? t?.nodeId;
+      this.noteHeard({ address, ...(nodeId ? { nodeId } : {}), reason: listed, detail: info.reason, via: t?.source ?? 'inbound' });
+      this.#o.log.warn('peer not joined', { address, nodeId, reason: listed, detail: info.reason });
+    }
+    const id = conn.nodeId;
+    if (id !== undefined && this.#joined.get(id) === conn) {
+      this.#joined.delete(id);
+      if (!this.#superseded.has(conn)) this.#o.onLeft(conn, info.reason);
+    }
+  }
+}
+
+function listedReason(r: CloseInfo['refused']): HeardReason | undefined {
+  switch (r) {
+    case 'other-cluster': return 'other-cluster';
+    case 'incompatible-version': return 'incompatible-version';
+    case 'auth-failure':
+    case 'auth-required': return 'auth-failure';
+    default: return undefined;
+  }
+}
+
+export type { RefuseReason };
