@@ -1,0 +1,64 @@
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValidationError } from '../../src/core/errors.js';
+import { DEFAULT_PORT, parseNodeArgs } from '../../src/node/config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'torus-config-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string): string => { const p = join(dir, name); writeFileSync(p, text); return p; };
+
+t.test('defaults', async (t) => {
+  const { config, help } = parseNodeArgs([], {});
+  t.equal(help, false);
+  t.equal(config.port, DEFAULT_PORT);
+  t.equal(config.cluster, 'torus');
+  t.equal(config.logLevel, 'warn');
+  t.equal(config.mdns, true);
+  t.same(config.peers, []);
+});
+
+t.test('flags', async (t) => {
+  const { config } = parseNodeArgs(['--port', '0', '--name', 'mac-1', '--peers', '10.77.0.2:52515, 10.77.0.3:52515',
+    '--iface-type', 'en5=thunderbolt', '--iface-type', 'veth0=ethernet', '--secret', 's3cret', '--no-mdns', '--log-level', 'debug'], {});
+  t.equal(config.port, 0);
+  t.equal(config.name, 'mac-1');
+  t.same(config.peers, ['10.77.0.2:52515', '10.77.0.3:52515']);
+  t.same(config.ifaceTypes, { en5: 'thunderbolt', veth0: 'ethernet' });
+  t.equal(config.secret, 's3cret');
+  t.equal(config.mdns, false);
+  t.equal(config.logLevel, 'debug');
+});
+
+t.test('config file, with flags winning', async (t) => {
+  const secretFile = file('secret', 'from-file\n');
+  const path = file('ok.json', JSON.stringify({ port: 6000, cluster: 'lab', ifaceTypes: { eth1: 'wifi' }, secretFile, peers: ['10.77.0.9:6000'] }));
+  const { config } = parseNodeArgs(['--config', path, '--port', '7000'], {});
+  t.equal(config.port, 7000, 'flag wins');
+  t.equal(config.cluster, 'lab');
+  t.same(config.ifaceTypes, { eth1: 'wifi' });
+  t.equal(config.secret, 'from-file');
+  t.same(config.peers, ['10.77.0.9:6000']);
+});
+
+t.test('bad input names where it is', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--port', '70000'], /flag --port: expected a port number/],
+    [['--peers', '10.77.0.2'], /flag --peers\[0\]: expected host:port/],
+    [['--iface-type', 'eth0'], /expected NAME=TYPE/],
+    [['--log-level', 'loud'], /--log-level: expected debug/],
+    [['--failure-timeout-ms', '5'], /between 500 and 600000/],
+    [['--secret-file', join(dir, 'missing')], /cannot read secret file/],
+    [['--config', join(dir, 'missing.json')], /cannot read/],
+    [['--config', file('bad.json', '{ nope')], /not valid JSON/],
+    [['--config', file('arr.json', '[]')], /expected a JSON object/],
+    [['--config', file('unknown.json', '{"prot": 1}')], /config prot: unknown option/],
+    [['--config', file('type.json', '{"ifaceTypes": {"eth0": "fast"}}')], /config ifaceTypes.eth0: unknown interface type "fast"/],
+    [['--unknown'], /Unknown option/],
+  ];
+  for (const [args, pattern] of cases) {
+    t.throws(() => parseNodeArgs(args, {}), ValidationError, args.join(' '));
+    t.throws(() => parseNodeArgs(args, {}), { message: pattern });
+  }
+});
