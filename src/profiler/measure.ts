@@ -1,0 +1,106 @@
+/**
+ * Link measurement against a peer's probe routes: RTT (median of several request/response samples on one kept-alive
+ * connection) and throughput (a short timed upload to the sink route, bounded in bytes and time; the receiver
+ * reports the steady-state rate). Run on change or on request, never continuously.
+ */
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { TorusError } from '../core/errors.js';
+import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_PATHS, type SinkReport } from '../protocols/probe.js';
+import { httpGetJson } from './http-get.js';
+import { median } from './rate.js';
+
+export interface RttOptions {
+  readonly samples?: number;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export async function measureRtt(ip: string, port: number, opts: RttOptions = {}): Promise<{ rttMs: number; samples: number[] }> {
+  const n = Math.max(1, Math.min(opts.samples ?? 7, 100));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const get = (): Promise<unknown> => httpGetJson(ip, port, PROBE_PATHS.echo, { timeoutMs: opts.timeoutMs ?? 1000, agent, ...(opts.signal ? { signal: opts.signal } : {}) });
+    await get(); // warm-up: connection set-up is not part of the round trip
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await get();
+      samples.push(performance.now() - t0);
+    }
+    return { rttMs: median(samples), samples };
+  } finally {
+    agent.destroy();
+  }
+}
+
+export interface ThroughputOptions {
+  /** Stop sending after this long (default 500 ms, at most MAX_PROBE_MS). */
+  readonly durationMs?: number;
+  /** Stop sending after this many bytes (default 256 MiB, at most MAX_PROBE_BYTES). */
+  readonly maxBytes?: number;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
+
+/** Uploads to the peer's sink for a bounded time/size; resolves with the receiver's report (bps = bits/s). */
+export function measureThroughput(ip: string, port: number, opts: ThroughputOptions = {}): Promise<SinkReport> {
+  const durationMs = Math.min(opts.durationMs ?? 500, MAX_PROBE_MS);
+  const maxBytes = Math.min(opts.maxBytes ?? 256 * 1024 * 1024, MAX_PROBE_BYTES);
+  const timeoutMs = opts.timeoutMs ?? durationMs + 5000;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (error: Error | undefined, report?: SinkReport): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) {
+        req.destroy();
+        reject(error);
+      } else resolve(report as SinkReport);
+    };
+    const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers: { 'content-type': 'application/octet-stream' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} sink: HTTP ${res.statusCode}`));
+        try {
+          finish(undefined, decodeSinkReport(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+        } catch (error) {
+          finish(error as Error);
+        }
+      });
+    });
+    const timer = setTimeout(() => finish(new TorusError('TORUS_RING_TIMEOUT', `${ip}:${port} sink: no report within ${timeoutMs} ms`)), timeoutMs);
+    opts.signal?.addEventListener('abort', () => finish(new TorusError('TORUS_CANCELLED', 'throughput probe cancelled')), { once: true });
+    req.on('error', (e) => finish(e));
+    let sent = 0;
+    let t0 = 0;
+    const pump = (): void => {
+      if (t0 === 0) t0 = performance.now();
+      while (!settled && sent < maxBytes && performance.now() - t0 < durationMs) {
+        sent += CHUNK.length;
+        if (!req.write(CHUNK)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (!settled) req.end();
+    };
+    req.once('socket', (s) => (s.connecting ? s.once('connect', pump) : pump()));
+  });
+}
+
+export interface LinkMetrics {
+  readonly rttMs: number;
+  readonly bandwidthBps: number;
+  readonly measuredAt: number;
+}
+
+export async function measureLink(ip: string, port: number, opts: { rtt?: RttOptions; throughput?: ThroughputOptions; now?: () => number } = {}): Promise<LinkMetrics> {
+  const { rttMs } = await measureRtt(ip, port, opts.rtt);
+  const report = await measureThroughput(ip, port, opts.throughput);
+  return { rttMs, bandwidthBps: report.bps, measuredAt: (opts.now ?? Date.now)() };
+}

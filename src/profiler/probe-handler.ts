@@ -1,0 +1,104 @@
+/**
+ * The probe routes (src/protocols/probe.ts) as one `(req, res) => boolean` the node's HTTP server mounts: it
+ * returns true when it handled the request, false to let the server route it elsewhere.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_PATHS, type ProbeIdentity } from '../protocols/probe.js';
+import { steadyRate, type Sample } from './rate.js';
+
+export type ProbeHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const ZEROS = Buffer.alloc(256 * 1024);
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+function sink(req: IncomingMessage, res: ServerResponse): void {
+  const samples: Sample[] = [];
+  let t0 = 0;
+  let total = 0;
+  let over = false;
+  req.on('data', (chunk: Buffer) => {
+    const now = performance.now();
+    if (total === 0) t0 = now;
+    total += chunk.length;
+    const t = now - t0;
+    // Keep at most one sample per 0.5 ms: enough resolution, bounded memory at any rate.
+    const prev = samples[samples.length - 1];
+    if (prev && t - prev[0] < 0.5) samples[samples.length - 1] = [prev[0], total];
+    else samples.push([t, total]);
+    if (!over && (total > MAX_PROBE_BYTES || t > MAX_PROBE_MS * 2)) {
+      over = true;
+      sendJson(res, 413, { error: { code: 'TORUS_API_BODY_TOO_LARGE', message: 'probe transfer exceeds its bounds', details: {} } });
+      req.destroy();
+    }
+  });
+  req.on('end', () => {
+    if (!over) sendJson(res, 200, steadyRate(samples));
+  });
+  req.on('error', () => undefined);
+}
+
+function source(req: IncomingMessage, res: ServerResponse, params: URLSearchParams): void {
+  let bounds: { bytes: number; ms: number };
+  try {
+    bounds = decodeSourceQuery(params);
+  } catch (error) {
+    sendJson(res, 400, { error: { code: 'TORUS_API_VALIDATION', message: (error as Error).message, details: {} } });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
+  const t0 = performance.now();
+  let sent = 0;
+  const pump = (): void => {
+    while (sent < bounds.bytes && performance.now() - t0 < bounds.ms) {
+      const n = Math.min(ZEROS.length, bounds.bytes - sent);
+      sent += n;
+      if (!res.write(n === ZEROS.length ? ZEROS : ZEROS.subarray(0, n))) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    res.end();
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}
+
+export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://probe');
+    const method = req.method ?? 'GET';
+    switch (url.pathname) {
+      case PROBE_PATHS.nodeId:
+        if (method !== 'GET' && method !== 'HEAD') return false;
+        sendJson(res, 200, identity().nodeId);
+        return true;
+      case PROBE_PATHS.identity: {
+        if (method !== 'GET' && method !== 'HEAD') return false;
+        const { nodeId, clusterName, incarnation } = identity();
+        sendJson(res, 200, { nodeId, clusterName, incarnation });
+        return true;
+      }
+      case PROBE_PATHS.echo:
+        req.resume();
+        req.on('end', () => sendJson(res, 200, 'ok'));
+        return true;
+      case PROBE_PATHS.sink:
+        if (method !== 'POST') return false;
+        sink(req, res);
+        return true;
+      case PROBE_PATHS.source:
+        if (method !== 'GET') return false;
+        req.resume();
+        source(req, res, url.searchParams);
+        return true;
+      default:
+        return false;
+    }
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Probe endpoints every node serves on its HTTP port (DESIGN.md §5, issue 3):
+ *   GET  /node_id                       → the node id as a JSON string (exo's contract: cheap identity checks)
+ *   GET  /v1/identity                   → { nodeId, clusterName, incarnation }
+ *   GET  /v1/probe/echo                 → a tiny body, for RTT samples on a kept-alive connection
+ *   POST /v1/probe/sink                 → counts the request body; answers a SinkReport (client → server throughput)
+ *   GET  /v1/probe/source?bytes=&ms=    → streams zeros, bounded in bytes and time (server → client throughput)
+ * Decoders are strict and throw only ValidationError.
+ */
+import { guarded, id, int, num, obj, str } from '../core/topology/reader.js';
+import { ValidationError } from '../core/errors.js';
+
+export const PROBE_PATHS = {
+  nodeId: '/node_id',
+  identity: '/v1/identity',
+  echo: '/v1/probe/echo',
+  sink: '/v1/probe/sink',
+  source: '/v1/probe/source',
+} as const;
+
+/** Hard server-side bounds: a probe can never be turned into a bandwidth hog. */
+export const MAX_PROBE_BYTES = 1 << 30;
+export const MAX_PROBE_MS = 5000;
+
+export interface ProbeIdentity {
+  readonly nodeId: string;
+  readonly clusterName: string;
+  readonly incarnation: number;
+}
+
+/**
+ * Receiver-side throughput: `bytes` over `seconds` (first to last byte) and the steady-state part that skips the
+ * start (slow start and the tbf token bucket's initial burst inflate short transfers).
+ */
+export interface SinkReport {
+  readonly bytes: number;
+  readonly seconds: number;
+  readonly steadyBytes: number;
+  readonly steadySeconds: number;
+  /** bits per second, from the steady part (or the whole transfer when too short to split) */
+  readonly bps: number;
+}
+
+export function decodeNodeIdResponse(v: unknown): string {
+  return guarded('body', () => id('body', v, 'node_id'));
+}
+
+export function decodeIdentity(v: unknown): ProbeIdentity {
+  return guarded('body', () => {
+    const o = obj('body', v, 'identity', ['nodeId', 'clusterName', 'incarnation']);
+    return {
+      nodeId: id('body', o.nodeId, 'identity.nodeId'),
+      clusterName: str('body', o.clusterName, 'identity.clusterName', { max: 256 }),
+      incarnation: int('body', o.incarnation, 'identity.incarnation'),
+    };
+  });
+}
+
+export function decodeSinkReport(v: unknown): SinkReport {
+  return guarded('body', () => {
+    const o = obj('body', v, 'sink', ['bytes', 'seconds', 'steadyBytes', 'steadySeconds', 'bps']);
+    return {
+      bytes: int('body', o.bytes, 'sink.bytes', 0, MAX_PROBE_BYTES),
+      seconds: num('body', o.seconds, 'sink.seconds', 0, 3600),
+      steadyBytes: int('body', o.steadyBytes, 'sink.steadyBytes', 0, MAX_PROBE_BYTES),
+      steadySeconds: num('body', o.steadySeconds, 'sink.steadySeconds', 0, 3600),
+      bps: num('body', o.bps, 'sink.bps', 0),
+    };
+  });
+}
+
+/** `?bytes=N&ms=T` of the source route, clamped to the hard bounds. */
+export function decodeSourceQuery(params: URLSearchParams): { bytes: number; ms: number } {
+  const read = (key: string, max: number, dflt: number): number => {
+    const raw = params.get(key);
+    if (raw === null) return dflt;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new ValidationError('query', key, 'expected a non-negative integer');
+    return Math.min(n, max);
+  };
+  return { bytes: read('bytes', MAX_PROBE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
+}
