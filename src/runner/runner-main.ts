@@ -30,7 +30,8 @@ function onFrame(frame: DownFrame): void {
   if (hooks.has('hang') && frame.type === 'shutdown') return;
   if (hooks.has('close-channel') && frame.type === 'task' && frame.op === 'close-channel') {
     keepAlive = setInterval(() => {}, 1000);
-    channel.close();
+    channel.send({ type: 'ack', taskId: frame.taskId });
+    void channel.end().then(() => channel.close());
     return;
   }
   if (child) return child.handle(frame);

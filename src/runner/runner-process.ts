@@ -51,8 +51,10 @@ export interface RunnerProcessOptions {
   readonly diagnosticLines?: number;
   /** A cancel not acknowledged within this is a fault (exo: 0.5 s). */
   readonly cancelTimeoutMs?: number;
-  /** A task not acknowledged within this is a fault. */
+  /** A task not acknowledged within this (counted once the runner is up) is a fault. */
   readonly ackTimeoutMs?: number;
+  /** A runner that has not reported its first status within this is a fault (module loading can be slow). */
+  readonly startTimeoutMs?: number;
   /** Extra environment for the runner process itself (test hooks). */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -68,9 +70,13 @@ export class RunnerProcess {
   #status: RunnerStatus = { state: 'Idle' };
   #stopping = false;
   #fault: string | undefined;
+  #swallowed = 0;
   readonly #acks = new Map<string, { promise: Promise<boolean>; resolve: (ok: boolean) => void }>();
   readonly #cancelAcks = new Map<string, (ok: boolean) => void>();
   #exit: RunnerExit | undefined;
+  #markUp!: () => void;
+  /** Resolves at the runner's first status frame (it is running and reading its channel). */
+  readonly #up = new Promise<void>((resolve) => (this.#markUp = resolve));
   readonly #exited: Promise<RunnerExit>;
   #resolveExited!: (exit: RunnerExit) => void;
 
@@ -91,6 +97,10 @@ export class RunnerProcess {
   }
   get exit(): RunnerExit | undefined {
     return this.#exit;
+  }
+  /** Sends that met a closed channel while stopping and were swallowed (the ClosedResourceError case). */
+  get swallowedSends(): number {
+    return this.#swallowed;
   }
   get diagnostics(): string[] {
     return this.#tail.lines();
@@ -122,11 +132,15 @@ export class RunnerProcess {
     child.once('error', (err) => this.#onGone(null, null, `spawn failed: ${err.message}`));
     child.once('exit', (code, signal) => this.#onGone(code, signal));
     this.#send({ type: 'start', v: RUNNER_PROTOCOL_VERSION, config });
+    const startTimeoutMs = this.#opts.startTimeoutMs ?? 60_000;
+    const timer = setTimeout(() => this.fault(`runner did not start within ${startTimeoutMs} ms`), startTimeoutMs);
+    void Promise.race([this.#up, this.#exited]).then(() => clearTimeout(timer));
   }
 
   #onFrame(frame: UpFrame): void {
     switch (frame.type) {
       case 'status':
+        this.#markUp();
         this.#status = frame.status;
         if (frame.status.state === 'Failed') this.#tail.note(`runner failed: ${frame.status.reason}`);
         this.#opts.onEvent({ type: 'status', status: frame.status });
@@ -158,7 +172,8 @@ export class RunnerProcess {
       return true;
     } catch (err) {
       if (!(err instanceof ClosedResourceError)) throw err;
-      if (!this.#stopping && !this.#exit) this.fault(`send ${frame.type} on a closed channel`);
+      if (this.#stopping) this.#swallowed += 1;
+      else if (!this.#exit) this.fault(`send ${frame.type} on a closed channel`);
       return false;
     }
   }
@@ -171,18 +186,25 @@ export class RunnerProcess {
     const promise = new Promise<boolean>((r) => (resolve = r));
     this.#acks.set(frame.taskId, { promise, resolve });
     const ackTimeoutMs = this.#opts.ackTimeoutMs ?? 10_000;
-    const timer = setTimeout(() => {
-      if (!this.#stopping && !this.#exit) this.fault(`no ack for ${frame.type} ${frame.taskId} within ${ackTimeoutMs} ms`);
-      resolve(false);
-    }, ackTimeoutMs);
-    void promise.finally(() => clearTimeout(timer));
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    void this.#up.then(() => {
+      if (settled) return;
+      timer = setTimeout(() => {
+        if (!this.#stopping && !this.#exit) this.fault(`no ack for ${frame.type} ${frame.taskId} within ${ackTimeoutMs} ms`);
+        resolve(false);
+      }, ackTimeoutMs);
+    });
+    void promise.finally(() => {
+      settled = true;
+      clearTimeout(timer);
+    });
     if (!this.#send(frame)) resolve(false);
     return promise;
   }
 
   /** Cancels a task; true when the runner confirmed in time. No answer in time → the runner is failed. */
   cancelTask(taskId: string): Promise<boolean> {
-    if (this.#exit) return Promise.resolve(false);
     const timeoutMs = this.#opts.cancelTimeoutMs ?? 500;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
