@@ -26,7 +26,9 @@ export interface AgreementConfig {
   readonly maxBuffered: number;
 }
 
-export const DEFAULT_TIMINGS = {
+export type Timings = Omit<AgreementConfig, 'selfId' | 'startedAt'>;
+
+export const DEFAULT_TIMINGS: Timings = {
   heartbeatMs: 400,
   failureTimeoutMs: 3000,
   settleMs: 600,
@@ -35,7 +37,7 @@ export const DEFAULT_TIMINGS = {
   gapRetryMs: 500,
   retainEntries: 4096,
   maxBuffered: 4096,
-} as const;
+};
 
 /** What this node knows about a joined peer (from its hello and its heartbeats). */
 export interface PeerView {

@@ -9,7 +9,7 @@ import { asTorusError, TorusError } from '../core/errors.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { PROTOCOL_VERSION, type EventBody, type IndexedEnvelope, type PeerFrame, type Role } from '../protocols/peer-frames.js';
 import { initialAgreement, step } from './agreement.js';
-import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement-types.js';
+import { DEFAULT_TIMINGS, type Timings, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement-types.js';
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
 import { MdnsDiscovery } from './discovery.js';
@@ -36,7 +36,7 @@ export interface ClusterNodeOptions<S> {
   readonly version?: string;
   readonly addresses?: readonly string[];
   readonly mdns?: boolean;
-  readonly timings?: Partial<typeof DEFAULT_TIMINGS>;
+  readonly timings?: Partial<Timings>;
   readonly tickMs?: number;
   readonly commandTimeoutMs?: number;
   /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */

@@ -15,7 +15,7 @@ async function until(what: string, fn: () => boolean, ms = 8000): Promise<void> 
   }
 }
 
-function makeNode(t: Tap.Test, id: string, peers: string[], extra: Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]> = {}) {
+function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[], extra: Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]> = {}) {
   const node = new ClusterNode<ClusterState>({
     nodeId: id, incarnation: 1, clusterName: 'test', replica: topologyReplica, peers, host: '127.0.0.1', mdns: false,
     addresses: ['127.0.0.1'], timings, tickMs: 20, ...extra,
