@@ -3,8 +3,8 @@ import { applyEvent, applyEvents, EventOrderError } from '../../src/core/topolog
 import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
 import { stateDigest } from '../../src/core/topology/digest.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
-import { everyEvent, execWorkload, indexed, joined, linkUp, measured, plan2, profile } from './fixtures.js';
-import { describeState, golden } from './transcript.js';
+import { everyEvent, execWorkload, indexed, joined, linkUp, measured, plan2, profile } from '../fixtures/topology/events.js';
+import { describeState, golden } from '../fixtures/topology/transcript.js';
 
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object') {

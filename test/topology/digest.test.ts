@@ -5,7 +5,7 @@ import { emptyState } from '../../src/core/topology/state.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/core/topology/snapshot.js';
 import { ValidationError } from '../../src/core/errors.js';
 import type { IndexedEvent } from '../../src/protocols/events.js';
-import { everyEvent, indexed } from './fixtures.js';
+import { everyEvent, indexed } from '../fixtures/topology/events.js';
 
 /** The same value with every object's keys inserted in a (seeded) random order. */
 function reorderKeys<T>(v: T, rand: () => number): T {

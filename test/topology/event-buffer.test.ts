@@ -4,7 +4,7 @@ import { applyEvents } from '../../src/core/topology/apply.js';
 import { emptyState } from '../../src/core/topology/state.js';
 import { encodeSnapshot } from '../../src/core/topology/snapshot.js';
 import { stateDigest } from '../../src/core/topology/digest.js';
-import { everyEvent, indexed, joined } from './fixtures.js';
+import { everyEvent, indexed, joined } from '../fixtures/topology/events.js';
 
 const log = indexed(everyEvent);
 const summary = (effects: readonly BufferEffect[]) => effects.map((e) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ValidationError } from '../../src/core/errors.js';
 import { CLUSTER_EVENT_TYPES, decodeClusterEvent, decodeCommand, decodeIndexedEvent } from '../../src/protocols/events.js';
-import { everyEvent, execWorkload, plan2 } from './fixtures.js';
+import { everyEvent, execWorkload, plan2 } from '../fixtures/topology/events.js';
 
 type Assert = Pick<typeof t, 'ok' | 'match' | 'fail'>;
 const rejects = (t: Assert, fn: () => unknown, path: RegExp) => {

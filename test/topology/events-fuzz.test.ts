@@ -6,7 +6,7 @@ import { decodeClusterEvent, decodeCommand, decodeIndexedEvent } from '../../src
 import { decodeSnapshot, encodeSnapshot } from '../../src/core/topology/snapshot.js';
 import { applyEvent, applyEvents } from '../../src/core/topology/apply.js';
 import { emptyState } from '../../src/core/topology/state.js';
-import { everyEvent, indexed } from './fixtures.js';
+import { everyEvent, indexed } from '../fixtures/topology/events.js';
 
 let seed = 12345;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);

@@ -5,7 +5,7 @@ import { hasNode, inEdges, isLeaf, linksBetween, listNodes, neighbours, outEdges
 import { instancesToReplace, toPlacementState } from '../../src/core/topology/placement-state.js';
 import { decodeClusterState } from '../../src/core/placement/index.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
-import { execWorkload, indexed, joined, linkUp, measured, plan2, profile } from './fixtures.js';
+import { execWorkload, indexed, joined, linkUp, measured, plan2, profile } from '../fixtures/topology/events.js';
 
 // A daisy chain a — b — c plus a Thunderbolt cable a — b, and a node d that has not sent its profile yet.
 const events: ClusterEvent[] = [

@@ -8,7 +8,7 @@ import { applyEvents } from '../../src/core/topology/apply.js';
 import { stateDigest } from '../../src/core/topology/digest.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/core/topology/snapshot.js';
 import { emptyState } from '../../src/core/topology/state.js';
-import { everyEvent, indexed, joined } from './fixtures.js';
+import { everyEvent, indexed, joined } from '../fixtures/topology/events.js';
 
 const log = indexed(everyEvent.slice(0, 12));
 

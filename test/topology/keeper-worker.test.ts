@@ -6,7 +6,7 @@ import { applyEvents } from '../../src/core/topology/apply.js';
 import { stateDigest } from '../../src/core/topology/digest.js';
 import { emptyState } from '../../src/core/topology/state.js';
 import type { KeeperView } from '../../src/actors/topology-keeper/queries.js';
-import { everyEvent, indexed, joined } from './fixtures.js';
+import { everyEvent, indexed, joined } from '../fixtures/topology/events.js';
 
 const keeperModule = siblingModule(import.meta.url, '../../src/actors/topology-keeper/worker');
 const log = indexed(everyEvent.slice(0, 15));
