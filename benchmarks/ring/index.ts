@@ -1,0 +1,74 @@
+/**
+ * Ring benchmark suite: the issue's targets, measured in the namespace lab (root) or on loopback.
+ *   A. 4 ranks, links shaped at 1 Gbit/s, all-reduce ≥ 8 MiB: one-direction ring vs both directions,
+ *      against iperf3 one-way / --bidir; the same ring forced onto the (1 Gbit/s) LAN.
+ *   B. 2 ranks, unshaped: small all-reduce (8 B – 64 KiB) median latency.
+ *   C. 2 ranks, unshaped: large all-reduce busbw against one Node TCP stream.
+ * Usage: node build/benchmarks/ring/index.js [--quick] [--json] [--mode lab|loopback]
+ * Speeds are not asserted: the machine is shared and noisy; read the ratios.
+ */
+import { Lab } from '../../src/lab/index.js';
+import { formatReport, largeBusbw, runRingBench, smallMedianUs, type RingBenchOptions, type RingBenchResult } from '../../src/ring/bench/index.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const json = args.includes('--json');
+const modeArg = args[args.indexOf('--mode') + 1];
+const mode: 'lab' | 'loopback' = args.includes('--mode') && (modeArg === 'lab' || modeArg === 'loopback') ? modeArg : Lab.available() ? 'lab' : 'loopback';
+const MiB = 1024 * 1024;
+
+const base: RingBenchOptions = {
+  mode, ranks: 2, ops: ['all_reduce'], minBytes: 8, maxBytes: 8, factor: 2, warmup: 1, iters: 5, check: true,
+  dtype: 'float32', redop: 'sum', root: 0, over: ['p2p'], directions: ['both'], connections: 1, timeoutMs: 60_000,
+  capacity: true, capacitySeconds: quick ? 1 : 3,
+};
+
+const scenarios: { name: string; options: RingBenchOptions }[] = [
+  {
+    name: 'A. 4 ranks, 1 Gbit/s links: one direction vs both, p2p vs LAN',
+    options: { ...base, ranks: 4, minBytes: 8 * MiB, maxBytes: quick ? 8 * MiB : 32 * MiB, iters: quick ? 3 : 5, linkRate: '1gbit', lanRate: '1gbit', over: mode === 'lab' ? ['p2p', 'lan'] : ['p2p'], directions: ['one', 'both'] },
+  },
+  {
+    name: 'B. 2 ranks, unshaped: small-message all-reduce latency',
+    options: { ...base, minBytes: 8, maxBytes: 64 * 1024, factor: quick ? 8 : 2, warmup: 5, iters: quick ? 50 : 200, capacity: false },
+  },
+  {
+    name: 'C. 2 ranks, unshaped: large all-reduce vs one Node TCP stream',
+    options: { ...base, minBytes: quick ? 16 * MiB : 8 * MiB, maxBytes: quick ? 16 * MiB : 64 * MiB, iters: quick ? 3 : 10, directions: ['one', 'both'] },
+  },
+];
+
+const progress = (line: string) => process.stderr.write(process.stderr.isTTY ? `\r\x1b[K[ring bench] ${line}` : `[ring bench] ${line}\n`);
+const results: { name: string; result: RingBenchResult }[] = [];
+for (const scenario of scenarios) {
+  progress(scenario.name);
+  results.push({ name: scenario.name, result: await runRingBench(scenario.options, progress) });
+}
+if (process.stderr.isTTY) process.stderr.write('\n');
+
+const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(0)} %`);
+const times = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(2)}×`);
+function summary(): string[] {
+  const [a, b, c] = results.map((r) => r.result);
+  const lines = ['| target | measured | goal |', '|---|---|---|'];
+  const cap = (r: RingBenchResult | undefined, over: 'p2p' | 'loopback') => r?.capacity[over] ?? r?.capacity.p2p ?? r?.capacity.loopback;
+  const runOf = (r: RingBenchResult | undefined, over: string, bidi: boolean) => r?.runs.find((x) => x.bidirectional === bidi && (x.over === over || over === 'any'));
+  const aOne = runOf(a, mode === 'lab' ? 'p2p' : 'any', false);
+  const aBoth = runOf(a, mode === 'lab' ? 'p2p' : 'any', true);
+  const aCap = cap(a, mode === 'lab' ? 'p2p' : 'loopback')?.iperfOneWay ?? null;
+  const ratio = (run: typeof aOne, capacity: number | null | undefined) => (run && capacity ? (largeBusbw(run) ?? 0) / capacity : null);
+  lines.push(`| 4 ranks @1 Gbit/s, ≥ 8 MiB, one-direction busbw / iperf3 one-way | ${pct(ratio(aOne, aCap))} | ≥ 95 % |`);
+  lines.push(`| 4 ranks @1 Gbit/s, ≥ 8 MiB, both-directions busbw / iperf3 one-way | ${times(ratio(aBoth, aCap))} | ≥ 1.6× |`);
+  const bRun = b?.runs[0];
+  const small = bRun ? smallMedianUs(bRun) : null;
+  lines.push(`| 2 ranks unshaped, all-reduce 8 B–64 KiB, median | ${small === null ? 'n/a' : `${small.toFixed(0)} µs`} | ≤ 200 µs |`);
+  const cBest = c?.runs.map((run) => ratio(run, cap(c, mode === 'lab' ? 'p2p' : 'loopback')?.nodeStream)).filter((x): x is number => x !== null).sort((x, y) => y - x)[0] ?? null;
+  lines.push(`| 2 ranks unshaped, large all-reduce busbw / one Node TCP stream | ${pct(cBest)} | ≥ 80 % |`);
+  return lines;
+}
+
+if (json) process.stdout.write(JSON.stringify({ mode, quick, scenarios: results }, null, 2) + '\n');
+else {
+  for (const { name, result } of results) process.stdout.write(`\n## ${name}\n\n${formatReport(result)}\n`);
+  process.stdout.write(`\n## Targets (mode ${mode}; 2 shared vCPUs, numbers are noisy)\n\n${summary().join('\n')}\n`);
+}

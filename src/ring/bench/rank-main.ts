@@ -1,0 +1,37 @@
+/**
+ * Child-process entry of one benchmark rank (spawned in a lab namespace, on loopback, or later by a
+ * live cluster's runner). argv[2] = base64 JSON RankJob. Writes JSON lines on stdout:
+ * {type:'ready'} · {type:'row', row} · {type:'done'} · {type:'error', code, message}.
+ */
+import { asTorusError } from '../../core/errors.js';
+import { RingCommunicator } from '../communicator.js';
+import type { RingConnectOptions } from '../options.js';
+import { runSweep, type SweepConfig } from './sweep.js';
+
+export interface RankJob {
+  readonly connect: RingConnectOptions;
+  readonly sweep: SweepConfig;
+}
+
+const say = (message: object) => process.stdout.write(JSON.stringify(message) + '\n');
+
+async function main(): Promise<void> {
+  const job = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as RankJob;
+  let comm: RingCommunicator | null = null;
+  try {
+    comm = await RingCommunicator.connect(job.connect);
+    say({ type: 'ready', kernel: comm.reducer.kind });
+    await comm.barrier();
+    await runSweep(comm, job.sweep, (row) => say({ type: 'row', row }));
+    await comm.barrier();
+    say({ type: 'done' });
+  } catch (error) {
+    const e = asTorusError(error);
+    say({ type: 'error', code: e.code, message: e.message });
+    process.exitCode = 1;
+  } finally {
+    await comm?.close();
+  }
+}
+
+await main();

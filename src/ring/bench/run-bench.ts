@@ -1,0 +1,164 @@
+/**
+ * The ring benchmark orchestrator: builds the network (lab namespaces or loopback), runs one rank
+ * per host as a child process for each (address set × direction) variant, aggregates the ranks'
+ * rows the nccl-tests way and measures the links' capacity beside them.
+ */
+import { spawn } from 'node:child_process';
+import { TorusError } from '../../core/errors.js';
+import { Lab } from '../../lab/index.js';
+import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../native/kernels/index.js';
+import type { RingHost } from '../peer-links.js';
+import { measureCapacity, type Capacity, type Spawner } from './capacity.js';
+import { loopbackLauncher, processLauncher, clusterLauncherMissing, type RankLauncher, type RankMessage } from './launch.js';
+import type { RankJob } from './rank-main.js';
+import type { RankResult } from './sweep.js';
+import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
+
+export type Over = 'p2p' | 'lan' | 'loopback';
+
+export interface RingBenchOptions {
+  readonly mode: 'lab' | 'loopback' | 'cluster';
+  readonly ranks: number;
+  readonly ops: readonly BenchOp[];
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  readonly factor: number;
+  readonly warmup: number;
+  readonly iters: number;
+  readonly check: boolean;
+  readonly dtype: Dtype;
+  readonly redop: ReduceOp;
+  readonly root: number;
+  /** Lab: ring over the thunderbolt-labelled point-to-point links, over the LAN, or both (the comparison). */
+  readonly over: readonly ('p2p' | 'lan')[];
+  /** 'both' = both ring directions at once (default engine), 'one' = a one-direction ring. */
+  readonly directions: readonly ('both' | 'one')[];
+  /** tbf rate on the point-to-point links (e.g. '1gbit'); undefined = unshaped. */
+  readonly linkRate?: string;
+  readonly lanRate?: string;
+  readonly connections: number;
+  readonly chunkBytes?: number;
+  readonly smallMessageBytes?: number;
+  readonly timeoutMs: number;
+  readonly capacity: boolean;
+  readonly capacitySeconds: number;
+  /** Live-cluster hook: runs the rank jobs on placed ring instances. */
+  readonly launcher?: RankLauncher;
+}
+
+export interface BenchRun {
+  readonly label: string;
+  readonly over: Over;
+  readonly bidirectional: boolean;
+  readonly rows: readonly BenchRow[];
+  readonly avgBusbw: number;
+  readonly errors: readonly string[];
+  readonly kernel: string;
+}
+
+export interface RingBenchResult {
+  readonly ranks: number;
+  readonly mode: RingBenchOptions['mode'];
+  readonly linkRate: string | null;
+  readonly lanRate: string | null;
+  readonly runs: readonly BenchRun[];
+  readonly capacity: Partial<Record<Over, Capacity>>;
+}
+
+export type Progress = (line: string) => void;
+
+const PORT = 32323; // MLX's default starting port; each lab host has its own port space
+const PLACEHOLDER: RingHost = { ip: '198.51.100.1', port: 0 }; // exo's placeholder for non-neighbours
+
+export async function runRingBench(options: RingBenchOptions, progress: Progress = () => undefined): Promise<RingBenchResult> {
+  const n = options.ranks;
+  if (!Number.isInteger(n) || n < 2) throw new TorusError('TORUS_CONFIG_INVALID', 'bench ring needs at least 2 ranks');
+  if (options.mode === 'cluster' && !options.launcher) clusterLauncherMissing();
+  if (options.mode === 'lab') {
+    const why = Lab.unavailableReason();
+    if (why) throw new TorusError('TORUS_CONFIG_INVALID', `bench ring --mode lab: ${why} (try --mode loopback)`);
+    const links = n === 2 ? [{ a: 0, b: 1 }] : Array.from({ length: n }, (_, i) => ({ a: i, b: (i + 1) % n }));
+    progress(`building lab: ${n} hosts, p2p ring ${options.linkRate ?? 'unshaped'}, LAN ${options.lanRate ?? 'unshaped'}`);
+    const lab = await Lab.create({ hosts: n, ...(options.lanRate ? { lanRate: options.lanRate } : {}), links: links.map((l) => ({ ...l, label: 'thunderbolt', ...(options.linkRate ? { rate: options.linkRate } : {}) })) });
+    try {
+      const spawner: Spawner = (host, command, args) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const addressOf = (over: 'p2p' | 'lan') => (from: number, to: number) => (over === 'p2p' ? lab.linkIp(from, to) : lab.hosts[to]?.lanIp ?? '');
+      const launcher = processLauncher((rank, command, args) => spawner(rank, command, args), 600_000);
+      return await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
+    } finally {
+      await lab.teardown();
+    }
+  }
+  if (options.mode === 'cluster') {
+    return sweepVariants(options, ['loopback'], () => () => '', options.launcher as RankLauncher, null, progress);
+  }
+  const spawner: Spawner = (_host, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return sweepVariants(options, ['loopback'], () => (_from: number, to: number) => `127.0.0.${to + 1}`, loopbackLauncher(600_000), spawner, progress);
+}
+
+async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], addressFor: (over: 'p2p' | 'lan') => (from: number, to: number) => string, launcher: RankLauncher, spawner: Spawner | null, progress: Progress): Promise<RingBenchResult> {
+  const n = options.ranks;
+  const runs: BenchRun[] = [];
+  const capacity: Partial<Record<Over, Capacity>> = {};
+  let variant = 0;
+  for (const over of overs) {
+    const address = over === 'loopback' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
+    if (options.capacity && spawner && options.mode !== 'cluster') {
+      progress(`capacity ${over}: iperf3 one-way, --bidir, one Node TCP stream (${options.capacitySeconds} s each)`);
+      capacity[over] = await measureCapacity(spawner, { from: 0, to: 1, toIp: address(0, 1), fromIp: address(1, 0) }, options.capacitySeconds, 5201 + variant * 10);
+    }
+    for (const direction of options.directions) {
+      variant++;
+      const basePort = options.mode === 'loopback' ? 20000 + ((process.pid * 7 + variant * 97) % 30000) : PORT + variant;
+      const jobs: RankJob[] = Array.from({ length: n }, (_, rank) => ({
+        connect: {
+          rank,
+          hosts: Array.from({ length: n }, (_, j): RingHost => {
+            const port = options.mode === 'loopback' ? basePort + j : basePort;
+            if (j === rank) return { ip: '0.0.0.0', port };
+            if (j === (rank + 1) % n || j === (rank - 1 + n) % n) return { ip: address(rank, j), port };
+            return PLACEHOLDER;
+          }),
+          timeoutMs: options.timeoutMs,
+          connectTimeoutMs: 30_000,
+          bidirectional: direction === 'both',
+          connections: options.connections,
+          ...(options.chunkBytes ? { chunkBytes: options.chunkBytes } : {}),
+          ...(options.smallMessageBytes !== undefined ? { smallMessageBytes: options.smallMessageBytes } : {}),
+        },
+        sweep: { ops: options.ops, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor), warmup: options.warmup, iters: options.iters, check: options.check, dtype: options.dtype, redop: options.redop, root: options.root },
+      }));
+      runs.push(await runVariant(options, `${over} ring, ${direction === 'both' ? 'both directions' : 'one direction'}`, over, direction === 'both', jobs, launcher, progress));
+    }
+  }
+  return { ranks: n, mode: options.mode, linkRate: options.linkRate ?? null, lanRate: options.lanRate ?? null, runs, capacity };
+}
+
+async function runVariant(options: RingBenchOptions, label: string, over: Over, bidirectional: boolean, jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
+  const n = jobs.length;
+  const perRank: RankResult[][] = jobs.map(() => []);
+  const errors: string[] = [];
+  let kernel = '?';
+  const total = options.ops.length * (jobs[0]?.sweep.sizes.length ?? 0);
+  await launcher.run(jobs, (rank, message: RankMessage) => {
+    if (message.type === 'row') {
+      perRank[rank]?.push(message.row);
+      if (rank === 0) progress(`${label}: ${message.row.op} ${message.row.bytes} B (${perRank[0]?.length ?? 0}/${total})`);
+    } else if (message.type === 'error') errors.push(`rank ${rank}: ${message.code} ${message.message}`);
+    else if (message.type === 'ready' && rank === 0) kernel = message.kernel;
+  });
+  const rows: BenchRow[] = [];
+  for (const [i, first] of (perRank[0] ?? []).entries()) {
+    const all = perRank.map((results) => results[i]).filter((r): r is RankResult => r !== undefined && r.op === first.op && r.bytes === first.bytes);
+    if (all.length !== n) continue;
+    const elem = DTYPE_BYTES[options.dtype];
+    const wrong = all.some((r) => r.wrong === null) ? null : all.reduce((s, r) => s + (r.wrong ?? 0), 0);
+    rows.push(makeRow(first.op, n, {
+      bytes: first.op === 'all_gather' ? first.count * elem * n : first.count * elem,
+      count: first.count, type: options.dtype, redop: first.op === 'all_reduce' ? options.redop : 'none',
+      root: first.op === 'broadcast' ? options.root : -1,
+      timeUs: all.reduce((s, r) => s + r.meanUs, 0) / n, medianUs: first.medianUs, wrong,
+    }));
+  }
+  return { label, over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
+}
