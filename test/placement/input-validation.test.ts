@@ -1,10 +1,10 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { TorusError, ValidationError } from '../../src/core/errors.js';
 import { decodeClusterState } from '../../src/core/placement/cluster-state.js';
 import { decodePlacementRequest } from '../../src/core/placement/placement-request.js';
 import { GB, makeState, request } from '../fixtures/placement/build-state.js';
 
-const fails = (t: Tap.Test, fn: () => unknown, path: RegExp, label: string): void => {
+const fails = (t: Test, fn: () => unknown, path: RegExp, label: string): void => {
   try {
     fn();
     t.fail(`${label}: accepted`);

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { decodeClusterState } from '../../src/core/placement/cluster-state.js';
 import { allocateLayersProportionally } from '../../src/core/placement/layer-split.js';
 import { decodePlacementRequest } from '../../src/core/placement/placement-request.js';
@@ -8,11 +8,11 @@ import { both, GB, makeState, request, type StateJson } from '../fixtures/placem
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
   planPlacement(decodeClusterState(state), decodePlacementRequest(req), { seed });
-const mustPlan = (t: Tap.Test, result: PlanResult): Plan => {
+const mustPlan = (t: Test, result: PlanResult): Plan => {
   if (isRefusal(result)) t.fail(`unexpected refusal: ${result.refusal.message}`);
   return result as Plan;
 };
-const mustRefuse = (t: Tap.Test, result: PlanResult): Refusal => {
+const mustRefuse = (t: Test, result: PlanResult): Refusal => {
   if (!isRefusal(result)) t.fail(`expected a refusal, got a plan on ${(result as Plan).instance.nodes.join(',')}`);
   return (result as { refusal: Refusal }).refusal;
 };

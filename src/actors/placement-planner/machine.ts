@@ -37,38 +37,38 @@ export interface PlannerInput {
   readonly nodeId?: string;
 }
 
-const started = assign({ inFlight: ({ context }: { context: PlannerContext }) => context.inFlight + 1 });
-
-const finished = assign(({ context, event }: { context: PlannerContext; event: PlannerEvent }): Partial<PlannerContext> => {
-  if (event.type !== 'planning.finished') return {};
-  const { type: _type, ...last } = event;
-  return {
-    inFlight: Math.max(0, context.inFlight - 1),
-    plans: context.plans + (event.outcome === 'plan' ? 1 : 0),
-    refusals: context.refusals + (event.outcome === 'refusal' ? 1 : 0),
-    previews: context.previews + (event.outcome === 'previews' ? 1 : 0),
-    errors: context.errors + (event.outcome === 'error' ? 1 : 0),
-    last,
-  };
-});
-
 export const placementPlannerMachine = setup({
   types: {} as { context: PlannerContext; events: PlannerEvent; input: PlannerInput | undefined },
   guards: { lastInFlight: ({ context }) => context.inFlight <= 1 },
+  actions: {
+    started: assign({ inFlight: ({ context }) => context.inFlight + 1 }),
+    finished: assign(({ context, event }) => {
+      if (event.type !== 'planning.finished') return {};
+      const { type: _type, ...last } = event;
+      return {
+        inFlight: Math.max(0, context.inFlight - 1),
+        plans: context.plans + (event.outcome === 'plan' ? 1 : 0),
+        refusals: context.refusals + (event.outcome === 'refusal' ? 1 : 0),
+        previews: context.previews + (event.outcome === 'previews' ? 1 : 0),
+        errors: context.errors + (event.outcome === 'error' ? 1 : 0),
+        last,
+      };
+    }),
+  },
 }).createMachine({
   id: 'placement-planner',
   context: ({ input }) => ({ nodeId: input?.nodeId ?? null, inFlight: 0, plans: 0, refusals: 0, previews: 0, errors: 0, last: null }),
   initial: 'idle',
   states: {
     idle: {
-      on: { 'planning.started': { target: 'planning', actions: started } },
+      on: { 'planning.started': { target: 'planning', actions: 'started' } },
     },
     planning: {
       on: {
-        'planning.started': { actions: started },
+        'planning.started': { actions: 'started' },
         'planning.finished': [
-          { guard: 'lastInFlight', target: 'idle', actions: finished },
-          { actions: finished },
+          { guard: 'lastInFlight', target: 'idle', actions: 'finished' },
+          { actions: 'finished' },
         ],
       },
     },

@@ -95,25 +95,28 @@ function greedyFamily(input: CandidateInputs, others: readonly number[], need: n
 function growByNetwork(index: ClusterIndex, start: readonly number[], pool: readonly number[], size: number, memory: readonly number[]): number[] {
   const n = index.n;
   const set = [...start];
-  const inSet = new Set(set);
-  const best = new Map<number, number>();
-  for (const x of pool) {
-    if (inSet.has(x)) continue;
-    let b = Number.NEGATIVE_INFINITY;
-    for (const s of set) b = Math.max(b, index.hop[x * n + s] as number);
-    best.set(x, b);
-  }
+  const inSet = new Uint8Array(n);
+  for (const s of set) inSet[s] = 1;
+  const outside = pool.filter((x) => inSet[x] === 0);
+  const best = new Float64Array(outside.length).fill(Number.NEGATIVE_INFINITY);
+  outside.forEach((x, i) => { for (const s of set) best[i] = Math.max(best[i] as number, index.hop[x * n + s] as number); });
+  const taken = new Uint8Array(outside.length);
   while (set.length < size) {
     let pick = -1;
-    for (const [x, b] of best) {
-      if (pick === -1) { pick = x; continue; }
-      const pb = best.get(pick) as number;
-      if (b > pb || (b === pb && ((memory[x] as number) > (memory[pick] as number) || ((memory[x] as number) === (memory[pick] as number) && x < pick)))) pick = x;
+    for (let i = 0; i < outside.length; i++) {
+      if (taken[i]) continue;
+      if (pick === -1) { pick = i; continue; }
+      const b = best[i] as number, pb = best[pick] as number;
+      const x = outside[i] as number, px = outside[pick] as number;
+      if (b > pb || (b === pb && ((memory[x] as number) > (memory[px] as number) || ((memory[x] as number) === (memory[px] as number) && x < px)))) pick = i;
     }
     if (pick === -1) break;
-    set.push(pick);
-    best.delete(pick);
-    for (const [x, b] of best) best.set(x, Math.max(b, index.hop[x * n + pick] as number));
+    taken[pick] = 1;
+    const added = outside[pick] as number;
+    set.push(added);
+    for (let i = 0; i < outside.length; i++) {
+      if (!taken[i]) best[i] = Math.max(best[i] as number, index.hop[(outside[i] as number) * n + added] as number);
+    }
   }
   return set;
 }

@@ -1,7 +1,8 @@
+import { backtrackHamiltonian } from './backtrack.js';
 import type { Rng } from './rng.js';
 
 /**
- * Finds a Hamiltonian cycle in an undirected graph (adjacency lists) with Pósa's rotation–extension heuristic:
+ * Finds a Hamiltonian cycle in an undirected graph (adjacency lists). Dense graphs: Pósa's rotation–extension heuristic:
  * grow a path from its end, preferring the unvisited neighbour with the fewest unvisited neighbours left
  * (Warnsdorff), and when stuck rotate the path at a neighbour of the end. Restarts from a random vertex when a
  * restart's step budget runs out. Bounded by `maxSteps` (a step count, never a clock, so results are
@@ -10,11 +11,25 @@ import type { Rng } from './rng.js';
  */
 export function findHamiltonianCycle(adj: readonly (readonly number[])[], rng: Rng, maxSteps: number): number[] | undefined {
   const n = adj.length;
+  if (n >= 3) {
+    for (const list of adj) if (list.length < 2) return undefined;
+    if (!connected(adj)) return undefined;
+  }
+  // Sparse graphs (average degree ≤ 6): depth-first search with pruning first, rotations with what is left.
+  // Dense graphs: rotations, then a short depth-first try (rotations almost always settle dense cases).
+  const edges = adj.reduce((s, list) => s + list.length, 0);
+  if (n >= 3 && edges <= 6 * n) {
+    return backtrackHamiltonian(adj, Math.floor(maxSteps / 2)) ?? rotationSearch(adj, rng, Math.ceil(maxSteps / 2));
+  }
+  return rotationSearch(adj, rng, maxSteps) ?? (n >= 3 ? backtrackHamiltonian(adj, Math.min(n * n, maxSteps)) : undefined);
+}
+
+/** Pósa rotation–extension with Warnsdorff extension and random restarts. */
+function rotationSearch(adj: readonly (readonly number[])[], rng: Rng, maxSteps: number): number[] | undefined {
+  const n = adj.length;
   if (n === 0) return undefined;
   if (n === 1) return [0];
   if (n === 2) return adj[0]?.includes(1) ? [0, 1] : undefined;
-  for (const list of adj) if (list.length < 2) return undefined;
-  if (!connected(adj)) return undefined;
 
   const neighbour = new Uint8Array(n * n);
   adj.forEach((list, v) => list.forEach((u) => { neighbour[v * n + u] = 1; }));

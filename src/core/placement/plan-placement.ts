@@ -35,9 +35,10 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
   const early = earlyRefusal(index, request, base);
   if (early) return early;
   const memory = index.nodes.map((node) => node.memory?.ramAvailable ?? Number.NaN);
+  const eligible = index.nodes.map((_, i) => i).filter((i) => !Number.isNaN(memory[i] as number));
   const ctx: PlanningContext = {
-    index, request,
-    eligible: index.nodes.map((_, i) => i).filter((i) => !Number.isNaN(memory[i] as number)),
+    index, request, eligible,
+    ringCore: twoCore(index, eligible),
     required: request.requiredNodes.map((id) => index.indexOf.get(id) as number).sort((a, b) => a - b),
     memory, cached: index.nodes.map((node) => node.cached[request.workload.id] ?? 0),
     rng: createRng(options.seed),
@@ -62,14 +63,38 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
   return composeRefusal(ctx, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, evaluated);
 }
 
-/** A size no set can satisfy, known without generating sets: tensor divisibility, or too little memory. */
+/**
+ * The 2-core of the hop graph over `eligible`: repeatedly drop nodes with fewer than two usable hops. A ring of
+ * three or more nodes lies inside it, so sets of that size are drawn from it only.
+ */
+function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
+  const alive = new Set(eligible);
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const v of alive) {
+      let degree = 0;
+      for (const u of alive) if (u !== v && (index.hop[v * index.n + u] as number) !== Number.NEGATIVE_INFINITY) degree++;
+      if (degree < 2) { alive.delete(v); changed = true; }
+    }
+  }
+  return eligible.filter((v) => alive.has(v));
+}
+
+/** A size no set can satisfy, known without generating sets: tensor divisibility, ring core, or too little memory. */
 function skipSize(ctx: PlanningContext, k: number): string | undefined {
   const w = ctx.request.workload;
   if (ctx.request.sharding === 'tensor' && k > 1) {
     if ((w.hiddenSize as number) % k !== 0) return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
     if (w.kvHeads !== undefined && w.kvHeads % k !== 0) return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
   }
-  const others = ctx.eligible.filter((i) => !ctx.required.includes(i)).map((i) => ctx.memory[i] as number).sort((a, b) => b - a);
+  const pool = k >= 3 ? ctx.ringCore : ctx.eligible;
+  if (k >= 3) {
+    const outside = ctx.required.filter((r) => !pool.includes(r)).map((r) => ctx.index.ids[r]);
+    if (outside.length > 0) return `ring: required node ${outside.join(', ')} has usable links to fewer than two nodes that could share a ring`;
+    if (pool.length < k) return `ring: only ${pool.length} node(s) have usable links to two or more others that could share a ring`;
+  }
+  const others = pool.filter((i) => !ctx.required.includes(i)).map((i) => ctx.memory[i] as number).sort((a, b) => b - a);
   const most = ctx.required.reduce((s, i) => s + (ctx.memory[i] as number), 0) + others.slice(0, k - ctx.required.length).reduce((s, m) => s + m, 0);
   if (most < w.memoryBytes) return `not enough memory: any ${k} nodes have at most ${formatBytes(most)} available, ${formatBytes(w.memoryBytes)} needed`;
   return undefined;

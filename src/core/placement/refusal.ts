@@ -39,9 +39,12 @@ export function composeRefusal(ctx: PlanningContext, explanation: Explanation, e
   const tally = new Map<RefusalKind, number>();
   const bump = (kind: RefusalKind): void => { tally.set(kind, (tally.get(kind) ?? 0) + 1); };
   const lines: string[] = [];
+  // Sizes skipped for memory say little when some size had enough: then the evaluated sizes decide the kind.
+  const anyEvaluated = explanation.sizes.some((s) => s.generation !== 'skipped');
   for (const size of explanation.sizes) {
     if (size.generation === 'skipped') {
-      bump(size.why?.startsWith('tensor') ? 'tensor' : 'memory');
+      const skipKind: RefusalKind = size.why?.startsWith('tensor') ? 'tensor' : size.why?.startsWith('ring') ? 'ring' : 'memory';
+      if (skipKind !== 'memory' || !anyEvaluated) bump(skipKind);
       lines.push(`${size.size} node(s): ${size.why ?? ''}`);
       continue;
     }

@@ -19,6 +19,8 @@ export interface PlanningContext {
   readonly index: ClusterIndex;
   readonly request: PlacementRequest;
   readonly eligible: readonly number[];
+  /** The eligible nodes that can be in a ring of three or more (the hop graph's 2-core). */
+  readonly ringCore: readonly number[];
   readonly required: readonly number[];
   readonly memory: readonly number[];
   readonly cached: readonly number[];
@@ -49,7 +51,7 @@ export interface SizeOutcome {
 const round9 = (x: number): number => Math.round(x * 1e9) / 1e9;
 
 export function evaluateSize(ctx: PlanningContext, k: number): SizeOutcome {
-  const family = candidateSets(ctx, k);
+  const family = candidateSets(k >= 3 ? { ...ctx, eligible: ctx.ringCore } : ctx, k);
   const evaluated = family.sets.map((members) => cheapChecks(ctx, k, members));
   const winner = searchTiers(ctx, k, evaluated.filter((e) => !e.dropped));
   const dropped: Partial<Record<DropKind, number>> = {};
