@@ -29,6 +29,8 @@ export interface ClusterNodeOptions<S> {
   readonly secret?: string | null;
   /** Static peers `host:port` (networks without multicast). */
   readonly peers?: readonly string[];
+  /** Added to each static peer's port (the CLI takes peers' API ports; the cluster listens one above). */
+  readonly peerPortOffset?: number;
   readonly host?: string;
   readonly port?: number;
   readonly apiPort?: number;
@@ -119,7 +121,7 @@ export class ClusterNode<S> extends EventEmitter {
       nodeId: o.nodeId, name: o.name ?? o.nodeId, incarnation: o.incarnation, apiPort: o.apiPort ?? 0, peerPort: this.#port,
       version: o.version ?? '0.0.0', addresses: o.addresses ?? localIPv4s(),
     };
-    for (const p of parsePeers(o.peers ?? [])) this.#conns.addTarget(p.host, p.port, 'static');
+    for (const p of parsePeers(o.peers ?? [])) this.#conns.addTarget(p.host, p.port + (o.peerPortOffset ?? 0), 'static');
     if (o.mdns !== false) {
       const cluster = clusterNameHash(o.clusterName);
       this.#mdns = new MdnsDiscovery({

@@ -1,0 +1,63 @@
+/**
+ * The cluster actor's statechart: the node's role in the agreement (discovering → follower ⇄ candidate →
+ * leader), as reported by the ClusterNode shell. Pure: the shell sends `cluster.role` / `cluster.progress` /
+ * `cluster.members` events; the snapshot shows the role (value) and term, leader, log position and digest.
+ */
+import { assign, emit, setup } from 'xstate';
+import type { Role } from '../../protocols/peer-frames.js';
+
+export interface ClusterContext {
+  readonly nodeId: string;
+  readonly term: number;
+  readonly leader: string | null;
+  readonly lastIndex: number;
+  readonly digest: string;
+  readonly members: readonly string[];
+  readonly heard: number;
+}
+
+export type ClusterActorEvent =
+  | { readonly type: 'cluster.role'; readonly role: Role; readonly term: number; readonly leader: string | null }
+  | { readonly type: 'cluster.progress'; readonly lastIndex: number; readonly digest: string }
+  | { readonly type: 'cluster.members'; readonly members: readonly string[]; readonly heard: number }
+  /** From the topology keeper when it rejected an entry or holds a gap: the shell re-sends the state. */
+  | { readonly type: 'topology.rejected'; readonly index: number }
+  | { readonly type: 'topology.gap'; readonly from: number; readonly to: number };
+
+const role = (r: Role) => ({ guard: ({ event }: { event: ClusterActorEvent }) => event.type === 'cluster.role' && event.role === r, target: `#cluster.${r}` });
+
+export const clusterMachine = setup({
+  types: {} as { context: ClusterContext; events: ClusterActorEvent; input: { nodeId: string }; emitted: { type: 'keeper.resync' } },
+  actions: {
+    term: assign(({ context, event }) => (event.type === 'cluster.role' ? { ...context, term: event.term, leader: event.leader } : context)),
+    progress: assign(({ context, event }) => (event.type === 'cluster.progress' ? { ...context, lastIndex: event.lastIndex, digest: event.digest } : context)),
+    members: assign(({ context, event }) => (event.type === 'cluster.members' ? { ...context, members: event.members, heard: event.heard } : context)),
+  },
+}).createMachine({
+  id: 'cluster',
+  initial: 'discovering',
+  context: ({ input }) => ({ nodeId: input.nodeId, term: 0, leader: null, lastIndex: 0, digest: '', members: [], heard: 0 }),
+  on: {
+    'cluster.role': [
+      { ...role('discovering'), actions: 'term' },
+      { ...role('follower'), actions: 'term' },
+      { ...role('candidate'), actions: 'term' },
+      { ...role('leader'), actions: 'term' },
+    ],
+    'cluster.progress': { actions: 'progress' },
+    'cluster.members': { actions: 'members' },
+    // The keeper lost step (rejected entry or a gap): the shell sends it the whole state again.
+    'topology.rejected': { actions: emit({ type: 'keeper.resync' as const }) },
+    'topology.gap': { actions: emit({ type: 'keeper.resync' as const }) },
+  },
+  states: {
+    /** Listening for an existing leader before campaigning. */
+    discovering: {},
+    /** Applying the leader's log (leader may be null while an election runs). */
+    follower: {},
+    /** Asking every live peer for its vote. */
+    candidate: {},
+    /** Sequencing events, serving catch-up, writing membership events. */
+    leader: {},
+  },
+});

@@ -1,0 +1,98 @@
+/**
+ * Worker entry of the cluster actor: a thin wrapper around ClusterNode (src/cluster/cluster-node.ts), which
+ * owns the sockets, mDNS and timers. Committed entries go to the topology keeper in order
+ * (`event {indexed}`); a snapshot install goes as `install-snapshot {snapshot, force: true}`.
+ *
+ * Requests: `propose {event | events}` → {indices}; `command {command}` → {outcome, indices} or the leader's
+ * error; `peers` → heard-but-not-joined list with reasons; `members` → joined peers; `role` → {role, term, leader}.
+ * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
+ * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
+ */
+import { serveActor } from '../../runtime/serve-actor.js';
+import { ClusterNode } from '../../cluster/cluster-node.js';
+import { topologyReplica } from '../../cluster/topology-state.js';
+import { encodeSnapshot } from '../../core/topology/snapshot.js';
+import type { ClusterState } from '../../core/topology/state.js';
+import type { EventBody } from '../../protocols/peer-frames.js';
+import { clusterMachine } from './machine.js';
+import { decodeClusterActorEvent, decodeCommandRequest, decodePropose } from './messages.js';
+
+export interface ClusterActorOptions {
+  readonly nodeId: string;
+  readonly incarnation: number;
+  readonly startedAt?: number;
+  readonly clusterName?: string;
+  readonly secret?: string | null;
+  readonly peers?: readonly string[];
+  readonly host?: string;
+  /** Cluster listen port; default apiPort + 1 (0 when apiPort is 0). */
+  readonly port?: number;
+  readonly apiPort?: number;
+  readonly name?: string;
+  readonly version?: string;
+  readonly mdns?: boolean;
+  readonly failureTimeoutMs?: number;
+  /** When peers are given as API ports (the CLI's `--peers host:apiPort`), the cluster port is that + this. */
+  readonly peerPortOffset?: number;
+  readonly keeper?: string;
+  readonly commandHandler?: string;
+}
+
+let node: ClusterNode<ClusterState> | null = null;
+const live = (): ClusterNode<ClusterState> => {
+  if (!node) throw new Error('cluster node not started');
+  return node;
+};
+
+serveActor<typeof clusterMachine, ClusterActorOptions>({
+  name: 'cluster',
+  machine: clusterMachine,
+  input: (options) => ({ nodeId: options.nodeId }),
+  decodeEvent: (body) => decodeClusterActorEvent(body),
+  requests: {
+    propose: (body) => live().propose(decodePropose(body)),
+    command: (body) => live().command(decodeCommandRequest(body)),
+    peers: () => live().heard(),
+    members: () => live().members(),
+    role: () => live().role(),
+  },
+  setup: async (ctx) => {
+    const o = ctx.options;
+    const keeper = o.keeper ?? 'topology-keeper';
+    const apiPort = o.apiPort ?? 0;
+    const n = new ClusterNode<ClusterState>({
+      nodeId: o.nodeId, incarnation: o.incarnation, clusterName: o.clusterName ?? 'torus', replica: topologyReplica,
+      secret: o.secret ?? null, peers: o.peers ?? [], host: o.host ?? '0.0.0.0', port: o.port ?? (apiPort ? apiPort + 1 : 0),
+      peerPortOffset: o.peerPortOffset ?? (o.port === undefined && apiPort ? 1 : 0), apiPort,
+      ...(o.startedAt !== undefined ? { startedAt: o.startedAt } : {}),
+      ...(o.name !== undefined ? { name: o.name } : {}),
+      ...(o.version !== undefined ? { version: o.version } : {}),
+      ...(o.mdns !== undefined ? { mdns: o.mdns } : {}),
+      ...(o.failureTimeoutMs !== undefined ? { timings: { failureTimeoutMs: o.failureTimeoutMs } } : {}),
+      log: ctx.log,
+      onCommand: async (command: EventBody, state: ClusterState) =>
+        ctx.request<{ events: EventBody[]; outcome?: unknown }>(o.commandHandler ?? 'commands', { type: 'handle-command', command, state }),
+    });
+    node = n;
+    const members = () => ctx.actor.send({ type: 'cluster.members', members: n.members().map((m) => m.nodeId), heard: n.heard().length });
+    const resendState = () => ctx.send(keeper, { type: 'install-snapshot', snapshot: encodeSnapshot(n.state), force: true });
+    n.on('role', (r: { role: 'discovering' | 'follower' | 'candidate' | 'leader'; term: number; leader: string | null }) => ctx.actor.send({ type: 'cluster.role', ...r }));
+    n.on('applied', (indexed: unknown) => {
+      ctx.send(keeper, { type: 'event', indexed });
+      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
+    });
+    n.on('installed', () => {
+      resendState();
+      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
+    });
+    n.on('joined', members);
+    n.on('left', members);
+    const sub = ctx.actor.on('keeper.resync', resendState);
+    await n.start();
+    return async () => {
+      sub.unsubscribe();
+      await n.stop();
+      node = null;
+    };
+  },
+});
