@@ -23,7 +23,9 @@ t.test('keeper worker: ordered apply, queries, reports, catch-up of a second rep
   const runtime = new Runtime();
   t.teardown(() => runtime.kill());
   const reports: unknown[] = [];
+  const feed: number[] = [];
   runtime.register('collector', (body) => { reports.push(body); return null; });
+  runtime.register('node-events', (body) => { feed.push(...(body.entries as { index: number }[]).map((e) => e.index)); return null; });
   await runtime.supervise({ name: 'topology-keeper', module: keeperModule, options: { reportTo: 'collector' } });
 
   runtime.send('topology-keeper', { type: 'events', entries: log.slice(5) });
@@ -44,6 +46,8 @@ t.test('keeper worker: ordered apply, queries, reports, catch-up of a second rep
   await waitFor('rejection report', () => reports.some((r) => (r as { type: string }).type === 'topology.rejected'));
   t.match(reports.find((r) => (r as { type: string }).type === 'topology.rejected'), { index: 1, error: { code: 'TORUS_EVENT_CONFLICT' } });
   t.match(runtime.snapshot('topology-keeper'), { value: 'live', lastIndex: 15, digest: expected, rejected: 1 });
+  await waitFor('applied entries forwarded', () => feed.length === 15);
+  t.same(feed, log.map((e) => e.index), 'the event feed gets every applied entry once, in order');
 
   t.match(await runtime.request('topology-keeper', { type: 'topology' }), { nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b' }, { source: 'b', sink: 'a' }] });
   t.match(await runtime.request('topology-keeper', { type: 'instance', id: 'inst-1' }), { id: 'inst-1', generation: 2, plan: { nodes: ['b', 'a'] } });
@@ -57,7 +61,7 @@ t.test('keeper worker: ordered apply, queries, reports, catch-up of a second rep
   });
 
   // A new node: snapshot from the first replica, then the tail.
-  await runtime.supervise({ name: 'replica', module: keeperModule });
+  await runtime.supervise({ name: 'replica', module: keeperModule, options: { eventsTo: null } });
   const snapshot = await runtime.request('topology-keeper', { type: 'state-snapshot' });
   t.match(await runtime.request('replica', { type: 'install-snapshot', snapshot }), { effects: [{ kind: 'installed', lastIndex: 16 }], lastIndex: 16 });
   const tail = { index: 17, term: 2, event: joined('d') };

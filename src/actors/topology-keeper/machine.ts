@@ -22,7 +22,7 @@ export type Rejection = Extract<BufferEffect, { kind: 'rejected' }>;
 export type KeeperEmitted =
   | { readonly type: 'topology.rejected'; readonly rejection: Rejection }
   | { readonly type: 'topology.gap'; readonly from: number; readonly to: number }
-  | { readonly type: 'topology.changed'; readonly lastIndex: number };
+  | { readonly type: 'topology.changed'; readonly lastIndex: number; readonly applied: readonly IndexedEvent[] };
 
 export interface KeeperContext {
   readonly buffer: EventBuffer;
@@ -69,7 +69,8 @@ export const topologyKeeperMachine = setup({
         else if (e.kind === 'gap') enqueue.emit({ type: 'topology.gap', from: e.from, to: e.to });
       }
       if (context.lastEffects.some((e) => e.kind === 'applied' || e.kind === 'installed')) {
-        enqueue.emit({ type: 'topology.changed', lastIndex: context.buffer.state.lastIndex });
+        const applied = context.lastEffects.flatMap((e) => (e.kind === 'applied' ? [e.entry] : []));
+        enqueue.emit({ type: 'topology.changed', lastIndex: context.buffer.state.lastIndex, applied });
       }
     }),
   },

@@ -1,7 +1,8 @@
 /**
  * Worker entry of the topology keeper (the shell): serves the pure machine, answers read requests from the
- * current buffer, logs rejected entries and, when `options.reportTo` names an actor (normally `cluster`),
- * tells it about rejections and about each new gap so it can ask the leader for the missing range.
+ * current buffer, forwards applied entries to `options.eventsTo` (default `node-events`, the API's event feed),
+ * logs rejected entries and, when `options.reportTo` names an actor (normally `cluster`), tells it about
+ * rejections and about each new gap so it can ask the leader for the missing range.
  *
  * Messages in: `event {indexed}`, `events {entries}`, `install-snapshot {snapshot, force?}`.
  * Requests: state, topology, instances, instance {id}, placementState, toReplace, state-snapshot,
@@ -17,7 +18,10 @@ import {
 
 interface KeeperOptions {
   readonly nodeId?: string;
+  /** where rejections and gaps are reported (normally `cluster`); unset: only logged and shown in the view */
   readonly reportTo?: string;
+  /** where applied entries are forwarded as `{type: 'applied', entries}` (default `node-events`, the API's feed); null: nowhere */
+  readonly eventsTo?: string | null;
 }
 
 const contextOf = (actor: { getSnapshot(): { context: KeeperContext } }): KeeperContext => actor.getSnapshot().context;
@@ -41,17 +45,22 @@ serveActor<typeof topologyKeeperMachine, KeeperOptions>({
     'install-snapshot': (body, ctx) => outcome(ctx.actor, decodeKeeperEvent(body)),
   },
   setup: (ctx) => {
+    const options: KeeperOptions = ctx.options ?? {};
     let lastGap = '';
     const subs = [
       ctx.actor.on('topology.rejected', ({ rejection }) => {
         ctx.log.warn('rejected log entry', { index: rejection.index, code: rejection.error.code, message: rejection.error.message });
-        if (ctx.options.reportTo) ctx.send(ctx.options.reportTo, { type: 'topology.rejected', index: rejection.index, error: rejection.error });
+        if (options.reportTo) ctx.send(options.reportTo, { type: 'topology.rejected', index: rejection.index, error: rejection.error });
       }),
       ctx.actor.on('topology.gap', ({ from, to }) => {
         const key = `${from}-${to}`;
         if (key === lastGap) return; // ask once per distinct gap, not on every held entry (lastIndex only grows)
         lastGap = key;
-        if (ctx.options.reportTo) ctx.send(ctx.options.reportTo, { type: 'topology.gap', from, to });
+        if (options.reportTo) ctx.send(options.reportTo, { type: 'topology.gap', from, to });
+      }),
+      ctx.actor.on('topology.changed', ({ applied }) => {
+        const to = options.eventsTo === undefined ? 'node-events' : options.eventsTo;
+        if (to && applied.length > 0) ctx.send(to, { type: 'applied', entries: applied });
       }),
     ];
     return () => { for (const s of subs) s.unsubscribe(); };
@@ -61,5 +70,7 @@ serveActor<typeof topologyKeeperMachine, KeeperOptions>({
 function outcome(actor: { send(e: KeeperEvent): void; getSnapshot(): { context: KeeperContext } }, event: KeeperEvent) {
   actor.send(event);
   const { buffer, lastEffects } = actor.getSnapshot().context;
-  return { effects: lastEffects, lastIndex: buffer.state.lastIndex, pending: buffer.pending.length };
+  // Applied entries are not echoed back: the caller sent them.
+  const effects = lastEffects.map((e) => (e.kind === 'applied' ? { kind: e.kind, index: e.index, type: e.type } : e));
+  return { effects, lastIndex: buffer.state.lastIndex, pending: buffer.pending.length };
 }

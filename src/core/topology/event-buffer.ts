@@ -30,7 +30,7 @@ export const DEFAULT_LIMITS: BufferLimits = { maxAhead: 10_000, remember: 1024 }
 
 /** Perform in order. `applied` entries are already in `buffer.state`; `gap` asks for indices from..to inclusive. */
 export type BufferEffect =
-  | { readonly kind: 'applied'; readonly index: number; readonly type: ClusterEventType }
+  | { readonly kind: 'applied'; readonly index: number; readonly type: ClusterEventType; readonly entry: IndexedEvent }
   | { readonly kind: 'buffered'; readonly index: number }
   | { readonly kind: 'duplicate'; readonly index: number }
   | { readonly kind: 'rejected'; readonly index: number; readonly error: ErrorJson }
@@ -105,7 +105,7 @@ function drain(buffer: EventBuffer, limits: BufferLimits): BufferStep {
       break;
     }
     recent = [...recent, { index: entry.index, hash }].slice(-limits.remember);
-    effects.push({ kind: 'applied', index: entry.index, type: entry.event.type });
+    effects.push({ kind: 'applied', index: entry.index, type: entry.event.type, entry });
   }
   const out = { state, pending, recent };
   return { buffer: out, effects: [...effects, ...gapOf(out)] };
