@@ -9,7 +9,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
 
 if (!existsSync(CHROMIUM)) {
-  t.skip(`dashboard browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+  t.test('dashboard in a real browser', { skip: `${CHROMIUM} is missing (apt-get install -y chromium)` }, async () => {});
 } else {
   t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
     const { chromium } = await import('playwright-core');
