@@ -1,7 +1,7 @@
 /**
  * Placement planning time at scale: fully connected clusters of 8–64 nodes and sparse topologies (Thunderbolt
  * rings, 2D tori, rings with chords, a daisy chain), through the whole planner (decode, candidate sets, ring
- * search, plan assembly). Beside each time: the number of simple directed cycles an enumerate-all-cycles
+ * search, plan assembly); the workload needs the memory of N nodes (so at least N nodes). Beside each time: the number of simple directed cycles an enumerate-all-cycles
  * planner (exo) would walk on the same graph. Usage: node build/benchmarks/placement/index.js [--quick] [--json]
  */
 import { performance } from 'node:perf_hooks';
@@ -148,7 +148,7 @@ const rows = (quick ? cases.filter(([t, k]) => t.n <= 32 || k === t.n) : cases).
 
 if (asJson) console.log(JSON.stringify({ runs, rows }, null, 2));
 else {
-  const head = ['topology', 'nodes', 'set size', 'median ms', 'max ms', 'generation / ring search', 'outcome', 'simple cycles (exo enumerates)'];
+  const head = ['topology', 'nodes', 'memory of N nodes needed', 'median ms', 'max ms', 'generation / ring search', 'outcome', 'simple cycles (exo enumerates)'];
   const body = rows.map((r) => [r.topology, String(r.nodes), r.setSize, r.medianMs.toFixed(2), r.maxMs.toFixed(2), r.search, r.outcome, r.cycles]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ');
