@@ -1,0 +1,62 @@
+/** Pure helpers of the network profiler: link keys, profile change detection, peer targets from the topology. */
+import type { InterfaceType, MemoryInfo, NetInterface } from '../../protocols/events.js';
+import type { PeerTarget } from '../../profiler/reachability.js';
+
+export interface LinkRecord {
+  readonly sink: string;
+  readonly ip: string;
+  readonly type: InterfaceType;
+  readonly port: number;
+  readonly rttMs?: number;
+  readonly bandwidthBps?: number;
+  readonly measuredAt?: number;
+}
+
+export interface Profile {
+  readonly interfaces: readonly NetInterface[];
+  readonly memory: MemoryInfo;
+}
+
+export const linkKey = (sink: string, ip: string): string => `${sink}|${ip}`;
+
+/** Every (sink, ip) the targets name, so links of removed peers or addresses can be taken down. */
+export function targetKeys(targets: readonly PeerTarget[]): Set<string> {
+  const keys = new Set<string>();
+  for (const t of targets) for (const a of t.addresses) keys.add(linkKey(t.nodeId, typeof a === 'string' ? a : a.ip));
+  return keys;
+}
+
+export function sameTargets(a: readonly PeerTarget[], b: readonly PeerTarget[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Interfaces changed (re-probe, re-measure) — compared by name, type and addresses, not by order. */
+export function interfacesChanged(a: readonly NetInterface[] | undefined, b: readonly NetInterface[]): boolean {
+  const norm = (l: readonly NetInterface[]): string => JSON.stringify([...l].map((i) => [i.name, i.type, [...i.ips].sort(), i.speedMbps ?? null]).sort());
+  return a === undefined || norm(a) !== norm(b);
+}
+
+/** Memory moved enough to be worth an event: 5 % of RAM or 256 MiB, whichever is larger. */
+export function memoryChanged(a: MemoryInfo | undefined, b: MemoryInfo): boolean {
+  if (!a) return true;
+  const threshold = Math.max(b.ramTotal * 0.05, 256 * 1024 * 1024);
+  return a.ramTotal !== b.ramTotal || Math.abs(a.ramAvailable - b.ramAvailable) >= threshold || (a.swapTotal ?? 0) !== (b.swapTotal ?? 0);
+}
+
+/**
+ * Probe targets from the topology keeper's `topology` answer: every other node with a profile, each IPv4 and
+ * global IPv6 address of its interfaces with the interface type, on its API port. Unknown shapes are skipped.
+ */
+export function targetsFromTopology(answer: unknown, selfId: string): PeerTarget[] {
+  const nodes = (answer as { nodes?: unknown })?.nodes;
+  if (!Array.isArray(nodes)) return [];
+  const out: PeerTarget[] = [];
+  for (const n of nodes as Record<string, unknown>[]) {
+    const id = n?.id, apiPort = n?.apiPort;
+    const ifaces = (n?.profile as { interfaces?: unknown } | undefined)?.interfaces;
+    if (typeof id !== 'string' || id === selfId || typeof apiPort !== 'number' || !Array.isArray(ifaces)) continue;
+    const addresses = (ifaces as NetInterface[]).flatMap((i) => (Array.isArray(i?.ips) ? i.ips.filter((ip) => typeof ip === 'string' && !/^(127\.|::1$|fe80:)/i.test(ip)).map((ip) => ({ ip, type: i.type })) : []));
+    if (addresses.length > 0) out.push({ nodeId: id, port: apiPort, addresses });
+  }
+  return out.sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+}

@@ -1,0 +1,133 @@
+/**
+ * Worker entry of the network profiler (the shell). Provides the machine's I/O actors (streamed reachability
+ * rounds, sequential link measurement), reads this node's profile (interfaces + memory) periodically, learns
+ * peers from the topology keeper (or from `peers` messages), and forwards the machine's emitted events:
+ * proposed to `cluster` (the leader sequences them) and sent as-is to every actor in `options.notify`.
+ *
+ * Messages in: `peers {peers}`, `probe`, `measure {sink?, ip?}`. Requests: `links` → current links,
+ * `measure {sink?, ip?}` and `probe` → {queued}. Built-in `snapshot` → {value, links, targets, lastRound, rounds}.
+ */
+import { workerData } from 'node:worker_threads';
+import { fromCallback } from 'xstate';
+import { serveActor } from '../../runtime/serve-actor.js';
+import type { InterfaceType } from '../../protocols/events.js';
+import { discoverInterfaces } from '../../native/interfaces.js';
+import { readMemory } from '../../native/memory.js';
+import { measureRtt, measureThroughput } from '../../profiler/measure.js';
+import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
+import { targetsFromTopology } from './links.js';
+import { networkProfilerMachine, type MeasureJob, type ProfilerEvent } from './machine.js';
+import { decodeProfilerEvent } from './messages.js';
+
+export interface ProfilerOptions {
+  readonly nodeId: string;
+  readonly incarnation?: number;
+  readonly ifaceTypes?: Readonly<Record<string, InterfaceType>>;
+  readonly apiPort?: number;
+  readonly probeIntervalMs?: number;
+  readonly probeTimeoutMs?: number;
+  readonly attempts?: number;
+  /** length of the throughput transfer per link (bounded further by MAX_PROBE_MS) */
+  readonly throughputMs?: number;
+  readonly profileIntervalMs?: number;
+  /** 'topology' (default): targets from the topology keeper's nodes; 'none': only `peers` messages */
+  readonly peersFrom?: 'topology' | 'none';
+  /** actor that sequences events (default 'cluster', via `propose`); null: none */
+  readonly eventsTo?: string | null;
+  /** actors that get each event as a plain message too (tests, dashboards) */
+  readonly notify?: readonly string[];
+  readonly sysRoot?: string;
+}
+
+const o = ((workerData ?? {}) as { options?: ProfilerOptions }).options ?? ({ nodeId: 'unknown' } as ProfilerOptions);
+
+// The statechart is pure; its I/O actors are provided here.
+const machine = networkProfilerMachine.provide({
+  actors: {
+    probeRound: fromCallback<ProfilerEvent, { targets: readonly PeerTarget[] }>(({ input, sendBack }) => {
+      const ac = new AbortController();
+      void (async () => {
+        for await (const result of probeReachability(input.targets, { attempts: o.attempts ?? 3, timeoutMs: o.probeTimeoutMs ?? 1000, includeFailures: true, signal: ac.signal })) {
+          if (ac.signal.aborted) return;
+          sendBack({ type: 'probe.result', result });
+        }
+        if (!ac.signal.aborted) sendBack({ type: 'probe.done' });
+      })();
+      return () => ac.abort();
+    }),
+    measureLinks: fromCallback<ProfilerEvent, { jobs: readonly MeasureJob[] }>(({ input, sendBack }) => {
+      const ac = new AbortController();
+      void (async () => {
+        // One link at a time: measurements must not compete with each other (or eat bandwidth work needs).
+        for (const job of input.jobs) {
+          if (ac.signal.aborted) return;
+          try {
+            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
+            const report = await measureThroughput(job.ip, job.port, { durationMs: o.throughputMs ?? 500, signal: ac.signal });
+            if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs, bandwidthBps: report.bps, measuredAt: Date.now() });
+          } catch (error) {
+            if (!ac.signal.aborted) sendBack({ type: 'measure.failed', key: job.key, error: (error as Error).message });
+          }
+        }
+        if (!ac.signal.aborted) sendBack({ type: 'measure.done' });
+      })();
+      return () => ac.abort();
+    }),
+  },
+});
+
+serveActor<typeof networkProfilerMachine, ProfilerOptions>({
+  name: 'network-profiler',
+  machine,
+  input: (o) => ({ nodeId: o.nodeId, ...(o.incarnation !== undefined ? { incarnation: o.incarnation } : {}), ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}) }),
+  decodeEvent: (body) => decodeProfilerEvent(body),
+  view: (s) => ({ value: s.value, rounds: s.context.rounds, lastRound: s.context.lastRound ?? null, targets: s.context.targets.length, links: Object.values(s.context.links) }),
+  requests: {
+    links: (_b, ctx) => Object.values(ctx.actor.getSnapshot().context.links),
+    measure: (body, ctx) => {
+      ctx.actor.send(decodeProfilerEvent(body));
+      return { queued: ctx.actor.getSnapshot().context.toMeasure.length };
+    },
+    probe: (_b, ctx) => {
+      ctx.actor.send({ type: 'probe' });
+      return { queued: true };
+    },
+  },
+  setup: (ctx) => {
+    const o = ctx.options;
+    const timers: NodeJS.Timeout[] = [];
+    const forward = ctx.actor.on('*', (event) => {
+      if (o.eventsTo !== null) {
+        ctx.request(o.eventsTo ?? 'cluster', { type: 'propose', event }, { timeoutMs: 5000 })
+          .catch((error: unknown) => ctx.log.debug('event not proposed', { type: event.type, error }));
+      }
+      for (const to of o.notify ?? []) ctx.send(to, { ...event } as { type: string });
+    });
+    const readProfile = async (): Promise<void> => {
+      try {
+        const [interfaces, memory] = await Promise.all([discoverInterfaces({ overrides: o.ifaceTypes ?? {}, ...(o.sysRoot ? { sysRoot: o.sysRoot } : {}) }), readMemory()]);
+        ctx.actor.send({ type: 'profile', profile: { interfaces: interfaces.map(({ reason: _r, ...i }) => i), memory } });
+      } catch (error) {
+        ctx.log.warn('profile read failed', { error });
+      }
+    };
+    const pollPeers = async (): Promise<void> => {
+      try {
+        const answer = await ctx.request('topology-keeper', { type: 'topology' }, { timeoutMs: 3000 });
+        ctx.actor.send({ type: 'peers', peers: targetsFromTopology(answer, o.nodeId) });
+      } catch (error) {
+        ctx.log.debug('topology not available', { error });
+      }
+    };
+    void readProfile();
+    timers.push(setInterval(() => void readProfile(), o.profileIntervalMs ?? 30_000));
+    if ((o.peersFrom ?? 'topology') === 'topology') {
+      void pollPeers();
+      timers.push(setInterval(() => void pollPeers(), Math.max(1000, (o.probeIntervalMs ?? 10_000) / 2)));
+    }
+    return () => {
+      for (const t of timers) clearInterval(t);
+      forward.unsubscribe();
+    };
+  },
+});
