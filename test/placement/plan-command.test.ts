@@ -1,5 +1,6 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,4 +91,13 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
   const bad = await exec(process.execPath, [...childExecArgv(import.meta.url), entry, '--state', files.broken, '--request', files.request]).catch((e: { code: number; stdout: string }) => e);
   t.equal((bad as { code: number }).code, 2, 'child exits 2');
   t.match(JSON.parse((bad as { stdout: string }).stdout).error.message, /not valid JSON/);
+
+  // And as the CLI ships it: `node dist/main.js plan ...` (needs `npm run build`, which `npm test` runs first).
+  const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+  if (!existsSync(main)) { t.skip('dist/main.js not built (run npm run build)'); return; }
+  const viaMain = await exec(process.execPath, [main, 'plan', '--state', files.state, '--request', files.request, '--seed', '11']);
+  t.equal(viaMain.stdout, ok.raw, 'dist/main.js plan prints the same plan');
+  const refusedMain = await exec(process.execPath, [main, 'plan', '--state', files.state, '--request', files.big]).catch((e: { code: number; stdout: string }) => e);
+  t.equal((refusedMain as { code: number }).code, 2, 'dist/main.js plan exits 2 on a refusal');
+  t.match(JSON.parse((refusedMain as { stdout: string }).stdout).error.message, /memory/);
 });

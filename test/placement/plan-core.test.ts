@@ -56,7 +56,9 @@ t.test('memory refusals name memory and the numbers', async (t) => {
   const s = makeState([{ id: 'a', mem: 2 * GB }, { id: 'b', mem: 2 * GB }, { id: 'c', mem: 8 * GB }]);
   both(s, 'a', 'b', 'ethernet');
   const r2 = mustRefuse(t, plan(s, request({ minNodes: 2 }, { memoryBytes: 5 * GB })));
-  t.match(r2.message, /memory|ring/);
+  t.equal(r2.kind, 'ring', 'the sets with enough memory cannot form a ring');
+  t.match(r2.message, /2 node\(s\): 3 set\(s\) considered, 1 lack memory .*2 cannot form a ring/);
+  t.match(r2.message, /3 node\(s\): ring: only 0 node/);
   t.ok(r2.explanation.sizes.length > 0, 'explains each size');
   // Per-node check: a node's pipeline share does not fit.
   const r3 = mustRefuse(t, plan(triangle([900 * GB, 10 * GB, 90 * GB]), request({ minNodes: 3 }, { memoryBytes: 999 * GB, layers: 3 })));
