@@ -38,7 +38,7 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
   const start = async (nodeId: string, port: number, peers: string[]) => {
     const rt = new Runtime({ nodeId });
     rts.push(rt);
-    rt.register('commands', async (body) => ({ events: [], outcome: { echoed: (body as { command: { type: string } }).command.type } }));
+    rt.register('commands', async (body) => ({ events: [], outcome: { echoed: (body as unknown as { command: { type: string } }).command.type } }));
     await rt.supervise({ name: 'topology-keeper', module: keeperModule, options: { nodeId, reportTo: 'cluster' } });
     await rt.supervise({ name: 'cluster', module: clusterModule, options: {
       nodeId, incarnation: 1, clusterName: 'actor-test', host: '127.0.0.1', port, peers, mdns: false, failureTimeoutMs: 1500,

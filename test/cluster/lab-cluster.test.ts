@@ -1,0 +1,107 @@
+/** Real multi-process clusters in lab network namespaces (root only; skipped otherwise). */
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { withLab } from '../../src/lab/index.js';
+import { LabCluster } from './fixtures/lab-cluster.js';
+
+const timings = { failureTimeoutMs: 3000 };
+const plan = (a: string, b: string) => ({
+  id: 'inst-1', backend: 'ring', sharding: 'pipeline', nodes: [a, b],
+  shards: [{ node: a, rank: 0, worldSize: 2, startLayer: 0, endLayer: 6 }, { node: b, rank: 1, worldSize: 2, startLayer: 6, endLayer: 12 }],
+  port: 50123, hostsByNode: { [a]: [{ ip: '0.0.0.0', port: 50123 }, { ip: '10.77.0.2', port: 50123 }], [b]: [{ ip: '10.77.0.1', port: 50123 }, { ip: '0.0.0.0', port: 50123 }] },
+});
+const workload = { kind: 'exec', id: 'job', memoryBytes: 1000, layers: 12, command: '/bin/echo', args: ['hi'] };
+
+t.test('4 hosts in any order converge; leader crash; follower crash and restart', { timeout: 150_000 }, async (t) => {
+  await withLab(t, { hosts: 4 }, async (lab) => {
+    const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-cl-')));
+    t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+    const c = new LabCluster(lab);
+    for (const h of [2, 0, 3, 1]) {
+      c.spawn(h, { nodeId: `h${h}`, dataDir: dirs[h], clusterName: 'lab', timings });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const formed = await c.until('4 nodes converge', () => c.converged(4), 30000);
+    t.pass(`converged ${formed} ms after the last start`);
+    const leader0 = c.leader()!;
+    t.equal(leader0.status!.leader, 'h2', 'the longest-lived node (started first) leads');
+
+    // State that must survive: an instance on two followers, and links.
+    const [fa, fb] = c.live().filter((n) => n !== leader0).map((n) => n.started!.nodeId);
+    const r = await c.nodes.get(0)!.propose([
+      { type: 'InstanceCreated', instance: plan(fa!, fb!), workload },
+      { type: 'LinkUp', source: 'h0', sink: 'h1', ip: lab.hosts[1]!.lanIp, linkType: 'ethernet' },
+      { type: 'LinkUp', source: 'h1', sink: 'h3', ip: lab.hosts[3]!.lanIp, linkType: 'ethernet' },
+    ]);
+    t.ok(r.ok, JSON.stringify(r));
+    await c.until('instance and links everywhere', () => c.live().every((n) => n.status!.instances.length === 1 && n.status!.links === 2));
+
+    // kill -9 the leader
+    leader0.kill9();
+    const killedAt = Date.now();
+    await c.until('a new leader and h2 gone', () => {
+      const l = c.leader();
+      return !!l && l !== leader0 && c.live().every((n) => n.status!.nodes.length === 3 && n.status!.leader === l.started!.nodeId);
+    }, 15000);
+    t.ok(Date.now() - killedAt < 8000, `new leader and NodeGone in ${Date.now() - killedAt} ms`);
+    await c.until('digests equal', () => new Set(c.live().map((n) => n.status!.digest)).size === 1);
+    t.same(c.live().map((n) => n.status!.instances), c.live().map(() => ['inst-1:active']), 'the instance record survived the leader change');
+    t.ok(c.live().every((n) => n.status!.links === 2), 'links survived');
+
+    // kill a follower (h3): declared gone within the timeout on every node, its links disappear
+    const victim = c.nodes.get(3)!;
+    victim.kill9();
+    const t0 = Date.now();
+    await c.until('h3 gone everywhere', () => c.live().every((n) => !n.status!.nodes.some((x) => x.startsWith('h3@'))), 10000);
+    const detect = Date.now() - t0;
+    t.ok(detect <= timings.failureTimeoutMs + 1500, `h3 declared gone in ${detect} ms (timeout ${timings.failureTimeoutMs})`);
+    t.ok(c.live().every((n) => n.status!.links === 1), 'h1→h3 link removed');
+
+    // restart it with the same data dir: same id, next incarnation, catches up
+    const again = c.spawn(3, { nodeId: 'h3', dataDir: dirs[3], clusterName: 'lab', timings });
+    await c.until('h3 rejoined', () => c.converged(3) && c.live().every((n) => n.status!.nodes.includes('h3@2')), 20000);
+    t.equal(again.started!.nodeId, 'h3');
+    t.equal(again.started!.incarnation, 2);
+    t.equal(again.status!.instances.length, 1, 'the restarted node caught up (snapshot + tail)');
+    t.same(again.status!.instances, c.leader()!.status!.instances, 'same instance record as the leader (marked for re-placement when a member left)');
+    t.equal(again.status!.digest, c.leader()!.status!.digest);
+  });
+});
+
+t.test('two clusters on one bridge stay apart; a wrong secret is refused and listed', { timeout: 90_000 }, async (t) => {
+  await withLab(t, { hosts: 5 }, async (lab) => {
+    const c = new LabCluster(lab);
+    c.spawn(0, { nodeId: 'a0', clusterName: 'alpha', secret: 's' });
+    c.spawn(1, { nodeId: 'a1', clusterName: 'alpha', secret: 's' });
+    c.spawn(2, { nodeId: 'b0', clusterName: 'beta' });
+    c.spawn(3, { nodeId: 'b1', clusterName: 'beta' });
+    c.spawn(4, { nodeId: 'a2', clusterName: 'alpha', secret: 'wrong' });
+    const st = (h: number) => c.nodes.get(h)!.status;
+    await c.until('two clusters formed', () => [0, 1, 2, 3].every((h) => st(h)?.nodes.length === 2 && st(h)!.leader !== null));
+    await c.until('each lists the other as other-cluster', () =>
+      [0, 1].every((h) => ['b0', 'b1'].every((id) => st(h)!.heard.some((x) => x.nodeId === id && x.reason === 'other-cluster')))
+      && [2, 3].every((h) => ['a0', 'a1'].every((id) => st(h)!.heard.some((x) => x.nodeId === id && x.reason === 'other-cluster'))));
+    await c.until('wrong secret refused and listed on both sides', () =>
+      st(0)!.heard.some((x) => x.reason === 'auth-failure') && st(4)!.heard.some((x) => x.reason === 'auth-failure'));
+    t.same(st(0)!.nodes.sort(), ['a0@1', 'a1@1'], 'alpha has only its two nodes');
+    t.same(st(2)!.nodes.sort(), ['b0@1', 'b1@1'], 'beta has only its two nodes');
+    t.same(st(4)!.members, [], 'the stranger joined nobody');
+    t.equal(st(0)!.digest, st(1)!.digest);
+  });
+});
+
+t.test('multicast blocked: static peers (and gossip) still form the cluster', { timeout: 90_000 }, async (t) => {
+  await withLab(t, { hosts: 3 }, async (lab) => {
+    for (const h of [0, 1, 2]) await lab.blockMulticast(h);
+    const c = new LabCluster(lab);
+    const port = 7400;
+    c.spawn(0, { nodeId: 'm0', port });
+    // m2 only knows m1, m1 only knows m0: gossip must connect m2 and m0
+    c.spawn(1, { nodeId: 'm1', port, peers: [`${lab.hosts[0]!.lanIp}:${port}`] });
+    c.spawn(2, { nodeId: 'm2', port, peers: [`${lab.hosts[1]!.lanIp}:${port}`] });
+    await c.until('3 nodes converge without multicast', () => c.converged(3), 30000);
+    t.pass('formed');
+  });
+});
