@@ -56,7 +56,14 @@ t.test('actor in a worker: plan and preview inline and on the cpu pool, bad bodi
   const previews = await runtime.request<{ previews: unknown[] }>('placement-planner', { type: 'preview', state: small, request: request(), seed: 1 });
   t.equal(previews.previews.length, 12);
 
-  await t.rejects(runtime.request('placement-planner', { type: 'plan', request: request() }), { code: 'TORUS_API_VALIDATION', message: /body state: required/ });
+  // No state in the body: the planner asks the topology keeper (here a host service standing in for it, in the
+  // shape src/core/topology/placement-state.ts produces).
+  runtime.register('topology-keeper', (b) => {
+    if (b.type !== 'placementState') throw new Error(`unexpected ${b.type}`);
+    return small;
+  });
+  const live = await runtime.request<{ instance: { nodes: string[] } }>('placement-planner', { type: 'plan', request: request({ minNodes: 3 }), seed: 5 });
+  t.same(live, plan, 'planned on the live state');
   await t.rejects(runtime.request('placement-planner', { type: 'plan', state: { nodes: [{ id: 'a', memory: 5 }] }, request: request() }), { message: /state\.nodes\[0\]\.memory: must be an object/ });
   await t.rejects(runtime.request('placement-planner', { type: 'plan', state: small, request: request({ backend: 'mpi' }) }), { message: /request\.backend/ });
   await t.rejects(runtime.request('placement-planner', { type: 'plan', state: small, request: request(), seed: -3 }), { message: /seed/ });

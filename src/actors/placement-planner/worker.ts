@@ -1,6 +1,7 @@
 /**
  * The placement-planner actor's thread entry (the shell). Answers `plan` and `preview` requests
- * (`{type, state, request, seed?}`) with the plan/refusal JSON of docs/placement.md. Clusters larger than
+ * (`{type, state?, request, seed?}`) with the plan/refusal JSON of docs/placement.md; without `state` it plans
+ * on the live cluster state from `topology-keeper` (`placementState`). Clusters larger than
  * `poolThresholdNodes` (and all previews of them) are planned on the shared cpu pool (`placement.plan`), so the
  * actor keeps answering snapshots while a search runs; smaller ones are planned inline.
  */
@@ -13,7 +14,7 @@ import { DEFAULT_RESERVED_PORTS } from '../../core/placement/ports.js';
 import type { Body } from '../../protocols/mailbox.js';
 import { serveActor, type ActorContext } from '../../runtime/serve-actor.js';
 import { placementPlannerMachine, type PlanKind, type PlanOutcome } from './machine.js';
-import { decodePlannerRequest } from './plan-request.js';
+import { checkPlannerBody, decodePlannerRequest } from './plan-request.js';
 
 export interface PlannerOptions {
   readonly nodeId?: string;
@@ -36,7 +37,10 @@ function outcomeOf(result: PlacementTaskOutput): { outcome: PlanOutcome; nodes?:
 async function handle(kind: PlanKind, body: Body, ctx: Ctx): Promise<PlacementTaskOutput> {
   const options = ctx.options ?? {};
   const reserved = options.apiPort !== undefined ? [...new Set([...DEFAULT_RESERVED_PORTS, options.apiPort])] : DEFAULT_RESERVED_PORTS;
-  const req = decodePlannerRequest(kind, body, () => randomInt(0, 2 ** 31), reserved);
+  checkPlannerBody(body);
+  // Without a state in the body, plan on the live cluster: the topology keeper's placement view.
+  const live = body.state === undefined ? await ctx.request('topology-keeper', { type: 'placementState' }, { timeoutMs: 5_000 }) : undefined;
+  const req = decodePlannerRequest(kind, body, () => randomInt(0, 2 ** 31), reserved, live);
   const usePool = req.state.nodes.length > (options.poolThresholdNodes ?? DEFAULT_POOL_THRESHOLD_NODES);
   ctx.actor.send({ type: 'planning.started', kind });
   const start = performance.now();
