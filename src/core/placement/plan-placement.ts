@@ -68,17 +68,23 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
  * three or more nodes lies inside it, so sets of that size are drawn from it only.
  */
 function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
-  const alive = new Set(eligible);
-  let changed = true;
-  while (changed) {
-    changed = false;
-    for (const v of alive) {
-      let degree = 0;
-      for (const u of alive) if (u !== v && (index.hop[v * index.n + u] as number) !== Number.NEGATIVE_INFINITY) degree++;
-      if (degree < 2) { alive.delete(v); changed = true; }
+  const n = index.n;
+  const inCore = new Uint8Array(n);
+  for (const v of eligible) inCore[v] = 1;
+  const degree = new Int32Array(n);
+  for (const v of eligible) for (const u of eligible) if (u !== v && (index.hop[v * n + u] as number) !== Number.NEGATIVE_INFINITY) degree[v] = (degree[v] as number) + 1;
+  // Peel nodes with fewer than two hops, lowering their neighbours' degrees (each node is peeled once).
+  const queue = eligible.filter((v) => (degree[v] as number) < 2);
+  for (const v of queue) inCore[v] = 0;
+  while (queue.length > 0) {
+    const v = queue.pop() as number;
+    for (const u of eligible) {
+      if (inCore[u] === 0 || (index.hop[v * n + u] as number) === Number.NEGATIVE_INFINITY) continue;
+      degree[u] = (degree[u] as number) - 1;
+      if ((degree[u] as number) < 2) { inCore[u] = 0; queue.push(u); }
     }
   }
-  return eligible.filter((v) => alive.has(v));
+  return eligible.filter((v) => inCore[v] === 1);
 }
 
 /** A size no set can satisfy, known without generating sets: tensor divisibility, ring core, or too little memory. */
