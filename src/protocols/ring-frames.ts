@@ -10,6 +10,9 @@
  *   ack (acceptor → dialer, 32 B): kind=2, the acceptor's rank and worldSize, same ringId/connection
  *   op header (writer → reader, 32 B) before each collective's payload on a lane: kind=3, op, dtype,
  *       sequence number, lane payload bytes (float64), a parameter (root, reduce op)
+ *   abort (dialer → acceptor, 32 B, on the otherwise idle reverse direction): kind=4, the rank that
+ *       failed first (culprit), the reporting rank, a reason — so a failure is reported around the
+ *       ring naming the rank that actually died, not the neighbour that gave up because of it
  */
 import { ValidationError } from '../core/errors.js';
 
@@ -39,9 +42,19 @@ export interface OpHeaderFrame {
   readonly bytes: number;
 }
 
-export type RingFrame = HelloFrame | OpHeaderFrame;
+export const ABORT_REASONS = ['lost', 'timeout', 'protocol', 'closed'] as const;
+export type AbortReason = (typeof ABORT_REASONS)[number];
 
-const KIND = { hello: 1, ack: 2, op: 3 } as const;
+export interface AbortFrame {
+  readonly kind: 'abort';
+  readonly culprit: number;
+  readonly reporter: number;
+  readonly reason: AbortReason;
+}
+
+export type RingFrame = HelloFrame | OpHeaderFrame | AbortFrame;
+
+const KIND = { hello: 1, ack: 2, op: 3, abort: 4 } as const;
 
 export function encodeRingFrame(frame: RingFrame): Uint8Array {
   const out = new Uint8Array(FRAME_BYTES);
@@ -49,7 +62,11 @@ export function encodeRingFrame(frame: RingFrame): Uint8Array {
   view.setUint32(0, RING_MAGIC, true);
   view.setUint16(4, RING_VERSION, true);
   view.setUint8(6, KIND[frame.kind]);
-  if (frame.kind === 'op') {
+  if (frame.kind === 'abort') {
+    view.setUint8(7, ABORT_REASONS.indexOf(frame.reason) + 1);
+    view.setUint32(8, frame.culprit, true);
+    view.setUint32(12, frame.reporter, true);
+  } else if (frame.kind === 'op') {
     view.setUint8(7, RING_OPS[frame.op]);
     view.setUint32(8, frame.dtype, true);
     view.setInt32(12, frame.param, true);
@@ -81,6 +98,14 @@ export function decodeRingFrame(input: unknown): RingFrame {
     const bytes = view.getFloat64(24, true);
     if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ValidationError('frame', 'bytes', 'must be a non-negative integer');
     return { kind: 'op', op, dtype: view.getUint32(8, true), param: view.getInt32(12, true), seq: view.getUint32(16, true), bytes };
+  }
+  if (kind === KIND.abort) {
+    const reason = ABORT_REASONS[view.getUint8(7) - 1];
+    if (!reason) throw new ValidationError('frame', 'reason', `unknown abort reason ${view.getUint8(7)}`);
+    const culprit = view.getUint32(8, true);
+    const reporter = view.getUint32(12, true);
+    if (culprit > 65535 || reporter > 65535) throw new ValidationError('frame', 'culprit', 'rank out of range');
+    return { kind: 'abort', culprit, reporter, reason };
   }
   if (kind !== KIND.hello && kind !== KIND.ack) throw new ValidationError('frame', 'kind', `unknown ring frame kind ${kind}`);
   const roleCode = view.getUint8(7);

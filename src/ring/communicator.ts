@@ -7,7 +7,7 @@
 import { ClosedResourceError, TorusError, asTorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';
 import { DTYPE_BYTES, KernelMemory, createReducer, dtypeOf, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
-import { decodeRingFrame, encodeRingFrame, type RingOpName } from '../protocols/ring-frames.js';
+import { FRAME_BYTES, decodeRingFrame, encodeRingFrame, type AbortFrame, type RingOpName } from '../protocols/ring-frames.js';
 import type { LaneIO } from './algorithms.js';
 import * as collectives from './collectives.js';
 import type { LanePlan } from './layout.js';
@@ -52,6 +52,7 @@ export class RingCommunicator implements RingContext {
   #queue: Promise<unknown> = Promise.resolve();
   #current: OpRun | null = null;
   #broken: TorusError | null = null;
+  #lost: { conn: Conn; error: TorusError } | null = null;
   #closing = false;
   #corked: Conn[] = [];
   #seqOut = new WeakMap<Conn, number>();
@@ -144,7 +145,7 @@ export class RingCommunicator implements RingContext {
     this.#closing = true;
     this.#current?.fail(new ClosedResourceError('ring communicator'));
     const closed = this.#links.all.map((conn) => new Promise<void>((resolve) => {
-      if (conn.socket.destroyed) return resolve();
+      if (conn.socket.closed) return resolve();
       conn.socket.once('close', () => resolve());
       conn.socket.end();
       setTimeout(() => conn.socket.destroy(), 1000).unref();
@@ -201,7 +202,13 @@ export class RingCommunicator implements RingContext {
       await run.promise;
     } finally {
       if (this.#current === run) this.#current = null;
+      this.#settleLost();
     }
+  }
+
+  /** A peer that closed cleanly breaks the communicator once no op is using its connections. */
+  #settleLost(): void {
+    if (this.#lost && !this.#current) this.#fault(this.#lost.conn, this.#lost.error);
   }
 
   scratch(slot: string, bytes: number): Region {
@@ -228,10 +235,30 @@ export class RingCommunicator implements RingContext {
   #watch(conn: Conn): void {
     const { socket } = conn;
     socket.on('error', (error) => this.#fault(conn, new TorusError('TORUS_RING_PEER_LOST', `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error })));
-    socket.on('close', () => this.#fault(conn, new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer })));
+    // A clean close (FIN) may race with the last bytes of the op on the peer's other connections:
+    // fail now only if the running op still needs this connection, else after the op completes.
+    const closed = () => {
+      const error = new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer });
+      if (this.#current?.needs(conn)) this.#fault(conn, error);
+      else this.#lost ??= { conn, error };
+      if (!this.#current) this.#settleLost();
+    };
+    socket.on('end', closed);
+    socket.on('close', closed);
     if (!conn.reader) {
-      // Accepted connections only ever carry our data out; anything arriving is a protocol error.
-      socket.on('data', () => this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection`, { peer: conn.peer })));
+      // Accepted connections carry our data out; the only thing that may come back is an abort frame.
+      let inbox = Buffer.alloc(0);
+      socket.on('data', (data: Buffer) => {
+        inbox = Buffer.concat([inbox, data]);
+        if (inbox.length < FRAME_BYTES) return;
+        try {
+          const frame = decodeRingFrame(new Uint8Array(inbox.subarray(0, FRAME_BYTES)));
+          if (frame.kind !== 'abort') throw new Error(`unexpected ${frame.kind} frame`);
+          this.#fault(conn, abortError(frame, this.options));
+        } catch (error) {
+          this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${(error as Error).message}`, { peer: conn.peer }));
+        }
+      });
     }
   }
 
@@ -240,6 +267,26 @@ export class RingCommunicator implements RingContext {
     this.#broken = error;
     log.warn('ring peer failure', { rank: this.rank, peer: conn.peer, error });
     this.#current?.fail(error);
-    for (const c of this.#links.all) { c.reader?.clear(); c.socket.destroy(); }
+    // Tell both neighbours who failed first (on the idle reverse direction of our dialed connections),
+    // then close everything a moment later so the abort frames arrive before our FINs.
+    const culprit = typeof error.details.peer === 'number' ? error.details.peer : conn.peer;
+    const reason = error.code === 'TORUS_RING_TIMEOUT' ? 'timeout' : error.code === 'TORUS_PROTOCOL_INVALID' ? 'protocol' : 'lost';
+    const abort = encodeRingFrame({ kind: 'abort', culprit, reporter: this.rank, reason });
+    for (const c of this.#links.all) {
+      c.reader?.clear();
+      if (c.reader && c.peer !== culprit && !c.socket.destroyed) c.socket.write(abort, () => undefined);
+    }
+    const all = this.#links.all;
+    const timer = setTimeout(() => { for (const c of all) c.socket.destroy(); }, 50);
+    timer.unref();
+    for (const c of all) if (c.peer === culprit) c.socket.destroy();
   }
+}
+
+function abortError(frame: AbortFrame, options: ResolvedOptions): TorusError {
+  const who = describePeer(options.hosts, frame.culprit);
+  const by = `rank ${frame.reporter}`;
+  if (frame.reason === 'timeout') return new TorusError('TORUS_RING_TIMEOUT', `${who} went silent (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
+  if (frame.reason === 'protocol') return new TorusError('TORUS_PROTOCOL_INVALID', `${who} broke the ring protocol (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
+  return new TorusError('TORUS_RING_PEER_LOST', `lost ${who} (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
 }

@@ -17,6 +17,7 @@ export class OpRun {
   readonly #started = performance.now();
   readonly #readers = new Set<Conn>();
   readonly #writers = new Set<Conn>();
+  readonly #writesPending = new Map<Conn, number>();
 
   constructor(readonly name: string, readonly timeoutMs: number, readonly describePeer: (rank: number) => string) {
     this.promise = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject; });
@@ -30,7 +31,9 @@ export class OpRun {
     if (this.#settled || bytes.length === 0) return;
     this.#pending++;
     this.#writers.add(conn);
+    this.#writesPending.set(conn, (this.#writesPending.get(conn) ?? 0) + 1);
     conn.socket.write(bytes, (error) => {
+      this.#writesPending.set(conn, (this.#writesPending.get(conn) ?? 1) - 1);
       if (error) this.fail(new TorusError('TORUS_RING_PEER_LOST', `${this.name}: sending to ${this.describePeer(conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error }));
       else this.#release();
     });
@@ -45,6 +48,12 @@ export class OpRun {
       onDone();
       this.#release();
     });
+  }
+
+  /** True while this op still needs `conn`: bytes to read from it or writes to it not yet completed. */
+  needs(conn: Conn): boolean {
+    if (this.#settled) return false;
+    return (conn.reader !== null && this.#readers.has(conn) && conn.reader.pending > 0) || (this.#writesPending.get(conn) ?? 0) > 0;
   }
 
   /** Ends set-up: from here the op settles when the last send and receive complete. */

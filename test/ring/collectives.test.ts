@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import type { RingCommunicator } from '../../src/ring/index.js';
 import type { Dtype, ReduceOp, RingArray } from '../../src/ring/index.js';
 import { bitsEqual, exactInput, firstDifference, loopbackRing } from './helpers.js';
-import { referenceAllGather, referenceAllReduce, tcpHandles } from './reference.js';
+import { referenceAllGather, referenceAllReduce, tcpHandles, tcpHandlesSettled } from './reference.js';
 
 const DTYPES: Dtype[] = ['float32', 'int32', 'float16'];
 const OPS: ReduceOp[] = ['sum', 'max', 'min'];
@@ -71,7 +71,7 @@ for (const n of [2, 3, 4, 5]) {
     t.teardown(() => Promise.all(comms.map((c) => c.close())));
     await checkRing(t, comms, n <= 3);
     await Promise.all(comms.map((c) => c.close()));
-    t.equal(tcpHandles(), before, 'no sockets left after close');
+    t.equal(await tcpHandlesSettled(before), before, 'no sockets left after close');
   });
 }
 

@@ -7,8 +7,9 @@ import { TorusError } from '../../src/core/errors.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
 import { RingCommunicator } from '../../src/ring/index.js';
 import { freePorts, loopbackHosts, loopbackRing } from './helpers.js';
-import { tcpHandles } from './reference.js';
+import { tcpHandles, tcpHandlesSettled } from './reference.js';
 
+const exited = (child: ChildProcess) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : once(child, 'exit').then(() => undefined));
 const COUNT = 1 << 22; // 16 MiB of float32: one all-reduce takes far longer than the kill delay
 
 function startChild(rank: number, ports: number[]): { child: ChildProcess; lines: string[]; waitFor: (prefix: string) => Promise<void> } {
@@ -39,12 +40,12 @@ async function runUntilFailure(comms: RingCommunicator[]): Promise<{ error: Toru
   }));
 }
 
-async function childRing(t: Test, timeoutMs: number) {
+async function childRing(t: Test, timeoutMs: number, n = 3) {
   const before = tcpHandles();
-  const ports = await freePorts(3);
+  const ports = await freePorts(n);
   const remote = startChild(2, ports);
   t.teardown(() => { remote.child.kill('SIGKILL'); });
-  const comms = await Promise.all([0, 1].map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 20_000 })));
+  const comms = await Promise.all([0, 1, 3, 4].filter((rank) => rank < n).map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 20_000 })));
   t.teardown(() => Promise.all(comms.map((c) => c.close())));
   await remote.waitFor('ready');
   return { before, remote, comms };
@@ -67,8 +68,21 @@ t.test('a peer killed with SIGKILL mid-collective fails both neighbours with TOR
   }
   await t.rejects(comms[0]!.allReduce(new Float32Array(4)), { code: 'TORUS_RING_PEER_LOST' }, 'later calls fail at once with the same error');
   await Promise.all(comms.map((c) => c.close()));
-  await once(remote.child, 'exit').catch(() => undefined);
-  t.equal(tcpHandles(), before, 'no sockets leaked');
+  await exited(remote.child);
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
+});
+
+t.test('in a ring of 4 the rank that is not a neighbour of the dead one also names it (abort frames)', async (t) => {
+  const { before, remote, comms } = await childRing(t, 5000, 4);
+  const failures = runUntilFailure(comms);
+  await remote.waitFor('op 0');
+  remote.child.kill('SIGKILL');
+  const results = await failures;
+  for (const { error } of results) t.match(error.message, /rank 2 \(127\.0\.0\.3:\d+\)/, `rank ${comms[results.findIndex((r) => r.error === error)]?.rank} names rank 2: ${error.message}`);
+  t.equal(results[0]?.error.details.peer, 2, 'rank 0 (not a neighbour of 2) gets the culprit in details.peer');
+  await Promise.all(comms.map((c) => c.close()));
+  await exited(remote.child);
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
 });
 
 t.test('a stopped (silent) peer fails the collective with TORUS_RING_TIMEOUT within the timeout', async (t) => {
@@ -85,8 +99,8 @@ t.test('a stopped (silent) peer fails the collective with TORUS_RING_TIMEOUT wit
   t.ok(results.some((r) => r.error.code === 'TORUS_RING_TIMEOUT' && /rank 2 /.test(r.error.message)), `the timeout names rank 2: ${results.map((r) => r.error.message).join(' | ')}`);
   for (const [rank, { at }] of results.entries()) t.ok(at - stoppedAt < timeoutMs * 3 + 2000, `rank ${rank} failed ${Math.round(at - stoppedAt)} ms after the stop (no hang)`);
   await Promise.all(comms.map((c) => c.close()));
-  await once(remote.child, 'exit').catch(() => undefined);
-  t.equal(tcpHandles(), before, 'no sockets leaked');
+  await exited(remote.child);
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
 });
 
 t.test('a rank closing mid-collective fails its neighbours naming it; the closer gets TORUS_CHANNEL_CLOSED', async (t) => {
@@ -104,7 +118,7 @@ t.test('a rank closing mid-collective fails its neighbours naming it; the closer
     t.match(errors[rank]?.message ?? '', /rank 1 /);
   }
   await Promise.all(comms.map((c) => c.close()));
-  t.equal(tcpHandles(), before, 'no sockets leaked');
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
 });
 
 t.test('a neighbour that never comes up fails set-up with TORUS_RING_TIMEOUT naming it', async (t) => {
@@ -114,7 +128,7 @@ t.test('a neighbour that never comes up fails set-up with TORUS_RING_TIMEOUT nam
   await t.rejects(RingCommunicator.connect({ rank: 0, hosts: loopbackHosts(ports, 0), connectTimeoutMs: 800 }), { code: 'TORUS_RING_TIMEOUT', message: /rank [12] \(127\.0\.0\.[23]:\d+\)/ });
   t.ok(performance.now() - started < 3000, 'bounded retries');
   await new Promise((resolve) => setTimeout(resolve, 50));
-  t.equal(tcpHandles(), before, 'no sockets or listeners leaked');
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets or listeners leaked');
 });
 
 t.test('mismatched collectives fail instead of hanging or corrupting data', async (t) => {

@@ -8,6 +8,7 @@ t.test('frames round-trip', async (t) => {
     { kind: 'ack', role: 'left', ringId: 0xffffffff, rank: 0, worldSize: 1, connection: 0 },
     { kind: 'op', op: 'allReduce', dtype: 3, param: -1, seq: 12, bytes: 2 ** 40 },
     { kind: 'op', op: 'sendRecv', dtype: 1, param: 1, seq: 0, bytes: 0 },
+    { kind: 'abort', culprit: 3, reporter: 1, reason: 'timeout' },
   ];
   for (const frame of frames) t.same(decodeRingFrame(encodeRingFrame(frame)), frame);
 });

@@ -21,3 +21,9 @@ export function referenceAllGather(inputs: RingArray[]): RingArray {
 export function tcpHandles(): number {
   return process.getActiveResourcesInfo().filter((name) => name.startsWith('TCP')).length;
 }
+
+/** TCP handle count once pending closes have finished (polls up to 2 s; a real leak never settles). */
+export async function tcpHandlesSettled(expected: number): Promise<number> {
+  for (let i = 0; i < 40 && tcpHandles() !== expected; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  return tcpHandles();
+}

@@ -20,7 +20,8 @@ export interface Capacity {
 function collect(child: ChildProcess, timeoutMs: number, until?: RegExp): Promise<string> {
   return new Promise((resolve) => {
     let out = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(out); }, timeoutMs);
+    // Waiting for a readiness line gives up quietly (the caller kills the server); a run that overstays is killed.
+    const timer = setTimeout(() => { if (!until) child.kill('SIGKILL'); resolve(out); }, timeoutMs);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (until?.test(out)) { clearTimeout(timer); resolve(out); }
@@ -31,7 +32,7 @@ function collect(child: ChildProcess, timeoutMs: number, until?: RegExp): Promis
 }
 
 async function iperf(spawn: Spawner, from: number, to: number, ip: string, port: number, seconds: number, bidir: boolean): Promise<number | null> {
-  const server = spawn(to, 'iperf3', ['-s', '-1', '-B', ip, '-p', String(port)]);
+  const server = spawn(to, 'iperf3', ['-s', '-1', '-B', ip, '-p', String(port), '--forceflush']);
   try {
     await collect(server, 5000, /Server listening/);
     const args = ['-c', ip, '-p', String(port), '-t', String(seconds), '-J', ...(bidir ? ['--bidir'] : [])];
