@@ -1,0 +1,92 @@
+/**
+ * The runner supervisor's statechart: `running` while it follows the applied cluster log, `stopping` once
+ * asked to stop (then it ignores the log; the shell stops the runners). It turns each applied event (or a
+ * whole state, at start-up) into effects for the shell — start, replace, stop, peer status, task, cancel —
+ * emitted as data (`runners.effects`), and counts what the runners reported. Pure: no I/O, no timers.
+ */
+import { assign, emit, enqueueActions, setup } from 'xstate';
+import type { ClusterEvent } from '../../protocols/events.js';
+import { reactToEvent, reactToState, type Known, type StateView, type SupervisorEffect } from './reactions.js';
+
+export interface SupervisorContext {
+  readonly nodeId: string;
+  readonly known: Known;
+  /** Index of the last applied event seen (0 before any). */
+  readonly lastIndex: number;
+  readonly synced: boolean;
+  readonly proposed: number;
+  readonly proposeFailures: number;
+  readonly lastProposeError: string | null;
+  /** This node's runners as the shell last reported them (for the snapshot view: dashboard, API). */
+  readonly runners: readonly RunnerSummary[];
+}
+
+export interface RunnerSummary {
+  readonly instanceId: string;
+  readonly runnerId: string;
+  readonly rank: number;
+  readonly pid: number | null;
+  readonly status: string;
+  readonly failures: number;
+  readonly gaveUp: boolean;
+}
+
+export type SupervisorEvent =
+  | { type: 'cluster.events'; events: readonly ClusterEvent[]; lastIndex?: number }
+  | { type: 'cluster.state'; state: StateView; lastIndex?: number }
+  | { type: 'proposal.sent' }
+  | { type: 'proposal.failed'; error: string }
+  | { type: 'runners.changed'; runners: readonly RunnerSummary[] }
+  | { type: 'stop' };
+
+export interface SupervisorInput {
+  readonly nodeId: string;
+}
+
+export const runnerSupervisorMachine = setup({
+  types: {} as {
+    context: SupervisorContext;
+    events: SupervisorEvent;
+    input: SupervisorInput;
+    emitted: { type: 'runners.effects'; effects: readonly SupervisorEffect[] };
+  },
+}).createMachine({
+  id: 'runner-supervisor',
+  context: ({ input }) => ({ nodeId: input.nodeId, known: {}, lastIndex: 0, synced: false, proposed: 0, proposeFailures: 0, lastProposeError: null, runners: [] }),
+  initial: 'running',
+  states: {
+    running: {
+      on: {
+        'cluster.events': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            let known = context.known;
+            const effects: SupervisorEffect[] = [];
+            for (const e of event.events) {
+              const r = reactToEvent(context.nodeId, known, e);
+              known = r.known;
+              effects.push(...r.effects);
+            }
+            enqueue.assign({ known, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? context.lastIndex) });
+            if (effects.length) enqueue(emit({ type: 'runners.effects' as const, effects }));
+          }),
+        },
+        'cluster.state': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const r = reactToState(context.nodeId, context.known, event.state);
+            enqueue.assign({ known: r.known, synced: true, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? 0) });
+            if (r.effects.length) enqueue(emit({ type: 'runners.effects' as const, effects: r.effects }));
+          }),
+        },
+        stop: 'stopping',
+      },
+    },
+    stopping: {},
+  },
+  on: {
+    'runners.changed': { actions: assign({ runners: ({ event }) => event.runners }) },
+    'proposal.sent': { actions: assign({ proposed: ({ context }) => context.proposed + 1 }) },
+    'proposal.failed': {
+      actions: assign(({ context, event }) => ({ proposeFailures: context.proposeFailures + 1, lastProposeError: event.error })),
+    },
+  },
+});

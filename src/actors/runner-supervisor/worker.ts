@@ -1,0 +1,137 @@
+/**
+ * Worker entry of the runner supervisor (the shell). Owns this node's RunnerManager; feeds it the effects
+ * the machine derives from the applied cluster log; proposes what the runners report (RunnerStatusChanged,
+ * TaskStatusChanged, InstanceFailed) to the cluster in order, retrying while there is no leader; catches up
+ * from the topology keeper's state at start. Stopping the actor stops every runner (graceful → SIGTERM →
+ * SIGKILL), so no runner outlives its node.
+ *
+ * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
+ * deadlines, policy, cancelTimeoutMs, runnerEnv.
+ */
+import { asTorusError } from '../../core/errors.js';
+import type { RestartPolicy } from '../../core/runner/backoff.js';
+import type { ClusterEvent } from '../../protocols/events.js';
+import { serveActor } from '../../runtime/serve-actor.js';
+import { RunnerManager } from '../../runner/runner-manager.js';
+import type { ShutdownDeadlines } from '../../runner/runner-process.js';
+import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
+import { decodeStateView, decodeSupervisorMessage } from './messages.js';
+import type { SupervisorEffect } from './reactions.js';
+
+interface SupervisorOptions {
+  readonly nodeId: string;
+  readonly dataDir: string;
+  readonly proposeTo?: string;
+  readonly stateFrom?: string;
+  readonly deadlines?: ShutdownDeadlines;
+  readonly policy?: RestartPolicy;
+  readonly cancelTimeoutMs?: number;
+  readonly runnerEnv?: Readonly<Record<string, string>>;
+}
+
+/** The node's own stop deadline must cover these: 2 + 1.5 + 1 s. */
+const NODE_DEADLINES: ShutdownDeadlines = { gracefulMs: 2000, termMs: 1500, killMs: 1000 };
+const MAX_QUEUED_PROPOSALS = 10_000;
+/** The manager of this thread's actor, for request handlers (one actor per worker thread). */
+const managers = new Map<string, RunnerManager>();
+
+serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
+  name: 'runner-supervisor',
+  machine: runnerSupervisorMachine,
+  input: (options) => ({ nodeId: options.nodeId }),
+  decodeEvent: (body) => decodeSupervisorMessage(body),
+  view: (snapshot) => {
+    const { known, ...rest } = snapshot.context;
+    return { value: snapshot.value, ...rest, instances: Object.keys(known).sort() };
+  },
+  requests: {
+    runners: (_body, ctx) => managerOf(ctx.name)?.runners() ?? [],
+  },
+  setup: (ctx) => {
+    const { options, actor, log } = ctx;
+    const proposeTo = options.proposeTo ?? 'cluster';
+    const queue: ClusterEvent[] = [];
+    let draining = false;
+    const drain = async (): Promise<void> => {
+      if (draining) return;
+      draining = true;
+      let delay = 250;
+      while (queue.length > 0 && !ctx.stopping) {
+        try {
+          await ctx.request(proposeTo, { type: 'propose', event: queue[0] as unknown as Record<string, unknown> }, { timeoutMs: 5000 });
+          queue.shift();
+          delay = 250;
+          actor.send({ type: 'proposal.sent' });
+        } catch (err) {
+          if (ctx.stopping) break;
+          actor.send({ type: 'proposal.failed', error: asTorusError(err).message });
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, 5000);
+        }
+      }
+      draining = false;
+    };
+    const manager = new RunnerManager({
+      nodeId: options.nodeId, dataDir: options.dataDir, deadlines: options.deadlines ?? NODE_DEADLINES,
+      ...(options.policy ? { policy: options.policy } : {}),
+      ...(options.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: options.cancelTimeoutMs } : {}),
+      ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
+      onEvent: (event) => {
+        if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
+        queue.push(event);
+        void drain();
+        actor.send({ type: 'runners.changed', runners: summaries(manager) });
+      },
+      onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),
+    });
+    managers.set(ctx.name, manager);
+    const sub = actor.on('runners.effects', ({ effects }) => {
+      for (const effect of effects) perform(manager, effect).catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
+    });
+    // Catch up from the replicated state; events applied meanwhile are handled idempotently.
+    void (async () => {
+      const from = options.stateFrom ?? 'topology-keeper';
+      for (let attempt = 0; attempt < 10 && !ctx.stopping; attempt++) {
+        try {
+          const answer = await ctx.request<{ state: unknown; lastIndex?: number }>(from, { type: 'state' }, { timeoutMs: 5000 });
+          actor.send({ type: 'cluster.state', state: decodeStateView(answer.state), ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}) });
+          return;
+        } catch (err) {
+          log.debug('state catch-up failed, retrying', { error: err });
+          await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+        }
+      }
+    })();
+    return async () => {
+      sub.unsubscribe();
+      actor.send({ type: 'stop' });
+      await manager.shutdown();
+      managers.delete(ctx.name);
+    };
+  },
+});
+
+function managerOf(name: string): RunnerManager | undefined {
+  return managers.get(name);
+}
+
+function summaries(manager: RunnerManager): RunnerSummary[] {
+  return manager.runners().map((r) => ({
+    instanceId: r.instanceId, runnerId: r.runnerId, rank: r.rank, pid: r.pid ?? null, status: r.status?.state ?? 'Idle',
+    failures: r.failures, gaveUp: r.gaveUp,
+  }));
+}
+
+async function perform(manager: RunnerManager, effect: SupervisorEffect): Promise<void> {
+  switch (effect.type) {
+    case 'start': return manager.instanceCreated(effect.instance);
+    case 'replace': return manager.instanceReplaced(effect.instance);
+    case 'stop': return manager.instanceDeleted(effect.instanceId);
+    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status);
+    case 'task': return manager.taskCreated({ taskId: effect.taskId, instanceId: effect.instanceId, kind: effect.kind,
+      ...(effect.params !== undefined && effect.params !== null && typeof effect.params === 'object' && !Array.isArray(effect.params)
+        ? { params: effect.params as Record<string, unknown> } : {}),
+      ...(effect.timeoutMs !== undefined ? { timeoutMs: effect.timeoutMs } : {}) });
+    case 'cancel': return manager.cancelTask(effect.taskId);
+  }
+}
