@@ -14,7 +14,7 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
   const proposals: ClusterEvent[] = [];
   // The cluster: accept each proposal and apply it back (as the leader's log would).
   runtime.register('cluster', (body) => {
-    const event = (body as { event: ClusterEvent }).event;
+    const event = (body as unknown as { event: ClusterEvent }).event;
     proposals.push(event);
     setImmediate(() => runtime.send('runner-supervisor', { type: 'cluster.event', event: event as never }));
     return { ok: true };
