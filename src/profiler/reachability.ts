@@ -3,6 +3,7 @@
  * (address, nodeId) the moment it completes. One slow or black-holed address delays nothing else; an address
  * that answers with a different node id is rejected, never reported as a link to the expected peer.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { asTorusError } from '../core/errors.js';
 import type { InterfaceType } from '../protocols/events.js';
@@ -63,8 +64,13 @@ export interface ReachFailed {
 export type ReachResult = ReachVerified | ReachFailed;
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  const done = (): void => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', done);
+    resolve();
+  };
+  const timer = setTimeout(done, ms);
+  signal?.addEventListener('abort', done, { once: true });
 });
 
 async function probeOne(peer: PeerTarget, a: PeerAddress, opts: Required<Omit<ReachOptions, 'signal' | 'includeFailures'>> & { signal: AbortSignal }, t0: number): Promise<ReachResult> {
@@ -96,6 +102,8 @@ async function probeOne(peer: PeerTarget, a: PeerAddress, opts: Required<Omit<Re
  */
 export async function* probeReachability(peers: readonly PeerTarget[], options: ReachOptions = {}): AsyncGenerator<ReachResult, void, undefined> {
   const controller = new AbortController();
+  // Every in-flight probe listens on this one signal: many peers × addresses is expected, not a leak.
+  setMaxListeners(0, controller.signal);
   const onAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const opts = { attempts: Math.max(1, Math.min(options.attempts ?? 3, 10)), timeoutMs: options.timeoutMs ?? 1000, retryDelayMs: options.retryDelayMs ?? 100, signal: controller.signal };

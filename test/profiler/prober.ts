@@ -5,7 +5,7 @@
  * then {"kind":"measured","ip","rttMs","bps","report"} per measured address, then {"kind":"end"}.
  */
 import { performance } from 'node:perf_hooks';
-import { measureRtt, measureThroughput } from '../../src/profiler/measure.js';
+import { measureCapacity, measureRtt } from '../../src/profiler/measure.js';
 import { probeReachability, type PeerTarget, type ReachOptions } from '../../src/profiler/reachability.js';
 
 interface Job {
@@ -21,7 +21,7 @@ for await (const r of probeReachability(job.peers ?? [], { ...job.reach, include
 out({ kind: 'reached', at: performance.now() - t0 });
 for (const m of job.measure ?? []) {
   const { rttMs } = await measureRtt(m.ip, m.port, { samples: 7 });
-  const report = await measureThroughput(m.ip, m.port, { durationMs: job.durationMs ?? 500 });
+  const report = await measureCapacity(m.ip, m.port, { durationMs: job.durationMs ?? 300, repeats: 2 });
   out({ kind: 'measured', ip: m.ip, rttMs, bps: report.bps, report });
 }
 out({ kind: 'end' });

@@ -13,7 +13,7 @@ import { serveActor } from '../../runtime/serve-actor.js';
 import type { InterfaceType } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
-import { measureRtt, measureThroughput } from '../../profiler/measure.js';
+import { measureCapacity, measureRtt } from '../../profiler/measure.js';
 import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
 import { targetsFromTopology } from './links.js';
 import { networkProfilerMachine, type MeasureJob, type ProfilerEvent } from './machine.js';
@@ -63,7 +63,7 @@ const machine = networkProfilerMachine.provide({
           if (ac.signal.aborted) return;
           try {
             const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
-            const report = await measureThroughput(job.ip, job.port, { durationMs: o.throughputMs ?? 500, signal: ac.signal });
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: 2, signal: ac.signal });
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs, bandwidthBps: report.bps, measuredAt: Date.now() });
           } catch (error) {
             if (!ac.signal.aborted) sendBack({ type: 'measure.failed', key: job.key, error: (error as Error).message });
