@@ -56,11 +56,12 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
   const role = await b.request<{ role: string; leader: string }>('cluster', { type: 'role' });
   t.equal(role.role, 'follower');
   t.equal(role.leader, 'a');
+  t.equal((role as { leaderId?: string }).leaderId, 'a', 'leaderId for the API facade');
   const members = await b.request<{ nodeId: string }[]>('cluster', { type: 'members' });
   t.same(members.map((m) => m.nodeId), ['a']);
   const out = await b.request<{ indices: number[] }>('cluster', { type: 'propose', event: { type: 'LinkUp', source: 'b', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' } });
   t.equal(out.indices.length, 1);
-  t.same(await b.request('cluster', { type: 'command', command: { type: 'Ping' } }), { outcome: { echoed: 'Ping' }, indices: [] });
+  t.same(await b.request('cluster', { type: 'command', command: { type: 'Ping' } }), { echoed: 'Ping', indices: [] });
   await t.rejects(b.request('cluster', { type: 'propose', event: { type: 'LinkUp' } }), { code: 'TORUS_PROTOCOL_INVALID' });
   const snap = await b.request<{ value: string; context: { term: number } }>('cluster', { type: 'snapshot' });
   t.equal(snap.value, 'follower', 'the role is visible in the snapshot');

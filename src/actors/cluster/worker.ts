@@ -3,8 +3,10 @@
  * owns the sockets, mDNS and timers. Committed entries go to the topology keeper in order
  * (`event {indexed}`); a snapshot install goes as `install-snapshot {snapshot, force: true}`.
  *
- * Requests: `propose {event | events}` → {indices}; `command {command}` → {outcome, indices} or the leader's
- * error; `peers` → heard-but-not-joined list with reasons; `members` → joined peers; `role` → {role, term, leader}.
+ * Requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an object, with
+ * `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` → heard-but-
+ * not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined peers;
+ * `role` → {role, term, leader, leaderId}.
  * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
  * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
  */
@@ -51,10 +53,17 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
   decodeEvent: (body) => decodeClusterActorEvent(body),
   requests: {
     propose: (body) => live().propose(decodePropose(body)),
-    command: (body) => live().command(decodeCommandRequest(body)),
-    peers: () => live().heard(),
+    command: async (body) => {
+      const { outcome, indices } = (await live().command(decodeCommandRequest(body))) as { outcome: unknown; indices: number[] };
+      // The caller wants the leader's outcome (e.g. {instanceId}); the log positions ride along when it is an object.
+      return outcome !== null && typeof outcome === 'object' && !Array.isArray(outcome) ? { ...outcome, indices } : { outcome, indices };
+    },
+    peers: () => live().heard().map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}), lastHeardAt: h.at })),
     members: () => live().members(),
-    role: () => live().role(),
+    role: () => {
+      const r = live().role();
+      return { ...r, ...(r.leader ? { leaderId: r.leader } : {}) };
+    },
   },
   setup: async (ctx) => {
     const o = ctx.options;
