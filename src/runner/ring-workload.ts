@@ -1,142 +1,136 @@
 /**
- * `ring` workload: rank r listens at its own hostfile entry, dials its right neighbour at the planned
- * address and accepts its left neighbour, each connection opened with a hello naming the dialer's rank
- * (a stray connection is refused). Tasks: `barrier` (two token passes round the ring: gather, then
- * release), reporting its time. The collective data path comes from src/ring when it lands.
+ * `ring` workload on the ring engine (src/ring): Connecting dials both neighbours at the planned addresses
+ * (RingCommunicator.connect), Loading reports the shard, WarmingUp is a barrier (every rank must take part,
+ * which is why rank 0 warms up last), and tasks run collectives on integer-valued data, check every element
+ * against the exact expected value and report timings in the nccl-tests terms (time, algbw, busbw, #wrong).
+ *
+ * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32, op: sum|max|min, iters};
+ * `all-gather` {count, dtype, iters}; `broadcast` {count, dtype, root, iters}; `send-recv` {count, dtype, iters}.
+ * A cancelled collective cannot be stopped half-way: the communicator is closed (the op fails on every rank)
+ * and later tasks fail until the runner is restarted.
  */
-import net from 'node:net';
 import { TorusError } from '../core/errors.js';
-import { parseHostPort, ringNeighbours } from '../protocols/hostfile.js';
+import { parseHostPort } from '../protocols/hostfile.js';
 import type { RunnerStartConfig } from '../protocols/runner.js';
+import { RingCommunicator, type RingArray } from '../ring/index.js';
 import { abortPromise, type RunnerWorkload } from './workload.js';
 
-const MAGIC = 0x54525247; // "TRRG"
-const RETRY_MS = 100;
+/** Peers' runner processes may still be starting: be patient at set-up, bounded all the same. */
+const CONNECT_TIMEOUT_MS = 120_000;
+const MAX_COUNT = 64 * 1024 * 1024;
 
-/** A byte stream of one-byte tokens with awaitable reads. */
-class TokenReader {
-  #tokens: number[] = [];
-  #waiters: { resolve: (t: number) => void; reject: (e: unknown) => void }[] = [];
-  #error: unknown = null;
-  push(bytes: Buffer): void {
-    for (const b of bytes) {
-      const w = this.#waiters.shift();
-      if (w) w.resolve(b);
-      else this.#tokens.push(b);
-    }
-  }
-  fail(error: unknown): void {
-    this.#error = error;
-    for (const w of this.#waiters.splice(0)) w.reject(error);
-  }
-  next(): Promise<number> {
-    const t = this.#tokens.shift();
-    if (t !== undefined) return Promise.resolve(t);
-    if (this.#error) return Promise.reject(this.#error);
-    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
-  }
+function ringIdOf(instanceId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < instanceId.length; i++) h = Math.imul(h ^ instanceId.charCodeAt(i), 0x01000193) >>> 0;
+  return h & 0x7fffffff;
 }
 
-export function ringWorkload(config: RunnerStartConfig, diagnostic: (message: string) => void): RunnerWorkload {
-  const { rank, worldSize } = config;
-  const { left, right } = ringNeighbours(rank, worldSize);
-  let server: net.Server | undefined;
-  let toRight: net.Socket | undefined;
-  let fromLeft: net.Socket | undefined;
-  const reader = new TokenReader();
-  const sockets = new Set<net.Socket>();
+const value = (rank: number, i: number): number => (rank + 1) * ((i % 7) + 1);
 
-  const lost = (side: string) => (): void => reader.fail(new TorusError('TORUS_RING_PEER_LOST', `lost ${side} neighbour`, { side }));
-
-  async function dialRight(signal: AbortSignal): Promise<net.Socket> {
-    const target = parseHostPort(config.hosts[right] ?? '', `hosts[${right}]`);
-    for (;;) {
-      signal.throwIfAborted();
-      const socket = await new Promise<net.Socket | undefined>((resolve) => {
-        const s = net.connect({ host: target.ip, port: target.port });
-        s.once('connect', () => resolve(s));
-        s.once('error', () => { s.destroy(); resolve(undefined); });
-      });
-      if (socket) {
-        const hello = Buffer.alloc(8);
-        hello.writeUInt32BE(MAGIC, 0);
-        hello.writeUInt32BE(rank, 4);
-        socket.write(hello);
-        socket.setNoDelay(true);
-        return socket;
-      }
-      await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), abortPromise(signal)]);
-    }
+function intParam(params: Readonly<Record<string, unknown>>, key: string, fallback: number, min: number, max: number): number {
+  const v = params[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new TorusError('TORUS_API_VALIDATION', `ring task: ${key} must be an integer in [${min}, ${max}]`, { key });
   }
+  return v;
+}
 
-  function acceptLeft(srv: net.Server): Promise<net.Socket> {
-    return new Promise((resolve) => {
-      srv.on('connection', (socket) => {
-        sockets.add(socket);
-        socket.once('close', () => sockets.delete(socket));
-        socket.once('readable', function check() {
-          const hello = socket.read(8) as Buffer | null;
-          if (!hello) return socket.once('readable', check);
-          if (hello.readUInt32BE(0) !== MAGIC || hello.readUInt32BE(4) !== left || fromLeft) {
-            diagnostic(`refused a ring connection (hello rank ${hello.readUInt32BE(4)}, expected ${left})`);
-            socket.destroy();
-            return;
-          }
-          fromLeft = socket;
-          socket.on('data', (b: Buffer) => reader.push(b));
-          socket.once('close', lost('left'));
-          resolve(socket);
-        });
-      });
-    });
-  }
+export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: string) => void): RunnerWorkload {
+  const { rank, worldSize: n } = config;
+  let comm: RingCommunicator | undefined;
+  let closed = false;
 
-  const pass = async (): Promise<void> => {
-    if (rank === 0) {
-      toRight!.write(Buffer.from([1]));
-      await reader.next();
-    } else {
-      await reader.next();
-      toRight!.write(Buffer.from([1]));
-    }
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await comm?.close();
   };
+  const need = (): RingCommunicator => {
+    if (!comm || closed) throw new TorusError('TORUS_RING_PEER_LOST', 'ring is not connected (closed or never connected)');
+    return comm;
+  };
+
+  async function collective(op: string, params: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<unknown> {
+    const c = need();
+    if (op === 'barrier') {
+      const t0 = performance.now();
+      await Promise.race([c.barrier(), abortPromise(signal)]);
+      return { op, worldSize: n, timeUs: Math.round((performance.now() - t0) * 1000) };
+    }
+    const count = intParam(params, 'count', 1024, 1, MAX_COUNT);
+    const iters = intParam(params, 'iters', 1, 1, 10_000);
+    const dtype = params.dtype ?? 'float32';
+    if (dtype !== 'float32' && dtype !== 'int32') throw new TorusError('TORUS_API_VALIDATION', 'ring task: dtype must be float32 or int32');
+    const reduce = params.op ?? 'sum';
+    if (reduce !== 'sum' && reduce !== 'max' && reduce !== 'min') throw new TorusError('TORUS_API_VALIDATION', 'ring task: op must be sum, max or min');
+    const root = intParam(params, 'root', 0, 0, n - 1);
+    const make = (len: number): RingArray => (dtype === 'float32' ? new Float32Array(len) : new Int32Array(len));
+    const fill = (a: RingArray, r: number): void => { for (let i = 0; i < a.length; i++) a[i] = value(r, i); };
+    let wrong = 0;
+    let elapsed = 0;
+    for (let it = 0; it < iters; it++) {
+      signal.throwIfAborted();
+      let out: RingArray;
+      let expect: (i: number) => number;
+      const input = make(count);
+      fill(input, rank);
+      const t0 = performance.now();
+      switch (op) {
+        case 'all-reduce':
+          out = await Promise.race([c.allReduce(input, reduce), abortPromise(signal)]);
+          expect = (i) => (reduce === 'sum' ? (n * (n + 1)) / 2 * ((i % 7) + 1) : reduce === 'max' ? value(n - 1, i) : value(0, i));
+          break;
+        case 'all-gather':
+          out = await Promise.race([c.allGather(input, make(count * n)), abortPromise(signal)]);
+          expect = (i) => value(Math.floor(i / count), i % count);
+          break;
+        case 'broadcast':
+          out = await Promise.race([c.broadcast(input, root), abortPromise(signal)]);
+          expect = (i) => value(root, i);
+          break;
+        case 'send-recv':
+          out = await Promise.race([c.sendRecv(input, make(count), 1), abortPromise(signal)]);
+          expect = (i) => value((rank - 1 + n) % n, i);
+          break;
+        default:
+          throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
+      }
+      elapsed += performance.now() - t0;
+      for (let i = 0; i < out.length; i++) if (out[i] !== expect(i)) wrong += 1;
+    }
+    const bytes = count * 4;
+    const timeUs = (elapsed * 1000) / iters;
+    const algbw = bytes / (timeUs * 1000); // GB/s (1e9), as nccl-tests
+    const factor = op === 'all-reduce' ? (2 * (n - 1)) / n : op === 'all-gather' ? (n - 1) / n : 1;
+    return { op, worldSize: n, count, dtype, bytes, iters, timeUs: Math.round(timeUs * 10) / 10, algbw, busbw: algbw * factor, wrong };
+  }
 
   return {
     async connect(signal) {
-      if (worldSize === 1) return;
-      const own = parseHostPort(config.hosts[rank] ?? '', `hosts[${rank}]`);
-      server = net.createServer();
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(own.port, own.ip, () => resolve());
-      });
-      const accepted = acceptLeft(server);
-      toRight = await dialRight(signal);
-      sockets.add(toRight);
-      toRight.once('close', lost('right'));
-      toRight.on('error', () => {});
-      await Promise.race([accepted, abortPromise(signal)]);
+      const hosts = config.hosts.map((h, i) => parseHostPort(h, `hosts[${i}]`));
+      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId) });
+      try {
+        comm = await Promise.race([connecting, abortPromise(signal)]);
+      } catch (err) {
+        void connecting.then((c) => c.close(), () => {});
+        throw err;
+      }
     },
     async load(report) {
       report(config.layerEnd - config.layerStart);
     },
     async warmup(signal) {
-      if (worldSize > 1) await Promise.race([pass(), abortPromise(signal)]);
+      await Promise.race([need().barrier(), abortPromise(signal)]);
     },
-    async run(op, _params, signal) {
-      if (op !== 'barrier') throw new TorusError('TORUS_RUNNER_FAILED', `ring runner: unknown op ${op}`);
-      const started = performance.now();
-      if (worldSize > 1) {
-        await Promise.race([pass(), abortPromise(signal)]);
-        await Promise.race([pass(), abortPromise(signal)]);
+    async run(op, params, signal) {
+      const onAbort = (): void => void close();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await collective(op, params, signal);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
       }
-      return { op, worldSize, durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
     },
-    async close() {
-      for (const s of sockets) s.destroy();
-      toRight?.destroy();
-      fromLeft?.destroy();
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    },
+    close,
   };
 }

@@ -18,23 +18,28 @@ t.test('exec: canonical status sequence for one command, then deletion', async (
   t.same(await allGone(a.pids), [], 'no runner left');
 });
 
-t.test('ring: two ranks connect to their neighbours, run a barrier task, report it', async (t) => {
+t.test('ring: three ranks connect to their neighbours, run collective tasks, report them', async (t) => {
   const dir = tempDir(t);
-  const { managers, events } = localCluster(t, ['a', 'b'], dir);
-  const instance = await loopbackInstance('r1', ['a', 'b'], { kind: 'ring' });
+  const { managers, events } = localCluster(t, ['a', 'b', 'c'], dir);
+  const instance = await loopbackInstance('r1', ['a', 'b', 'c'], { kind: 'ring' });
   for (const m of managers.values()) m.instanceCreated(instance);
-  await waitFor(() => ['a', 'b'].every((n) => statesOf(events.get(n)!).includes('Ready')), 30_000, 'both Ready');
+  await waitFor(() => ['a', 'b', 'c'].every((n) => statesOf(events.get(n)!).includes('Ready')), 90_000, 'all Ready');
   for (const m of managers.values()) m.taskCreated({ taskId: 'bar1', instanceId: 'r1', kind: 'barrier' });
   for (const m of managers.values()) m.taskCreated({ taskId: 'bar1', instanceId: 'r1', kind: 'barrier' }); // sent twice, runs once
-  await waitFor(() => events.get('a')!.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'), 10_000, 'task complete');
+  await waitFor(() => events.get('a')!.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'), 20_000, 'task complete');
+  for (const m of managers.values()) m.taskCreated({ taskId: 'ar1', instanceId: 'r1', kind: 'all-reduce', params: { count: 100_003, iters: 2 } });
+  await waitFor(() => events.get('a')!.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length === 2, 30_000, 'all-reduce complete');
   await new Promise((r) => setTimeout(r, 200));
-  for (const m of managers.values()) await m.instanceDeleted('r1');
-  const canonical = ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'Ready', 'ShuttingDown', 'Shutdown'];
+  await Promise.all([...managers.values()].map((m) => m.instanceDeleted('r1')));
+  const canonical = ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'Ready', 'Running', 'Ready',
+    'ShuttingDown', 'Shutdown'];
   t.same(statesOf(events.get('a')!), canonical, 'rank 0 sequence');
   t.same(statesOf(events.get('b')!), canonical, 'rank 1 sequence');
+  t.same(statesOf(events.get('c')!), canonical, 'rank 2 sequence');
   const tasks = events.get('a')!.filter((e) => e.type === 'TaskStatusChanged');
-  t.same(tasks.map((e) => e.type === 'TaskStatusChanged' && e.status), ['running', 'complete'], 'rank 0 reports the task once');
-  const done = tasks[1];
-  t.match(done, { result: { op: 'barrier', worldSize: 2 } }, 'with its timing');
-  t.same(events.get('b')!.filter((e) => e.type === 'TaskStatusChanged'), [], 'rank 1 reports no success of its own');
+  t.same(tasks.map((e) => e.type === 'TaskStatusChanged' && `${e.taskId} ${e.status}`), ['bar1 running', 'bar1 complete', 'ar1 running', 'ar1 complete'],
+    'rank 0 reports each task once');
+  t.match(tasks[1], { result: { op: 'barrier', worldSize: 3 } }, 'barrier with its timing');
+  t.match(tasks[3], { result: { op: 'all-reduce', worldSize: 3, count: 100_003, wrong: 0, iters: 2 } }, 'exact all-reduce with its timing');
+  t.same(events.get('b')!.filter((e) => e.type === 'TaskStatusChanged'), [], 'other ranks report no success of their own');
 });
