@@ -2,6 +2,7 @@
  * The actors a node runs under its root supervisor, in start order, with the options each receives.
  * Shutdown runs in SHUTDOWN_ORDER (DESIGN.md §2: api → planner → runners → profiler → topology → cluster).
  */
+import { hostname } from 'node:os';
 import type { ActorSpec } from '../runtime/actor-host.js';
 import { siblingModule } from '../runtime/module-url.js';
 import type { NodeConfig } from './config.js';
@@ -28,11 +29,11 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
   const { config, identity } = ctx;
   const common = { nodeId: identity.nodeId, incarnation: identity.incarnation, dataDir: config.dataDir };
   const all: Record<ActorName, unknown> = {
-    'topology-keeper': { ...common },
+    'topology-keeper': { ...common, reportTo: 'cluster' },
     cluster: {
       ...common,
       startedAt: ctx.startedAt,
-      name: config.name,
+      name: config.name ?? hostname(),
       clusterName: config.cluster,
       secret: config.secret,
       peers: config.peers,
@@ -41,6 +42,8 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       mdns: config.mdns,
       failureTimeoutMs: config.failureTimeoutMs,
       version: ctx.version,
+      // Static peers are given as API addresses (what users know); the cluster listens one port above.
+      peerPortOffset: 1,
     },
     'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort },
     'placement-planner': { ...common, apiPort: ctx.apiPort },

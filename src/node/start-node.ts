@@ -13,7 +13,9 @@ import { actorSpecs, SHUTDOWN_ORDER, type ActorName } from './actor-specs.js';
 import type { NodeConfig } from './config.js';
 import { ActorNodeFacade } from './node-facade.js';
 import { VERSION } from './version.js';
-import { probeHandlerFor } from './probe-handler.js';
+import { createProbeHandler } from '../profiler/probe-handler.js';
+import { CommandHandler } from './command-handler.js';
+import { Replacer } from './replacer.js';
 
 export interface TorusNode {
   readonly identity: NodeIdentity;
@@ -54,11 +56,19 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     },
   });
   // Applied events arrive from the topology keeper; the API streams them (SSE) from this feed.
+  const replacer = new Replacer(runtime, log);
   runtime.register('node-events', (body) => {
     const entries = Array.isArray(body.entries) ? body.entries : body.indexed ? [body.indexed] : [];
-    for (const raw of entries) feed.append(decodeIndexedEvent(raw, 'body.entries'));
+    for (const raw of entries) {
+      const entry = decodeIndexedEvent(raw, 'body.entries');
+      feed.append(entry);
+      replacer.observe(entry);
+    }
     return null;
   });
+  // The cluster actor asks this service to turn commands into events when this node leads.
+  const commands = new CommandHandler(runtime);
+  runtime.register('commands', (body) => commands.serve(body));
 
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
@@ -67,7 +77,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
-    probeHandler: probeHandlerFor({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation })),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {

@@ -1,0 +1,113 @@
+/**
+ * The leader's command handler (the `commands` host service the cluster actor asks): turns a command into the
+ * events the leader appends, or a TorusError the caller receives — a placement refusal is an answer with its
+ * reasons, never a log line on the leader. Plans come from the placement planner on the leader's own state.
+ */
+import { randomUUID } from 'node:crypto';
+import { TorusError, ValidationError } from '../core/errors.js';
+import type { PlacementTaskOutput, Refusal } from '../core/placement/index.js';
+import { toPlacementState } from '../core/topology/placement-state.js';
+import type { ClusterState } from '../core/topology/state.js';
+import { decodeCommand, type ClusterEvent, type Command, type InstancePlan, type WorkloadSpec } from '../protocols/events.js';
+import type { Body } from '../protocols/mailbox.js';
+import type { Runtime } from '../runtime/runtime.js';
+
+export interface CommandOutcome {
+  readonly events: readonly ClusterEvent[];
+  readonly outcome?: unknown;
+}
+
+const PLAN_TIMEOUT_MS = 60_000;
+
+function planRequestFor(workload: WorkloadSpec, options: { sharding?: string | undefined; backend?: string | undefined; minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): Record<string, unknown> {
+  const { kind: _kind, ...rest } = workload as WorkloadSpec & Record<string, unknown>;
+  const placementWorkload: Record<string, unknown> = {};
+  for (const key of ['id', 'memoryBytes', 'layers', 'hiddenSize', 'kvHeads', 'supportsTensor']) if (rest[key] !== undefined) placementWorkload[key] = rest[key];
+  return {
+    workload: placementWorkload,
+    sharding: options.sharding ?? 'pipeline',
+    backend: options.backend ?? 'ring',
+    ...(options.minNodes !== undefined ? { minNodes: options.minNodes } : {}),
+    ...(options.requiredNodes !== undefined ? { requiredNodes: options.requiredNodes } : {}),
+  };
+}
+
+export class CommandHandler {
+  readonly #runtime: Runtime;
+
+  constructor(runtime: Runtime) {
+    this.#runtime = runtime;
+  }
+
+  /** The service entry: `{type: 'handle-command', command, state}` → `{events, outcome?}`. */
+  async serve(body: Body): Promise<CommandOutcome> {
+    if (body.type !== 'handle-command') throw new ValidationError('body', 'type', 'expected handle-command');
+    const command = decodeCommand(body.command);
+    const state = body.state as ClusterState;
+    if (!state || typeof state !== 'object' || typeof state.instances !== 'object') throw new ValidationError('body', 'state', 'expected the cluster state');
+    return this.handle(command, state);
+  }
+
+  async handle(command: Command, state: ClusterState): Promise<CommandOutcome> {
+    switch (command.type) {
+      case 'PlaceInstance': {
+        const plan = await this.#plan(state, planRequestFor(command.workload, command));
+        const id = command.instanceId ?? plan.id;
+        if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${id} already exists`, { instanceId: id });
+        const instance: InstancePlan = { ...plan, id };
+        return { events: [{ type: 'InstanceCreated', instance, workload: command.workload }], outcome: { instanceId: id, nodes: instance.nodes } };
+      }
+      case 'CreateInstance': {
+        if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${command.instance.id} already exists`);
+        const missing = command.instance.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
+        if (missing.length) throw new TorusError('TORUS_NODE_UNKNOWN', `nodes not in the cluster: ${missing.join(', ')}`, { missing });
+        return { events: [{ type: 'InstanceCreated', instance: command.instance, workload: command.workload }], outcome: { instanceId: command.instance.id } };
+      }
+      case 'DeleteInstance': {
+        this.#instance(state, command.instanceId);
+        return { events: [{ type: 'InstanceDeleted', instanceId: command.instanceId, reason: command.reason ?? 'deleted' }], outcome: { instanceId: command.instanceId } };
+      }
+      case 'ReplaceInstance': {
+        const record = this.#instance(state, command.instanceId);
+        const reason = command.reason ?? record.reason ?? 're-placement requested';
+        try {
+          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend }));
+          const instance: InstancePlan = { ...plan, id: command.instanceId };
+          return { events: [{ type: 'InstanceReplaced', instance, reason: `re-placed on ${instance.nodes.join(', ')}: ${reason}` }], outcome: { instanceId: command.instanceId, nodes: instance.nodes } };
+        } catch (error) {
+          if (!(error instanceof TorusError) || error.code !== 'TORUS_PLACEMENT_REFUSED') throw error;
+          return { events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: `cannot re-place (${reason}): ${error.message}` }], outcome: { instanceId: command.instanceId, failed: true } };
+        }
+      }
+      case 'SubmitTask': {
+        this.#instance(state, command.instanceId);
+        const taskId = command.taskId ?? randomUUID();
+        if (Object.hasOwn(state.tasks, taskId)) return { events: [], outcome: { taskId, duplicate: true } }; // a task sent twice runs once
+        return {
+          events: [{ type: 'TaskCreated', taskId, instanceId: command.instanceId, kind: command.kind, ...(command.params !== undefined ? { params: command.params } : {}), ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}) }],
+          outcome: { taskId },
+        };
+      }
+      case 'CancelTask': {
+        if (!Object.hasOwn(state.tasks, command.taskId)) throw new TorusError('TORUS_API_NOT_FOUND', `no task ${command.taskId}`, { taskId: command.taskId });
+        return { events: [{ type: 'TaskStatusChanged', taskId: command.taskId, status: 'cancelled', error: command.reason ?? 'cancelled' }], outcome: { taskId: command.taskId } };
+      }
+    }
+  }
+
+  #instance(state: ClusterState, id: string): ClusterState['instances'][string] {
+    const record = Object.hasOwn(state.instances, id) ? state.instances[id] : undefined;
+    if (!record) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${id}`, { instanceId: id });
+    return record;
+  }
+
+  async #plan(state: ClusterState, request: Record<string, unknown>): Promise<InstancePlan> {
+    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: toPlacementState(state), request }, { timeoutMs: PLAN_TIMEOUT_MS });
+    if ('refusal' in result) {
+      const refusal: Refusal = result.refusal;
+      throw new TorusError('TORUS_PLACEMENT_REFUSED', refusal.message, { kind: refusal.kind, explanation: refusal.explanation });
+    }
+    if (!('instance' in result)) throw new TorusError('TORUS_INTERNAL', 'the planner answered without a plan');
+    return result.instance as InstancePlan;
+  }
+}
