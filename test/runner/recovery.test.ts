@@ -44,3 +44,20 @@ t.test('kill -9 a runner: Failed with the signal, restarted with growing delays,
 function readFileSyncDir(dir: string): number[] {
   return readdirSync(dir).map((f) => Number(readFileSync(join(dir, f), 'utf8').trim()) || Number(f));
 }
+
+t.test('a failed rank stops its siblings; after its restart the whole instance comes back to Ready', async (t) => {
+  const dir = tempDir(t);
+  const { managers, events } = localCluster(t, ['a', 'b'], dir, { policy: { baseMs: 200, factor: 2, capMs: 2000, maxAttempts: 3 } });
+  const instance = await loopbackInstance('f2', ['a', 'b'], { kind: 'ring' });
+  for (const m of managers.values()) m.instanceCreated(instance);
+  const ready = (n: string) => statesOf(events.get(n)!).filter((s) => s === 'Ready').length;
+  await waitFor(() => ready('a') === 1 && ready('b') === 1, 90_000, 'both Ready');
+  process.kill(managers.get('b')!.runners()[0]!.pid!, 'SIGKILL');
+  await waitFor(() => ready('a') === 2 && ready('b') === 2, 90_000, 'both Ready again');
+  t.same(statesOf(events.get('b')!).slice(7, 9), ['Failed', 'Idle'], 'b: Failed, then restarted');
+  t.same(statesOf(events.get('a')!).slice(7, 10), ['ShuttingDown', 'Shutdown', 'Idle'], 'a: stopped because b failed, then started again');
+  t.equal(managers.get('a')!.runners()[0]!.failures, 0, 'a sibling stop is not a failure');
+  for (const m of managers.values()) m.taskCreated({ taskId: 'after', instanceId: 'f2', kind: 'all-reduce', params: { count: 1000 } });
+  await waitFor(() => events.get('a')!.some((e) => e.type === 'TaskStatusChanged' && e.taskId === 'after' && e.status === 'complete'), 20_000, 'task after recovery');
+  t.match(events.get('a')!.find((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'), { result: { wrong: 0 } });
+});
