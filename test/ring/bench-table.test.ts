@@ -1,0 +1,68 @@
+/** The benchmark's pure parts: nccl-tests formulas, sweep sizes, table layout, CLI flags, report ratios. */
+import t from 'tap';
+import { parseBenchRingArgs, parseSize } from '../../src/cli/bench-ring.js';
+import { formatReport } from '../../src/ring/bench/report.js';
+import type { RingBenchResult } from '../../src/ring/bench/run-bench.js';
+import { averageBusbw, busFactor, formatTable, makeRow, sweepSizes } from '../../src/ring/bench/table.js';
+
+t.test('busbw factors follow nccl-tests', async (t) => {
+  t.equal(busFactor('all_reduce', 4), 1.5);
+  t.equal(busFactor('all_reduce', 2), 1);
+  t.equal(busFactor('all_gather', 4), 0.75);
+  t.equal(busFactor('broadcast', 4), 1);
+  t.equal(busFactor('sendrecv', 8), 1);
+  const row = makeRow('all_reduce', 4, { bytes: 8e6, count: 2e6, type: 'float32', redop: 'sum', root: -1, timeUs: 1000, medianUs: 900, wrong: 0 });
+  t.equal(row.algbw, 8);
+  t.equal(row.busbw, 12);
+});
+
+t.test('sweep sizes: -b 8 -e 256M -f 2', async (t) => {
+  const sizes = sweepSizes(8, 256 * 1024 * 1024, 2);
+  t.equal(sizes[0], 8);
+  t.equal(sizes.at(-1), 256 * 1024 * 1024);
+  t.equal(sizes.length, 26);
+  t.same(sweepSizes(1, 3, 1.1), [1, 2, 3], 'always advances');
+});
+
+t.test('table layout and Avg bus bandwidth', async (t) => {
+  const rows = [
+    makeRow('all_gather', 2, { bytes: 1024, count: 128, type: 'float32', redop: 'none', root: -1, timeUs: 10, medianUs: 9, wrong: 0 }),
+    makeRow('all_gather', 2, { bytes: 2048, count: 256, type: 'float32', redop: 'none', root: -1, timeUs: 10, medianUs: 9, wrong: 3 }),
+  ];
+  const text = formatTable('all_gather', rows, 'test');
+  t.match(text, /#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong\s+median/);
+  t.match(text, /\n\s+1024\s+128\s+float32\s+none\s+-1\s+10\.0\s+0\.102\s+0\.051\s+0\s+9\.0/);
+  t.match(text, /Out of bounds values : 3 FAILED/);
+  t.match(text, /Avg bus bandwidth\s+: 0\.077 GB\/s/);
+  t.equal(Number(averageBusbw(rows).toFixed(4)), 0.0768);
+});
+
+t.test('CLI flags', async (t) => {
+  t.equal(parseSize('256M'), 256 * 1024 * 1024);
+  t.equal(parseSize('8'), 8);
+  t.equal(parseSize('64KiB'), 65536);
+  t.throws(() => parseSize('lots'));
+  const o = parseBenchRingArgs(['--mode', 'loopback', '-g', '3', '-b', '8', '-e', '1M', '-f', '4', '-n', '7', '-w', '2', '-c', '0', '-d', 'float16', '-o', 'max', '--ops', 'all-reduce,send-recv', '--directions', 'compare', '--over', 'both', '--rate', '1gbit', '--json']);
+  t.match(o, { mode: 'loopback', ranks: 3, minBytes: 8, maxBytes: 1 << 20, factor: 4, iters: 7, warmup: 2, check: false, dtype: 'float16', redop: 'max', ops: ['all_reduce', 'sendrecv'], directions: ['one', 'both'], over: ['p2p', 'lan'], linkRate: '1gbit', json: true });
+  const quick = parseBenchRingArgs(['--quick', '--mode', 'loopback']);
+  t.match(quick, { ops: ['all_reduce'], maxBytes: 8 << 20, iters: 5, capacitySeconds: 1 });
+  t.throws(() => parseBenchRingArgs(['--ops', 'all-to-all']));
+  t.throws(() => parseBenchRingArgs(['-g', '1']));
+  t.throws(() => parseBenchRingArgs(['--bogus']));
+});
+
+t.test('report: ratios against capacity and the p2p vs LAN line', async (t) => {
+  const row = (busbw: number) => makeRow('all_reduce', 4, { bytes: 8 << 20, count: 2 << 20, type: 'float32', redop: 'sum', root: -1, timeUs: ((8 << 20) / (busbw / 1.5)) / 1e3, medianUs: 1, wrong: 0 });
+  const result: RingBenchResult = {
+    ranks: 4, mode: 'lab', linkRate: '1gbit', lanRate: '1gbit',
+    capacity: { p2p: { iperfOneWay: 1e9, iperfBidir: 2e9, nodeStream: 0.9e9 }, lan: { iperfOneWay: 1e9, iperfBidir: 1.9e9, nodeStream: null } },
+    runs: [
+      { label: 'p2p ring, both directions', over: 'p2p', bidirectional: true, rows: [row(0.2)], avgBusbw: 0.2, errors: [], kernel: 'wasm' },
+      { label: 'lan ring, both directions', over: 'lan', bidirectional: true, rows: [row(0.1)], avgBusbw: 0.1, errors: [], kernel: 'wasm' },
+    ],
+  };
+  const text = formatReport(result);
+  t.match(text, /p2p ring, both directions: all_reduce large-message busbw 1\.60 Gbit\/s = 1\.60× iperf3 one-way, 0\.80× iperf3 --bidir/);
+  t.match(text, /link choice: .* 1\.60 Gbit\/s vs 0\.80 Gbit\/s → 2\.00×/);
+  t.match(text, /capacity lan .* one Node TCP stream n\/a/);
+});
