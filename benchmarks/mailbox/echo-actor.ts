@@ -1,12 +1,8 @@
 // The actor measured by the mailbox benchmark: counts one-way events, echoes request payloads.
-import { assign, setup } from 'xstate';
 import { ValidationError } from '../../src/core/errors.js';
 import { serveActor } from '../../src/runtime/serve-actor.js';
 
-const machine = setup({ types: { context: {} as { seen: number }, events: {} as { type: 'tick' } } }).createMachine({
-  context: { seen: 0 },
-  on: { tick: { actions: assign({ seen: ({ context }) => context.seen + 1 }) } },
-});
+import { echoMachine as machine } from './echo-machine.js';
 
 serveActor({
   name: 'echo',
