@@ -56,3 +56,12 @@ t.test('machine emits effects as data; messages are strict', async (t) => {
     t.throws(() => decodeSupervisorMessage(bad), ValidationError, JSON.stringify(bad));
   }
 });
+
+t.test('catch-up stops what is gone or re-placed', async (t) => {
+  const known = reactToEvent('a', {}, { type: 'InstanceCreated', instance: plan, workload }).known;
+  t.match(reactToState('a', known, { instances: {}, tasks: {} }).effects, [{ type: 'stop', instanceId: 'i1' }]);
+  const r = reactToState('a', known, { instances: { i1: { plan: { ...plan, port: 6000 }, workload, status: 'active', runners: {} } }, tasks: {} });
+  t.same(r.effects.map((e) => e.type), ['stop', 'start'], 're-placed while behind: restart on the new plan');
+  t.same(reactToState('a', known, { instances: { i1: { plan, workload, status: 'active', runners: {} } }, tasks: {} }).effects.map((e) => e.type), ['start'],
+    'unchanged: start is idempotent');
+});

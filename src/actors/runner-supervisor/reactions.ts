@@ -100,10 +100,20 @@ export interface StateView {
     readonly timeoutMs?: number; readonly status: string }>>;
 }
 
-/** Catch up with a whole state: start what should run here, learn peers' statuses, pick up live tasks. */
+/**
+ * Catch up with a whole state: stop what no longer runs here (deleted while we were behind), start what
+ * should, learn peers' statuses, pick up live tasks.
+ */
 export function reactToState(nodeId: string, known: Known, state: StateView): Reaction {
-  const next: Record<string, KnownInstance> = { ...known };
+  const next: Record<string, KnownInstance> = {};
   const effects: SupervisorEffect[] = [];
+  for (const [id, old] of Object.entries(known)) {
+    const now = state.instances[id];
+    if (!hosts(old.plan, nodeId)) continue;
+    if (!now) effects.push({ type: 'stop', instanceId: id, reason: 'no longer in the cluster state' });
+    else if (now.status !== 'active' || !hosts(now.plan, nodeId)) effects.push({ type: 'stop', instanceId: id, reason: `instance ${now.status}` });
+    else if (JSON.stringify(now.plan) !== JSON.stringify(old.plan)) effects.push({ type: 'stop', instanceId: id, reason: 're-placed' });
+  }
   for (const [id, rec] of Object.entries(state.instances)) {
     next[id] = { plan: rec.plan, workload: rec.workload };
     if (rec.status !== 'active' || !hosts(rec.plan, nodeId)) continue;

@@ -85,8 +85,12 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),
     });
     managers.set(ctx.name, manager);
+    // Effects run one after another, in log order: a stop finishes before a start of the same instance.
+    let chain: Promise<void> = Promise.resolve();
     const sub = actor.on('runners.effects', ({ effects }) => {
-      for (const effect of effects) perform(manager, effect).catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
+      for (const effect of effects) {
+        chain = chain.then(() => perform(manager, effect)).catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
+      }
     });
     // Catch up from the replicated state; events applied meanwhile are handled idempotently.
     void (async () => {
