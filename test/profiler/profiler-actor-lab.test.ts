@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
-import { lines, PROBE_PORT, startProbeServers } from './lab-helpers.js';
+import { lines, PROBE_PORT, startProbeServers } from './fixtures/lab-helpers.js';
 
 t.test('the profiler actor in a lab: links up, measured, and a cut link goes down within the probe interval', { skip: Lab.unavailableReason() ?? false, timeout: 170_000 }, async (t) => {
   const lab = await Lab.create({ hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit', label: 'thunderbolt' }] });
@@ -19,7 +19,7 @@ t.test('the profiler actor in a lab: links up, measured, and a cut link goes dow
     peers: [{ nodeId: 'node-1', port: PROBE_PORT, addresses: addrs(1) }, { nodeId: 'node-2', port: PROBE_PORT, addresses: addrs(2) }],
     options: { probeIntervalMs, probeTimeoutMs, attempts, throughputMs: 400, ifaceTypes: { lan0: 'ethernet', p2p1: 'thunderbolt' } },
   };
-  const script = fileURLToPath(new URL('./profiler-node.ts', import.meta.url));
+  const script = fileURLToPath(new URL('./fixtures/profiler-node.ts', import.meta.url));
   const node = lab.spawn(0, process.execPath, [...childExecArgv(import.meta.url), script, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const events: { at: number; wall: number; event: Record<string, unknown> }[] = [];
   const states = new Set<string>();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Lab } from '../../src/lab/index.js';
-import { iperf3, PROBE_PORT, runProber, startProbeServers } from './lab-helpers.js';
+import { iperf3, PROBE_PORT, runProber, startProbeServers } from './fixtures/lab-helpers.js';
 
 t.test('lab: 3 hosts, LAN 1gbit + thunderbolt p2p 5gbit, a black-holed and a foreign address', { skip: Lab.unavailableReason() ?? false, timeout: 170_000 }, async (t) => {
   const lab = await Lab.create({ hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit', label: 'thunderbolt' }, { a: 0, b: 2 }] });
