@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
-import { allGone, loopbackInstance, tempDir, waitFor } from './helpers.js';
+import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
 
 const workerModule = siblingModule(import.meta.url, '../../src/actors/runner-supervisor/worker');
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localCluster, loopbackInstance, tempDir, waitFor } from './helpers.js';
+import { localCluster, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
 
 /** Reads a file written by `env` into a map. */
 function envOf(path: string): Record<string, string> {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childExecArgv } from '../../src/runtime/module-url.js';
-import { allGone, freePorts, tempDir, waitFor } from './helpers.js';
+import { allGone, freePorts, tempDir, waitFor } from './fixtures/helpers.js';
 
 t.test('no runner outlives its node: kill -9 the supervising process, its runners and their commands exit', async (t) => {
   const dir = tempDir(t);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { RunnerProcess, type RunnerProcessEvent } from '../../src/runner/runner-process.js';
 import type { RunnerStartConfig } from '../../src/protocols/runner.js';
 import { formatRunnerStatus } from '../../src/core/runner/status.js';
-import { allGone, tempDir, waitFor } from './helpers.js';
+import { allGone, tempDir, waitFor } from './fixtures/helpers.js';
 
 function config(dir: string, command: string[]): RunnerStartConfig {
   return {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './helpers.js';
+import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
 
 t.test('kill -9 a runner: Failed with the signal, restarted with growing delays, given up after the limit', async (t) => {
   const dir = tempDir(t);

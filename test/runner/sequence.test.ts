@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './helpers.js';
+import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
 
 t.test('exec: canonical status sequence for one command, then deletion', async (t) => {
   const dir = tempDir(t);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { join } from 'node:path';
 import { RunnerProcess, type RunnerProcessEvent } from '../../src/runner/runner-process.js';
 import type { RunnerStartConfig } from '../../src/protocols/runner.js';
-import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './helpers.js';
+import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
 
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (reason) => unhandled.push(reason));
