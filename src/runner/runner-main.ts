@@ -6,10 +6,9 @@
 import net from 'node:net';
 import { ValidationError } from '../core/errors.js';
 import { decodeDownFrame, type DownFrame, type UpFrame } from '../protocols/runner.js';
-import { execWorkload } from './exec-workload.js';
 import { FrameChannel } from './frame-channel.js';
-import { ringWorkload } from './ring-workload.js';
 import { RunnerChild } from './runner-child.js';
+import type { WorkloadFactory } from './workload.js';
 
 let child: RunnerChild | undefined;
 let channel: FrameChannel<DownFrame, UpFrame>;
@@ -26,6 +25,9 @@ function exit(code: number): void {
   void channel.end().finally(() => process.exit(code));
 }
 
+let starting = false;
+const early: DownFrame[] = [];
+
 function onFrame(frame: DownFrame): void {
   if (hooks.has('hang') && frame.type === 'shutdown') return;
   if (hooks.has('close-channel') && frame.type === 'task' && frame.op === 'close-channel') {
@@ -35,18 +37,33 @@ function onFrame(frame: DownFrame): void {
     return;
   }
   if (child) return child.handle(frame);
+  if (starting) {
+    early.push(frame); // arrived while the workload module loads: handled in order once it has
+    return;
+  }
   if (frame.type !== 'start') {
     process.stderr.write(`runner: ${frame.type} before start\n`);
     return;
   }
-  const { config } = frame;
+  starting = true;
+  start(frame.config).catch((err: unknown) => {
+    process.stderr.write(`runner: cannot start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+/** Loads only the workload this runner needs (the ring engine is large; an exec runner never touches it). */
+async function start(config: Extract<DownFrame, { type: 'start' }>['config']): Promise<void> {
   const diagnostic = (message: string): void => {
     try {
       channel.send({ type: 'diagnostic', level: 'warn', message });
     } catch { /* channel closed */ }
   };
-  const workload = config.workload.kind === 'exec' ? execWorkload(config, diagnostic) : ringWorkload(config, diagnostic);
-  child = new RunnerChild(config, workload, { send: (f) => channel.send(f), exit });
+  const factory: WorkloadFactory = config.workload.kind === 'exec'
+    ? (await import('./exec-workload.js')).execWorkload
+    : (await import('./ring-workload.js')).ringWorkload;
+  child = new RunnerChild(config, factory(config, diagnostic), { send: (f) => channel.send(f), exit });
+  for (const frame of early.splice(0)) child.handle(frame);
 }
 
 channel = new FrameChannel<DownFrame, UpFrame>('runner channel', new net.Socket({ fd: 3, readable: true, writable: true }), decodeDownFrame, {
