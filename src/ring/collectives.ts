@@ -5,7 +5,7 @@
 import { TorusError, ValidationError } from '../core/errors.js';
 import { DTYPE_BYTES, DTYPE_CODE, REDUCE_OP_CODE, dtypeOf, isReduceOp, type ReduceOp, type RingArray } from '../native/kernels/index.js';
 import { chainBroadcast, chainRole, ringAllReduce, ringGather } from './algorithms.js';
-import type { LaneHeader, RingContext } from './communicator.js';
+import type { LaneHeader, RingContext } from './context.js';
 import { chunkElements, mod, planLanes, splitEven, type LanePlan, type Span } from './layout.js';
 
 const bytesOf = (a: RingArray): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -144,7 +144,7 @@ export async function sendRecv(ctx: RingContext, send: RingArray, recv: RingArra
     const writer = ctx.link(shift === 1 ? 'writeRight' : 'writeLeft', c);
     const reader = ctx.link(shift === 1 ? 'readLeft' : 'readRight', c);
     ctx.openWrite(run, writer, header);
-    run.send(writer, source.subarray(from, to));
+    ctx.write(run, writer, source.subarray(from, to));
     ctx.openRead(run, reader, header);
     run.expect(reader, bytesOf(recv).subarray(from, to), () => undefined);
   });
@@ -166,7 +166,7 @@ export async function sendTo(ctx: RingContext, buffer: RingArray, peer: number):
   stripe(ctx, buffer, (c, from, to) => {
     const writer = ctx.link(side === 'right' ? 'writeRight' : 'writeLeft', c);
     ctx.openWrite(run, writer, header);
-    run.send(writer, bytesOf(buffer).subarray(from, to));
+    ctx.write(run, writer, bytesOf(buffer).subarray(from, to));
   });
   await ctx.finish(run);
 }

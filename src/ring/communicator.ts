@@ -6,41 +6,18 @@
  */
 import { ClosedResourceError, TorusError, asTorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';
-import { DTYPE_BYTES, KernelMemory, createReducer, dtypeOf, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
-import { FRAME_BYTES, decodeRingFrame, encodeRingFrame, type AbortFrame, type RingOpName } from '../protocols/ring-frames.js';
-import type { LaneIO } from './algorithms.js';
+import { DTYPE_BYTES, KernelMemory, createReducer, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
+import { FRAME_BYTES, decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';
+import { abortError, type LaneHeader, type RingContext } from './context.js';
 import * as collectives from './collectives.js';
 import type { LanePlan } from './layout.js';
+import type { LaneIO } from './algorithms.js';
 import { OpRun } from './op-run.js';
 import { describePeer, establishLinks, type Conn, type PeerLinks } from './peer-links.js';
 import { resolveOptions, type ResolvedOptions, type RingConnectOptions } from './options.js';
 
 const log = createLogger({ component: 'ring' });
-
-export interface LaneHeader {
-  readonly op: RingOpName;
-  readonly dtype: number;
-  readonly param: number;
-  readonly bytes: number;
-}
-
-/** What the collective implementations (collectives.ts) need from the communicator. */
-export interface RingContext {
-  readonly rank: number;
-  readonly n: number;
-  readonly options: ResolvedOptions;
-  readonly memory: KernelMemory;
-  readonly reducer: Reducer;
-  begin(name: string): OpRun;
-  lane(run: OpRun, plan: LanePlan, header: LaneHeader, sends: boolean, receives: boolean): LaneIO;
-  /** Sends on / receives from a given neighbour connection outside the lane pairing (send/recv). */
-  link(kind: 'writeRight' | 'writeLeft' | 'readLeft' | 'readRight', index: number): Conn;
-  openWrite(run: OpRun, conn: Conn, header: LaneHeader): void;
-  openRead(run: OpRun, conn: Conn, header: LaneHeader): void;
-  finish(run: OpRun): Promise<void>;
-  /** A cached kernel-memory region of at least `bytes` for a named use. */
-  scratch(slot: string, bytes: number): Region;
-}
+const SMALL_WRITE = 16 * 1024;
 
 export class RingCommunicator implements RingContext {
   readonly rank: number;
@@ -54,7 +31,8 @@ export class RingCommunicator implements RingContext {
   #broken: TorusError | null = null;
   #lost: { conn: Conn; error: TorusError } | null = null;
   #closing = false;
-  #corked: Conn[] = [];
+  #headers = new Map<Conn, Uint8Array>();
+  #watchdog: NodeJS.Timeout | null = null;
   #seqOut = new WeakMap<Conn, number>();
   #seqIn = new WeakMap<Conn, number>();
   #scratch = new Map<string, Region>();
@@ -143,6 +121,7 @@ export class RingCommunicator implements RingContext {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    if (this.#watchdog) clearInterval(this.#watchdog);
     this.#current?.fail(new ClosedResourceError('ring communicator'));
     const closed = this.#links.all.map((conn) => new Promise<void>((resolve) => {
       if (conn.socket.closed) return resolve();
@@ -170,15 +149,29 @@ export class RingCommunicator implements RingContext {
     const reader = this.link(plan.dir === 1 ? 'readLeft' : 'readRight', plan.connection);
     if (sends) this.openWrite(run, writer, header);
     if (receives) this.openRead(run, reader, header);
-    return { dir: plan.dir, send: (bytes) => run.send(writer, bytes), expect: (target, onDone) => run.expect(reader, target, onDone) };
+    return { dir: plan.dir, send: (bytes) => this.write(run, writer, bytes), expect: (target, onDone) => run.expect(reader, target, onDone) };
   }
 
-  openWrite(run: OpRun, conn: Conn, header: LaneHeader): void {
+  openWrite(_run: OpRun, conn: Conn, header: LaneHeader): void {
     const seq = this.#seqOut.get(conn) ?? 0;
     this.#seqOut.set(conn, seq + 1);
-    conn.socket.cork(); // header and first payload leave in one segment; uncorked in finish()
-    this.#corked.push(conn);
-    run.send(conn, encodeRingFrame({ kind: 'op', seq, ...header }));
+    // Held back so a small first payload leaves in the same write (one segment, one syscall).
+    this.#headers.set(conn, encodeRingFrame({ kind: 'op', seq, ...header }));
+  }
+
+  write(run: OpRun, conn: Conn, bytes: Uint8Array): void {
+    const header = this.#headers.get(conn);
+    if (header) {
+      this.#headers.delete(conn);
+      if (bytes.length <= SMALL_WRITE) {
+        const joined = new Uint8Array(header.length + bytes.length);
+        joined.set(header);
+        joined.set(bytes, header.length);
+        return run.send(conn, joined);
+      }
+      run.send(conn, header);
+    }
+    run.send(conn, bytes);
   }
 
   openRead(run: OpRun, conn: Conn, header: LaneHeader): void {
@@ -195,8 +188,13 @@ export class RingCommunicator implements RingContext {
   }
 
   async finish(run: OpRun): Promise<void> {
-    for (const conn of this.#corked) conn.socket.uncork();
-    this.#corked = [];
+    for (const [conn, header] of this.#headers) run.send(conn, header); // lanes that sent no payload
+    this.#headers.clear();
+    if (!this.#watchdog) {
+      // One watchdog per communicator (not a timer per op: small collectives are latency-bound).
+      this.#watchdog = setInterval(() => this.#current?.watch(), Math.max(5, Math.min(1000, this.options.timeoutMs / 4)));
+      this.#watchdog.unref();
+    }
     run.start();
     try {
       await run.promise;
@@ -283,10 +281,3 @@ export class RingCommunicator implements RingContext {
   }
 }
 
-function abortError(frame: AbortFrame, options: ResolvedOptions): TorusError {
-  const who = describePeer(options.hosts, frame.culprit);
-  const by = `rank ${frame.reporter}`;
-  if (frame.reason === 'timeout') return new TorusError('TORUS_RING_TIMEOUT', `${who} went silent (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
-  if (frame.reason === 'protocol') return new TorusError('TORUS_PROTOCOL_INVALID', `${who} broke the ring protocol (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
-  return new TorusError('TORUS_RING_PEER_LOST', `lost ${who} (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
-}

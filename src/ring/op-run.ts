@@ -13,7 +13,6 @@ export class OpRun {
   #settled = false;
   #resolve!: () => void;
   #reject!: (error: TorusError) => void;
-  #timer: NodeJS.Timeout | null = null;
   readonly #started = performance.now();
   readonly #readers = new Set<Conn>();
   readonly #writers = new Set<Conn>();
@@ -58,35 +57,25 @@ export class OpRun {
 
   /** Ends set-up: from here the op settles when the last send and receive complete. */
   start(): void {
-    if (this.timeoutMs > 0 && !this.#settled) {
-      this.#timer = setInterval(() => this.#watch(), Math.max(5, Math.min(1000, this.timeoutMs / 4)));
-      this.#timer.unref();
-    }
     this.#release();
   }
 
   fail(error: TorusError): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#stopTimer();
     this.#reject(error);
   }
 
   #release(): void {
     if (--this.#pending === 0 && !this.#settled) {
       this.#settled = true;
-      this.#stopTimer();
       this.#resolve();
     }
   }
 
-  #stopTimer(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-  }
-
-  /** No bytes from a peer we are waiting on for timeoutMs → name it. */
-  #watch(): void {
+  /** Called periodically by the communicator's watchdog: no bytes from a peer we wait on for timeoutMs → name it. */
+  watch(): void {
+    if (this.#settled) return;
     const now = performance.now();
     // The peer silent the longest is the likeliest culprit (the others stall behind it).
     let worst: { conn: Conn; idle: number } | null = null;
