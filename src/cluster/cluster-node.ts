@@ -228,6 +228,7 @@ export class ClusterNode<S> extends EventEmitter {
     const r = step(this.#cfg, this.#core, input);
     this.#core = r.state;
     let failed: { index: number; reason: string } | null = null;
+    let becameLeader = false;
     for (const fx of r.effects) {
       switch (fx.kind) {
         case 'send':
@@ -262,6 +263,7 @@ export class ClusterNode<S> extends EventEmitter {
           this.#conns.close(fx.nodeId, fx.reason);
           break;
         case 'role':
+          if (fx.role === 'leader') becameLeader = true;
           this.#log.info('role', { role: fx.role, term: fx.term, leader: fx.leader });
           this.emit('role', { role: fx.role, term: fx.term, leader: fx.leader });
           break;
@@ -271,6 +273,9 @@ export class ClusterNode<S> extends EventEmitter {
       }
     }
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
+    // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
+    // this node (e.g. its profile) never lands before its NodeJoined.
+    if (becameLeader && this.#core.role === 'leader') this.#reconcile(input.now);
     return r.sequenced ?? [];
   }
 

@@ -106,3 +106,13 @@ t.test('other cluster name: listed as other-cluster, never joined', async (t) =>
   await until('a lists x', () => a.heard().some((h) => h.reason === 'other-cluster'));
   t.equal(a.members().length, 0);
 });
+
+t.test('a proposal made before any leader exists lands after the leader wrote its own NodeJoined', async (t) => {
+  const a = makeNode(t, 'solo', []);
+  await a.start();
+  const profile = { type: 'NodeProfileUpdated', nodeId: 'solo', interfaces: [{ name: 'eth0', ips: ['127.0.0.1'], type: 'ethernet' }],
+    memory: { ramTotal: 2, ramAvailable: 1, swapTotal: 0, swapAvailable: 0 } };
+  t.equal(a.role().leader, null, 'no leader yet');
+  await a.propose(profile);
+  t.ok(a.state.nodes.solo?.profile, 'the profile applied to a known node');
+});
