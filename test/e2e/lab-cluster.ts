@@ -42,6 +42,8 @@ export interface ClusterOptions {
   cluster?: string;
   failureTimeoutMs?: number;
   logLevel?: string;
+  /** Per host index, the cluster name (default `cluster`, or 'e2e'). */
+  clusterOf?: (host: number) => string;
   /** Per host index, extra flags (e.g. `--iface-type p2p1=thunderbolt`). */
   nodeArgs?: (host: number) => string[];
 }
@@ -204,7 +206,7 @@ export class E2eCluster {
   startNode(host: number): E2eNode {
     const n = this.nodes[host]!;
     const o = this.#opts;
-    const args = ['--port', String(API_PORT), '--data-dir', n.dataDir, '--name', n.name, '--cluster', o.cluster ?? 'e2e',
+    const args = ['--port', String(API_PORT), '--data-dir', n.dataDir, '--name', n.name, '--cluster', o.clusterOf?.(host) ?? o.cluster ?? 'e2e',
       '--failure-timeout-ms', String(o.failureTimeoutMs ?? 3000), ...(o.nodeArgs?.(host) ?? [])];
     n.start(this.lab, args, { ...process.env, TORUS_LOG_LEVEL: o.logLevel ?? 'warn' });
     return n;
@@ -245,11 +247,12 @@ export class E2eCluster {
       && new Set(vs.map((v) => v.state.digest)).size === 1;
   }
 
-  /** Waits until every live node agrees (same node set, digest and leader); returns the views. */
-  async converged(ms: number, extra: (vs: NodeView[]) => boolean = () => true): Promise<NodeView[]> {
-    return this.until(`${this.live().length} nodes to agree`, async () => {
-      const vs = await this.views();
-      return E2eCluster.agreed(vs, this.live().length) && extra(vs!) && vs;
+  /** Waits until the given nodes (default: every live one) agree (same node set, digest and leader); returns their views. */
+  async converged(ms: number, extra: (vs: NodeView[]) => boolean = () => true, nodes?: () => E2eNode[]): Promise<NodeView[]> {
+    const members = nodes ?? (() => this.live());
+    return this.until(`${members().length} nodes to agree`, async () => {
+      const vs = await this.views(members());
+      return E2eCluster.agreed(vs, members().length) && extra(vs!) && vs;
     }, ms, 400);
   }
 
