@@ -80,6 +80,8 @@ export class RunnerManager {
   readonly #locals = new Map<string, Local>();
   readonly #peers = new Map<string, Map<string, RunnerStatus>>();
   readonly #cancelled = new Set<string>();
+  /** Every task id ever admitted: a task delivered twice (event and state catch-up) runs once. */
+  readonly #admitted = new Set<string>();
   readonly #pids: number[] = [];
   /** Auto-exec task ids already queued once (one command start per runner generation). */
   readonly #autoDone = new Set<string>();
@@ -140,14 +142,15 @@ export class RunnerManager {
 
   taskCreated(task: TaskSpec): void {
     const local = this.#locals.get(task.instanceId);
-    if (!local || this.#cancelled.has(task.taskId)) return;
-    if (local.queue.some((q) => q.taskId === task.taskId) || local.sent.has(task.taskId)) return; // sent twice, runs once
+    if (!local || this.#cancelled.has(task.taskId) || this.#admitted.has(task.taskId)) return; // sent twice, runs once
+    this.#admitted.add(task.taskId);
     local.queue.push({ ...task, local: false });
     this.#tick(local);
   }
 
   /** Cancels a queued or running task; a running one must be confirmed by its runner in time or the runner fails. */
   async cancelTask(taskId: string): Promise<void> {
+    if (this.#cancelled.has(taskId)) return;
     this.#cancelled.add(taskId);
     for (const local of this.#locals.values()) {
       const queued = local.queue.findIndex((q) => q.taskId === taskId);

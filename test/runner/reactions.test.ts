@@ -65,3 +65,10 @@ t.test('catch-up stops what is gone or re-placed', async (t) => {
   t.same(reactToState('a', known, { instances: { i1: { plan, workload, status: 'active', runners: {} } }, tasks: {} }).effects.map((e) => e.type), ['start'],
     'unchanged: start is idempotent');
 });
+
+t.test('an older state never stops runners; key order does not count as a re-placement', async (t) => {
+  const known = reactToEvent('a', {}, { type: 'InstanceCreated', instance: plan, workload }).known;
+  t.same(reactToState('a', known, { instances: {}, tasks: {} }, false).effects, [], 'older state: nothing stopped');
+  const reordered = JSON.parse(JSON.stringify({ port: plan.port, shards: plan.shards, nodes: plan.nodes, sharding: plan.sharding, backend: plan.backend, id: plan.id }));
+  t.same(reactToState('a', known, { instances: { i1: { plan: reordered, workload, status: 'active', runners: {} } }, tasks: {} }).effects.map((e) => e.type), ['start']);
+});

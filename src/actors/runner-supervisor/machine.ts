@@ -72,7 +72,8 @@ export const runnerSupervisorMachine = setup({
         },
         'cluster.state': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const r = reactToState(context.nodeId, context.known, event.state);
+            const newer = (event.lastIndex ?? 0) > context.lastIndex;
+            const r = reactToState(context.nodeId, context.known, event.state, newer);
             enqueue.assign({ known: r.known, synced: true, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? 0) });
             if (r.effects.length) enqueue(emit({ type: 'runners.effects' as const, effects: r.effects }));
           }),

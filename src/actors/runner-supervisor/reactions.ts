@@ -46,6 +46,13 @@ export function statusFromRecord(status: string, reason?: string, diagnostics?: 
 
 const hosts = (plan: InstancePlan, nodeId: string): boolean => plan.nodes.includes(nodeId);
 
+/** Key-order-independent JSON, so the same plan decoded twice compares equal (a spurious difference would restart runners). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
 export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent): Reaction {
   switch (event.type) {
     case 'InstanceCreated': {
@@ -104,17 +111,20 @@ export interface StateView {
  * Catch up with a whole state: stop what no longer runs here (deleted while we were behind), start what
  * should, learn peers' statuses, pick up live tasks.
  */
-export function reactToState(nodeId: string, known: Known, state: StateView): Reaction {
+export function reactToState(nodeId: string, known: Known, state: StateView, newer = true): Reaction {
   const next: Record<string, KnownInstance> = {};
   const effects: SupervisorEffect[] = [];
-  for (const [id, old] of Object.entries(known)) {
+  // Only a state newer than what was already applied may stop runners (an older one just lacks recent news).
+  for (const [id, old] of Object.entries(newer ? known : {})) {
     const now = state.instances[id];
     if (!hosts(old.plan, nodeId)) continue;
     if (!now) effects.push({ type: 'stop', instanceId: id, reason: 'no longer in the cluster state' });
     else if (now.status !== 'active' || !hosts(now.plan, nodeId)) effects.push({ type: 'stop', instanceId: id, reason: `instance ${now.status}` });
-    else if (JSON.stringify(now.plan) !== JSON.stringify(old.plan)) effects.push({ type: 'stop', instanceId: id, reason: 're-placed' });
+    else if (canonical(now.plan) !== canonical(old.plan)) effects.push({ type: 'stop', instanceId: id, reason: 're-placed' });
   }
+  if (!newer) Object.assign(next, known);
   for (const [id, rec] of Object.entries(state.instances)) {
+    if (!newer && known[id]) continue;
     next[id] = { plan: rec.plan, workload: rec.workload };
     if (rec.status !== 'active' || !hosts(rec.plan, nodeId)) continue;
     effects.push({ type: 'start', instance: toRunnerInstance(rec.plan, rec.workload) });
@@ -125,6 +135,7 @@ export function reactToState(nodeId: string, known: Known, state: StateView): Re
   for (const task of Object.values(state.tasks)) {
     const inst = next[task.instanceId];
     if (!inst || !hosts(inst.plan, nodeId)) continue;
+    if (task.status === 'cancelled') effects.push({ type: 'cancel', taskId: task.id });
     if (task.status === 'pending' || task.status === 'running') {
       effects.push({ type: 'task', taskId: task.id, instanceId: task.instanceId, kind: task.kind,
         ...(task.params !== undefined ? { params: task.params } : {}), ...(task.timeoutMs !== undefined ? { timeoutMs: task.timeoutMs } : {}) });

@@ -6,7 +6,7 @@
  * SIGKILL), so no runner outlives its node.
  *
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
- * deadlines, policy, cancelTimeoutMs, runnerEnv.
+ * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv.
  */
 import { asTorusError } from '../../core/errors.js';
 import type { RestartPolicy } from '../../core/runner/backoff.js';
@@ -27,6 +27,8 @@ interface SupervisorOptions {
   readonly policy?: RestartPolicy;
   readonly cancelTimeoutMs?: number;
   readonly runnerEnv?: Readonly<Record<string, string>>;
+  /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
+  readonly pollMs?: number;
 }
 
 /** The node's own stop deadline must cover these: 2 + 1.5 + 1 s. */
@@ -92,21 +94,27 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
         chain = chain.then(() => perform(manager, effect)).catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
       }
     });
-    // Catch up from the replicated state; events applied meanwhile are handled idempotently.
-    void (async () => {
-      const from = options.stateFrom ?? 'topology-keeper';
-      for (let attempt = 0; attempt < 10 && !ctx.stopping; attempt++) {
-        try {
-          const answer = await ctx.request<{ state: unknown; lastIndex?: number }>(from, { type: 'state' }, { timeoutMs: 5000 });
+    // Catch up from the replicated state at start, then keep polling it: a safety net for missed or not
+    // (yet) forwarded log entries. Everything the state implies is idempotent for the manager; a state no
+    // newer than what the machine has seen is skipped.
+    const from = options.stateFrom ?? 'topology-keeper';
+    const pollMs = options.pollMs ?? 1000;
+    let pollTimer: NodeJS.Timeout | undefined;
+    const poll = async (): Promise<void> => {
+      try {
+        const answer = await ctx.request<{ state: unknown; lastIndex?: number }>(from, { type: 'state' }, { timeoutMs: 5000 });
+        const { lastIndex, synced } = actor.getSnapshot().context;
+        if (!synced || (answer.lastIndex ?? 0) > lastIndex) {
           actor.send({ type: 'cluster.state', state: decodeStateView(answer.state), ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}) });
-          return;
-        } catch (err) {
-          log.debug('state catch-up failed, retrying', { error: err });
-          await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
         }
+      } catch (err) {
+        log.debug('state poll failed', { error: err });
       }
-    })();
+      if (!ctx.stopping && pollMs > 0) pollTimer = setTimeout(() => void poll(), pollMs);
+    };
+    void poll();
     return async () => {
+      clearTimeout(pollTimer);
       sub.unsubscribe();
       actor.send({ type: 'stop' });
       await manager.shutdown();
