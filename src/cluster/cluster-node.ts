@@ -210,7 +210,7 @@ export class ClusterNode<S> extends EventEmitter {
 
   /** Leader: checks the events apply (a bad one is refused, nothing is sequenced), then sequences them. */
   #sequence(events: readonly EventBody[]): number[] {
-    if (this.#core.role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'not the leader');
+    if (this.#core.role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'not the leader', { retryable: true });
     if (events.length === 0) return [];
     const now = this.#now();
     let trial = this.#state;

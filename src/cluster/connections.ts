@@ -49,6 +49,8 @@ export interface ConnectionManagerOptions {
 }
 
 const UNREACHABLE_AFTER = 3;
+const MAX_CONNECTIONS = 256;
+const MAX_HEARD = 256;
 const REFUSED_RETRY_MS = 10_000;
 
 export class ConnectionManager {
@@ -69,7 +71,14 @@ export class ConnectionManager {
   }
 
   async listen(): Promise<number> {
-    const server = createServer((socket) => this.#adopt(socket, false));
+    const server = createServer((socket) => {
+      // A flood of half-open connections must not exhaust the node: each lives at most the handshake timeout.
+      if (this.#stopped || !this.#local || this.#all.size >= MAX_CONNECTIONS) {
+        socket.destroy();
+        return;
+      }
+      this.#adopt(socket, false);
+    });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -113,7 +122,10 @@ export class ConnectionManager {
 
   /** Records a peer we heard of (e.g. by mDNS) but will not dial, with the reason. */
   noteHeard(entry: Omit<HeardPeer, 'at'>): void {
+    this.#heard.delete(entry.address);
     this.#heard.set(entry.address, { ...entry, at: this.#o.now() });
+    // Bounded: a busy LAN full of other clusters must not grow it forever (oldest report goes first).
+    if (this.#heard.size > MAX_HEARD) this.#heard.delete(this.#heard.keys().next().value!);
   }
 
   /** Dials every target that is due. */
@@ -151,9 +163,6 @@ export class ConnectionManager {
   }
 
   #adopt(socket: Socket, outbound: boolean): PeerConnection {
-    if (this.#stopped || !this.#local) {
-      socket.destroy();
-    }
     const conn = new PeerConnection({
       socket, outbound, local: this.#local!, secret: this.#o.secret, log: this.#o.log,
       ...(this.#o.maxFrameBytes !== undefined ? { maxFrameBytes: this.#o.maxFrameBytes } : {}),

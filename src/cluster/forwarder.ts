@@ -39,8 +39,25 @@ export class Forwarder<_S> {
     this.#o = options;
   }
 
+  /**
+   * Runs on the leader, wherever it is. Retried (until the deadline) only when the request certainly did not run:
+   * it could not be sent, or the receiver was no longer the leader. A leader lost after receiving it is an
+   * error with unknown outcome, never silently retried (a command must not run twice).
+   */
   async submit(kind: Kind, body: EventBody | readonly EventBody[]): Promise<unknown> {
     const deadline = Date.now() + this.#o.timeoutMs;
+    for (;;) {
+      try {
+        return await this.#attempt(kind, body, deadline);
+      } catch (err) {
+        const retry = err instanceof TorusError && err.details.retryable === true && Date.now() < deadline - 50;
+        if (!retry) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  async #attempt(kind: Kind, body: EventBody | readonly EventBody[], deadline: number): Promise<unknown> {
     const leader = await this.#awaitLeader(deadline);
     if (this.#o.role().role === 'leader') return this.#o.execute(kind, body);
     return new Promise((resolve, reject) => {
@@ -51,7 +68,7 @@ export class Forwarder<_S> {
       }, Math.max(1, deadline - Date.now()));
       this.#pending.set(id, { to: leader, resolve, reject, timer });
       if (!this.#o.send(leader, { type: 'forward', id, kind, body })) {
-        this.#settle(id, new TorusError('TORUS_NO_LEADER', `cannot reach the leader ${leader}`, { leader }));
+        this.#settle(id, new TorusError('TORUS_NO_LEADER', `cannot reach the leader ${leader}`, { leader, retryable: true }));
       }
     });
   }
@@ -59,7 +76,7 @@ export class Forwarder<_S> {
   /** Leader side: run a forwarded request and answer it. */
   async serve(from: string, f: Extract<PeerFrame, { type: 'forward' }>): Promise<void> {
     try {
-      if (this.#o.role().role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'this node is not the leader', { leader: this.#o.role().leader });
+      if (this.#o.role().role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'this node is not the leader', { leader: this.#o.role().leader, retryable: true });
       const outcome = await this.#o.execute(f.kind, f.body);
       this.#o.send(from, { type: 'forward-reply', id: f.id, ok: true, outcome: outcome ?? null });
     } catch (err) {
