@@ -57,7 +57,8 @@ t.test('3 real nodes: membership, agreement, typed and measured links, LinkDown 
     const leaders = vs.filter((v) => v.node.role === 'leader');
     t.equal(leaders.length, 1, 'exactly one leader');
     t.ok(vs.every((v) => v.node.leaderId === leaders[0]!.node.id), 'every node names the same leader');
-    t.ok(formed.every((v) => v.node.id === ids()[v.host]), 'API ids match the ids the processes printed');
+    await c.until('every process printed its id', async () => c.nodes.every((n) => n.printedId !== ''), 10_000);
+    t.ok(formed.every((v) => v.node.id === c.nodes[v.host]!.printedId), 'API ids match the ids the processes printed at start');
 
     // Nodes carry their profile: memory and labelled interfaces.
     for (const n of vs[0]!.topology.nodes) {

@@ -72,8 +72,14 @@ export class E2eNode {
   proc: ChildProcess | undefined;
   /** `http://127.0.0.1:P`: the node's API, reachable from the root namespace. */
   api = '';
+  /** The node id, as its API says (set by `E2eCluster.views`). */
   id = '';
+  /** The id and incarnation the process printed on stdout at start. */
+  printedId = '';
   incarnation = 0;
+  /** Epoch ms of the spawn, and of the start line on stdout. */
+  spawnedAt = 0;
+  printedAt = 0;
   stderr = '';
   stdout = '';
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -113,13 +119,15 @@ export class E2eNode {
   start(lab: Lab, args: string[], env: NodeJS.ProcessEnv): void {
     this.exit = undefined;
     this.stdout = '';
+    this.printedAt = 0;
+    this.spawnedAt = Date.now();
     const proc = lab.spawn(this.host, process.execPath, [MAIN, 'start', ...args], { env });
     this.proc = proc;
     proc.stderr!.on('data', (d: Buffer) => { this.stderr += d.toString(); });
     proc.stdout!.on('data', (d: Buffer) => {
       this.stdout += d.toString();
       const m = /torus node (\S+) \(incarnation (\d+)\)/.exec(this.stdout);
-      if (m) { this.id = m[1]!; this.incarnation = Number(m[2]); }
+      if (m && !this.printedAt) { this.printedId = m[1]!; this.incarnation = Number(m[2]); this.printedAt = Date.now(); }
     });
     proc.once('exit', (code, signal) => { if (this.proc === proc) this.exit = { code, signal }; });
   }
@@ -220,7 +228,9 @@ export class E2eCluster {
   async views(nodes: E2eNode[] = this.live()): Promise<NodeView[] | null> {
     const vs = await Promise.all(nodes.map(async (n) => {
       const [node, state, topology] = await Promise.all([n.tryGet('/v1/node'), n.tryGet('/v1/state'), n.tryGet('/v1/topology')]);
-      return node && state && topology ? { host: n.host, node, state, topology } as NodeView : null;
+      if (!node || !state || !topology) return null;
+      n.id = (node as NodeView['node']).id;
+      return { host: n.host, node, state, topology } as NodeView;
     }));
     return vs.every((v) => v !== null) ? (vs as NodeView[]) : null;
   }

@@ -1,0 +1,89 @@
+/**
+ * End to end, real processes and a real browser: the dashboard served by one node of a 3-node lab cluster shows
+ * every node and every link (one per address, typed and measured), and follows the cluster live when a node is
+ * killed (kill -9: it and its links disappear after the failure timeout, a NodeGone event is listed).
+ *
+ * Where the browser runs: in the root namespace, on the helper's bridge (test/e2e/lab-cluster.ts). The root
+ * namespace cannot reach 10.77.x addresses, so the page is opened at http://127.0.0.1:<bridge port>/, whose
+ * bytes are piped over a Unix socket into the node's namespace and to its API on 127.0.0.1. Running chromium
+ * itself inside the namespace (`ip netns exec` as a wrapper executable) would also work, but the bridge keeps
+ * the browser an ordinary playwright launch, and the node needs no extra listen address. The node still serves
+ * the page, the scripts and the event stream itself; the Host and Origin the browser sends are equal, so the
+ * API's same-origin rule is exercised as in real use.
+ */
+import t from 'tap';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Lab, withLab } from '../../src/lab/index.js';
+import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
+const FAILURE_TIMEOUT_MS = 3000;
+const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+t.test('dashboard of a live lab cluster: every node and link, live update when a node is killed', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+  await withLab(t, { hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit', label: 'thunderbolt' }] }, async (lab) => {
+    const { chromium } = await import('playwright-core');
+    const t0 = Date.now();
+    const c = await E2eCluster.start(t, lab, {
+      failureTimeoutMs: FAILURE_TIMEOUT_MS,
+      nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : [])],
+    });
+    const measured = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 8 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
+    const vs = await c.converged(90_000, measured);
+    const readyMs = Date.now() - t0;
+    const ids = c.nodes.map((n) => n.id);
+    t.comment(`start line printed after: ${c.nodes.map((n) => `h${n.host} ${n.printedAt ? n.printedAt - n.spawnedAt : 'not yet'} ms`).join(', ')} (cluster agreed ${readyMs} ms)`);
+    const linkKey = (l: { source: string; sink: string; ip?: string | undefined }) => `${l.source}>${l.sink}@${l.ip ?? ''}`;
+    const expectedLinks = vs[0]!.topology.links.map(linkKey).sort();
+    const leaderId = vs[0]!.node.leaderId!;
+
+    const profile = await mkdtemp(join(tmpdir(), 'torus-chromium-'));
+    t.teardown(() => rm(profile, { recursive: true, force: true }));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
+    t.teardown(() => context.close());
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+    const served = c.nodes[0]!;
+    const openedAt = Date.now();
+    await page.goto(served.api + '/');
+    await page.waitForSelector('[data-testid="live"].on', { timeout: 20_000 });
+    const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
+    const links = async () => (await page.locator('[data-testid="link"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-link')))).sort();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="link"]').length === n, expectedLinks.length, { timeout: 10_000 });
+    const liveMs = Date.now() - openedAt;
+    t.same(await nodes(), [...ids].sort(), 'every node drawn');
+    t.same(await links(), expectedLinks, 'every link drawn, one per address (8)');
+
+    // Node boxes: name, role, memory. Link labels: type and measured bandwidth.
+    for (const [h, id] of ids.entries()) {
+      const text = await page.locator(`[data-node-id="${id}"]`).textContent();
+      t.match(text, new RegExp(`h${h}.*${id === leaderId ? 'leader' : 'follower'}.*GiB`), `h${h}: name, role, memory`);
+    }
+    const tb = `${ids[0]}>${ids[1]}@${lab.linkIp(0, 1)}`;
+    t.match(await page.locator(`[data-link="${tb}"]`).textContent(), /thunderbolt [\d.]+ [MG]bit\/s/, 'the p2p link is labelled thunderbolt with its measured speed');
+    t.match(await page.locator(`[data-link="${ids[0]}>${ids[2]}@${lab.hosts[2]!.lanIp}"]`).textContent(), /ethernet [\d.]+ [MG]bit\/s/, 'a LAN link is labelled ethernet with its measured speed');
+    t.match(await page.locator(`[data-link="${tb}"] path`).getAttribute('class'), /^link bw-/, 'links are coloured by bandwidth class');
+
+    // kill -9 a node (h2, not the one serving the page): it and its links disappear without a reload.
+    const victim = c.nodes[2]!;
+    victim.kill('SIGKILL');
+    const killedAt = Date.now();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="node"]').length === 2, undefined, { timeout: FAILURE_TIMEOUT_MS + 15_000 });
+    const goneMs = Date.now() - killedAt;
+    t.ok(goneMs <= FAILURE_TIMEOUT_MS + 5000, `the killed node left the page ${goneMs} ms after kill -9 (failure timeout ${FAILURE_TIMEOUT_MS} ms)`);
+    t.same(await nodes(), [ids[0], ids[1]].sort(), 'the two live nodes remain');
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="link"]').length === n, expectedLinks.filter((l) => !l.includes(victim.id)).length, { timeout: 5000 });
+    t.same(await links(), expectedLinks.filter((l) => !l.includes(victim.id)), 'its links removed (4 remain: LAN and thunderbolt both ways)');
+    await page.waitForFunction((id) => [...document.querySelectorAll('[data-testid="events"] li')].some((li) => /NodeGone/.test(li.textContent ?? '') && (li.textContent ?? '').includes(id)), victim.id, { timeout: 5000 });
+    t.pass('a NodeGone event for it is listed');
+    t.same(errors, [], 'no script errors');
+    t.comment(`timings: cluster ready ${readyMs} ms, page live with all links ${liveMs} ms after opening, node gone from the page ${goneMs} ms after kill -9`);
+  });
+});
