@@ -54,7 +54,7 @@ t.test('CLI flags', async (t) => {
 t.test('report: ratios against capacity and the p2p vs LAN line', async (t) => {
   const row = (busbw: number) => makeRow('all_reduce', 4, { bytes: 8 << 20, count: 2 << 20, type: 'float32', redop: 'sum', root: -1, timeUs: ((8 << 20) / (busbw / 1.5)) / 1e3, medianUs: 1, wrong: 0 });
   const result: RingBenchResult = {
-    ranks: 4, mode: 'lab', linkRate: '1gbit', lanRate: '1gbit',
+    ranks: 4, mode: 'lab', linkRate: '1gbit', lanRate: '1gbit', machine: { cpus: 2, loadBefore: 9, loadAfter: 8 },
     capacity: { p2p: { iperfOneWay: 1e9, iperfBidir: 2e9, nodeStream: 0.9e9 }, lan: { iperfOneWay: 1e9, iperfBidir: 1.9e9, nodeStream: null } },
     runs: [
       { label: 'p2p ring, both directions', over: 'p2p', bidirectional: true, rows: [row(0.2)], avgBusbw: 0.2, errors: [], kernel: 'wasm' },
@@ -65,4 +65,5 @@ t.test('report: ratios against capacity and the p2p vs LAN line', async (t) => {
   t.match(text, /p2p ring, both directions: all_reduce large-message busbw 1\.60 Gbit\/s = 1\.60× iperf3 one-way, 0\.80× iperf3 --bidir/);
   t.match(text, /link choice: .* 1\.60 Gbit\/s vs 0\.80 Gbit\/s → 2\.00×/);
   t.match(text, /capacity lan .* one Node TCP stream n\/a/);
+  t.match(text, /machine: 2 vCPUs, load average 9\.0 → 8\.0 \(shared and busy/);
 });

@@ -10,7 +10,8 @@ import { runSweep, type SweepConfig } from './sweep.js';
 
 export interface RankJob {
   readonly connect: RingConnectOptions;
-  readonly sweep: SweepConfig;
+  /** One sweep, or several run back to back on the same connection (e.g. one per dtype). */
+  readonly sweep: SweepConfig | readonly SweepConfig[];
 }
 
 const say = (message: object) => process.stdout.write(JSON.stringify(message) + '\n');
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
     comm = await RingCommunicator.connect(job.connect);
     say({ type: 'ready', kernel: comm.reducer.kind });
     await comm.barrier();
-    await runSweep(comm, job.sweep, (row) => say({ type: 'row', row }));
+    for (const sweep of Array.isArray(job.sweep) ? job.sweep : [job.sweep]) await runSweep(comm, sweep as SweepConfig, (row) => say({ type: 'row', row }));
     await comm.barrier();
     say({ type: 'done' });
   } catch (error) {

@@ -31,6 +31,8 @@ function capacityLine(over: Over, c: Capacity): string {
 export function formatReport(result: RingBenchResult): string {
   const out: string[] = [];
   out.push(`# torus ring benchmark: ${result.ranks} ranks, mode ${result.mode}, p2p links ${result.linkRate ?? 'unshaped'}, LAN ${result.lanRate ?? 'unshaped'}`);
+  const m = result.machine;
+  out.push(`# machine: ${m.cpus} vCPUs, load average ${m.loadBefore.toFixed(1)} → ${m.loadAfter.toFixed(1)}${m.loadBefore > m.cpus ? ' (shared and busy: expect noisy, CPU-bound numbers)' : ''}`);
   for (const run of result.runs) {
     for (const op of BENCH_OPS) {
       const rows = run.rows.filter((r) => r.op === op);

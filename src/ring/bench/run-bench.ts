@@ -4,6 +4,7 @@
  * rows the nccl-tests way and measures the links' capacity beside them.
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { TorusError } from '../../core/errors.js';
 import { Lab } from '../../lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../native/kernels/index.js';
@@ -11,7 +12,7 @@ import type { RingHost } from '../peer-links.js';
 import { measureCapacity, type Capacity, type Spawner } from './capacity.js';
 import { loopbackLauncher, processLauncher, clusterLauncherMissing, type RankLauncher, type RankMessage } from './launch.js';
 import type { RankJob } from './rank-main.js';
-import type { RankResult } from './sweep.js';
+import type { RankResult, SweepConfig } from './sweep.js';
 import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
 
 export type Over = 'p2p' | 'lan' | 'loopback';
@@ -63,6 +64,8 @@ export interface RingBenchResult {
   readonly lanRate: string | null;
   readonly runs: readonly BenchRun[];
   readonly capacity: Partial<Record<Over, Capacity>>;
+  /** The machine while it ran: vCPUs and the 1-minute load average before and after (noise indicator). */
+  readonly machine: { readonly cpus: number; readonly loadBefore: number; readonly loadAfter: number };
 }
 
 export type Progress = (line: string) => void;
@@ -98,6 +101,7 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
 
 async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], addressFor: (over: 'p2p' | 'lan') => (from: number, to: number) => string, launcher: RankLauncher, spawner: Spawner | null, progress: Progress): Promise<RingBenchResult> {
   const n = options.ranks;
+  const loadBefore = os.loadavg()[0] ?? 0;
   const runs: BenchRun[] = [];
   const capacity: Partial<Record<Over, Capacity>> = {};
   let variant = 0;
@@ -131,7 +135,8 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
       runs.push(await runVariant(options, `${over} ring, ${direction === 'both' ? 'both directions' : 'one direction'}`, over, direction === 'both', jobs, launcher, progress));
     }
   }
-  return { ranks: n, mode: options.mode, linkRate: options.linkRate ?? null, lanRate: options.lanRate ?? null, runs, capacity };
+  const machine = { cpus: os.cpus().length, loadBefore, loadAfter: os.loadavg()[0] ?? 0 };
+  return { ranks: n, mode: options.mode, linkRate: options.linkRate ?? null, lanRate: options.lanRate ?? null, runs, capacity, machine };
 }
 
 async function runVariant(options: RingBenchOptions, label: string, over: Over, bidirectional: boolean, jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
@@ -139,7 +144,8 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
   const perRank: RankResult[][] = jobs.map(() => []);
   const errors: string[] = [];
   let kernel = '?';
-  const total = options.ops.length * (jobs[0]?.sweep.sizes.length ?? 0);
+  const first = jobs[0]?.sweep;
+  const total = options.ops.length * ((Array.isArray(first) ? first[0] : first) as SweepConfig | undefined ?? { sizes: [] }).sizes.length;
   await launcher.run(jobs, (rank, message: RankMessage) => {
     if (message.type === 'row') {
       perRank[rank]?.push(message.row);
