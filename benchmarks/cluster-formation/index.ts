@@ -93,19 +93,91 @@ async function run(n: number): Promise<BenchRow> {
   }
 }
 
+const realMain = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
+
+/** One real node's view through its HTTP API (curl inside the namespace). */
+async function realView(lab: Lab, h: number): Promise<{ role: string; id: string; digest: string; nodes: string[]; links: number } | null> {
+  try {
+    const get = async (path: string) => JSON.parse((await lab.exec(h, ['curl', '-s', '-m', '1', `http://127.0.0.1:7000${path}`], { timeoutMs: 2000 })).stdout) as Record<string, unknown>;
+    const [node, st] = await Promise.all([get('/v1/node'), get('/v1/state')]);
+    const state = st.state as { nodes: Record<string, unknown>; links: unknown[] };
+    return { role: node.role as string, id: node.id as string, digest: st.digest as string, nodes: Object.keys(state.nodes), links: state.links.length };
+  } catch {
+    return null;
+  }
+}
+
+/** Real nodes (`dist/main.js`, profiler included): converged = same digest, N nodes and N(N-1) measured links. */
+async function runReal(n: number): Promise<BenchRow> {
+  const lab = await Lab.create({ hosts: n });
+  try {
+    const t0 = performance.now();
+    const procs = lab.hosts.map((h) => lab.spawn(h.index, process.execPath, [realMain, 'start', '--port', '7000', '--data-dir', `/tmp/torus-bench-${process.pid}-${lab.id}-${h.index}`,
+      '--cluster', 'bench', '--name', `h${h.index}`, '--failure-timeout-ms', String(FAILURE_TIMEOUT_MS)], { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } }));
+    const views = async (hosts: number[]) => Promise.all(hosts.map((h) => realView(lab, h)));
+    let converge: number | null = null;
+    let members: number | null = null;
+    let last: Awaited<ReturnType<typeof views>> = [];
+    while (performance.now() - t0 < 90_000) {
+      last = await views(lab.hosts.map((h) => h.index));
+      const same = last.every((v) => v && v.nodes.length === n) && new Set(last.map((v) => v!.digest)).size === 1;
+      if (same && members === null) members = performance.now() - t0;
+      if (same && last.every((v) => v!.links === n * (n - 1))) {
+        converge = performance.now() - t0;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    let detect: number | null = null;
+    const victim = last.findIndex((v) => v && v.role !== 'leader');
+    if (members !== null && victim >= 0) {
+      const gone = last[victim]!.id;
+      procs[victim]!.kill('SIGKILL');
+      const t1 = performance.now();
+      const rest = lab.hosts.map((h) => h.index).filter((h) => h !== victim);
+      while (performance.now() - t1 < 20_000) {
+        const vs = await views(rest);
+        if (vs.every((v) => v && !v.nodes.includes(gone))) {
+          detect = performance.now() - t1;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const ms = (v: number | null) => (v === null ? 'timeout' : Math.round(v));
+    const links = Math.min(...last.map((v) => v?.links ?? 0));
+    return {
+      nodes: n, 'same digest, all N nodes ms (from spawn)': ms(members), 'and all links measured ms': converge === null ? `timeout (${links}/${n * (n - 1)} links at 90 s)` : Math.round(converge),
+      'detect dead follower ms': ms(detect),
+    };
+  } finally {
+    await lab.teardown();
+    await import('node:fs').then((fs) => { for (const h of lab.hosts) fs.rmSync(`/tmp/torus-bench-${process.pid}-${lab.id}-${h.index}`, { recursive: true, force: true }); });
+  }
+}
+
 async function main(): Promise<void> {
   const why = Lab.unavailableReason();
   if (why) {
     process.stdout.write(`cluster-formation skipped: ${why}\n`);
     return;
   }
-  const sizes = quick ? [2, 4] : [2, 4, 8];
+  const sizes = process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : quick ? [2, 4] : [2, 4, 8];
   const reps = quick ? 1 : 3;
   const rows: BenchRow[] = [];
   for (const n of sizes) for (let r = 0; r < reps; r++) rows.push({ run: r + 1, ...(await run(n)) });
-  printTable('cluster formation (lab, mDNS, failure timeout 3000 ms)', rows, json,
+  printTable('cluster formation, standalone cluster nodes (lab, mDNS, failure timeout 3000 ms)', rows, json,
     'Targets: converge <= 2000 ms for 4 nodes (from the last process up); detect a dead node <= 5000 ms. The settle period (600 ms) '
     + 'a starting node waits for an existing leader is part of the convergence time. Machine shared and noisy: compare within a run.');
+  if (!existsSync(realMain)) {
+    process.stdout.write(`\n(real-node runs skipped: ${realMain} missing, run \`npm run build\`)\n`);
+    return;
+  }
+  const real: BenchRow[] = [];
+  for (const n of sizes) real.push(await runReal(n));
+  printTable('cluster formation, real nodes (dist/main.js: all actors, links probed by the profiler)', real, json,
+    'From spawning N node processes (each starts its actor threads) to one digest listing N nodes and N(N-1) measured links, '
+    + 'polled over HTTP every ~100 ms; then kill -9 a follower until every survivor dropped it.');
 }
 
 main().catch((err) => {
