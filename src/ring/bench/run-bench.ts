@@ -15,7 +15,7 @@ import type { RankJob } from './rank-main.js';
 import type { RankResult, SweepConfig } from './sweep.js';
 import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
 
-export type Over = 'p2p' | 'lan' | 'loopback';
+export type Over = 'p2p' | 'lan' | 'loopback' | 'cluster';
 
 export interface RingBenchOptions {
   readonly mode: 'lab' | 'loopback' | 'cluster';
@@ -43,7 +43,10 @@ export interface RingBenchOptions {
   readonly timeoutMs: number;
   readonly capacity: boolean;
   readonly capacitySeconds: number;
-  /** Live-cluster hook: runs the rank jobs on placed ring instances. */
+  /**
+   * Live-cluster hook (mode 'cluster'): runs job r on rank r of a placed ring instance, replacing
+   * `job.connect.hosts` with that instance's hosts-by-node, and reports each rank's RankMessages.
+   */
   readonly launcher?: RankLauncher;
 }
 
@@ -93,7 +96,7 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
     }
   }
   if (options.mode === 'cluster') {
-    return sweepVariants(options, ['loopback'], () => () => '', options.launcher as RankLauncher, null, progress);
+    return sweepVariants(options, ['cluster'], () => () => '', options.launcher as RankLauncher, null, progress);
   }
   const spawner: Spawner = (_host, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return sweepVariants(options, ['loopback'], () => (_from: number, to: number) => `127.0.0.${to + 1}`, loopbackLauncher(600_000), spawner, progress);
@@ -106,7 +109,7 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
   const capacity: Partial<Record<Over, Capacity>> = {};
   let variant = 0;
   for (const over of overs) {
-    const address = over === 'loopback' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
+    const address = over === 'loopback' || over === 'cluster' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
     if (options.capacity && spawner && options.mode !== 'cluster') {
       progress(`capacity ${over}: iperf3 one-way, --bidir, one Node TCP stream (${options.capacitySeconds} s each)`);
       capacity[over] = await measureCapacity(spawner, { from: 0, to: 1, toIp: address(0, 1), fromIp: address(1, 0) }, options.capacitySeconds, 5201 + variant * 10);
