@@ -105,3 +105,24 @@ t.test('multicast blocked: static peers (and gossip) still form the cluster', { 
     t.pass('formed');
   });
 });
+
+t.test('partition: the cut-off leader and the new leader merge back without losing the newer state', { timeout: 120_000 }, async (t) => {
+  await withLab(t, { hosts: 3 }, async (lab) => {
+    const c = new LabCluster(lab);
+    for (const h of [0, 1, 2]) {
+      c.spawn(h, { nodeId: `p${h}`, clusterName: 'part', timings });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await c.until('formed', () => c.converged(3), 30000);
+    t.equal(c.leader()!.started!.nodeId, 'p0');
+    await lab.cut(0, 'lan');
+    const [n0, n1, n2] = [0, 1, 2].map((h) => c.nodes.get(h)!);
+    await c.until('majority side elects p1 and drops p0', () => [n1, n2].every((n) => n!.status!.leader === 'p1' && n!.status!.nodes.length === 2), 15000);
+    await c.until('p0 alone', () => n0!.status!.nodes.length === 1, 15000);
+    await n1!.propose([{ type: 'LinkUp', source: 'p1', sink: 'p2', ip: lab.hosts[2]!.lanIp, linkType: 'ethernet' }]);
+    await lab.restore(0, 'lan');
+    await c.until('one cluster again', () => c.converged(3), 30000);
+    t.equal(c.leader()!.started!.nodeId, 'p1', 'the leader with the newer log stays');
+    t.ok(c.live().every((n) => n.status!.links === 1), 'the link sequenced during the partition survived');
+  });
+});
