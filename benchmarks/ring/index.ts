@@ -8,7 +8,7 @@
  * Speeds are not asserted: the machine is shared and noisy; read the ratios.
  */
 import { Lab } from '../../src/lab/index.js';
-import { formatReport, largeBusbw, runRingBench, smallMedianUs, type RingBenchOptions, type RingBenchResult } from '../../src/ring/bench/index.js';
+import { formatReport, largeBusbw, largestBusbw, runRingBench, smallMedianUs, type RingBenchOptions, type RingBenchResult } from '../../src/ring/bench/index.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -26,7 +26,8 @@ const base: RingBenchOptions = {
 const scenarios: { name: string; options: RingBenchOptions }[] = [
   {
     name: 'A. 4 ranks, 1 Gbit/s links: one direction vs both, p2p vs LAN',
-    options: { ...base, ranks: 4, minBytes: 8 * MiB, maxBytes: quick ? 8 * MiB : 32 * MiB, iters: quick ? 3 : 5, linkRate: '1gbit', lanRate: '1gbit', over: mode === 'lab' ? ['p2p', 'lan'] : ['p2p'], directions: ['one', 'both'] },
+    // ≥ 32 MiB: shorter ops spend a visible part of their ~100 ms in TCP ramp-up through tbf's 50 ms queues.
+    options: { ...base, ranks: 4, minBytes: quick ? 32 * MiB : 8 * MiB, maxBytes: quick ? 32 * MiB : 64 * MiB, iters: quick ? 2 : 5, linkRate: '1gbit', lanRate: '1gbit', over: mode === 'lab' ? ['p2p', 'lan'] : ['p2p'], directions: ['one', 'both'] },
   },
   {
     name: 'B. 2 ranks, unshaped: small-message all-reduce latency',
@@ -57,8 +58,9 @@ function summary(): string[] {
   const aBoth = runOf(a, mode === 'lab' ? 'p2p' : 'any', true);
   const aCap = cap(a, mode === 'lab' ? 'p2p' : 'loopback')?.iperfOneWay ?? null;
   const ratio = (run: typeof aOne, capacity: number | null | undefined) => (run && capacity ? (largeBusbw(run) ?? 0) / capacity : null);
-  lines.push(`| 4 ranks @1 Gbit/s, ≥ 8 MiB, one-direction busbw / iperf3 one-way | ${pct(ratio(aOne, aCap))} | ≥ 95 % |`);
-  lines.push(`| 4 ranks @1 Gbit/s, ≥ 8 MiB, both-directions busbw / iperf3 one-way | ${times(ratio(aBoth, aCap))} | ≥ 1.6× |`);
+  const top = (run: typeof aOne, capacity: number | null | undefined) => (run && capacity ? (largestBusbw(run) ?? 0) / capacity : null);
+  lines.push(`| 4 ranks @1 Gbit/s, one-direction busbw / iperf3 one-way (mean ≥ 8 MiB; largest size) | ${pct(ratio(aOne, aCap))}; ${pct(top(aOne, aCap))} | ≥ 95 % |`);
+  lines.push(`| 4 ranks @1 Gbit/s, both-directions busbw / iperf3 one-way (mean ≥ 8 MiB; largest size) | ${times(ratio(aBoth, aCap))}; ${times(top(aBoth, aCap))} | ≥ 1.6× |`);
   const bRun = b?.runs[0];
   const small = bRun ? smallMedianUs(bRun) : null;
   lines.push(`| 2 ranks unshaped, all-reduce 8 B–64 KiB, median | ${small === null ? 'n/a' : `${small.toFixed(0)} µs`} | ≤ 200 µs |`);

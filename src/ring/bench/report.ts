@@ -15,6 +15,13 @@ export function largeBusbw(run: BenchRun, op = 'all_reduce'): number | null {
   return (pick.reduce((s, r) => s + r.busbw, 0) / pick.length) * 8e9;
 }
 
+/** All-reduce busbw at the largest size run, bits/s (the least affected by per-op TCP ramp-up). */
+export function largestBusbw(run: BenchRun, op = 'all_reduce'): number | null {
+  const rows = run.rows.filter((r) => r.op === op);
+  const last = rows[rows.length - 1];
+  return last ? last.busbw * 8e9 : null;
+}
+
 /** Median over the small all-reduce sizes (8 B – 64 KiB) of each size's median time, µs. */
 export function smallMedianUs(run: BenchRun): number | null {
   const times = run.rows.filter((r) => r.op === 'all_reduce' && r.bytes <= SMALL).map((r) => r.medianUs).sort((a, b) => a - b);
@@ -47,6 +54,9 @@ export function formatReport(result: RingBenchResult): string {
     const c = result.capacity[run.over];
     if (busbw !== null) {
       out.push(`# ${run.label}: all_reduce large-message busbw ${gbit(busbw)} = ${ratio(busbw, c?.iperfOneWay)} iperf3 one-way, ${ratio(busbw, c?.iperfBidir)} iperf3 --bidir, ${ratio(busbw, c?.nodeStream)} one Node stream`);
+      const largest = largestBusbw(run);
+      const last = run.rows.filter((r) => r.op === 'all_reduce').at(-1);
+      if (largest !== null && last) out.push(`#   at the largest size (${last.bytes} B): ${gbit(largest)} = ${ratio(largest, c?.iperfOneWay)} iperf3 one-way`);
     }
     const small = smallMedianUs(run);
     if (small !== null) out.push(`# ${run.label}: all_reduce 8 B–64 KiB median ${small.toFixed(1)} µs`);
