@@ -112,9 +112,12 @@ export class ActorHost {
     return this.#exited;
   }
 
-  /** Immediate termination (crash handling, second signal). */
-  async kill(): Promise<void> {
-    this.#stopRequested = true;
+  /**
+   * Immediate termination. `asCrash` (a fatal fault) leaves the exit unexpected, so the supervisor restarts;
+   * otherwise (a second signal, node teardown) the exit counts as requested.
+   */
+  async kill(asCrash = false): Promise<void> {
+    if (!asCrash) this.#stopRequested = true;
     await this.#worker.terminate();
     return this.#exited;
   }

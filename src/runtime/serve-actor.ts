@@ -56,6 +56,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   let stopping = false;
   let cleanup: (() => void | Promise<void>) | undefined;
   let lastViewJson = '';
+  /** Request handlers still running: stop lets them finish (within the deadline) before cleaning up. */
+  const inflight = new Set<Promise<void>>();
 
   const port = new FramePort(parentPort as unknown as PostTarget, {
     onFrame: (frame) => void onFrame(frame),
@@ -137,6 +139,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     stopping = true;
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, deadlineMs).unref());
     try {
+      if (inflight.size > 0) await Promise.race([Promise.allSettled([...inflight]), deadline]);
       if (cleanup) await Promise.race([Promise.resolve(cleanup()), deadline]);
     } catch (error) {
       log.warn('cleanup failed during stop', { error });
@@ -155,7 +158,12 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   async function onFrame(frame: Frame): Promise<void> {
     switch (frame.t) {
       case 'msg':
-        if (frame.corr !== undefined) return handleRequest(frame, frame.corr);
+        if (frame.corr !== undefined) {
+          const running = handleRequest(frame, frame.corr);
+          inflight.add(running);
+          void running.finally(() => inflight.delete(running));
+          return running;
+        }
         try {
           actor.send(definition.decodeEvent(frame.body));
         } catch (error) {

@@ -28,6 +28,8 @@ interface Child {
   lastCause: string | undefined;
   backlog: Frame[];
   restartTimer: NodeJS.Timeout | undefined;
+  /** The fatal fault the current incarnation reported, if any: the best account of why it died. */
+  faultCause: string | undefined;
   readyWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }>;
   gaveUp: boolean;
 }
@@ -54,7 +56,7 @@ export class Supervisor {
   /** Starts a child; resolves once it is ready (after restarts if it crashed), rejects if the supervisor gave up. */
   start(spec: ActorSpec): Promise<void> {
     if (this.#children.has(spec.name)) throw new Error(`actor ${spec.name} is already supervised`);
-    const child: Child = { spec, host: undefined, history: [], restarts: 0, lastCause: undefined, backlog: [], restartTimer: undefined, readyWaiters: [], gaveUp: false };
+    const child: Child = { spec, host: undefined, history: [], restarts: 0, lastCause: undefined, backlog: [], restartTimer: undefined, faultCause: undefined, readyWaiters: [], gaveUp: false };
     this.#children.set(spec.name, child);
     const ready = new Promise<void>((resolve, reject) => child.readyWaiters.push({ resolve, reject }));
     this.#spawn(child);
@@ -153,14 +155,15 @@ export class Supervisor {
       return;
     }
     // The actor cannot go on: end this incarnation; its exit triggers the restart decision.
-    child.lastCause = `fatal fault: ${error.message}`;
-    void host.kill();
+    child.faultCause = `fatal fault: ${error.message}`;
+    void host.kill(true);
   }
 
   #onExit(child: Child, host: ActorHost, code: number, expected: boolean, error?: Error): void {
     if (child.host !== host) return;
     child.host = undefined;
-    const cause = child.lastCause && !error ? child.lastCause : error ? `${error.name}: ${error.message}` : `worker exited with code ${code}`;
+    const cause = child.faultCause ?? (error ? `${error.name}: ${error.message}` : `worker exited with code ${code}`);
+    child.faultCause = undefined;
     this.#hooks.down(child.spec.name, expected ? 'stopped' : cause);
     if (expected || this.#stopping) return;
     this.#crashed(child, cause);
