@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { TorusError } from '../core/errors.js';
-import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_PATHS, type SinkReport } from '../protocols/probe.js';
+import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_BUSY_BUDGET_MS, PROBE_FORCE_HEADER, PROBE_PATHS, type SinkReport } from '../protocols/probe.js';
 import { httpGetJson } from './http-get.js';
 import { median } from './rate.js';
 
@@ -41,6 +41,8 @@ export interface ThroughputOptions {
   readonly maxBytes?: number;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Send even if the sink is busy with another probe (protocols/probe.ts). */
+  readonly force?: boolean;
 }
 
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
@@ -61,7 +63,13 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
         reject(error);
       } else resolve(report as SinkReport);
     };
-    const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers: { 'content-type': 'application/octet-stream' } }, (res) => {
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+    if (opts.force) headers[PROBE_FORCE_HEADER] = '1';
+    const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers }, (res) => {
+      if (res.statusCode === 503) {
+        res.resume();
+        return finish(new TorusError('TORUS_PROBE_BUSY', `${ip}:${port} sink: busy with another probe`));
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -97,13 +105,53 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
  * Capacity estimate: the best of a few short transfers. Noise on a shared machine (a descheduled sender, a
  * competing flow) only ever lowers a transfer's rate, so the maximum is the better estimate of what the link can carry.
  */
-export async function measureCapacity(ip: string, port: number, opts: ThroughputOptions & { repeats?: number } = {}): Promise<SinkReport> {
+export async function measureCapacity(ip: string, port: number, opts: CapacityOptions = {}): Promise<SinkReport> {
   let best: SinkReport | undefined;
+  const budgetEnd = Date.now() + (opts.busyBudgetMs ?? PROBE_BUSY_BUDGET_MS);
   for (let i = 0; i < Math.max(1, Math.min(opts.repeats ?? 2, 5)); i++) {
-    const r = await measureThroughput(ip, port, opts);
+    const r = await exclusiveTransfer(ip, port, opts, budgetEnd);
     if (!best || r.bps > best.bps) best = r;
   }
   return best as SinkReport;
+}
+
+export interface CapacityOptions extends ThroughputOptions {
+  readonly repeats?: number;
+  /** How long to keep retrying a busy sink before sending with the force header (default PROBE_BUSY_BUDGET_MS). */
+  readonly busyBudgetMs?: number;
+  /** Called with true before each transfer attempt and false after it (the profiler announces its own sends). */
+  readonly onTransfer?: (active: boolean) => void;
+}
+
+/** One transfer that waits its turn: a busy sink is retried after a random 100–600 ms until the budget ends. */
+async function exclusiveTransfer(ip: string, port: number, opts: CapacityOptions, budgetEnd: number): Promise<SinkReport> {
+  for (;;) {
+    const force = opts.force === true || Date.now() >= budgetEnd;
+    opts.onTransfer?.(true);
+    try {
+      return await measureThroughput(ip, port, { ...opts, force });
+    } catch (error) {
+      if (!(error instanceof TorusError && error.code === 'TORUS_PROBE_BUSY') || force) throw error;
+    } finally {
+      opts.onTransfer?.(false);
+    }
+    await abortableDelay(100 + Math.random() * 500, opts.signal);
+  }
+}
+
+function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new TorusError('TORUS_CANCELLED', 'throughput probe cancelled'));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new TorusError('TORUS_CANCELLED', 'throughput probe cancelled'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 export interface LinkMetrics {
@@ -112,7 +160,7 @@ export interface LinkMetrics {
   readonly measuredAt: number;
 }
 
-export async function measureLink(ip: string, port: number, opts: { rtt?: RttOptions; throughput?: ThroughputOptions; now?: () => number } = {}): Promise<LinkMetrics> {
+export async function measureLink(ip: string, port: number, opts: { rtt?: RttOptions; throughput?: CapacityOptions; now?: () => number } = {}): Promise<LinkMetrics> {
   const { rttMs } = await measureRtt(ip, port, opts.rtt);
   const report = await measureCapacity(ip, port, opts.throughput);
   return { rttMs, bandwidthBps: report.bps, measuredAt: (opts.now ?? Date.now)() };

@@ -4,7 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_PATHS, type ProbeIdentity } from '../protocols/probe.js';
+import { BroadcastChannel } from 'node:worker_threads';
+import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
 import { steadyRate, type Sample } from './rate.js';
 
 export type ProbeHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -17,7 +18,46 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sink(req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Whether a throughput probe may run now (protocols/probe.ts: probes are exclusive): no other sink transfer in
+ * progress here, and this node's profiler (another thread) not sending one. Its announcements carry an expiry,
+ * so a profiler that died mid-transfer cannot keep the sink busy.
+ */
+class ProbeGate {
+  active = 0;
+  #selfUntil = 0;
+
+  constructor(nodeId: string) {
+    const channel = new BroadcastChannel(probeBusyChannelName(nodeId));
+    channel.onmessage = (m: unknown) => {
+      const until = (m as { data?: { until?: unknown } }).data?.until;
+      if (typeof until === 'number' && Number.isFinite(until)) this.#selfUntil = until;
+    };
+    channel.unref(); // never keeps a process alive
+  }
+
+  busy(): boolean {
+    return this.active > 0 || Date.now() < this.#selfUntil;
+  }
+}
+
+function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
+  // Drain (not destroy): the client is still sending and must read this answer rather than a reset.
+  req.resume();
+  req.on('error', () => undefined);
+  res.setHeader('retry-after', '1');
+  sendJson(res, 503, { error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} } });
+}
+
+function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate): void {
+  if (gate.busy() && req.headers[PROBE_FORCE_HEADER] !== '1') return refuseBusy(req, res);
+  gate.active++;
+  let released = false;
+  const release = (): void => {
+    if (!released) gate.active--;
+    released = true;
+  };
+  req.once('close', release);
   const samples: Sample[] = [];
   let t0 = 0;
   let total = 0;
@@ -38,6 +78,7 @@ function sink(req: IncomingMessage, res: ServerResponse): void {
     }
   });
   req.on('end', () => {
+    release();
     if (!over) sendJson(res, 200, steadyRate(samples));
   });
   req.on('error', () => undefined);
@@ -70,6 +111,7 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
 }
 
 export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler {
+  const gate = new ProbeGate(identity().nodeId);
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://probe');
     const method = req.method ?? 'GET';
@@ -90,7 +132,7 @@ export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler 
         return true;
       case PROBE_PATHS.sink:
         if (method !== 'POST') return false;
-        sink(req, res);
+        sink(req, res, gate);
         return true;
       case PROBE_PATHS.source:
         if (method !== 'GET') return false;

@@ -18,6 +18,18 @@ export const PROBE_PATHS = {
   source: '/v1/probe/source',
 } as const;
 
+/**
+ * Throughput probes are exclusive, like an iperf3 server: a node's sink refuses (503 TORUS_PROBE_BUSY) a transfer
+ * while it receives another one or while this node's own profiler is sending one. Without this, every node
+ * measures at once when a cluster forms and the transfers share links, sinks and CPUs: on a 3-node lab a 5 Gbit/s
+ * link was measured slower than the 1 Gbit/s LAN beside it. The measurer backs off and retries, and after
+ * `PROBE_BUSY_BUDGET_MS` sends with the force header (measured anyway: a result beats none).
+ */
+export const PROBE_FORCE_HEADER = 'x-torus-probe-force';
+export const PROBE_BUSY_BUDGET_MS = 10_000;
+/** In-process channel (worker_threads BroadcastChannel) on which a node's profiler announces its own transfers. */
+export const probeBusyChannelName = (nodeId: string): string => `torus-probe-measuring:${nodeId}`;
+
 /** Hard server-side bounds: a probe can never be turned into a bandwidth hog. */
 export const MAX_PROBE_BYTES = 1 << 30;
 export const MAX_PROBE_MS = 5000;

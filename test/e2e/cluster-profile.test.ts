@@ -84,6 +84,15 @@ t.test('3 real nodes: membership, agreement, typed and measured links, LinkDown 
       t.ok(tb.bandwidthBps! > lan.bandwidthBps!, `h${a}→h${b}: thunderbolt ${(tb.bandwidthBps! / 1e9).toFixed(2)} Gbit/s > LAN ${(lan.bandwidthBps! / 1e9).toFixed(2)} Gbit/s`);
     }
 
+    // The same links in Prometheus form, on every node.
+    for (const n of c.nodes) {
+      const text = await (await fetch(`${n.api}/metrics`)).text();
+      const series = text.split('\n').filter((l) => l.startsWith('torus_link_bandwidth_bits_per_second{'));
+      t.equal(series.length, 8, `h${n.host} /metrics: one bandwidth series per link`);
+      t.match(text, /^torus_cluster_nodes 3$/m, `h${n.host} /metrics: 3 nodes`);
+      t.ok(series.some((l) => l.includes(`ip="${lab.linkIp(0, 1)}"`) && l.includes('type="thunderbolt"')), `h${n.host} /metrics: the thunderbolt link, labelled`);
+    }
+
     // Cut the p2p link: the thunderbolt links go away (LinkDown) on every node, the LAN links stay.
     await lab.cut(0, 1);
     const cutAt = Date.now();

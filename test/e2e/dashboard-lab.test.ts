@@ -81,7 +81,7 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
     t.same(await nodes(), [ids[0], ids[1]].sort(), 'the two live nodes remain');
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid="link"]').length === n, expectedLinks.filter((l) => !l.includes(victim.id)).length, { timeout: 5000 });
     t.same(await links(), expectedLinks.filter((l) => !l.includes(victim.id)), 'its links removed (4 remain: LAN and thunderbolt both ways)');
-    await page.waitForFunction((id) => [...document.querySelectorAll('[data-testid="events"] li')].some((li) => /NodeGone/.test(li.textContent ?? '') && (li.textContent ?? '').includes(id)), victim.id, { timeout: 5000 });
+    await page.waitForFunction((id) => Array.from(document.querySelectorAll('[data-testid="events"] li')).some((li) => /NodeGone/.test(li.textContent ?? '') && (li.textContent ?? '').includes(id)), victim.id, { timeout: 5000 });
     t.pass('a NodeGone event for it is listed');
     t.same(errors, [], 'no script errors');
     t.comment(`timings: cluster ready ${readyMs} ms, page live with all links ${liveMs} ms after opening, node gone from the page ${goneMs} ms after kill -9`);

@@ -7,7 +7,7 @@
  * Messages in: `peers {peers}`, `probe`, `measure {sink?, ip?}`. Requests: `links` → current links,
  * `measure {sink?, ip?}` and `probe` → {queued}. Built-in `snapshot` → {value, links, targets, lastRound, rounds}.
  */
-import { workerData } from 'node:worker_threads';
+import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { fromCallback } from 'xstate';
 import { serveActor } from '../../runtime/serve-actor.js';
 import type { InterfaceType } from '../../protocols/events.js';
@@ -18,6 +18,7 @@ import { probeReachability, type PeerTarget } from '../../profiler/reachability.
 import { targetsFromTopology } from './links.js';
 import { networkProfilerMachine, type MeasureJob, type ProfilerEvent } from './machine.js';
 import { decodeProfilerEvent } from './messages.js';
+import { probeBusyChannelName } from '../../protocols/probe.js';
 
 export interface ProfilerOptions {
   readonly nodeId: string;
@@ -41,6 +42,12 @@ export interface ProfilerOptions {
 
 const o = ((workerData ?? {}) as { options?: ProfilerOptions }).options ?? ({ nodeId: 'unknown' } as ProfilerOptions);
 
+// This node's sink refuses other probes while we send one (protocols/probe.ts: probes are exclusive); the
+// announcement expires by itself should this thread die mid-transfer.
+const busyChannel = new BroadcastChannel(probeBusyChannelName(o.nodeId));
+busyChannel.unref();
+const announce = (active: boolean): void => busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
+
 // The statechart is pure; its I/O actors are provided here.
 const machine = networkProfilerMachine.provide({
   actors: {
@@ -63,7 +70,7 @@ const machine = networkProfilerMachine.provide({
           if (ac.signal.aborted) return;
           try {
             const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: 2, signal: ac.signal });
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: 2, signal: ac.signal, onTransfer: announce });
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs, bandwidthBps: report.bps, measuredAt: Date.now() });
           } catch (error) {
             if (!ac.signal.aborted) sendBack({ type: 'measure.failed', key: job.key, error: (error as Error).message });

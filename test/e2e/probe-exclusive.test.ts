@@ -1,0 +1,85 @@
+/**
+ * Regression test for a bug found end to end (test/e2e/cluster-profile.test.ts): when a cluster forms, every
+ * node measures its links at once, the transfers share sinks, links and CPUs, and a 5 Gbit/s thunderbolt link
+ * was measured slower than the 1 Gbit/s LAN beside it. Throughput probes are now exclusive per node, like an
+ * iperf3 server (src/protocols/probe.ts): a sink that is receiving, or whose own profiler is sending, answers
+ * 503 TORUS_PROBE_BUSY; measureCapacity backs off and retries, and forces after its budget.
+ * Loopback only (no lab needed).
+ */
+import t, { type Test } from 'tap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BroadcastChannel } from 'node:worker_threads';
+import { createProbeHandler } from '../../src/profiler/probe-handler.js';
+import { measureCapacity, measureThroughput } from '../../src/profiler/measure.js';
+import { probeBusyChannelName } from '../../src/protocols/probe.js';
+import { TorusError } from '../../src/core/errors.js';
+
+async function probeServer(t: Test, nodeId: string): Promise<number> {
+  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }));
+  const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  return (server.address() as AddressInfo).port;
+}
+
+t.test('a sink takes one throughput probe at a time', async (t) => {
+  const port = await probeServer(t, 'node-sink-1');
+  const first = measureThroughput('127.0.0.1', port, { durationMs: 400 });
+  await new Promise((r) => setTimeout(r, 100));
+  const second = await measureThroughput('127.0.0.1', port, { durationMs: 100 }).then(() => null, (e: unknown) => e);
+  t.ok(second instanceof TorusError && second.code === 'TORUS_PROBE_BUSY', `a concurrent probe is refused as busy (${String(second)})`);
+  const forced = await measureThroughput('127.0.0.1', port, { durationMs: 100, force: true });
+  t.ok(forced.bytes > 0, 'with the force header it is measured anyway');
+  t.ok((await first).bps > 0, 'the first probe completes normally');
+  t.ok((await measureThroughput('127.0.0.1', port, { durationMs: 100 })).bps > 0, 'once idle, the sink accepts again');
+});
+
+t.test('measureCapacity waits for a busy sink instead of measuring alongside', async (t) => {
+  const port = await probeServer(t, 'node-sink-2');
+  const t0 = Date.now();
+  const [a, b] = await Promise.all([
+    measureCapacity('127.0.0.1', port, { durationMs: 300, repeats: 1 }),
+    measureCapacity('127.0.0.1', port, { durationMs: 300, repeats: 1 }),
+  ]);
+  const elapsed = Date.now() - t0;
+  t.ok(a.bps > 0 && b.bps > 0, 'both measured');
+  t.ok(elapsed >= 550, `they ran one after the other (${elapsed} ms for two 300 ms transfers)`);
+});
+
+t.test("the node's own profiler sending makes its sink busy (announced over an in-process channel), with an expiry", async (t) => {
+  const port = await probeServer(t, 'node-self');
+  const channel = new BroadcastChannel(probeBusyChannelName('node-self'));
+  t.teardown(() => channel.close());
+  channel.postMessage({ until: Date.now() + 600 });
+  await new Promise((r) => setTimeout(r, 50));
+  const refused = await measureThroughput('127.0.0.1', port, { durationMs: 50 }).then(() => null, (e: unknown) => e);
+  t.ok(refused instanceof TorusError && refused.code === 'TORUS_PROBE_BUSY', 'busy while this node sends');
+  const waited = Date.now();
+  const r = await measureCapacity('127.0.0.1', port, { durationMs: 50, repeats: 1 });
+  t.ok(r.bps > 0 && Date.now() - waited >= 300, `measured once the announcement expired (${Date.now() - waited} ms later)`);
+  channel.postMessage({ until: Date.now() + 60_000 });
+  await new Promise((r) => setTimeout(r, 50));
+  channel.postMessage({ until: 0 });
+  await new Promise((r) => setTimeout(r, 50));
+  t.ok((await measureThroughput('127.0.0.1', port, { durationMs: 50 })).bps > 0, 'an end-of-transfer announcement frees it at once');
+  const other = await probeServer(t, 'node-other');
+  t.ok((await measureThroughput('127.0.0.1', other, { durationMs: 50 })).bps > 0, "another node's sink is not affected");
+});
+
+t.test('after the busy budget, measureCapacity forces', async (t) => {
+  const port = await probeServer(t, 'node-stuck');
+  const channel = new BroadcastChannel(probeBusyChannelName('node-stuck'));
+  t.teardown(() => channel.close());
+  channel.postMessage({ until: Date.now() + 60_000 });
+  await new Promise((r) => setTimeout(r, 50));
+  const t0 = Date.now();
+  const r = await measureCapacity('127.0.0.1', port, { durationMs: 50, repeats: 1, busyBudgetMs: 500 });
+  t.ok(r.bps > 0, `measured with force after ${Date.now() - t0} ms`);
+  t.ok(Date.now() - t0 < 3000, 'within the budget plus one back-off');
+  const ac = new AbortController();
+  const p = measureCapacity('127.0.0.1', port, { durationMs: 50, repeats: 1, signal: ac.signal });
+  setTimeout(() => ac.abort(), 200);
+  const e = await p.then(() => null, (x: unknown) => x);
+  t.ok(e instanceof TorusError && e.code === 'TORUS_CANCELLED', 'an abort ends the wait');
+});
