@@ -71,6 +71,8 @@ interface Local {
   stableTimer?: NodeJS.Timeout;
   /** Cluster state carries the state name only: Loading progress is not re-proposed. */
   lastProposed?: string;
+  /** The exec command was queued for this runner process already (once per process). */
+  autoQueued: boolean;
 }
 
 const safe = (id: string): string => id.replace(/[^A-Za-z0-9._@-]/g, '_');
@@ -83,8 +85,6 @@ export class RunnerManager {
   /** Every task id ever admitted: a task delivered twice (event and state catch-up) runs once. */
   readonly #admitted = new Set<string>();
   readonly #pids: number[] = [];
-  /** Auto-exec task ids already queued once (one command start per runner generation). */
-  readonly #autoDone = new Set<string>();
   #stopping = false;
 
   constructor(options: RunnerManagerOptions) {
@@ -111,7 +111,7 @@ export class RunnerManager {
     if (!shard) return;
     const local: Local = {
       instance, runnerId: runnerIdOf(instance.id, this.#o.nodeId), rank: shard.rank, proc: undefined, generation: 0, status: undefined,
-      failures: 0, gaveUp: false, parked: false, deleting: false, stepInFlight: undefined, queue: [], sent: new Map(),
+      failures: 0, gaveUp: false, parked: false, deleting: false, stepInFlight: undefined, queue: [], sent: new Map(), autoQueued: false,
     };
     this.#locals.set(instance.id, local);
     this.#spawn(local);
@@ -188,6 +188,7 @@ export class RunnerManager {
     if (this.#stopping || local.deleting) return;
     local.generation += 1;
     local.parked = false;
+    local.autoQueued = false;
     local.status = undefined;
     local.stepInFlight = undefined;
     const dir = join(this.#o.dataDir, 'runners', safe(local.runnerId));
@@ -236,13 +237,9 @@ export class RunnerManager {
         if (event.status.state === 'Ready') {
           clearTimeout(local.stableTimer);
           local.stableTimer = setTimeout(() => (local.failures = 0), this.#o.stableResetMs ?? 60_000);
-          if (local.instance.workload.kind === 'exec' && (this.#o.autoExec ?? true) && !local.sent.size
-            && !local.queue.some((q) => q.local) && !proc.exit) {
-            const taskId = `${local.runnerId}#${local.generation}:exec`;
-            if (![...local.sent.keys(), ...local.queue.map((q) => q.taskId)].includes(taskId) && !this.#autoDone.has(taskId)) {
-              this.#autoDone.add(taskId);
-              local.queue.push({ taskId, instanceId: local.instance.id, kind: 'exec', local: true });
-            }
+          if (local.instance.workload.kind === 'exec' && (this.#o.autoExec ?? true) && !local.autoQueued && !proc.exit) {
+            local.autoQueued = true;
+            local.queue.push({ taskId: `${local.runnerId}#${local.generation}:exec`, instanceId: local.instance.id, kind: 'exec', local: true });
           }
         }
         this.#tick(local);

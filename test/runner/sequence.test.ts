@@ -43,3 +43,16 @@ t.test('ring: three ranks connect to their neighbours, run collective tasks, rep
   t.match(tasks[3], { result: { op: 'all-reduce', worldSize: 3, count: 100_003, wrong: 0, iters: 2 } }, 'exact all-reduce with its timing');
   t.same(events.get('b')!.filter((e) => e.type === 'TaskStatusChanged'), [], 'other ranks report no success of their own');
 });
+
+t.test('exec: a re-placed instance (same runner id) starts its command again', async (t) => {
+  const dir = tempDir(t);
+  const out = join(dir, 'runs.txt');
+  const { managers } = localCluster(t, ['a'], dir);
+  const a = managers.get('a')!;
+  const instance = await loopbackInstance('rp', ['a'], { kind: 'exec', command: ['sh', '-c', `echo "run $TORUS_INSTANCE_ID" >> ${out}`] });
+  a.instanceCreated(instance);
+  await waitFor(() => existsSync(out) && readFileSync(out, 'utf8').split('\n').length === 2, 30_000, 'first run');
+  await a.instanceReplaced({ ...instance, port: instance.port });
+  await waitFor(() => readFileSync(out, 'utf8').split('\n').length === 3, 30_000, 'second run after re-placement');
+  t.equal(readFileSync(out, 'utf8'), 'run rp\nrun rp\n');
+});
