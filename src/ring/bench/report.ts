@@ -6,13 +6,13 @@ import { BENCH_OPS, formatTable, gbit } from './table.js';
 const LARGE = 8 * 1024 * 1024;
 const SMALL = 64 * 1024;
 
-/** Mean all-reduce busbw over sizes ≥ 8 MiB (or the largest size run), bits/s. */
+/** Mean all-reduce busbw over sizes ≥ 8 MiB (null when none was run), bits/s. */
 export function largeBusbw(run: BenchRun, op = 'all_reduce'): number | null {
   const rows = run.rows.filter((r) => r.op === op);
   if (rows.length === 0) return null;
   const large = rows.filter((r) => r.bytes >= LARGE);
-  const pick = large.length > 0 ? large : [rows[rows.length - 1] as (typeof rows)[number]];
-  return (pick.reduce((s, r) => s + r.busbw, 0) / pick.length) * 8e9;
+  if (large.length === 0) return null;
+  return (large.reduce((s, r) => s + r.busbw, 0) / large.length) * 8e9;
 }
 
 /** All-reduce busbw at the largest size run, bits/s (the least affected by per-op TCP ramp-up). */
