@@ -220,7 +220,9 @@ function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartb
   const peer = s.peers[from]!;
   s.peers[from] = { ...peer, term: f.term, role: f.role, leader: f.leader, lastIndex: f.lastIndex, lastTerm: f.lastTerm, lastHash: f.lastHash };
   if (f.role !== 'leader' || f.leader !== from) {
-    if (s.role === 'leader' && f.term > s.term) leaderBumps(c, f.term);
+    // A leaderless peer in a newer term (a failed candidate) would never follow us: move past its term. A peer
+    // that follows another leader is left alone; the two leaders settle it between them (below), by log.
+    if (s.role === 'leader' && f.term > s.term && f.leader === null) leaderBumps(c, f.term);
     return;
   }
   if (s.role === 'leader') {
@@ -239,6 +241,14 @@ function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartb
     return;
   }
   if (f.term > s.term || (f.term === s.term && (s.leader === null || s.leader === from))) {
+    // Never switch to a leader whose log is less complete than ours (a leader cut off in a partition that
+    // comes back): the most complete log must survive.
+    const mine = { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) };
+    if (s.leader !== from && !s.resync && compareLogs(f, mine) < 0) {
+      c.fx.push({ kind: 'warn', msg: 'not following a leader with a less complete log', fields: { leader: from, term: f.term, theirs: f.lastIndex, mine: mine.lastIndex } });
+      send(c, from, heartbeatFrame(c));
+      return;
+    }
     follow(c, from, f.term);
     requestCatchUp(c, true);
   } else if (f.term < s.term && !hearsLeader(c)) {
