@@ -2,8 +2,8 @@
 import t, { type Test } from 'tap';
 import type { RingCommunicator } from '../../src/ring/index.js';
 import type { Dtype, ReduceOp, RingArray } from '../../src/ring/index.js';
-import { bitsEqual, exactInput, firstDifference, loopbackRing } from './helpers.js';
-import { referenceAllGather, referenceAllReduce, tcpHandles, tcpHandlesSettled } from './reference.js';
+import { bitsEqual, exactInput, firstDifference, loopbackRing } from './fixtures/helpers.js';
+import { referenceAllGather, referenceAllReduce, tcpHandles, tcpHandlesSettled } from './fixtures/reference.js';
 
 const DTYPES: Dtype[] = ['float32', 'int32', 'float16'];
 const OPS: ReduceOp[] = ['sum', 'max', 'min'];

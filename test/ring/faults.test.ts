@@ -6,8 +6,8 @@ import t, { type Test } from 'tap';
 import { TorusError } from '../../src/core/errors.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
 import { RingCommunicator } from '../../src/ring/index.js';
-import { freePorts, loopbackHosts, loopbackRing } from './helpers.js';
-import { tcpHandles, tcpHandlesSettled } from './reference.js';
+import { freePorts, loopbackHosts, loopbackRing } from './fixtures/helpers.js';
+import { tcpHandles, tcpHandlesSettled } from './fixtures/reference.js';
 
 const exited = (child: ChildProcess) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : once(child, 'exit').then(() => undefined));
 const COUNT = 1 << 22; // 16 MiB of float32: one all-reduce takes far longer than the kill delay
