@@ -141,3 +141,22 @@ t.test('hostile appends: stale term, non-leader sender, duplicates with other pa
   t.ok(net.nodes.get('b')!.log.some((l) => l.includes('not the leader')));
   t.ok(net.nodes.get('b')!.log.some((l) => l.includes('different payload')));
 });
+
+t.test('partition heals: the cut-off old leader cannot pull followers back, the newer log wins', async (t) => {
+  const net = new SimNet();
+  net.add('a', 1); net.add('b', 2); net.add('c', 3);
+  net.mesh();
+  net.run(1500);
+  net.propose([ev(1)]);
+  net.kill('a'); // cut: a keeps running but hears nobody
+  net.nodes.get('a')!.alive = true;
+  net.run(5000);
+  t.same(net.leaders().sort(), ['a', 'b'], 'a still leads its side of one; b leads the other');
+  net.input('a', { kind: 'propose', now: net.now, events: [ev(100), ev(101), ev(102)] });
+  net.input('b', { kind: 'propose', now: net.now, events: [ev(2)] });
+  net.deliver();
+  net.mesh();
+  net.run(3000);
+  t.same(net.leaders(), ['b'], 'the leader with the newer term in its log stays');
+  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event), [ev(1), ev(2)], `${id} holds the winner's log`);
+});
