@@ -62,7 +62,8 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
       if (count < 1) continue;
       // Buffers in the communicator's kernel memory: all-reduce then runs in place with no copies.
       const input = comm.alloc(config.dtype, count);
-      const output = comm.alloc(config.dtype, op === 'all_gather' ? count * n : count);
+      // Only all-gather and send/recv need a second buffer (all-reduce and broadcast run in place).
+      const output = op === 'all_gather' || op === 'sendrecv' ? comm.alloc(config.dtype, op === 'all_gather' ? count * n : count) : input;
       const once = () => {
         switch (op) {
           case 'all_reduce': return comm.allReduce(input, config.redop);
@@ -96,7 +97,7 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
         }
       }
       comm.free(input);
-      comm.free(output);
+      if (output !== input) comm.free(output);
       const row: RankResult = { op, bytes: size, count, meanUs, medianUs: times[Math.floor(times.length / 2)] ?? 0, wrong };
       results.push(row);
       onRow(row);
