@@ -20,6 +20,8 @@ export interface PeerAddress {
 
 export interface PeerTarget {
   readonly nodeId: string;
+  /** The peer's incarnation when known: a restarted peer (same id, next incarnation) must be re-verified. */
+  readonly incarnation?: number;
   readonly port: number;
   readonly addresses: readonly (string | PeerAddress)[];
 }

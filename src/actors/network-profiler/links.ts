@@ -26,6 +26,21 @@ export function targetKeys(targets: readonly PeerTarget[]): Set<string> {
   return keys;
 }
 
+/**
+ * Peers that restarted (same id, another incarnation) between two target lists. The cluster state dropped every
+ * link to and from such a peer when its new incarnation joined, while its addresses may still answer with the
+ * same id, so their links must be forgotten here and found (LinkUp) and measured again.
+ */
+export function restartedPeers(before: readonly PeerTarget[], after: readonly PeerTarget[]): Set<string> {
+  const old = new Map(before.map((p) => [p.nodeId, p.incarnation]));
+  const out = new Set<string>();
+  for (const p of after) {
+    const was = old.get(p.nodeId);
+    if (was !== undefined && p.incarnation !== undefined && was !== p.incarnation) out.add(p.nodeId);
+  }
+  return out;
+}
+
 export function sameTargets(a: readonly PeerTarget[], b: readonly PeerTarget[]): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -52,11 +67,11 @@ export function targetsFromTopology(answer: unknown, selfId: string): PeerTarget
   if (!Array.isArray(nodes)) return [];
   const out: PeerTarget[] = [];
   for (const n of nodes as Record<string, unknown>[]) {
-    const id = n?.id, apiPort = n?.apiPort;
+    const id = n?.id, apiPort = n?.apiPort, incarnation = n?.incarnation;
     const ifaces = (n?.profile as { interfaces?: unknown } | undefined)?.interfaces;
     if (typeof id !== 'string' || id === selfId || typeof apiPort !== 'number' || !Array.isArray(ifaces)) continue;
     const addresses = (ifaces as NetInterface[]).flatMap((i) => (Array.isArray(i?.ips) ? i.ips.filter((ip) => typeof ip === 'string' && !/^(127\.|::1$|fe80:)/i.test(ip)).map((ip) => ({ ip, type: i.type })) : []));
-    if (addresses.length > 0) out.push({ nodeId: id, port: apiPort, addresses });
+    if (addresses.length > 0) out.push({ nodeId: id, ...(typeof incarnation === 'number' ? { incarnation } : {}), port: apiPort, addresses });
   }
   return out.sort((a, b) => a.nodeId.localeCompare(b.nodeId));
 }

@@ -7,7 +7,7 @@
 import { assign, enqueueActions, fromCallback, setup } from 'xstate';
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
 import type { PeerTarget, ReachResult } from '../../profiler/reachability.js';
-import { interfacesChanged, linkKey, memoryChanged, sameTargets, targetKeys, type LinkRecord, type Profile } from './links.js';
+import { interfacesChanged, linkKey, memoryChanged, restartedPeers, sameTargets, targetKeys, type LinkRecord, type Profile } from './links.js';
 
 export interface ProfilerInput {
   readonly nodeId: string;
@@ -72,6 +72,10 @@ export const networkProfilerMachine = setup({
         const l = context.links[k]!;
         enqueue.emit({ type: 'LinkDown', source: context.nodeId, sink: l.sink, ip: l.ip, reason: 'address no longer advertised', ...inc(context) });
       }
+      // A restarted peer's links are already gone from the cluster state (its new NodeJoined dropped them): forget
+      // them without a LinkDown, so the next round announces them again (LinkUp) and measures them.
+      const restarted = restartedPeers(context.targets, event.peers);
+      for (const [k, l] of Object.entries(context.links)) if (restarted.has(l.sink)) gone.add(k);
       enqueue.assign({ targets: event.peers, links: withoutKeys(context.links, gone), toMeasure: context.toMeasure.filter((k) => !gone.has(k)), dirty: true });
     }),
     setProfile: enqueueActions(({ context, event, enqueue }) => {

@@ -16,8 +16,9 @@ function address(v: unknown, p: string): PeerAddress {
 }
 
 function peer(v: unknown, p: string): PeerTarget {
-  const o = obj('event', v, p, ['nodeId', 'port', 'addresses']);
-  return { nodeId: id('event', o.nodeId, `${p}.nodeId`), port: int('event', o.port, `${p}.port`, 1, 65535), addresses: arr('event', o.addresses, `${p}.addresses`, address, 64) };
+  const o = obj('event', v, p, ['nodeId', 'port', 'addresses'], ['incarnation']);
+  const incarnation = opt(o.incarnation, (x) => int('event', x, `${p}.incarnation`, 0));
+  return { nodeId: id('event', o.nodeId, `${p}.nodeId`), ...(incarnation !== undefined ? { incarnation } : {}), port: int('event', o.port, `${p}.port`, 1, 65535), addresses: arr('event', o.addresses, `${p}.addresses`, address, 64) };
 }
 
 /** `peers {peers}`, `probe`, `measure {sink?, ip?}`. */
