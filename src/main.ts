@@ -26,8 +26,7 @@ async function runBench(args: string[]): Promise<number> {
     return 2;
   }
   if (rest.includes('--live')) return (await import('./cli/bench-ring-live.js')).runBenchRingLiveCommand(rest.filter((a) => a !== '--live'));
-  const benchRing = './cli/bench-ring.js'; // TODO(lead): static import once the ring suite lands
-  return ((await import(benchRing)) as { runBenchRingCommand: Command }).runBenchRingCommand(rest);
+  return (await import('./cli/bench-ring.js')).runBenchRingCommand(rest);
 }
 
 async function runNode(args: string[]): Promise<number> {
