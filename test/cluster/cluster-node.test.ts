@@ -118,3 +118,24 @@ t.test('a proposal made before any leader exists lands after the leader wrote it
   await a.propose(profile);
   t.ok(a.state.nodes.solo?.profile, 'the profile applied to a known node');
 });
+
+t.test('incompatible version and unreachable peers are listed with their reason', async (t) => {
+  const { connect, createServer } = await import('node:net');
+  const { pack } = await import('msgpackr');
+  // a port nobody listens on
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const deadPort = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  const a = makeNode(t, 'a', [`127.0.0.1:${deadPort}`]);
+  const pa = await a.start();
+  // a peer of a future protocol version (its hello has fields this version does not know)
+  const body = Buffer.from(pack({ type: 'hello', v: 99, nodeId: 'future', cluster: 'x', somethingNew: true }));
+  const head = Buffer.alloc(4); head.writeUInt32BE(body.length);
+  const s = connect(pa, '127.0.0.1', () => s.write(Buffer.concat([head, body])));
+  s.on('error', () => undefined);
+  t.teardown(() => s.destroy());
+  await until('future listed', () => a.heard().some((h) => h.reason === 'incompatible-version' && h.nodeId === 'future'));
+  await until('dead peer listed', () => a.heard().some((h) => h.reason === 'unreachable' && h.address === `127.0.0.1:${deadPort}`), 10000);
+  t.pass('both listed');
+});
