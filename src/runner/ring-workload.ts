@@ -7,7 +7,8 @@
  * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32, op: sum|max|min, iters};
  * `all-gather` {count, dtype, iters}; `broadcast` {count, dtype, root, iters}; `send-recv` {count, dtype, iters}.
  * A cancelled collective cannot be stopped half-way: the communicator is closed (the op fails on every rank)
- * and later tasks fail until the runner is restarted.
+ * and the runner reports itself Failed, so it is restarted (with its siblings) and the ring set up again;
+ * the same happens when the ring breaks (a peer lost mid-collective).
  */
 import { TorusError } from '../core/errors.js';
 import { parseHostPort } from '../protocols/hostfile.js';
@@ -132,5 +133,10 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
       }
     },
     close,
+    broken() {
+      if (comm?.error) return `ring broken: ${comm.error.message}`;
+      if (closed && comm) return 'ring closed (a cancelled collective cannot stop half-way)';
+      return undefined;
+    },
   };
 }

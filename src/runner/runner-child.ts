@@ -135,6 +135,11 @@ export class RunnerChild {
     } finally {
       this.#running.delete(frame.taskId);
     }
+    // A broken workload (ring closed by a cancel, a peer lost) cannot run more tasks: fail, so the supervisor
+    // restarts it. Not while shutting down: closing is then the point.
+    const state = String(this.#actor.getSnapshot().value);
+    const broken = frame.type === 'task' && (state === 'Ready' || state === 'Running') ? this.#workload.broken?.() : undefined;
+    if (broken) this.fail(broken);
   }
 
   #cancel(taskId: string): void {

@@ -11,6 +11,8 @@ export interface RunnerWorkload {
   run(op: string, params: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<unknown>;
   /** Release everything (children, sockets). Idempotent. */
   close(): Promise<void>;
+  /** Why the workload can no longer run tasks (a ring whose communicator broke), or undefined while it can. */
+  broken?(): string | undefined;
 }
 
 export type WorkloadFactory = (config: RunnerStartConfig, diagnostic: (message: string) => void) => RunnerWorkload;
