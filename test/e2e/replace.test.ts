@@ -1,0 +1,73 @@
+/**
+ * End to end, real processes: an exec workload runs on 3 real nodes; kill -9 the leader (which runs one of its
+ * runners). A new leader is elected, declares the old one gone, re-places the instance on the survivors
+ * (automatic re-placement, generation 2), and the runners run there: the command really runs once per planned
+ * node, nowhere else, and every node agrees on the state.
+ */
+import t from 'tap';
+import { Lab, withLab } from '../../src/lab/index.js';
+import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
+
+const why = Lab.unavailableReason() ?? e2eUnavailableReason();
+const FAILURE_TIMEOUT_MS = 3000;
+
+interface Instance { id: string; nodes: string[]; status: string; generation?: number; runners: { node: string; status: string }[] }
+
+t.test('kill -9 the leader under a running instance: new leader, re-placed on the survivors, runners running', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+  await withLab(t, { hosts: 3 }, async (lab) => {
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    const vs = await c.converged(90_000, (v) => v.every((x) => x.topology.links.length === 6));
+    const leaderHost = vs.find((v) => v.node.role === 'leader')!.host;
+    const leaderId = c.nodes[leaderHost]!.id;
+    const follower = c.nodes.find((n) => n.host !== leaderHost)!;
+
+    const res = await fetch(`${follower.api}/v1/instances`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workload: { id: 'sleeper', memoryBytes: 64 << 20, layers: 3, kind: 'exec', command: 'sleep', args: ['120'] }, minNodes: 3, instanceId: 'job-1' }),
+    });
+    t.equal(res.status, 201, 'placed through a follower (forwarded to the leader)');
+    const inst = (await res.json()) as Instance;
+    t.equal(inst.nodes.length, 3, 'on all three nodes');
+    const sleeps = async (h: number) => (await lab.exec(h, `for p in $(ip netns pids ${lab.hosts[h]!.ns}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`)).stdout.split('\n').filter((l) => /^sleep 120\b/.test(l)).length;
+    await c.until('3 runners Running', async () => {
+      const all = await Promise.all(c.live().map((n) => n.tryGet<Instance>('/v1/instances/job-1')));
+      return all.every((i) => i && i.runners.length === 3 && i.runners.every((r) => r.status === 'Running'));
+    }, 30_000, 500);
+    t.same(await Promise.all([0, 1, 2].map(sleeps)), [1, 1, 1], 'one sleep per namespace');
+
+    c.nodes[leaderHost]!.kill('SIGKILL');
+    const killedAt = Date.now();
+    const after = await c.converged(FAILURE_TIMEOUT_MS + 20_000, (v) => v.every((x) => !Object.keys(x.state.state.nodes).includes(leaderId)));
+    const failoverMs = Date.now() - killedAt;
+    t.ok(after.every((v) => v.node.leaderId !== leaderId), `a new leader (${after[0]!.node.leaderId}) ${failoverMs} ms after kill -9`);
+
+    const survivors = c.live().map((n) => n.id);
+    const replaced = await c.until('instance re-placed on the survivors, runners Running', async () => {
+      const all = await Promise.all(c.live().map((n) => n.tryGet<Instance>('/v1/instances/job-1')));
+      return all.every((i) => i && i.status === 'active' && !i.nodes.includes(leaderId) && i.runners.length === i.nodes.length && i.runners.every((r) => r.status === 'Running')) && all as Instance[];
+    }, 30_000, 500).catch(async (e: Error) => {
+      t.fail(`${e.message}: ${JSON.stringify(await Promise.all(c.live().map((n) => n.tryGet('/v1/instances/job-1'))))}`);
+      return null;
+    });
+    if (!replaced) return;
+    const replacedMs = Date.now() - killedAt;
+    const now = replaced[0]!;
+    t.ok(now.nodes.every((n) => survivors.includes(n)), `re-placed on ${now.nodes.join(', ')} ${replacedMs} ms after kill -9`);
+    t.equal(now.generation, 2, 'generation 2');
+    const planned = new Set(now.nodes);
+    await c.until('sleep runs exactly on the planned survivors', async () => {
+      const counts = await Promise.all(c.live().map(async (n) => [n.id, await sleeps(n.host)] as const));
+      return counts.every(([id, k]) => k === (planned.has(id) ? 1 : 0));
+    }, 15_000, 500).then(() => t.pass('the command runs once per planned node, nowhere else'), (e: Error) => t.fail(e.message));
+    const final = await c.converged(10_000);
+    t.equal(new Set(final.map((v) => v.state.digest)).size, 1, 'digests equal');
+    t.comment(`timings: failover + NodeGone ${failoverMs} ms, re-placed and Running ${replacedMs} ms after kill -9`);
+
+    // Graceful stop: SIGTERM a node that runs a runner; it exits 0 and its runner's command stops with it.
+    const victim = c.live().find((n) => planned.has(n.id))!;
+    const stopAt = Date.now();
+    await victim.stop('SIGTERM', 15_000);
+    t.same(victim.exit, { code: 0, signal: null }, `SIGTERM: exit 0 in ${Date.now() - stopAt} ms`);
+    t.equal(await sleeps(victim.host), 0, 'no runner command left behind in its namespace');
+  });
+});
