@@ -195,7 +195,7 @@ export class E2eCluster {
     const tmp = mkdtempSync(join(tmpdir(), 'torus-e2e-'));
     const c = new E2eCluster(lab, opts, tmp);
     t.teardown(async () => {
-      if (!t.passing()) c.dumpLogs(t);
+      if (!t.passing() || process.env.TORUS_E2E_LOGS) c.dumpLogs(t, Number(process.env.TORUS_E2E_LOGS) || 40);
       await Promise.all(c.nodes.map((n) => n.stop('SIGTERM', 3000).catch(() => undefined)));
       for (const n of c.nodes) n.closeBridge();
       await lab.teardown();

@@ -2,7 +2,8 @@
  * End to end, real processes: an exec workload runs on 3 real nodes; kill -9 the leader (which runs one of its
  * runners). A new leader is elected, declares the old one gone, re-places the instance on the survivors
  * (automatic re-placement, generation 2), and the runners run there: the command really runs once per planned
- * node, nowhere else, and every node agrees on the state.
+ * node, nowhere else, and every node agrees on the state. Multicast is blocked: the nodes find each other through
+ * `--no-mdns --peers` (h1 and h2 know only h0, h0 knows only h1; gossip does the rest).
  */
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
@@ -15,7 +16,10 @@ interface Instance { id: string; nodes: string[]; status: string; generation?: n
 
 t.test('kill -9 the leader under a running instance: new leader, re-placed on the survivors, runners running', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    // No multicast on this LAN: static peers only (given as API addresses; the cluster port is one above).
+    for (const h of [0, 1, 2]) await lab.blockMulticast(h);
+    const peerOf = (h: number) => `${lab.hosts[h === 0 ? 1 : 0]!.lanIp}:52515`;
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: (h) => ['--no-mdns', '--peers', peerOf(h), '--iface-type', 'lan0=ethernet'] });
     const vs = await c.converged(90_000, (v) => v.every((x) => x.topology.links.length === 6));
     const leaderHost = vs.find((v) => v.node.role === 'leader')!.host;
     const leaderId = c.nodes[leaderHost]!.id;
