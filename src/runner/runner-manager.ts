@@ -9,14 +9,15 @@
  * Task status reporting across ranks: rank 0 reports running/complete (with its result); any rank reports
  * failed, cancelled or timed_out.
  */
-import { join } from 'node:path';
 import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
 import { decideNextStep } from '../core/runner/coordination.js';
-import { execEnv, ringHosts } from '../core/runner/exec-env.js';
-import { runnerIdOf, shardOf, type RunnerInstance } from '../core/runner/instance.js';
+import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
 import type { InstanceFailed, Json, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type Queued, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
+
+export type { TaskSpec } from './local-runner.js';
 
 export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed;
 
@@ -38,44 +39,6 @@ export interface RunnerManagerOptions {
   /** Told of every runner process started (logging, tests). */
   readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
 }
-
-export interface TaskSpec {
-  readonly taskId: string;
-  readonly instanceId: string;
-  readonly kind: string;
-  readonly params?: Readonly<Record<string, unknown>>;
-  readonly timeoutMs?: number;
-}
-
-interface Queued extends TaskSpec {
-  /** Started by the supervisor itself (auto exec): not a cluster task, so not reported as one. */
-  readonly local: boolean;
-}
-
-interface Local {
-  instance: RunnerInstance;
-  readonly runnerId: string;
-  readonly rank: number;
-  proc: RunnerProcess | undefined;
-  generation: number;
-  status: RunnerStatus | undefined;
-  failures: number;
-  gaveUp: boolean;
-  /** Stopped because another runner of the instance failed; respawned once none is Failed. */
-  parked: boolean;
-  deleting: boolean;
-  stepInFlight: string | undefined;
-  queue: Queued[];
-  readonly sent: Map<string, { task: Queued; timer?: NodeJS.Timeout; timedOut: boolean }>;
-  restartTimer?: NodeJS.Timeout;
-  stableTimer?: NodeJS.Timeout;
-  /** Cluster state carries the state name only: Loading progress is not re-proposed. */
-  lastProposed?: string;
-  /** The exec command was queued for this runner process already (once per process). */
-  autoQueued: boolean;
-}
-
-const safe = (id: string): string => id.replace(/[^A-Za-z0-9._@-]/g, '_');
 
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
@@ -109,10 +72,7 @@ export class RunnerManager {
     if (!this.#peers.has(instance.id)) this.#peers.set(instance.id, new Map());
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
-    const local: Local = {
-      instance, runnerId: runnerIdOf(instance.id, this.#o.nodeId), rank: shard.rank, proc: undefined, generation: 0, status: undefined,
-      failures: 0, gaveUp: false, parked: false, deleting: false, stepInFlight: undefined, queue: [], sent: new Map(), autoQueued: false,
-    };
+    const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
     this.#locals.set(instance.id, local);
     this.#spawn(local);
   }
@@ -191,21 +151,9 @@ export class RunnerManager {
     local.autoQueued = false;
     local.status = undefined;
     local.stepInFlight = undefined;
-    const dir = join(this.#o.dataDir, 'runners', safe(local.runnerId));
-    const hostfilePath = join(dir, 'hostfile.json');
-    const { instance } = local;
-    const shard = shardOf(instance, this.#o.nodeId)!;
-    const userEnv = instance.workload.kind === 'exec' ? instance.workload.env ?? {} : {};
+    const dir = runnerDir(this.#o.dataDir, local.runnerId);
     const proc: RunnerProcess = new RunnerProcess({
-      config: {
-        runnerId: local.runnerId, instanceId: instance.id, nodeId: this.#o.nodeId, rank: shard.rank, worldSize: shard.worldSize,
-        layerStart: shard.startLayer, layerEnd: shard.endLayer,
-        workload: instance.workload.kind === 'exec'
-          ? { kind: 'exec', command: instance.workload.command, ...(instance.workload.cwd ? { cwd: instance.workload.cwd } : {}) }
-          : { kind: 'ring' },
-        hosts: ringHosts(instance, this.#o.nodeId), hostfilePath,
-        env: { ...userEnv, ...execEnv(instance, this.#o.nodeId, { hostfilePath }) },
-      },
+      config: startConfig(local.instance, this.#o.nodeId, local.runnerId, dir),
       logDir: dir,
       onEvent: (event) => this.#onProcEvent(local, proc, event),
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
