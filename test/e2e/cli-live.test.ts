@@ -17,7 +17,7 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
       nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : [])],
     });
     const members = () => c.nodes.slice(0, 3).filter((n) => n.alive);
-    const ids = () => c.nodes.map((n) => n.id);
+    const ids = () => c.nodes.map((n) => n.id || n.printedId); // h3 is not a member: its id is the one it printed
     const measuredAll = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 8 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
     const vs = await c.converged(90_000, measuredAll, members);
     const readyMs = Date.now() - t0;
