@@ -43,6 +43,8 @@ export interface RingBenchOptions {
   readonly timeoutMs: number;
   readonly capacity: boolean;
   readonly capacitySeconds: number;
+  /** Hard stop for one variant's rank processes (a safety net: ring timeouts already end stuck ops). Default 3 h. */
+  readonly deadlineMs?: number;
   /**
    * Live-cluster hook (mode 'cluster'): runs job r on rank r of a placed ring instance, replacing
    * `job.connect.hosts` with that instance's hosts-by-node, and reports each rank's RankMessages.
@@ -73,6 +75,7 @@ export interface RingBenchResult {
 
 export type Progress = (line: string) => void;
 
+const DEADLINE_MS = 3 * 3600_000;
 const PORT = 32323; // MLX's default starting port; each lab host has its own port space
 const PLACEHOLDER: RingHost = { ip: '198.51.100.1', port: 0 }; // exo's placeholder for non-neighbours
 
@@ -89,7 +92,7 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
     try {
       const spawner: Spawner = (host, command, args) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       const addressOf = (over: 'p2p' | 'lan') => (from: number, to: number) => (over === 'p2p' ? lab.linkIp(from, to) : lab.hosts[to]?.lanIp ?? '');
-      const launcher = processLauncher((rank, command, args) => spawner(rank, command, args), 600_000);
+      const launcher = processLauncher((rank, command, args) => spawner(rank, command, args), options.deadlineMs ?? DEADLINE_MS);
       return await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
     } finally {
       await lab.teardown();
@@ -99,7 +102,7 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
     return sweepVariants(options, ['cluster'], () => () => '', options.launcher as RankLauncher, null, progress);
   }
   const spawner: Spawner = (_host, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  return sweepVariants(options, ['loopback'], () => (_from: number, to: number) => `127.0.0.${to + 1}`, loopbackLauncher(600_000), spawner, progress);
+  return sweepVariants(options, ['loopback'], () => (_from: number, to: number) => `127.0.0.${to + 1}`, loopbackLauncher(options.deadlineMs ?? DEADLINE_MS), spawner, progress);
 }
 
 async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], addressFor: (over: 'p2p' | 'lan') => (from: number, to: number) => string, launcher: RankLauncher, spawner: Spawner | null, progress: Progress): Promise<RingBenchResult> {
