@@ -4,8 +4,8 @@
  * which is why rank 0 warms up last), and tasks run collectives on integer-valued data, check every element
  * against the exact expected value and report timings in the nccl-tests terms (time, algbw, busbw, #wrong).
  *
- * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32, op: sum|max|min, iters};
- * `all-gather` {count, dtype, iters}; `broadcast` {count, dtype, root, iters}; `send-recv` {count, dtype, iters}.
+ * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32|float16, op: sum|max|min, iters,
+ * warmup}; `all-gather` {count, dtype, iters, warmup}; `broadcast` {…, root}; `send-recv` {count, dtype, iters, warmup}.
  * A cancelled collective cannot be stopped half-way: the communicator is closed (the op fails on every rank)
  * and the runner reports itself Failed, so it is restarted (with its siblings) and the ring set up again;
  * the same happens when the ring breaks (a peer lost mid-collective).
@@ -13,7 +13,7 @@
 import { TorusError } from '../core/errors.js';
 import { parseHostPort } from '../protocols/hostfile.js';
 import type { RunnerStartConfig } from '../protocols/runner.js';
-import { RingCommunicator, type RingArray } from '../ring/index.js';
+import { halfToNumber, numberToHalf, RingCommunicator, type RingArray } from '../ring/index.js';
 import { abortPromise, type RunnerWorkload } from './workload.js';
 
 /** Peers' runner processes may still be starting: be patient at set-up, bounded all the same. */
@@ -60,16 +60,22 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
     }
     const count = intParam(params, 'count', 1024, 1, MAX_COUNT);
     const iters = intParam(params, 'iters', 1, 1, 10_000);
+    const warmup = intParam(params, 'warmup', 0, 0, 1000);
     const dtype = params.dtype ?? 'float32';
-    if (dtype !== 'float32' && dtype !== 'int32') throw new TorusError('TORUS_API_VALIDATION', 'ring task: dtype must be float32 or int32');
+    if (dtype !== 'float32' && dtype !== 'int32' && dtype !== 'float16') {
+      throw new TorusError('TORUS_API_VALIDATION', 'ring task: dtype must be float32, int32 or float16');
+    }
     const reduce = params.op ?? 'sum';
     if (reduce !== 'sum' && reduce !== 'max' && reduce !== 'min') throw new TorusError('TORUS_API_VALIDATION', 'ring task: op must be sum, max or min');
     const root = intParam(params, 'root', 0, 0, n - 1);
-    const make = (len: number): RingArray => (dtype === 'float32' ? new Float32Array(len) : new Int32Array(len));
-    const fill = (a: RingArray, r: number): void => { for (let i = 0; i < a.length; i++) a[i] = value(r, i); };
+    const make = (len: number): RingArray => (dtype === 'float32' ? new Float32Array(len) : dtype === 'int32' ? new Int32Array(len) : new Uint16Array(len));
+    // float16 travels as raw bits; the small integers used here are exact in it.
+    const put = dtype === 'float16' ? numberToHalf : (x: number) => x;
+    const get = dtype === 'float16' ? halfToNumber : (x: number) => x;
+    const fill = (a: RingArray, r: number): void => { for (let i = 0; i < a.length; i++) a[i] = put(value(r, i)); };
     let wrong = 0;
     let elapsed = 0;
-    for (let it = 0; it < iters; it++) {
+    for (let it = -warmup; it < iters; it++) {
       signal.throwIfAborted();
       let out: RingArray;
       let expect: (i: number) => number;
@@ -96,10 +102,11 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
         default:
           throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
       }
+      if (it < 0) continue; // warm-up iterations are neither timed nor checked
       elapsed += performance.now() - t0;
-      for (let i = 0; i < out.length; i++) if (out[i] !== expect(i)) wrong += 1;
+      for (let i = 0; i < out.length; i++) if (get(out[i]!) !== expect(i)) wrong += 1;
     }
-    const bytes = count * 4;
+    const bytes = count * (dtype === 'float16' ? 2 : 4);
     const timeUs = (elapsed * 1000) / iters;
     const algbw = bytes / (timeUs * 1000); // GB/s (1e9), as nccl-tests
     const factor = op === 'all-reduce' ? (2 * (n - 1)) / n : op === 'all-gather' ? (n - 1) / n : 1;
