@@ -72,7 +72,7 @@ export interface TopologyView {
 export interface PeerView {
   readonly id?: string | undefined;
   readonly address: string;
-  /** other-cluster | incompatible-version | auth-failed | unreachable | … */
+  /** other-cluster | incompatible-version | auth-failure | unreachable (src/cluster/connections.ts HeardReason) */
   readonly reason: string;
   readonly detail?: string | undefined;
   readonly lastHeardAt?: number | undefined;

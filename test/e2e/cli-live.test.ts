@@ -78,6 +78,15 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     t.comment(`peers on h0:\n${pt.stdout}`);
     t.match(pt.stdout, new RegExp(`${ids()[3]}.*other-cluster|other-cluster.*${ids()[3]}`), 'peers table: id and reason');
 
+    // preview: every option, through the API with only a workload (sharding/backend are not needed) and the CLI
+    const pv = await fetch(`${c.nodes[follower]!.api}/v1/placements/preview`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 30, layers: 8 } }) });
+    const pvBody = await pv.json() as { previews?: { sharding: string; backend: string; nodeCount: number; plan?: unknown }[] };
+    t.equal(pv.status, 200, `POST /v1/placements/preview with only a workload: 200 (${pv.status === 200 ? '' : JSON.stringify(pvBody)})`);
+    t.ok(pvBody.previews?.some((p) => p.sharding === 'pipeline' && p.backend === 'ring' && p.nodeCount === 3 && p.plan), 'a pipeline/ring plan on 3 nodes among the options');
+    const cp = await run(follower, ['place', '--preview', '--workload', 'w', '--memory', '1GiB', '--layers', '8']);
+    t.equal(cp.code, 0, 'place --preview exits 0');
+    t.ok((JSON.parse(cp.stdout) as { previews: unknown[] }).previews.length >= 3, 'place --preview prints the options');
+
     // place an exec workload (sleep 30) from a follower: the leader plans it, runners start on the nodes
     const pl = await run(follower, ['place', '--workload', 'sleeper', '--memory', '64MiB', '--layers', '3', '--min-nodes', '3', '--exec', 'sleep', '--arg=30', '--instance-id', 'sleep-1']);
     t.comment(`place on h${follower}:\n${pl.stdout}${pl.stderr}`);

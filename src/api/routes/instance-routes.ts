@@ -10,8 +10,11 @@ export const instanceRoutes: readonly Route[] = [
     path: '/v1/placements/preview',
     summary: 'every placement option (sharding × backend × node count), each a plan or a refusal',
     handler: async ({ facade, body }) => {
-      const request = check(previewRequestSchema, await body());
-      return { status: 200, body: await facade.previewPlacements(request) };
+      const request = check<Record<string, unknown>>(previewRequestSchema, await body());
+      // A preview covers every sharding × backend, so the request need not name one; but the planner's decoder
+      // requires both (a real node answered 400 "request.sharding" to a body the schema accepts). The same
+      // defaults as POST /v1/instances and the CLI.
+      return { status: 200, body: await facade.previewPlacements({ ...request, sharding: request.sharding ?? 'pipeline', backend: request.backend ?? 'ring' }) };
     },
   },
   {
