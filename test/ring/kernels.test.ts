@@ -1,5 +1,5 @@
 import t from 'tap';
-import { KernelMemory, createReducer, reduceArrays, reduceHalf, halfToNumber, numberToHalf, REDUCE_OPS } from '../../src/native/kernels/index.js';
+import { KernelMemory, createReducer, reduceArrays, reduceHalf, float32ToHalf, halfToNumber, numberToHalf, REDUCE_OPS } from '../../src/native/kernels/index.js';
 import { reduceModule } from '../../src/native/kernels/reduce-wasm.js';
 
 t.test('embedded WASM module compiles (SIMD + shared memory available on Node 20)', async (t) => {
@@ -79,4 +79,25 @@ t.test('kernel memory: aligned regions, reuse after free, growth keeps old views
   const again = memory.alloc(1024);
   t.equal(again.offset, big.offset, 'freed space is reused');
   t.notOk(memory.owns(new ArrayBuffer(8)));
+});
+
+t.test('float16 fast rounding equals the exact reference for sums of two halves', async (t) => {
+  let bad = 0;
+  let checked = 0;
+  let seed = 12345;
+  const rand = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed >>> 16; };
+  const special = [0, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff, 0xfbff, 0x6800, 0x1400, 0x0200];
+  const pairs: [number, number][] = [];
+  for (const a of special) for (const b of special) pairs.push([a, b]);
+  for (let i = 0; i < 200_000; i++) pairs.push([rand(), rand()]);
+  for (let a = 0; a < 65536; a += 97) for (let b = 0; b < 65536; b += 89) pairs.push([a, b]);
+  for (const [a, b] of pairs) {
+    const x = halfToNumber(a), y = halfToNumber(b);
+    if (Number.isNaN(x) || Number.isNaN(y)) continue;
+    checked++;
+    if (float32ToHalf(x + y) !== numberToHalf(x + y)) bad++;
+  }
+  t.equal(bad, 0, `${checked} sums agree`);
+  t.equal(float32ToHalf(NaN) & 0x7e00, 0x7e00, 'NaN stays NaN');
+  t.equal(float32ToHalf(-Infinity), 0xfc00);
 });

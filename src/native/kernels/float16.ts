@@ -3,7 +3,8 @@
  * (exact for two binary16 operands) and rounded once to binary16, round-half-to-even, so the result is
  * the correctly rounded binary16 sum.
  */
-const HALF_TO_NUMBER = (() => {
+/** binary16 bits → exact value (the kernels index it directly). */
+export const HALF_TO_NUMBER = (() => {
   const table = new Float64Array(65536);
   for (let bits = 0; bits < 65536; bits++) {
     const sign = bits & 0x8000 ? -1 : 1;
@@ -39,4 +40,36 @@ export function numberToHalf(value: number): number {
   else if (2 ** (exponent + 1) <= abs) exponent++;
   const mantissa = roundHalfEven((abs / 2 ** exponent - 1) * 1024);
   return sign | (((exponent + 15) << 10) + mantissa); // a mantissa of 1024 carries into the exponent
+}
+
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/**
+ * Fast binary16 rounding of a value first rounded to float32 (round-half-to-even, bit manipulation,
+ * no Math.log2). For the sum of two binary16 values this equals numberToHalf of the exact sum: when the
+ * float32 rounding loses bits the smaller operand is below a quarter of the larger one's half-ULP, so
+ * no binary16 tie can be created (double rounding is harmless here; kernels.test.ts checks it).
+ */
+export function float32ToHalf(value: number): number {
+  F32[0] = value;
+  const x = U32[0] as number;
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 112; // rebias 127 → 15
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign; // below half the smallest subnormal
+    mant |= 0x800000;
+    const shift = 14 - e;
+    const half = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    return sign | (half + (rem > mid || (rem === mid && (half & 1) === 1) ? 1 : 0));
+  }
+  const half = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  return sign | (half + (rem > 0x1000 || (rem === 0x1000 && (half & 1) === 1) ? 1 : 0)); // a carry rolls into the exponent (→ inf at the top)
 }

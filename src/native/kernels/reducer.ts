@@ -3,7 +3,7 @@
  * available (~5x a JS loop, STACK.md §5); a JS loop otherwise and for float16 (no f16 SIMD in WASM).
  */
 import type { Dtype, ReduceOp } from './dtypes.js';
-import { halfToNumber, numberToHalf } from './float16.js';
+import { HALF_TO_NUMBER, float32ToHalf } from './float16.js';
 import type { KernelMemory } from './kernel-memory.js';
 import { instantiateKernels, type WasmKernels } from './reduce-wasm.js';
 
@@ -59,11 +59,19 @@ export function reduceArrays(op: ReduceOp, d: Float32Array | Int32Array, s: Floa
 
 export function reduceHalf(op: ReduceOp, d: Uint16Array, s: Uint16Array): void {
   const n = d.length;
+  if (op === 'sum') {
+    const T = HALF_TO_NUMBER;
+    for (let i = 0; i < n; i++) d[i] = float32ToHalf((T[d[i] as number] as number) + (T[s[i] as number] as number));
+    return;
+  }
+  // max/min on the bits: an order-preserving integer key (−0 < +0, like Math.max), NaN propagates.
+  const max = op === 'max';
   for (let i = 0; i < n; i++) {
-    const a = halfToNumber(d[i] as number);
-    const b = halfToNumber(s[i] as number);
-    if (op === 'sum') d[i] = numberToHalf(a + b);
-    else if (Number.isNaN(a) || Number.isNaN(b)) d[i] = 0x7e00;
-    else if (op === 'max' ? b > a || (b === a && Object.is(a, -0)) : b < a || (b === a && Object.is(b, -0))) d[i] = s[i] as number;
+    const a = d[i] as number;
+    const b = s[i] as number;
+    if ((a & 0x7fff) > 0x7c00 || (b & 0x7fff) > 0x7c00) { d[i] = 0x7e00; continue; }
+    const ka = a & 0x8000 ? 0x7fff - (a & 0x7fff) : a | 0x8000;
+    const kb = b & 0x8000 ? 0x7fff - (b & 0x7fff) : b | 0x8000;
+    if (max ? kb > ka : kb < ka) d[i] = b;
   }
 }
