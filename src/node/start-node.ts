@@ -16,6 +16,7 @@ import { VERSION } from './version.js';
 import { createProbeHandler } from '../profiler/probe-handler.js';
 import { CommandHandler } from './command-handler.js';
 import { Replacer } from './replacer.js';
+import { startLiveRingBench } from './ring-bench-live.js';
 
 export interface TorusNode {
   readonly identity: NodeIdentity;
@@ -64,6 +65,8 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       feed.append(entry);
       replacer.observe(entry);
     }
+    // The runner supervisor reacts to applied events at once (it also polls the keeper as a safety net).
+    if (entries.length > 0 && runtime.actors().includes('runner-supervisor')) runtime.send('runner-supervisor', { type: 'events', entries }, 'node-events');
     return null;
   });
   // The cluster actor asks this service to turn commands into events when this node leads.
@@ -73,6 +76,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,
+    ringBench: (request, onProgress) => startLiveRingBench(runtime, request, onProgress),
   });
   const api = await createApiServer(facade, {
     port: config.port,

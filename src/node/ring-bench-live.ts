@@ -1,0 +1,143 @@
+/**
+ * The ring benchmark on a live cluster (POST /v1/bench/ring, `bench ring --live`): places a `ring` instance over
+ * the chosen nodes through the leader, waits for every runner to be Ready, submits one collective task per
+ * (op, size) as cluster tasks, and collects rank 0's nccl-tests numbers into a table. The instance is deleted at
+ * the end, whatever happened.
+ */
+import { TorusError } from '../core/errors.js';
+import type { ClusterState } from '../core/topology/state.js';
+import type { RingBenchProgress, RingBenchStarted } from '../api/node-facade.js';
+import type { Runtime } from '../runtime/runtime.js';
+
+type Op = 'all-reduce' | 'all-gather' | 'broadcast' | 'send-recv';
+type Dtype = 'float32' | 'float16' | 'int32';
+
+export interface LiveBenchRequest {
+  readonly nodes?: readonly string[];
+  readonly ops?: readonly Op[];
+  readonly dtype?: Dtype;
+  readonly minBytes?: number;
+  readonly maxBytes?: number;
+  readonly stepFactor?: number;
+  readonly iterations?: number;
+  readonly warmup?: number;
+}
+
+export interface LiveBenchRow {
+  readonly op: Op;
+  readonly size: number;
+  readonly count: number;
+  readonly type: Dtype;
+  readonly redop: string;
+  readonly timeUs: number;
+  readonly algbw: number;
+  readonly busbw: number;
+  readonly wrong: number;
+}
+
+const POLL_MS = 100;
+const READY_TIMEOUT_MS = 60_000;
+const TASK_TIMEOUT_MS = 120_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** nccl-tests style sizes: minBytes, ×stepFactor, up to maxBytes, rounded to whole elements (at least one per rank). */
+export function benchSizes(minBytes: number, maxBytes: number, stepFactor: number, elementBytes: number, ranks: number): number[] {
+  const sizes: number[] = [];
+  for (let size = minBytes; size <= maxBytes; size *= stepFactor) {
+    const count = Math.max(ranks, Math.floor(size / elementBytes));
+    if (!sizes.includes(count)) sizes.push(count);
+    if (stepFactor < 2) break;
+  }
+  return sizes;
+}
+
+async function state(runtime: Runtime): Promise<ClusterState> {
+  return (await runtime.request<{ state: ClusterState }>('topology-keeper', { type: 'state' })).state;
+}
+
+async function command(runtime: Runtime, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  // The cluster answers with the handler's outcome (see CommandHandler).
+  return (await runtime.request<Record<string, unknown> | null>('cluster', { type: 'command', command: body }, { timeoutMs: 60_000 })) ?? {};
+}
+
+async function waitReady(runtime: Runtime, instanceId: string): Promise<void> {
+  const end = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const instance = (await state(runtime)).instances[instanceId];
+    if (!instance) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `bench instance ${instanceId} disappeared`);
+    if (instance.status === 'failed') throw new TorusError('TORUS_RUNNER_FAILED', `bench instance failed: ${instance.reason ?? 'unknown reason'}`);
+    const runners = instance.plan.nodes.map((node) => instance.runners[node]?.status);
+    const failed = instance.plan.nodes.find((node) => instance.runners[node]?.status === 'Failed');
+    if (failed) throw new TorusError('TORUS_RUNNER_FAILED', `ring runner on ${failed} failed: ${instance.runners[failed]?.reason ?? ''}`);
+    if (runners.every((s) => s === 'Ready')) return;
+    if (Date.now() > end) throw new TorusError('TORUS_RING_TIMEOUT', `ring runners not ready after ${READY_TIMEOUT_MS} ms: ${runners.join(', ')}`);
+    await sleep(POLL_MS);
+  }
+}
+
+async function runTask(runtime: Runtime, instanceId: string, kind: Op, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { taskId } = await command(runtime, { type: 'SubmitTask', instanceId, kind, params, timeoutMs: TASK_TIMEOUT_MS });
+  if (typeof taskId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader accepted the task but named no task id');
+  const end = Date.now() + TASK_TIMEOUT_MS + 5_000;
+  for (;;) {
+    const task = (await state(runtime)).tasks[taskId];
+    if (task?.status === 'complete') return (task.result ?? {}) as Record<string, unknown>;
+    if (task && ['failed', 'cancelled', 'timed_out'].includes(task.status)) {
+      throw new TorusError('TORUS_RUNNER_FAILED', `${kind} task ${task.status}: ${task.error ?? ''}`, { taskId });
+    }
+    if (Date.now() > end) throw new TorusError('TORUS_RING_TIMEOUT', `${kind} task did not finish in time`, { taskId });
+    await sleep(POLL_MS);
+  }
+}
+
+export async function startLiveRingBench(runtime: Runtime, raw: unknown, onProgress: (p: RingBenchProgress) => void): Promise<RingBenchStarted> {
+  const request = (raw ?? {}) as LiveBenchRequest;
+  const current = await state(runtime);
+  const nodes = request.nodes ?? Object.keys(current.nodes).sort();
+  const unknown = nodes.filter((n) => !Object.hasOwn(current.nodes, n));
+  if (unknown.length) throw new TorusError('TORUS_NODE_UNKNOWN', `not cluster members: ${unknown.join(', ')}`, { unknown });
+  if (nodes.length === 0) throw new TorusError('TORUS_NODE_UNKNOWN', 'the cluster has no nodes to benchmark');
+  const dtype = request.dtype ?? 'float32';
+  const elementBytes = dtype === 'float16' ? 2 : 4;
+  const ops = request.ops ?? ['all-reduce'];
+  const counts = benchSizes(request.minBytes ?? 8, request.maxBytes ?? 64 * 1024 * 1024, request.stepFactor ?? 2, elementBytes, nodes.length);
+  const total = ops.length * counts.length;
+
+  // Placing and waiting happen before we answer "running", so a refusal reaches the caller as an error.
+  const placed = await command(runtime, {
+    type: 'PlaceInstance',
+    workload: { kind: 'ring', id: 'ring-bench', memoryBytes: 0, layers: Math.max(1, nodes.length) },
+    requiredNodes: nodes, minNodes: nodes.length, sharding: 'pipeline', backend: 'ring',
+  });
+  const instanceId = placed.instanceId;
+  if (typeof instanceId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader placed the bench ring but named no instance');
+  const cleanup = (): Promise<unknown> => command(runtime, { type: 'DeleteInstance', instanceId, reason: 'ring benchmark finished' }).catch(() => undefined);
+
+  const result = (async () => {
+    try {
+      onProgress({ done: 0, total, message: `waiting for ${nodes.length} ring runners` });
+      await waitReady(runtime, instanceId);
+      const ring = (await state(runtime)).instances[instanceId]?.plan.nodes ?? nodes;
+      const rows: LiveBenchRow[] = [];
+      for (const op of ops) {
+        for (const count of counts) {
+          const r = await runTask(runtime, instanceId, op, { count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1 });
+          const row: LiveBenchRow = {
+            op, size: count * elementBytes, count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
+            timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0), wrong: Number(r.wrong ?? 0),
+          };
+          rows.push(row);
+          onProgress({ done: rows.length, total, message: `${op} ${row.size} B`, row });
+        }
+      }
+      const large = rows.filter((r) => r.size >= 8 * 1024 * 1024);
+      const avg = (xs: LiveBenchRow[]): number => (xs.length ? xs.reduce((s, r) => s + r.busbw, 0) / xs.length : 0);
+      return { mode: 'live', ring, instanceId, rows, avgBusbw: avg(rows), avgBusbwLarge: large.length ? avg(large) : null };
+    } finally {
+      await cleanup();
+    }
+  })();
+  result.catch(() => undefined); // the API observes it; never an unhandled rejection here
+  return { result };
+}
