@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
 import { printTable, type BenchRow } from '../table.js';
 
-/** GET inside a namespace with Node itself (no curl dependency). */
+/** GET inside a namespace: curl when installed (light), else Node's fetch (a whole Node start per request). */
 const FETCH = 'fetch(process.argv[1], { signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
+const getArgv = (url: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', url] : [process.execPath, '-e', FETCH, url]);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -101,7 +102,7 @@ const realMain = fileURLToPath(new URL('../../../dist/main.js', import.meta.url)
 /** One real node's view through its HTTP API (fetched from inside the namespace). */
 async function realView(lab: Lab, h: number): Promise<{ role: string; id: string; digest: string; nodes: string[]; links: number } | null> {
   try {
-    const get = async (path: string) => JSON.parse((await lab.exec(h, [process.execPath, '-e', FETCH, `http://127.0.0.1:7000${path}`], { timeoutMs: 2000 })).stdout) as Record<string, unknown>;
+    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:7000${path}`), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
     const [node, st] = await Promise.all([get('/v1/node'), get('/v1/state')]);
     const state = st.state as { nodes: Record<string, unknown>; links: unknown[] };
     return { role: node.role as string, id: node.id as string, digest: st.digest as string, nodes: Object.keys(state.nodes), links: state.links.length };

@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { withLab, type Lab } from '../../src/lab/index.js';
 
-/** GET inside a namespace with Node itself (no curl dependency). */
+/** GET inside a namespace: curl when installed (light), else Node's fetch (a whole Node start per request). */
 const FETCH = 'fetch(process.argv[1], { signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
+const getArgv = (url: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', url] : [process.execPath, '-e', FETCH, url]);
 
 const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const PORT = 7000;
@@ -21,7 +22,7 @@ interface View { id: string; role: string; leaderId?: string; incarnation: numbe
 
 async function view(lab: Lab, h: number): Promise<View | null> {
   try {
-    const get = async (path: string) => JSON.parse((await lab.exec(h, [process.execPath, '-e', FETCH, `http://127.0.0.1:${PORT}${path}`], { timeoutMs: 3000 })).stdout) as Record<string, unknown>;
+    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:${PORT}${path}`), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
     const node = await get('/v1/node');
     const st = await get('/v1/state') as { digest: string; state: { nodes: Record<string, unknown>; links: { source: string; sink: string }[] } };
     return { id: node.id as string, role: node.role as string, leaderId: node.leaderId as string | undefined, incarnation: node.incarnation as number,
