@@ -17,6 +17,7 @@ import { lastIndex } from './log.js';
 import type { PeerConnection } from './peer-connection.js';
 import type { NodeDescriptor, ReplicatedState } from './replicated-state.js';
 import { Forwarder, type CommandResult } from './forwarder.js';
+import { membershipChanges } from './membership.js';
 
 export type { CommandResult };
 
@@ -293,19 +294,15 @@ export class ClusterNode<S> extends EventEmitter {
 
   /** Leader: NodeJoined for live nodes the state lacks (or knows under an older incarnation), NodeGone for silent ones. */
   #reconcile(now: number): void {
-    const members = new Map(this.#o.replica.members(this.#state).map((m) => [m.nodeId, m.incarnation]));
-    const events: EventBody[] = [];
-    const live = [this.#self!, ...[...this.#conns.joined.keys()].flatMap((id) => this.#descriptors.get(id) ?? [])];
-    for (const d of live) {
-      const known = members.get(d.nodeId);
-      if (known === undefined || known < d.incarnation) events.push(this.#o.replica.joinedEvent(d));
-    }
-    for (const id of members.keys()) {
-      if (id === this.nodeId || this.#conns.joined.has(id)) continue;
-      const seen = this.#core.lastHeard[id] ?? this.#core.leaderSince;
-      const silent = now - Math.max(seen, this.#core.leaderSince - this.#cfg.failureTimeoutMs);
-      if (silent > this.#cfg.failureTimeoutMs) events.push(this.#o.replica.goneEvent(id, `no heartbeat for ${Math.round(now - seen)} ms`));
-    }
+    const { joined, gone } = membershipChanges({
+      selfId: this.nodeId, members: this.#o.replica.members(this.#state), now, failureTimeoutMs: this.#cfg.failureTimeoutMs,
+      live: [this.#self!, ...[...this.#conns.joined.keys()].flatMap((id) => this.#descriptors.get(id) ?? [])],
+      lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
+    });
+    const events = [
+      ...joined.map((d) => this.#o.replica.joinedEvent(d)),
+      ...gone.map((g) => this.#o.replica.goneEvent(g.nodeId, `no heartbeat for ${g.silentMs} ms`)),
+    ];
     if (events.length === 0) return;
     try {
       this.#sequence(events);
@@ -313,6 +310,7 @@ export class ClusterNode<S> extends EventEmitter {
       this.#log.error('membership events refused', { err });
     }
   }
+
 
   #onJoined(c: PeerConnection): void {
     const h = c.remote!;
