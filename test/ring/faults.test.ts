@@ -10,6 +10,7 @@ import { freePorts, loopbackHosts, loopbackRing } from './fixtures/helpers.js';
 import { tcpHandles, tcpHandlesSettled } from './fixtures/reference.js';
 
 const exited = (child: ChildProcess) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : once(child, 'exit').then(() => undefined));
+t.setTimeout(600_000); // child ranks start under the TS loader: slow on a busy 2-vCPU machine
 const COUNT = 1 << 22; // 16 MiB of float32: one all-reduce takes far longer than the kill delay
 
 function startChild(rank: number, ports: number[]): { child: ChildProcess; lines: string[]; waitFor: (prefix: string) => Promise<void> } {
@@ -45,8 +46,13 @@ async function childRing(t: Test, timeoutMs: number, n = 3) {
   const ports = await freePorts(n);
   const remote = startChild(2, ports);
   t.teardown(() => { remote.child.kill('SIGKILL'); });
-  const comms = await Promise.all([0, 1, 3, 4].filter((rank) => rank < n).map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 20_000 })));
+  // The child starts under the TS loader, which can take tens of seconds on a busy machine: be patient,
+  // and settle every in-process connect (a rejected Promise.all would leave the others' sockets open).
+  const settled = await Promise.allSettled([0, 1, 3, 4].filter((rank) => rank < n).map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 120_000 })));
+  const comms = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
   await remote.waitFor('ready');
   return { before, remote, comms };
 }
