@@ -14,6 +14,9 @@ const plan = (a: string, b: string) => ({
 });
 const workload = { kind: 'exec', id: 'job', memoryBytes: 1000, layers: 12, command: '/bin/echo', args: ['hi'] };
 
+// Several multi-process labs on a shared 2-core machine: more than the default per-file timeout.
+t.setTimeout(300_000);
+
 t.test('4 hosts in any order converge; leader crash; follower crash and restart', { timeout: 150_000 }, async (t) => {
   await withLab(t, { hosts: 4 }, async (lab) => {
     const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-cl-')));

@@ -42,6 +42,9 @@ async function until<T>(what: string, fn: () => Promise<T | null | false>, ms: n
   }
 }
 
+// Several multi-process labs on a shared 2-core machine: more than the default per-file timeout.
+t.setTimeout(300_000);
+
 t.test('real nodes in the lab: converge with links, leader kill -9, restart', { timeout: 240_000 }, async (t) => {
   if (!existsSync(main)) {
     t.plan(0, 'skipped: dist/main.js missing (run `npm run build` first)');
