@@ -124,7 +124,7 @@ export async function startLiveRingBench(runtime: Runtime, raw: unknown, onProgr
         for (const count of counts) {
           const r = await runTask(runtime, instanceId, op, { count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1 });
           const row: LiveBenchRow = {
-            op, size: count * elementBytes, count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
+            op, size: Number(r.bytes ?? count * elementBytes), count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
             timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0), wrong: Number(r.wrong ?? 0),
           };
           rows.push(row);

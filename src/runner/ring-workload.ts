@@ -106,7 +106,8 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
       elapsed += performance.now() - t0;
       for (let i = 0; i < out.length; i++) if (get(out[i]!) !== expect(i)) wrong += 1;
     }
-    const bytes = count * (dtype === 'float16' ? 2 : 4);
+    // nccl-tests sizes all-gather by its whole output (n × count), the other collectives by their buffer.
+    const bytes = count * (dtype === 'float16' ? 2 : 4) * (op === 'all-gather' ? n : 1);
     const timeUs = (elapsed * 1000) / iters;
     const algbw = bytes / (timeUs * 1000); // GB/s (1e9), as nccl-tests
     const factor = op === 'all-reduce' ? (2 * (n - 1)) / n : op === 'all-gather' ? (n - 1) / n : 1;
