@@ -17,7 +17,7 @@ export interface ApiServerOptions {
   readonly port: number;
   readonly host?: string;
   /** The profiler's probe endpoints (GET /node_id …), tried first; returns true when it answered. */
-  readonly probeHandler?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  readonly probeHandler?: (req: IncomingMessage, res: ServerResponse, awaitingContinue?: boolean) => boolean;
   /** Extra origins allowed to call the API from a browser (the dashboard itself is same-origin). */
   readonly corsOrigins?: readonly string[];
   readonly bodyLimitBytes?: number;
@@ -83,6 +83,13 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
       if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503)) log.warn('request failed', { method: req.method, url: req.url, error });
       sendError(res, error, allow ? { allow: allow.join(', ') } : {});
     });
+  });
+  // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
+  // upload, src/profiler/probe-handler.ts); every other request is continued at once and handled as usual.
+  server.on('checkContinue', (req, res) => {
+    if (options.probeHandler?.(req, res, true)) return;
+    res.writeContinue();
+    server.emit('request', req, res);
   });
   // Slow-loris bounds: headers must arrive promptly; SSE responses are long-lived, so no overall request timeout.
   server.headersTimeout = 10_000;

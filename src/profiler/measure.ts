@@ -63,7 +63,9 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
         reject(error);
       } else resolve(report as SinkReport);
     };
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+    // Expect: 100-continue: a busy sink refuses before any byte is sent. Without it the refusal raced the upload
+    // and the client often saw `write EPIPE` (the server closes after answering) instead of the 503.
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', expect: '100-continue' };
     if (opts.force) headers[PROBE_FORCE_HEADER] = '1';
     const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers }, (res) => {
       if (res.statusCode === 503) {
@@ -97,7 +99,18 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
       }
       if (!settled) req.end();
     };
-    req.once('socket', (s) => (s.connecting ? s.once('connect', pump) : pump()));
+    // Send on 100 Continue; a server that never answers it gets the body after 1 s anyway (RFC 9110 §10.1.1).
+    let started = false;
+    const start = (): void => {
+      if (started || settled) return;
+      started = true;
+      clearTimeout(continueTimer);
+      pump();
+    };
+    const continueTimer = setTimeout(start, 1000);
+    req.once('continue', start);
+    req.once('close', () => clearTimeout(continueTimer));
+    req.flushHeaders();
   });
 }
 

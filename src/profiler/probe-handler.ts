@@ -8,7 +8,11 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
 import { steadyRate, type Sample } from './rate.js';
 
-export type ProbeHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+/**
+ * `awaitingContinue`: the request carries `Expect: 100-continue` and the server (its `checkContinue` listener) left
+ * the decision to us: the sink refuses a busy probe before any body is sent, and the other routes continue.
+ */
+export type ProbeHandler = (req: IncomingMessage, res: ServerResponse, awaitingContinue?: boolean) => boolean;
 
 const ZEROS = Buffer.alloc(256 * 1024);
 
@@ -49,8 +53,9 @@ function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
   sendJson(res, 503, { error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} } });
 }
 
-function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate): void {
+function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaitingContinue: boolean): void {
   if (gate.busy() && req.headers[PROBE_FORCE_HEADER] !== '1') return refuseBusy(req, res);
+  if (awaitingContinue) res.writeContinue();
   gate.active++;
   let released = false;
   const release = (): void => {
@@ -112,30 +117,39 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
 
 export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler {
   const gate = new ProbeGate(identity().nodeId);
-  return (req, res) => {
+  return (req, res, awaitingContinue = false) => {
     const url = new URL(req.url ?? '/', 'http://probe');
     const method = req.method ?? 'GET';
+    const isSink = url.pathname === PROBE_PATHS.sink && method === 'POST';
+    const handled = (): true => {
+      if (awaitingContinue && !isSink) res.writeContinue();
+      return true;
+    };
     switch (url.pathname) {
       case PROBE_PATHS.nodeId:
         if (method !== 'GET' && method !== 'HEAD') return false;
+        handled();
         sendJson(res, 200, identity().nodeId);
         return true;
       case PROBE_PATHS.identity: {
         if (method !== 'GET' && method !== 'HEAD') return false;
+        handled();
         const { nodeId, clusterName, incarnation } = identity();
         sendJson(res, 200, { nodeId, clusterName, incarnation });
         return true;
       }
       case PROBE_PATHS.echo:
+        handled();
         req.resume();
         req.on('end', () => sendJson(res, 200, 'ok'));
         return true;
       case PROBE_PATHS.sink:
         if (method !== 'POST') return false;
-        sink(req, res, gate);
+        sink(req, res, gate, awaitingContinue);
         return true;
       case PROBE_PATHS.source:
         if (method !== 'GET') return false;
+        handled();
         req.resume();
         source(req, res, url.searchParams);
         return true;

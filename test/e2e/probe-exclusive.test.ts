@@ -7,20 +7,20 @@
  * Loopback only (no lab needed).
  */
 import t, { type Test } from 'tap';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createApiServer } from '../../src/api/server.js';
+import type { NodeFacade } from '../../src/api/node-facade.js';
 import { BroadcastChannel } from 'node:worker_threads';
 import { createProbeHandler } from '../../src/profiler/probe-handler.js';
 import { measureCapacity, measureThroughput } from '../../src/profiler/measure.js';
 import { probeBusyChannelName } from '../../src/protocols/probe.js';
 import { TorusError } from '../../src/core/errors.js';
 
+/** The node's own HTTP server (src/api/server.ts) with the probe handler, as a real node mounts it. */
 async function probeServer(t: Test, nodeId: string): Promise<number> {
-  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }));
-  const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
-  return (server.address() as AddressInfo).port;
+  const probeHandler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }));
+  const api = await createApiServer({} as NodeFacade, { port: 0, host: '127.0.0.1', probeHandler });
+  t.teardown(() => api.close());
+  return api.port;
 }
 
 t.test('a sink takes one throughput probe at a time', async (t) => {
@@ -82,4 +82,19 @@ t.test('after the busy budget, measureCapacity forces', async (t) => {
   setTimeout(() => ac.abort(), 200);
   const e = await p.then(() => null, (x: unknown) => x);
   t.ok(e instanceof TorusError && e.code === 'TORUS_CANCELLED', 'an abort ends the wait');
+});
+
+t.test('under contention every probe is either measured or refused as busy (never a broken pipe)', async (t) => {
+  const port = await probeServer(t, 'node-contended');
+  const outcomes: Record<string, number> = {};
+  for (let round = 0; round < 8; round++) {
+    const rs = await Promise.allSettled([0, 1, 2].map((i) => new Promise((r) => setTimeout(r, i * 40)).then(() => measureThroughput('127.0.0.1', port, { durationMs: 200 }))));
+    for (const r of rs) {
+      const k = r.status === 'fulfilled' ? 'measured' : String((r.reason as { code?: string }).code ?? r.reason);
+      outcomes[k] = (outcomes[k] ?? 0) + 1;
+    }
+  }
+  t.same(Object.keys(outcomes).sort(), ['TORUS_PROBE_BUSY', 'measured'], `outcomes: ${JSON.stringify(outcomes)}`);
+  const plain = await fetch(`http://127.0.0.1:${port}/node_id`, { method: 'GET' });
+  t.equal(await plain.json(), 'node-contended', 'other routes unaffected');
 });
