@@ -16,10 +16,11 @@ import { readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from '../../profiler/measure.js';
 import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
 import { targetsFromTopology } from './links.js';
-import { networkProfilerMachine, type MeasureJob, type ProfilerEvent } from './machine.js';
+import { networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
 import { decodeProfilerEvent } from './messages.js';
 import { probeBusyChannelName } from '../../protocols/probe.js';
 import { MeasurementConfirmer } from './confirm.js';
+import { reconcileWithState } from './reconcile.js';
 import { createLogger } from '../../runtime/log.js';
 
 export interface ProfilerOptions {
@@ -133,12 +134,14 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     const timers: NodeJS.Timeout[] = [];
     requestMeasure = (sink, ip) => ctx.actor.send({ type: 'measure', sink, ip });
     confirmer.start(requestMeasure);
+    const propose = (event: ProfilerEmitted): void => {
+      if (o.eventsTo === null) return;
+      ctx.request(o.eventsTo ?? 'cluster', { type: 'propose', event }, { timeoutMs: 5000 })
+        .catch((error: unknown) => ctx.log.debug('event not proposed', { type: event.type, error }));
+    };
     const forward = ctx.actor.on('*', (event) => {
       confirmer.observe(event as { type: string });
-      if (o.eventsTo !== null) {
-        ctx.request(o.eventsTo ?? 'cluster', { type: 'propose', event }, { timeoutMs: 5000 })
-          .catch((error: unknown) => ctx.log.debug('event not proposed', { type: event.type, error }));
-      }
+      propose(event);
       for (const to of o.notify ?? []) ctx.send(to, { ...event } as { type: string });
     });
     const readProfile = async (): Promise<void> => {
@@ -153,6 +156,14 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
       try {
         const answer = await ctx.request('topology-keeper', { type: 'topology' }, { timeoutMs: 3000 });
         ctx.actor.send({ type: 'peers', peers: targetsFromTopology(answer, o.nodeId) });
+        // Re-send what the replicated state lost of our facts (reconcile.ts); only between rounds, so the
+        // context is settled, and only when events go to the cluster at all.
+        const snap = ctx.actor.getSnapshot();
+        if (o.eventsTo !== null && snap.value === 'idle' && snap.context.rounds > 0) {
+          const missing = reconcileWithState(answer, { nodeId: o.nodeId, incarnation: snap.context.incarnation, links: snap.context.links, profile: snap.context.profile });
+          if (missing.length > 0) ctx.log.info('re-sending facts the cluster state lacks', { events: missing.map((e) => e.type) });
+          for (const e of missing) propose(e);
+        }
       } catch (error) {
         ctx.log.debug('topology not available', { error });
       }

@@ -1,0 +1,71 @@
+/**
+ * End to end, real processes: a network partition and its heal. h2 is cut off the LAN (a silent black hole):
+ * h0 and h1 declare it gone and carry on; h2, alone, keeps serving its API. When the cable is back the two sides
+ * merge into one cluster again: one leader, one digest, every node and every link (both directions, measured).
+ */
+import t from 'tap';
+import { Lab, withLab } from '../../src/lab/index.js';
+import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+
+const why = Lab.unavailableReason() ?? e2eUnavailableReason();
+const FAILURE_TIMEOUT_MS = 3000;
+
+t.test('partition one node off the LAN, then heal: the cluster merges back with every link', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+  await withLab(t, { hosts: 3 }, async (lab) => {
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    const full = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
+    await c.converged(90_000, full);
+    const [n0, n1, n2] = c.nodes as [typeof c.nodes[0], typeof c.nodes[0], typeof c.nodes[0]];
+    t.pass('3 nodes, 6 measured links');
+
+    await lab.cut(2, 'lan');
+    const cutAt = Date.now();
+    const majority = await c.converged(FAILURE_TIMEOUT_MS + 20_000, (vs) => vs.every((v) => v.topology.links.length === 2), () => [n0, n1]);
+    const splitMs = Date.now() - cutAt;
+    t.ok(majority.every((v) => !Object.keys(v.state.state.nodes).includes(n2.id)), `h0 and h1 declared h2 gone and agree (${splitMs} ms after the cut)`);
+    const alone = await c.until('h2 on its own', async () => {
+      const [v] = (await c.views([n2])) ?? [];
+      return v && Object.keys(v.state.state.nodes).length === 1 && v.topology.links.length === 0 && v;
+    }, FAILURE_TIMEOUT_MS + 20_000, 400).catch(async (e: Error) => {
+      t.fail(`${e.message}: ${JSON.stringify((await c.views([n2]))?.map((v) => ({ role: v.node.role, nodes: Object.keys(v.state.state.nodes).length, links: v.topology.links.length })))}`);
+      return null;
+    });
+    if (alone) t.pass(`h2 alone: role ${alone.node.role}, only itself in its state, no links`);
+
+    // Work done by the majority during the partition must survive the merge.
+    const created = await fetch(`${n0.api}/v1/instances`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workload: { id: 'during', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-during-partition' }),
+    });
+    t.equal(created.status, 201, 'the majority places an instance during the partition');
+
+    await lab.restore(2, 'lan');
+    const healAt = Date.now();
+    const merged = await c.converged(60_000, full).catch(async (e: Error) => {
+      const vs = await c.views();
+      t.fail(`${e.message}: ${JSON.stringify(vs?.map((v) => ({ h: v.host, role: v.node.role, leader: v.node.leaderId?.slice(0, 8), nodes: Object.keys(v.state.state.nodes).length, links: v.topology.links.length, digest: v.state.digest.slice(0, 8) })))}`);
+      return null;
+    });
+    if (!merged) return;
+    const healMs = Date.now() - healAt;
+    t.equal(merged.filter((v) => v.node.role === 'leader').length, 1, 'one leader after the heal');
+    t.equal(new Set(merged.map((v) => v.state.digest)).size, 1, 'one digest');
+    t.pass(`merged back with all 6 links measured ${healMs} ms after the heal`);
+    const kept = merged.map((v) => Object.keys((v.state.state as unknown as { instances: Record<string, unknown> }).instances));
+    // Known bug (src/cluster, reported in /work/notes/e2e-findings.md): the isolated node elected itself in a
+    // newer term, so on the merge its log outranks the majority's and everything the majority sequenced during
+    // the partition is dropped. Marked todo until the cluster owner fixes it; remove the todo then.
+    t.same(kept, [0, 1, 2].map(() => ['made-during-partition']), 'the instance the majority created during the partition is still there on every node',
+      { todo: 'cluster: a lone partitioned node outranks the majority on merge (newer term) and its log wins' });
+    // Whatever the state says, no runner may outlive its instance (or be missing from a live one). Known bug
+    // (src/actors/runner-supervisor, reported): the state installed by the merge has a lower lastIndex than the
+    // log the supervisor had seen, so its state poll skips it and the orphan runner keeps running. todo until fixed.
+    const planned = new Map<string, number>();
+    for (const [id, inst] of Object.entries((merged[0]!.state.state as unknown as { instances: Record<string, { plan: { nodes: string[] } }> }).instances)) planned.set(id, inst.plan.nodes.length);
+    const sleeps = async (h: number) => (await lab.exec(h, `for p in $(ip netns pids ${lab.hosts[h]!.ns}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`)).stdout.split('\n').filter((l) => /^sleep 300\b/.test(l)).length;
+    const want = planned.get('made-during-partition') ?? 0;
+    await c.until(`${want} runner command(s) in the lab, as the state says`, async () => (await Promise.all([0, 1, 2].map(sleeps))).reduce((a, b) => a + b, 0) === want, 30_000, 500)
+      .then(() => t.pass(`runner processes match the state (${want})`), async (e: Error) => t.fail(`${e.message}; per host now: ${JSON.stringify(await Promise.all([0, 1, 2].map(sleeps)))}; instances per node: ${JSON.stringify(await Promise.all(c.nodes.map(async (n) => (await n.get<{ instances: { id: string }[] }>('/v1/instances')).instances.map((i) => i.id))))}`, { todo: 'runner-supervisor: a state with a lower lastIndex (merge snapshot) is never applied' }));
+    t.comment(`timings: split detected ${splitMs} ms after the cut; merged with every link ${healMs} ms after the heal`);
+  });
+});
