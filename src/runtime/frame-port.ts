@@ -45,9 +45,12 @@ function extract(value: unknown, buffers: ArrayBuffer[], depth: number): unknown
     return copy ?? value;
   }
   let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const item = record[key];
+    if (typeof item !== 'object' || item === null) continue; // the common case: nothing to look into
     const next = extract(item, buffers, depth - 1);
-    if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+    if (next !== item) (copy ??= { ...record })[key] = next;
   }
   return copy ?? value;
 }

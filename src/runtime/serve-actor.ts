@@ -60,7 +60,11 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   const inflight = new Set<Promise<void>>();
 
   const port = new FramePort(parentPort as unknown as PostTarget, {
-    onFrame: (frame) => void onFrame(frame),
+    onFrame: (frame) => {
+      // Events take a synchronous path (no promise per message); requests, replies and stop go async.
+      if (frame.t === 'msg' && frame.corr === undefined) deliverEvent(frame);
+      else void onFrame(frame);
+    },
     onReject: (error) => {
       log.warn('rejected frame', { error });
       report(false, error);
@@ -155,22 +159,24 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     parentPort?.close();
   }
 
+  function deliverEvent(frame: Extract<Frame, { t: 'msg' }>): void {
+    try {
+      actor.send(definition.decodeEvent(frame.body));
+    } catch (error) {
+      log.warn('rejected event', { from: frame.from, type: frame.body.type, error });
+      report(false, error);
+    }
+  }
+
   async function onFrame(frame: Frame): Promise<void> {
     switch (frame.t) {
-      case 'msg':
-        if (frame.corr !== undefined) {
-          const running = handleRequest(frame, frame.corr);
-          inflight.add(running);
-          void running.finally(() => inflight.delete(running));
-          return running;
-        }
-        try {
-          actor.send(definition.decodeEvent(frame.body));
-        } catch (error) {
-          log.warn('rejected event', { from: frame.from, type: frame.body.type, error });
-          report(false, error);
-        }
-        return;
+      case 'msg': {
+        if (frame.corr === undefined) return deliverEvent(frame);
+        const running = handleRequest(frame, frame.corr);
+        inflight.add(running);
+        void running.finally(() => inflight.delete(running));
+        return running;
+      }
       case 'reply': {
         const waiter = pending.get(frame.corr);
         if (!waiter) return; // a late reply to a request that already timed out
