@@ -87,6 +87,11 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     t.equal(cp.code, 0, 'place --preview exits 0');
     t.ok((JSON.parse(cp.stdout) as { previews: unknown[] }).previews.length >= 3, 'place --preview prints the options');
 
+    // a placement the cluster cannot hold: refused with the planner's reason, exit 1
+    const huge = await run(follower, ['place', '--workload', 'huge', '--memory', '4TiB', '--layers', '8']);
+    t.equal(huge.code, 1, 'an impossible placement exits 1');
+    t.match(huge.stderr, /TORUS_PLACEMENT_REFUSED/, `and names the refusal: ${huge.stderr.trim().split('\n')[0]}`);
+
     // place an exec workload (sleep 30) from a follower: the leader plans it, runners start on the nodes
     const pl = await run(follower, ['place', '--workload', 'sleeper', '--memory', '64MiB', '--layers', '3', '--min-nodes', '3', '--exec', 'sleep', '--arg=30', '--instance-id', 'sleep-1']);
     t.comment(`place on h${follower}:\n${pl.stdout}${pl.stderr}`);
