@@ -14,7 +14,8 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     const t0 = Date.now();
     const c = await E2eCluster.start(t, lab, {
       clusterOf: (h) => (h === 3 ? 'other' : 'e2e'),
-      nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : [])],
+      // h0 also has a static peer nobody answers at (listed as unreachable).
+      nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : []), ...(h === 0 ? ['--peers', '10.77.0.99:52515'] : [])],
     });
     const members = () => c.nodes.slice(0, 3).filter((n) => n.alive);
     const ids = () => c.nodes.map((n) => n.id || n.printedId); // h3 is not a member: its id is the one it printed
@@ -35,6 +36,7 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     const st = await run(follower, ['status']);
     t.equal(st.code, 0, 'status exits 0');
     t.equal(st.stderr, '', 'status writes nothing to stderr');
+    t.notMatch(st.stdout, /10\.77\.0\.99/, 'a peer that never answered is not a node');
     t.comment(`status on h${follower}:\n${st.stdout}`);
     t.match(st.stdout, new RegExp(`^node h${follower} \\(${ids()[follower]}\\): follower, leader h${leader.host}`), 'first line: this node, its role and the leader');
     t.match(st.stdout, /NODES \(3\)/);
@@ -70,13 +72,15 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     const pe = await c.until('the other-cluster node listed by peers', async () => {
       const r = await run(0, ['peers', '--json']);
       const j = r.code === 0 ? JSON.parse(r.stdout) as { peers: { id?: string; address: string; reason: string }[] } : null;
-      return j?.peers.some((p) => p.id === ids()[3] && p.reason === 'other-cluster') && j;
-    }, 20_000, 1000);
+      return j?.peers.some((p) => p.id === ids()[3] && p.reason === 'other-cluster') && j.peers.some((p) => p.address === '10.77.0.99:52516' && p.reason === 'unreachable') && j;
+    }, 30_000, 1000);
+    t.pass('peers --json lists the dead static peer (cluster port = API port + 1) as unreachable');
     t.pass(`peers --json lists ${ids()[3]} as other-cluster (${JSON.stringify(pe.peers.find((p) => p.id === ids()[3]))})`);
     const pt = await run(0, ['peers']);
     t.equal(pt.code, 0, 'peers exits 0');
     t.comment(`peers on h0:\n${pt.stdout}`);
     t.match(pt.stdout, new RegExp(`${ids()[3]}.*other-cluster|other-cluster.*${ids()[3]}`), 'peers table: id and reason');
+    t.match(pt.stdout, /10\.77\.0\.99:52516.*unreachable/, 'peers table: the unreachable static peer');
 
     // preview: every option, through the API with only a workload (sharding/backend are not needed) and the CLI
     const pv = await fetch(`${c.nodes[follower]!.api}/v1/placements/preview`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 30, layers: 8 } }) });
