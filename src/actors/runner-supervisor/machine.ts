@@ -33,7 +33,8 @@ export interface RunnerSummary {
 
 export type SupervisorEvent =
   | { type: 'cluster.events'; events: readonly ClusterEvent[]; lastIndex?: number }
-  | { type: 'cluster.state'; state: StateView; lastIndex?: number }
+  /** `authoritative`: the keeper's own state, at least as new as what was seen (it may have been replaced by a snapshot). */
+  | { type: 'cluster.state'; state: StateView; lastIndex?: number; authoritative?: boolean }
   | { type: 'proposal.sent' }
   | { type: 'proposal.failed'; error: string }
   | { type: 'runners.changed'; runners: readonly RunnerSummary[] }
@@ -72,7 +73,7 @@ export const runnerSupervisorMachine = setup({
         },
         'cluster.state': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const newer = (event.lastIndex ?? 0) > context.lastIndex;
+            const newer = event.authoritative === true || (event.lastIndex ?? 0) > context.lastIndex;
             const r = reactToState(context.nodeId, context.known, event.state, newer);
             enqueue.assign({ known: r.known, synced: true, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? 0) });
             if (r.effects.length) enqueue(emit({ type: 'runners.effects' as const, effects: r.effects }));

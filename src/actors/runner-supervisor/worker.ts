@@ -100,12 +100,21 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
     const from = options.stateFrom ?? 'topology-keeper';
     const pollMs = options.pollMs ?? 1000;
     let pollTimer: NodeJS.Timeout | undefined;
+    let syncedDigest: string | undefined;
     const poll = async (): Promise<void> => {
       try {
-        const answer = await ctx.request<{ state: unknown; lastIndex?: number }>(from, { type: 'state' }, { timeoutMs: 5000 });
+        const answer = await ctx.request<{ state: unknown; lastIndex?: number; digest?: string }>(from, { type: 'state' }, { timeoutMs: 5000 });
         const { lastIndex, synced } = actor.getSnapshot().context;
-        if (!synced || (answer.lastIndex ?? 0) > lastIndex) {
-          actor.send({ type: 'cluster.state', state: decodeStateView(answer.state), ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}) });
+        const keeperIndex = answer.lastIndex ?? 0;
+        // A snapshot install replaces the keeper's state without applied entries for what it dropped: a digest
+        // that changed at an index we already passed means our view may hold instances that no longer exist.
+        const replaced = answer.digest !== undefined && answer.digest !== syncedDigest && keeperIndex >= lastIndex;
+        if (!synced || keeperIndex > lastIndex || replaced) {
+          actor.send({
+            type: 'cluster.state', state: decodeStateView(answer.state), authoritative: keeperIndex >= lastIndex,
+            ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}),
+          });
+          syncedDigest = answer.digest;
         }
       } catch (err) {
         log.debug('state poll failed', { error: err });
