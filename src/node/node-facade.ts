@@ -86,16 +86,16 @@ export class ActorNodeFacade implements NodeFacade {
     const outcome = (await this.#command({ ...(request as Record<string, unknown>), type: 'PlaceInstance' })) as { instanceId?: string } | null;
     const id = outcome?.instanceId;
     if (!id) throw new TorusError('TORUS_INTERNAL', 'the leader accepted the placement but named no instance', { outcome });
-    return this.#waitForInstance(id);
+    return this.#untilApplied((state) => instanceView(state, id), `instance ${id}`);
   }
 
-  /** The command is committed on the leader; wait until this node applied it too. */
-  async #waitForInstance(id: string): Promise<InstanceView> {
+  /** A command is committed on the leader; wait until this node applied it too (`done` reads local state). */
+  async #untilApplied<T>(done: (state: StateAnswer['state']) => T | undefined, what: string): Promise<T> {
     const end = Date.now() + 10_000;
     for (;;) {
-      const view = instanceView((await this.#stateAnswer()).state, id);
-      if (view) return view;
-      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `instance ${id} was placed but has not reached this node yet`, { id });
+      const result = done((await this.#stateAnswer()).state);
+      if (result !== undefined) return result;
+      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -113,11 +113,7 @@ export class ActorNodeFacade implements NodeFacade {
   async deleteInstance(id: string): Promise<void> {
     await this.getInstance(id);
     await this.#command({ type: 'DeleteInstance', instanceId: id, reason: 'deleted through the API' });
-    const end = Date.now() + 10_000;
-    while (instanceView((await this.#stateAnswer()).state, id)) {
-      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `instance ${id} delete was accepted but has not reached this node yet`, { id });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await this.#untilApplied((state) => (instanceView(state, id) ? undefined : true), `the delete of instance ${id}`);
   }
 
   events(afterIndex: number, signal: AbortSignal): AsyncIterable<IndexedEvent> {

@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { TorusError, type ErrorJson } from '../core/errors.js';
-import type { Body, Frame } from '../protocols/mailbox.js';
+import type { Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
 
 export interface ActorSpec {
@@ -74,10 +74,6 @@ export class ActorHost {
   deliver(frame: Frame): void {
     if (this.#state === 'exited') this.#port.close();
     this.#port.send(frame);
-  }
-
-  deliverMessage(from: string, body: Body, corr?: number): void {
-    this.deliver(corr === undefined ? { t: 'msg', from, to: this.spec.name, body } : { t: 'msg', from, to: this.spec.name, body, corr });
   }
 
   /** Posts raw bytes into the worker, bypassing the codec (tests use this to inject malformed frames). */

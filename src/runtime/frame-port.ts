@@ -137,7 +137,6 @@ export class FramePort {
       buffers = value.slice(1);
     }
     if (!(bytes instanceof Uint8Array)) {
-      if (isSideChannel(value)) return; // a comlink port hand-over, handled by its own listener
       this.#handlers.onReject(new ValidationError('frame', '', 'expected msgpack bytes'));
       return;
     }
@@ -167,9 +166,4 @@ export class FramePort {
       this.#handlers.onFrame(frame);
     });
   }
-}
-
-/** Non-mailbox posts on the same port (e.g. `{ sideChannel: MessagePort }` for comlink). */
-export function isSideChannel(value: unknown): value is { sideChannel: unknown } {
-  return typeof value === 'object' && value !== null && 'sideChannel' in value;
 }

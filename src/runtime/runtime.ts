@@ -102,7 +102,7 @@ export class Runtime {
 
   /** Fire-and-forget delivery through the relay. */
   send(to: string, body: Body, from = 'host'): void {
-    this.#relay(from, to, body, undefined);
+    this.#relay(from, to, body);
   }
 
   /** Request/reply through the relay; rejects with TORUS_ACTOR_TIMEOUT when no reply comes in time. */
@@ -196,7 +196,7 @@ export class Runtime {
   }
 
   /** The one relay: every fire-and-forget message passes here. */
-  #relay(from: string, to: string, body: Body, _corr: undefined): void {
+  #relay(from: string, to: string, body: Body): void {
     const { nodeId, name } = this.#parse(to);
     try {
       if (nodeId !== this.nodeId) {
@@ -239,7 +239,7 @@ export class Runtime {
       this.#fault(name, new TorusError('TORUS_PROTOCOL_INVALID', `actor ${name} sent as ${frame.from}`));
       return;
     }
-    if (frame.corr === undefined) return this.#relay(name, frame.to, frame.body, undefined);
+    if (frame.corr === undefined) return this.#relay(name, frame.to, frame.body);
     const corr = frame.corr;
     const answer = (reply: Frame): void => {
       try {

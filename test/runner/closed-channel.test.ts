@@ -1,33 +1,9 @@
 import t from 'tap';
-import { join } from 'node:path';
-import { RunnerProcess, type RunnerProcessEvent } from '../../src/runner/runner-process.js';
-import type { RunnerStartConfig } from '../../src/protocols/runner.js';
-import { allGone, localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
+import { readyRunner } from './fixtures/ready-runner.js';
+import { allGone, tempDir, waitFor } from './fixtures/helpers.js';
 
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (reason) => unhandled.push(reason));
-
-function config(dir: string, command: string[]): RunnerStartConfig {
-  return {
-    runnerId: 's@a', instanceId: 's', nodeId: 'a', rank: 0, worldSize: 1, layerStart: 0, layerEnd: 1,
-    workload: { kind: 'exec', command }, hosts: ['0.0.0.0:50001'], hostfilePath: join(dir, 'hostfile.json'), env: {},
-  };
-}
-
-async function readyRunner(t: { teardown(fn: () => Promise<void>): void }, dir: string, env: Record<string, string> = {}, command = ['sleep', '60']) {
-  const events: RunnerProcessEvent[] = [];
-  const proc = new RunnerProcess({ config: config(dir, command), logDir: join(dir, 'logs'), onEvent: (e) => events.push(e), env, cancelTimeoutMs: 500 });
-  t.teardown(async () => {
-    await proc.shutdown({ gracefulMs: 200, termMs: 200, killMs: 500 });
-  });
-  proc.start();
-  for (const type of ['connect', 'load', 'warmup'] as const) {
-    await proc.startTask({ type, taskId: type });
-    await waitFor(() => events.some((e) => e.type === 'task-status' && e.taskId === type && e.status === 'complete'), 60_000, type)
-      .catch((err) => { throw new Error(`${String(err)}; diagnostics: ${proc.diagnostics.join(' | ')}; status ${proc.status.state}`); });
-  }
-  return { proc, events };
-}
 
 t.test('shutdown racing cancel: sends on the closed channel are swallowed (ClosedResourceError case)', async (t) => {
   const dir = tempDir(t);
