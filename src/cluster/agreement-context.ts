@@ -2,6 +2,7 @@
 import type { PeerFrame } from '../protocols/peer-frames.js';
 import type { AgreementConfig, AgreementEffect, AgreementState, PeerView } from './agreement-types.js';
 import { lastHash, lastIndex, lastTerm } from './log.js';
+import { quorumOf, sameVerdict } from './quorum.js';
 
 export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & { peers: Record<string, PeerView>; lastHeard: Record<string, number> };
 
@@ -51,4 +52,33 @@ export function startResync(c: Ctx): void {
 
 export function sendSnapshot(c: Ctx, to: string): void {
   c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log) });
+}
+
+/**
+ * Recomputes the quorum verdict (after peers or members changed) and reports a change; a leader without a
+ * quorum steps down, so it sequences nothing more. Returns whether this node has a quorum.
+ */
+export function enforceQuorum(c: Ctx): boolean {
+  const q = quorumOf(c.s.members, c.cfg.selfId, Object.keys(c.s.peers));
+  if (!sameVerdict(q, c.s.quorum)) {
+    // Quorum regained (a partition healed): hear the peers' heartbeats before campaigning, so a live leader is
+    // followed rather than disturbed by a needless election.
+    if (q.ok && !c.s.quorum.ok) c.s.retryAt = Math.max(c.s.retryAt, c.now + c.cfg.heartbeatMs * 2);
+    c.s.quorum = q;
+    c.fx.push({ kind: 'quorum', quorum: q });
+  }
+  if (!q.ok && c.s.role === 'leader') loseLeader(c, `lost the quorum: ${q.why}`);
+  return q.ok;
+}
+
+export function loseLeader(c: Ctx, why: string): void {
+  if (c.s.role === 'discovering') return;
+  const was = c.s.leader;
+  c.s.role = 'follower';
+  c.s.leader = null;
+  c.s.votes = [];
+  c.s.noLeaderSince = c.now;
+  c.s.gap = null;
+  c.fx.push({ kind: 'warn', msg: 'no leader', fields: { was, why } });
+  announce(c);
 }

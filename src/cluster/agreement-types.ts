@@ -6,6 +6,7 @@
 import type { EventBody, IndexedEnvelope, PeerFrame, Role } from '../protocols/peer-frames.js';
 import type { LogState } from './log.js';
 import type { OrderedBuffer } from './ordered-buffer.js';
+import type { QuorumVerdict } from './quorum.js';
 
 export interface AgreementConfig {
   readonly selfId: string;
@@ -78,6 +79,10 @@ export interface AgreementState {
   readonly gap: { readonly from: number; readonly to: number; readonly at: number } | null;
   /** Waiting for a snapshot (new node, diverged log, or a failed apply). */
   readonly resync: { readonly at: number } | null;
+  /** The last known membership (node ids the replicated state lists), fed by the shell after each apply. */
+  readonly members: readonly string[];
+  /** Whether this node reaches a quorum of `members` (quorum.ts); without it, it neither starts nor keeps a term. */
+  readonly quorum: QuorumVerdict;
 }
 
 /** Frames the core consumes (the shell handles hello/auth/refuse/forward/peers itself). */
@@ -90,6 +95,8 @@ export type AgreementInput =
   | { readonly kind: 'frame'; readonly now: number; readonly from: string; readonly frame: AgreementFrame }
   /** Leader only: sequence these (already validated) events. */
   | { readonly kind: 'propose'; readonly now: number; readonly events: readonly EventBody[] }
+  /** The membership the replicated state lists changed (after an apply or a snapshot install). */
+  | { readonly kind: 'members'; readonly now: number; readonly members: readonly string[] }
   /** The shell could not apply an entry or install a snapshot: fetch a fresh snapshot. */
   | { readonly kind: 'apply-failed'; readonly now: number; readonly index: number; readonly reason: string };
 
@@ -106,6 +113,8 @@ export type AgreementEffect =
   | { readonly kind: 'send-snapshot'; readonly to: string; readonly term: number; readonly index: number; readonly lastTerm: number; readonly lastHash: string }
   | { readonly kind: 'close'; readonly nodeId: string; readonly reason: string }
   | { readonly kind: 'role'; readonly role: Role; readonly term: number; readonly leader: string | null }
+  /** The quorum verdict changed (gained or lost, or the counts moved). */
+  | { readonly kind: 'quorum'; readonly quorum: QuorumVerdict }
   | { readonly kind: 'warn'; readonly msg: string; readonly fields: Readonly<Record<string, unknown>> };
 
 export interface Ready {

@@ -5,6 +5,9 @@
  *   after it lost its leader, so the best node goes first and the most complete log survives.
  * - A candidate needs a grant from every live peer. A voter refuses when it still hears a leader, when the
  *   candidate's log is less complete than its own, or when it already voted in that term.
+ * - Quorum (quorum.ts): a node that does not reach a quorum of the last known membership does not campaign, cannot
+ *   win, and a leader that loses it steps down. So the side of a partition cut off from the majority sequences
+ *   nothing, and on the heal it follows the majority's leader instead of replacing its log.
  * - Terms only grow. A leader that sees a higher term (or another leader it outranks) moves to a newer
  *   term and announces it; a leader outranked by another leader steps down.
  * - Leader-sequenced entries are final: followers apply strictly in order, buffer what is early, ask for
@@ -15,13 +18,14 @@ import type { AgreementConfig, AgreementInput, AgreementState, Ready } from './a
 import { emptyBuffer } from './ordered-buffer.js';
 import { appendEntries, compareLogs, emptyLog, GENESIS_HASH, lastIndex, lastTerm } from './log.js';
 import { onAppend, onGapRequest, onSnapshot, requestCatchUp } from './agreement-replication.js';
-import { announce, broadcast, follow, heartbeatFrame, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { announce, broadcast, enforceQuorum, follow, heartbeatFrame, loseLeader, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { quorumOf } from './quorum.js';
 
 export function initialAgreement(now: number): AgreementState {
   return {
     role: 'discovering', term: 0, leader: null, votedTerm: 0, votedFor: null, votes: [], candidateSince: 0, bootAt: now,
     leaderContact: 0, leaderSince: 0, noLeaderSince: now, retryAt: 0, lastHeartbeatAt: -Infinity, peers: {}, lastHeard: {},
-    log: emptyLog, buffer: emptyBuffer(1), gap: null, resync: null,
+    log: emptyLog, buffer: emptyBuffer(1), gap: null, resync: null, members: [], quorum: quorumOf([], '', []),
   };
 }
 
@@ -34,24 +38,16 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
     case 'left': left(c, input.nodeId); break;
     case 'frame': frame(c, input.from, input.frame); break;
     case 'propose': sequenced = propose(c, input.events); break;
+    case 'members':
+      c.s.members = [...new Set(input.members)].sort();
+      enforceQuorum(c);
+      break;
     case 'apply-failed':
       c.fx.push({ kind: 'warn', msg: 'apply failed; fetching a snapshot', fields: { index: input.index, reason: input.reason } });
       startResync(c);
       break;
   }
   return sequenced ? { state: c.s, effects: c.fx, sequenced } : { state: c.s, effects: c.fx };
-}
-
-function loseLeader(c: Ctx, why: string): void {
-  if (c.s.role === 'discovering') return;
-  const was = c.s.leader;
-  c.s.role = 'follower';
-  c.s.leader = null;
-  c.s.votes = [];
-  c.s.noLeaderSince = c.now;
-  c.s.gap = null;
-  c.fx.push({ kind: 'warn', msg: 'no leader', fields: { was, why } });
-  announce(c);
 }
 
 /** Election order: positive when a should lead rather than b. */
@@ -82,6 +78,7 @@ function tick(c: Ctx): void {
     c.fx.push({ kind: 'close', nodeId: id, reason: `no heartbeat for ${now - p.lastHeard} ms` });
     if (s.leader === id) loseLeader(c, 'leader timed out');
   }
+  enforceQuorum(c);
   if (s.role === 'candidate') checkWin(c);
   if (now - s.lastHeartbeatAt >= cfg.heartbeatMs) {
     s.lastHeartbeatAt = now;
@@ -112,6 +109,7 @@ function tick(c: Ctx): void {
 }
 
 function maybeCampaign(c: Ctx): void {
+  if (!c.s.quorum.ok) return; // a minority never starts a term: it would outrank the majority's log on the heal
   const me = selfRank(c);
   const ahead = Object.values(c.s.peers).filter((p) => outranks(p, me)).length;
   const slot = c.s.noLeaderSince + ahead * c.cfg.electionStaggerMs;
@@ -144,6 +142,7 @@ function giveUp(c: Ctx): void {
 
 function checkWin(c: Ctx): void {
   if (!Object.keys(c.s.peers).every((id) => c.s.votes.includes(id))) return;
+  if (!enforceQuorum(c)) return;
   const { s } = c;
   s.role = 'leader';
   s.leader = c.cfg.selfId;
@@ -160,6 +159,7 @@ function checkWin(c: Ctx): void {
 function joined(c: Ctx, nodeId: string, incarnation: number, startedAt: number): void {
   c.s.peers[nodeId] = { nodeId, incarnation, startedAt, lastHeard: c.now, term: 0, role: 'discovering', leader: null, lastIndex: 0, lastTerm: 0, lastHash: GENESIS_HASH };
   c.s.lastHeard[nodeId] = c.now;
+  enforceQuorum(c);
   send(c, nodeId, heartbeatFrame(c));
   if (c.s.role === 'candidate') send(c, nodeId, { type: 'vote-request', term: c.s.term, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log) });
 }
@@ -168,7 +168,8 @@ function left(c: Ctx, nodeId: string): void {
   if (!c.s.peers[nodeId]) return;
   delete c.s.peers[nodeId];
   if (c.s.leader === nodeId) loseLeader(c, 'leader connection closed');
-  else if (c.s.role === 'candidate') checkWin(c);
+  enforceQuorum(c);
+  if (c.s.role === 'candidate') checkWin(c);
 }
 
 function propose(c: Ctx, events: readonly EventBody[]): IndexedEnvelope[] {

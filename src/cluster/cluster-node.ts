@@ -18,6 +18,7 @@ import type { PeerConnection } from './peer-connection.js';
 import type { NodeDescriptor, ReplicatedState } from './replicated-state.js';
 import { Forwarder, type CommandResult } from './forwarder.js';
 import { membershipChanges } from './membership.js';
+import type { QuorumVerdict } from './quorum.js';
 
 export type { CommandResult };
 
@@ -48,7 +49,7 @@ export interface ClusterNodeOptions<S> {
   readonly log?: Logger;
 }
 
-export interface RoleInfo { readonly role: Role; readonly term: number; readonly leader: string | null }
+export interface RoleInfo { readonly role: Role; readonly term: number; readonly leader: string | null; readonly quorum: QuorumVerdict }
 
 export function localIPv4s(): string[] {
   return Object.values(networkInterfaces()).flat().filter((i) => i && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
@@ -104,10 +105,17 @@ export class ClusterNode<S> extends EventEmitter {
     this.#forwarder = new Forwarder<S>({
       timeoutMs: options.commandTimeoutMs ?? 10_000,
       role: () => this.role(),
+      blocked: () => this.#noQuorumError(),
       send: (to, frame) => this.#conns.send(to, frame),
       execute: (kind, body) => this.#execute(kind, body),
-      onRoleChange: (cb) => this.on('role', cb),
-      offRoleChange: (cb) => this.off('role', cb),
+      onRoleChange: (cb) => {
+        this.on('role', cb);
+        this.on('quorum', cb);
+      },
+      offRoleChange: (cb) => {
+        this.off('role', cb);
+        this.off('quorum', cb);
+      },
     });
   }
 
@@ -154,7 +162,15 @@ export class ClusterNode<S> extends EventEmitter {
   // ---- queries ----
 
   role(): RoleInfo {
-    return { role: this.#core.role, term: this.#core.term, leader: this.#core.leader };
+    return { role: this.#core.role, term: this.#core.term, leader: this.#core.leader, quorum: this.#core.quorum };
+  }
+
+  /** The error a write gets while this node has no leader and no quorum (it cannot get one by waiting here). */
+  #noQuorumError(): TorusError | null {
+    const q = this.#core.quorum;
+    if (q.ok || this.#core.leader !== null) return null;
+    return new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
+      { members: q.members, reached: q.reached, needed: q.needed });
   }
 
   get state(): S {
@@ -268,16 +284,30 @@ export class ClusterNode<S> extends EventEmitter {
           this.#log.info('role', { role: fx.role, term: fx.term, leader: fx.leader });
           this.emit('role', { role: fx.role, term: fx.term, leader: fx.leader });
           break;
+        case 'quorum':
+          if (fx.quorum.ok) this.#log.info('quorum', { ...fx.quorum });
+          else this.#log.warn('no quorum: not starting or keeping a term, writes are refused', { ...fx.quorum });
+          this.emit('quorum', { ...this.role() });
+          break;
         case 'warn':
           this.#log.warn(fx.msg, fx.fields);
           break;
       }
     }
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
+    this.#feedMembers(input.now);
     // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
     // this node (e.g. its profile) never lands before its NodeJoined.
     if (becameLeader && this.#core.role === 'leader') this.#reconcile(input.now);
     return r.sequenced ?? [];
+  }
+
+  /** The core decides quorum on the membership the state lists: tell it when that changed. */
+  #feedMembers(now: number): void {
+    const members = this.#o.replica.members(this.#state).map((m) => m.nodeId).sort();
+    const known = this.#core.members;
+    if (members.length === known.length && members.every((id, i) => id === known[i])) return;
+    this.#run({ kind: 'members', now, members });
   }
 
   #tick(): void {

@@ -24,6 +24,8 @@ interface Pending {
 export interface ForwarderOptions {
   readonly timeoutMs: number;
   readonly role: () => { role: Role; leader: string | null };
+  /** Why a request cannot be served now and waiting will not help (e.g. no quorum), or null. */
+  readonly blocked?: () => TorusError | null;
   readonly send: (to: string, frame: PeerFrame) => boolean;
   readonly execute: (kind: Kind, body: EventBody | readonly EventBody[]) => Promise<unknown>;
   readonly onRoleChange: (cb: RoleCb) => void;
@@ -58,6 +60,8 @@ export class Forwarder<_S> {
   }
 
   async #attempt(kind: Kind, body: EventBody | readonly EventBody[], deadline: number): Promise<unknown> {
+    const blocked = this.#o.blocked?.();
+    if (blocked) throw blocked;
     const leader = await this.#awaitLeader(deadline);
     if (this.#o.role().role === 'leader') return this.#o.execute(kind, body);
     return new Promise((resolve, reject) => {
@@ -119,6 +123,13 @@ export class Forwarder<_S> {
     if (now.leader) return Promise.resolve(now.leader);
     return new Promise((resolve, reject) => {
       const cb: RoleCb = (r) => {
+        const blocked = r.leader ? null : this.#o.blocked?.();
+        if (blocked) {
+          clearTimeout(timer);
+          this.#o.offRoleChange(cb);
+          reject(blocked);
+          return;
+        }
         if (!r.leader) return;
         clearTimeout(timer);
         this.#o.offRoleChange(cb);

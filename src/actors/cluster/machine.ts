@@ -14,12 +14,15 @@ export interface ClusterContext {
   readonly digest: string;
   readonly members: readonly string[];
   readonly heard: number;
+  /** Whether this node reaches a quorum of the members its state lists (without it: no leader, no writes). */
+  readonly quorum: { readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number };
 }
 
 export type ClusterActorEvent =
   | { readonly type: 'cluster.role'; readonly role: Role; readonly term: number; readonly leader: string | null }
   | { readonly type: 'cluster.progress'; readonly lastIndex: number; readonly digest: string }
   | { readonly type: 'cluster.members'; readonly members: readonly string[]; readonly heard: number }
+  | { readonly type: 'cluster.quorum'; readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number }
   /** From the topology keeper when it rejected an entry or holds a gap: the shell re-sends the state. */
   | { readonly type: 'topology.rejected'; readonly index: number }
   | { readonly type: 'topology.gap'; readonly from: number; readonly to: number };
@@ -32,11 +35,12 @@ export const clusterMachine = setup({
     term: assign(({ context, event }) => (event.type === 'cluster.role' ? { ...context, term: event.term, leader: event.leader } : context)),
     progress: assign(({ context, event }) => (event.type === 'cluster.progress' ? { ...context, lastIndex: event.lastIndex, digest: event.digest } : context)),
     members: assign(({ context, event }) => (event.type === 'cluster.members' ? { ...context, members: event.members, heard: event.heard } : context)),
+    quorum: assign(({ context, event }) => (event.type === 'cluster.quorum' ? { ...context, quorum: { ok: event.ok, reached: event.reached, members: event.members, needed: event.needed } } : context)),
   },
 }).createMachine({
   id: 'cluster',
   initial: 'discovering',
-  context: ({ input }) => ({ nodeId: input.nodeId, term: 0, leader: null, lastIndex: 0, digest: '', members: [], heard: 0 }),
+  context: ({ input }) => ({ nodeId: input.nodeId, term: 0, leader: null, lastIndex: 0, digest: '', members: [], heard: 0, quorum: { ok: true, reached: 0, members: 0, needed: 0 } }),
   on: {
     'cluster.role': [
       { ...role('discovering'), actions: 'term' },
@@ -46,6 +50,7 @@ export const clusterMachine = setup({
     ],
     'cluster.progress': { actions: 'progress' },
     'cluster.members': { actions: 'members' },
+    'cluster.quorum': { actions: 'quorum' },
     // The keeper lost step (rejected entry or a gap): the shell sends it the whole state again.
     'topology.rejected': { actions: emit({ type: 'keeper.resync' as const }) },
     'topology.gap': { actions: emit({ type: 'keeper.resync' as const }) },

@@ -6,7 +6,7 @@
  * Requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an object, with
  * `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` → heard-but-
  * not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined peers;
- * `role` → {role, term, leader, leaderId}.
+ * `role` → {role, term, leader, leaderId, quorum: {ok, members, reached, needed, why}}.
  * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
  * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
  */
@@ -93,6 +93,10 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     n.on('installed', () => {
       resendState();
       ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
+    });
+    n.on('quorum', (r: { quorum: { ok: boolean; reached: number; members: number; needed: number } }) => {
+      const { ok, reached, members: count, needed } = r.quorum;
+      ctx.actor.send({ type: 'cluster.quorum', ok, reached, members: count, needed });
     });
     n.on('joined', members);
     n.on('left', members);
