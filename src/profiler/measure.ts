@@ -1,7 +1,8 @@
 /**
  * Link measurement against a peer's probe routes: RTT (median of several request/response samples on one kept-alive
- * connection) and throughput (a short timed upload to the sink route, bounded in bytes and time; the receiver
- * reports the steady-state rate). Run on change or on request, never continuously.
+ * connection) and capacity (a short timed raw TCP stream from the peer, bounded in bytes and time, stream-probe.ts;
+ * the best of a few). Run on change or on request, never continuously. `measureThroughput` (an HTTP upload to the
+ * sink route) is the previous probe, kept for comparison: it is CPU-bound near 5 Gbit/s on a loaded machine.
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -9,6 +10,7 @@ import { TorusError } from '../core/errors.js';
 import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_BUSY_BUDGET_MS, PROBE_FORCE_HEADER, PROBE_PATHS, type SinkReport } from '../protocols/probe.js';
 import { httpGetJson } from './http-get.js';
 import { median } from './rate.js';
+import { measureStream, type StreamProbeOptions, type StreamReport } from './stream-probe.js';
 
 export interface RttOptions {
   readonly samples?: number;
@@ -115,20 +117,20 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
 }
 
 /**
- * Capacity estimate: the best of a few short transfers. Noise on a shared machine (a descheduled sender, a
+ * Capacity estimate: the best of a few short stream probes. Noise on a shared machine (a descheduled reader, a
  * competing flow) only ever lowers a transfer's rate, so the maximum is the better estimate of what the link can carry.
  */
-export async function measureCapacity(ip: string, port: number, opts: CapacityOptions = {}): Promise<SinkReport> {
-  let best: SinkReport | undefined;
+export async function measureCapacity(ip: string, port: number, opts: CapacityOptions = {}): Promise<StreamReport> {
+  let best: StreamReport | undefined;
   const budgetEnd = Date.now() + (opts.busyBudgetMs ?? PROBE_BUSY_BUDGET_MS);
   for (let i = 0; i < Math.max(1, Math.min(opts.repeats ?? 2, 5)); i++) {
     const r = await exclusiveTransfer(ip, port, opts, budgetEnd);
     if (!best || r.bps > best.bps) best = r;
   }
-  return best as SinkReport;
+  return best as StreamReport;
 }
 
-export interface CapacityOptions extends ThroughputOptions {
+export interface CapacityOptions extends StreamProbeOptions {
   readonly repeats?: number;
   /** How long to keep retrying a busy sink before sending with the force header (default PROBE_BUSY_BUDGET_MS). */
   readonly busyBudgetMs?: number;
@@ -137,12 +139,12 @@ export interface CapacityOptions extends ThroughputOptions {
 }
 
 /** One transfer that waits its turn: a busy sink is retried after a random 100–600 ms until the budget ends. */
-async function exclusiveTransfer(ip: string, port: number, opts: CapacityOptions, budgetEnd: number): Promise<SinkReport> {
+async function exclusiveTransfer(ip: string, port: number, opts: CapacityOptions, budgetEnd: number): Promise<StreamReport> {
   for (;;) {
     const force = opts.force === true || Date.now() >= budgetEnd;
     opts.onTransfer?.(true);
     try {
-      return await measureThroughput(ip, port, { ...opts, force });
+      return await measureStream(ip, port, { ...opts, force });
     } catch (error) {
       if (!(error instanceof TorusError && error.code === 'TORUS_PROBE_BUSY') || force) throw error;
     } finally {

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { BroadcastChannel } from 'node:worker_threads';
 import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
+import { serveStream } from './stream-source.js';
 import { steadyRate, type Sample } from './rate.js';
 
 /**
@@ -27,9 +28,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
  * progress here, and this node's profiler (another thread) not sending one. Its announcements carry an expiry,
  * so a profiler that died mid-transfer cannot keep the sink busy.
  */
-class ProbeGate {
+export class ProbeGate {
   active = 0;
   #selfUntil = 0;
+  /** The stream session holding the gate: its further connections are admitted until `left` runs out or `until`. */
+  #session: { id: string; left: number; until: number } | undefined;
 
   constructor(nodeId: string) {
     const channel = new BroadcastChannel(probeBusyChannelName(nodeId));
@@ -42,6 +45,22 @@ class ProbeGate {
 
   busy(): boolean {
     return this.active > 0 || Date.now() < this.#selfUntil;
+  }
+
+  /**
+   * Admits one connection of stream session `id` (of `streams` connections): the first when the gate is free (or
+   * forced), the others while the session's slots last. Returns false when the caller must answer busy.
+   */
+  admitStream(id: string, streams: number, force: boolean, ms: number): boolean {
+    const now = Date.now();
+    const s = this.#session;
+    if (s && s.id === id && s.left > 0 && now < s.until) {
+      s.left--;
+      return true;
+    }
+    if (this.busy() && !force) return false;
+    this.#session = { id, left: streams - 1, until: now + ms + 1000 };
+    return true;
   }
 }
 
@@ -146,6 +165,11 @@ export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler 
       case PROBE_PATHS.sink:
         if (method !== 'POST') return false;
         sink(req, res, gate, awaitingContinue);
+        return true;
+      case PROBE_PATHS.stream:
+        if (method !== 'GET') return false;
+        handled();
+        serveStream(req, res, url.searchParams, gate, identity().nodeId);
         return true;
       case PROBE_PATHS.source:
         if (method !== 'GET') return false;

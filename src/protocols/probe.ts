@@ -5,6 +5,9 @@
  *   GET  /v1/probe/echo                 → a tiny body, for RTT samples on a kept-alive connection
  *   POST /v1/probe/sink                 → counts the request body; answers a SinkReport (client → server throughput)
  *   GET  /v1/probe/source?bytes=&ms=    → streams zeros, bounded in bytes and time (server → client throughput)
+ *   GET  /v1/probe/stream?ms=&bytes=&streams=&session=
+ *                                       → the capacity probe: an exclusive raw TCP stream of zeros (HTTP head, then
+ *                                         bytes until the server closes; no chunking), see decodeStreamQuery
  * Decoders are strict and throw only ValidationError.
  */
 import { guarded, id, int, num, obj, str } from '../core/topology/reader.js';
@@ -16,7 +19,17 @@ export const PROBE_PATHS = {
   echo: '/v1/probe/echo',
   sink: '/v1/probe/sink',
   source: '/v1/probe/source',
+  stream: '/v1/probe/stream',
 } as const;
+
+/** Response header of the stream route naming the answering node, so a prober never measures the wrong peer. */
+export const PROBE_NODE_HEADER = 'x-torus-node-id';
+/** Parallel connections one stream probe may open (they share one admission, see the gate in probe-handler.ts). */
+export const MAX_PROBE_STREAMS = 8;
+/** How long after its time bound a stream is cut when the client does not read it (a stalled probe frees the gate). */
+export const PROBE_STREAM_GRACE_MS = 2000;
+/** Bound on the HTTP head a stream prober accepts from a server before the raw bytes. */
+export const MAX_PROBE_HEAD_BYTES = 16 * 1024;
 
 /**
  * Throughput probes are exclusive, like an iperf3 server: a node's sink refuses (503 TORUS_PROBE_BUSY) a transfer
@@ -91,4 +104,32 @@ export function decodeSourceQuery(params: URLSearchParams): { bytes: number; ms:
     return Math.min(n, max);
   };
   return { bytes: read('bytes', MAX_PROBE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
+}
+
+export interface StreamQuery {
+  /** time bound of this stream, ms (≤ MAX_PROBE_MS) */
+  readonly ms: number;
+  /** byte bound of this stream (≤ MAX_PROBE_BYTES) */
+  readonly bytes: number;
+  /** how many connections the session opens (1..MAX_PROBE_STREAMS) */
+  readonly streams: number;
+  /** session id shared by those connections (client-chosen, [A-Za-z0-9_-]{1,32}) */
+  readonly session: string;
+}
+
+/** `?ms=T&bytes=N&streams=S&session=ID` of the stream route: strict (unknown keys refused), clamped to the bounds. */
+export function decodeStreamQuery(params: URLSearchParams): StreamQuery {
+  for (const key of params.keys()) if (!['ms', 'bytes', 'streams', 'session'].includes(key)) throw new ValidationError('query', key, 'unknown parameter');
+  const read = (key: string, min: number, max: number, dflt: number): number => {
+    const raw = params.get(key);
+    if (raw === null) return dflt;
+    const n = Number(raw);
+    if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n) || n < min) throw new ValidationError('query', key, `expected an integer ≥ ${min}`);
+    return Math.min(n, max);
+  };
+  const streams = read('streams', 1, MAX_PROBE_STREAMS, 1);
+  if (Number(params.get('streams') ?? 1) > MAX_PROBE_STREAMS) throw new ValidationError('query', 'streams', `at most ${MAX_PROBE_STREAMS}`);
+  const session = params.get('session') ?? 'single';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(session)) throw new ValidationError('query', 'session', 'expected 1-32 characters [A-Za-z0-9_-]');
+  return { ms: read('ms', 1, MAX_PROBE_MS, 500), bytes: read('bytes', 1, MAX_PROBE_BYTES, 256 << 20), streams, session };
 }

@@ -33,6 +33,10 @@ export interface ProfilerOptions {
   readonly attempts?: number;
   /** length of the throughput transfer per link (bounded further by MAX_PROBE_MS) */
   readonly throughputMs?: number;
+  /** capacity probes per link, the best counts (default 2) */
+  readonly throughputRepeats?: number;
+  /** parallel connections per capacity probe (default 1) */
+  readonly throughputStreams?: number;
   readonly profileIntervalMs?: number;
   /** Measure each new link once more this long after the last new link was measured (default 15 s; 0: never). */
   readonly confirmMeasureMs?: number;
@@ -95,7 +99,8 @@ const machine = networkProfilerMachine.provide({
           if (ac.signal.aborted) return;
           try {
             const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: 2, signal: ac.signal, onTransfer: announce });
+            const sink = job.key.slice(0, job.key.lastIndexOf('|'));
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce });
             const best = confirmer.combine(job.key, { rttMs, bandwidthBps: report.bps });
             failures.delete(job.key);
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs: best.rttMs, bandwidthBps: best.bandwidthBps, measuredAt: Date.now() });
