@@ -125,6 +125,11 @@ export interface NodeMetrics {
   readonly restarts: Readonly<Record<string, number>>;
 }
 
+/** POST /v1/links/measure: what the profiler will measure. */
+export interface MeasureLinksAnswer {
+  readonly links: readonly { readonly sink: string; readonly ip: string; readonly type?: string | undefined; readonly measuredAt?: number | undefined }[];
+}
+
 export interface NodeFacade {
   node(): Promise<NodeInfo>;
   state(): Promise<StateView>;
@@ -152,4 +157,10 @@ export interface NodeFacade {
    */
   startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
   metrics(): Promise<NodeMetrics>;
+  /**
+   * Asks the network profiler to re-measure this node's links now (all, or those matching `peer` / `ip`); resolves
+   * with the links queued. Throws TORUS_API_NOT_FOUND when a filter matches no link. Optional: a node without a
+   * profiler leaves it out and the route answers 503.
+   */
+  measureLinks?(request: { readonly peer?: string | undefined; readonly ip?: string | undefined }): Promise<MeasureLinksAnswer>;
 }

@@ -1,5 +1,5 @@
 import { ERROR_STATUS } from '../core/errors.js';
-import { createInstanceRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
+import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
 import { toJsonSchema } from './schema.js';
 
 /**
@@ -75,6 +75,12 @@ const schemas = {
   PreviewRequest: toJsonSchema(previewRequestSchema),
   CreateInstanceRequest: toJsonSchema(createInstanceRequestSchema),
   RingBenchRequest: toJsonSchema(ringBenchRequestSchema),
+  MeasureLinksRequest: toJsonSchema(measureLinksRequestSchema),
+  MeasureLinksQueued: {
+    type: 'object',
+    required: ['links'],
+    properties: { links: { type: 'array', items: { type: 'object', required: ['sink', 'ip'], properties: { sink: str, ip: str, type: str, measuredAt: { type: 'number', description: 'epoch ms of the previous measurement' } } } } },
+  },
 };
 
 const paths: Record<string, Record<string, Op>> = {
@@ -83,6 +89,13 @@ const paths: Record<string, Record<string, Op>> = {
   '/v1/state': { get: { summary: 'replicated state, digest, last index', responses: { '200': json(ref('StateView'), 'the state') } } },
   '/v1/topology': { get: { summary: 'nodes and measured links', responses: { '200': json(ref('Topology'), 'the topology') } } },
   '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json({ type: 'object', properties: { peers: { type: 'array', items: ref('Peer') } } }, 'peers with reasons') } } },
+  '/v1/links/measure': {
+    post: {
+      summary: "re-measure this node's links now (all, or to one peer / one address); new figures arrive as LinkMeasured (/v1/topology measuredAt)",
+      requestBody: { required: false, content: { 'application/json': { schema: ref('MeasureLinksRequest') } } },
+      responses: { '202': json(ref('MeasureLinksQueued'), 'the links the profiler will measure'), ...bodyErrors, '404': error('no link of this node matches the filter (nothing changes)'), '503': error('this node runs no network profiler') },
+    },
+  },
   '/v1/placements/preview': {
     post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(openObject, 'plans and refusals'), ...bodyErrors, ...common } },
   },

@@ -82,3 +82,13 @@ export const ringBenchRequestSchema: Schema = {
     bidirectional: { kind: 'boolean', description: 'use both ring directions' },
   },
 };
+
+/** POST /v1/links/measure: which of this node's links to re-measure (all when empty). */
+export const measureLinksRequestSchema: Schema = {
+  kind: 'object',
+  description: "re-measure this node's links now; both filters optional (together: the link to that peer at that address)",
+  properties: {
+    peer: { kind: 'string', minLength: 1, maxLength: 256, description: 'only links to this node id' },
+    ip: { kind: 'string', minLength: 2, maxLength: 64, description: "only the link at this address (one of the peer's IPs)" },
+  },
+};

@@ -7,7 +7,7 @@ import { TorusError } from '../core/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
-  InstanceView, NodeFacade, NodeInfo, NodeMetrics, NodeRole, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
+  InstanceView, MeasureLinksAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
@@ -129,5 +129,11 @@ export class ActorNodeFacade implements NodeFacade {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
     return { restarts };
+  }
+
+  /** POST /v1/links/measure: the network profiler queues the matching links (its `measure` request). */
+  async measureLinks(request: { readonly peer?: string | undefined; readonly ip?: string | undefined }): Promise<MeasureLinksAnswer> {
+    if (!this.#ctx.runtime.actors().includes('network-profiler')) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no network profiler');
+    return this.#ctx.runtime.request<MeasureLinksAnswer>('network-profiler', { type: 'measure', ...(request.peer !== undefined ? { sink: request.peer } : {}), ...(request.ip !== undefined ? { ip: request.ip } : {}) });
   }
 }

@@ -22,6 +22,7 @@ import { probeBusyChannelName } from '../../protocols/probe.js';
 import { MeasurementConfirmer } from './confirm.js';
 import { reconcileWithState } from './reconcile.js';
 import { createLogger } from '../../runtime/log.js';
+import { TorusError } from '../../core/errors.js';
 
 export interface ProfilerOptions {
   readonly nodeId: string;
@@ -125,9 +126,17 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
   view: (s) => ({ value: s.value, rounds: s.context.rounds, lastRound: s.context.lastRound ?? null, targets: s.context.targets.length, links: Object.values(s.context.links) }),
   requests: {
     links: (_b, ctx) => Object.values(ctx.actor.getSnapshot().context.links),
+    // The API's POST /v1/links/measure lands here: answers which links will be measured; a filter that matches
+    // none is refused (404) and changes nothing.
     measure: (body, ctx) => {
-      ctx.actor.send(decodeProfilerEvent(body));
-      return { queued: ctx.actor.getSnapshot().context.toMeasure.length };
+      const event = decodeProfilerEvent(body);
+      if (event.type !== 'measure') throw new TorusError('TORUS_PROTOCOL_INVALID', 'expected a measure request');
+      const links = Object.values(ctx.actor.getSnapshot().context.links).filter((l) => (!event.sink || l.sink === event.sink) && (!event.ip || l.ip === event.ip));
+      if (links.length === 0 && (event.sink || event.ip)) {
+        throw new TorusError('TORUS_API_NOT_FOUND', `no link of this node matches ${[event.sink && `peer ${event.sink}`, event.ip && `address ${event.ip}`].filter(Boolean).join(' at ')}`, { peer: event.sink ?? null, ip: event.ip ?? null });
+      }
+      ctx.actor.send(event);
+      return { links: links.map((l) => ({ sink: l.sink, ip: l.ip, type: l.type, ...(l.measuredAt !== undefined ? { measuredAt: l.measuredAt } : {}) })), queued: ctx.actor.getSnapshot().context.toMeasure.length };
     },
     probe: (_b, ctx) => {
       ctx.actor.send({ type: 'probe' });

@@ -1,0 +1,26 @@
+import { isIP } from 'node:net';
+import { TorusError, ValidationError } from '../../core/errors.js';
+import { measureLinksRequestSchema } from '../request-schemas.js';
+import type { Route } from '../router.js';
+import { check } from '../schema.js';
+
+/**
+ * Re-measurement on request (issue 3): the network profiler measures links when they appear or its interfaces
+ * change, never continuously; this asks it to measure now (all of this node's links, or those to one peer and/or
+ * one address). 202 with the links it will measure; the new figures arrive as LinkMeasured events
+ * (/v1/topology `measuredAt`, /v1/events). A filter that matches no link is 404 and changes nothing.
+ */
+export const linksRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/v1/links/measure',
+    summary: "re-measure this node's links now (all, or to one peer / one address): 202 + the links queued",
+    handler: async ({ facade, body }) => {
+      const request = check<{ peer?: string; ip?: string }>(measureLinksRequestSchema, await body());
+      if (request.ip !== undefined && isIP(request.ip) === 0) throw new ValidationError('body', 'ip', 'expected an IPv4 or IPv6 address');
+      if (!facade.measureLinks) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node has no network profiler');
+      const answer = await facade.measureLinks(request);
+      return { status: 202, body: answer };
+    },
+  },
+];
