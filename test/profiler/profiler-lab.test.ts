@@ -34,10 +34,14 @@ t.test('lab: 3 hosts, LAN 1gbit + thunderbolt p2p 5gbit, a black-holed and a for
 
   const measured = out.filter((o) => o.kind === 'measured');
   const lan = measured.find((o) => o.ip === lab.hosts[1]!.lanIp)!, tb = measured.find((o) => o.ip === lab.linkIp(0, 1))!;
-  const lanIperf = await iperf3(lab, 0, 1, lab.hosts[1]!.lanIp);
-  const tbIperf = await iperf3(lab, 0, 1, lab.linkIp(0, 1));
+  // The stream probe: the peer sends, the prober receives (iperf3 -R is the same direction).
+  t.match(lan.report, { method: 'stream', streams: 1 }, 'measured with the raw TCP stream probe');
+  t.match(tb.report, { method: 'stream' });
+  const lanIperf = await iperf3(lab, 0, 1, lab.hosts[1]!.lanIp, 2, true);
+  const tbIperf = await iperf3(lab, 0, 1, lab.linkIp(0, 1), 2, true);
   const g = (v: unknown): string => (typeof v === 'number' ? (v / 1e9).toFixed(2) : 'n/a');
-  t.comment(`LAN 1gbit: profiler ${g(lan.bps)} Gbit/s (rtt ${(lan.rttMs as number).toFixed(2)} ms), iperf3 ${g(lanIperf)} Gbit/s`);
-  t.comment(`thunderbolt 5gbit: profiler ${g(tb.bps)} Gbit/s (rtt ${(tb.rttMs as number).toFixed(2)} ms), iperf3 ${g(tbIperf)} Gbit/s`);
+  const ratio = (a: unknown, b: number | undefined): string => (typeof a === 'number' && b ? (a / b).toFixed(2) : 'n/a');
+  t.comment(`LAN 1gbit: profiler ${g(lan.bps)} Gbit/s (rtt ${(lan.rttMs as number).toFixed(2)} ms), iperf3 -R ${g(lanIperf)} Gbit/s, ratio ${ratio(lan.bps, lanIperf)}`);
+  t.comment(`thunderbolt 5gbit: profiler ${g(tb.bps)} Gbit/s (rtt ${(tb.rttMs as number).toFixed(2)} ms), iperf3 -R ${g(tbIperf)} Gbit/s, ratio ${ratio(tb.bps, tbIperf)}`);
   t.ok((tb.bps as number) > (lan.bps as number), 'thunderbolt measured faster than the LAN between the same pair');
 });
