@@ -81,6 +81,7 @@ export class ClusterNode<S> extends EventEmitter {
   #lastGossip = 0;
   #stopped = false;
   #self: NodeDescriptor | null = null;
+  #held: string | null = null;
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -324,11 +325,14 @@ export class ClusterNode<S> extends EventEmitter {
 
   /** Leader: NodeJoined for live nodes the state lacks (or knows under an older incarnation), NodeGone for silent ones. */
   #reconcile(now: number): void {
-    const { joined, gone } = membershipChanges({
+    const { joined, gone, held } = membershipChanges({
       selfId: this.nodeId, members: this.#o.replica.members(this.#state), now, failureTimeoutMs: this.#cfg.failureTimeoutMs,
+      freshMs: this.#cfg.failureTimeoutMs / 2,
       live: [this.#self!, ...[...this.#conns.joined.keys()].flatMap((id) => this.#descriptors.get(id) ?? [])],
       lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
     });
+    if (held && held !== this.#held) this.#log.warn('NodeGone held back', { why: held });
+    this.#held = held ?? null;
     const events = [
       ...joined.map((d) => this.#o.replica.joinedEvent(d)),
       ...gone.map((g) => this.#o.replica.goneEvent(g.nodeId, `no heartbeat for ${g.silentMs} ms`)),

@@ -111,7 +111,9 @@ t.test('multicast blocked: static peers (and gossip) still form the cluster', { 
   });
 });
 
-t.test('partition: the cut-off leader and the new leader merge back without losing the newer state', { timeout: 120_000 }, async (t) => {
+const s1Of = (cutHost: number) => `p${[0, 1, 2].find((h) => h !== cutHost)}`;
+
+t.test('partition: the cut-off leader steps down (no quorum) and merges back without losing the newer state', { timeout: 120_000 }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {
     const c = new LabCluster(lab);
     for (const h of [0, 1, 2]) {
@@ -124,7 +126,12 @@ t.test('partition: the cut-off leader and the new leader merge back without losi
     await lab.cut(cutHost, 'lan');
     const side = [0, 1, 2].filter((h) => h !== cutHost).map((h) => c.nodes.get(h)!);
     await c.until('the other side elects a new leader and drops the cut one', () => side.every((n) => n.status!.leader !== null && n.status!.leader !== cutId && n.status!.nodes.length === 2), 15000);
-    await c.until('the cut node is alone', () => c.nodes.get(cutHost)!.status!.nodes.length === 1, 15000);
+    // The cut node (1 of 3 members, no quorum) steps down and writes nothing: its state keeps all 3 nodes.
+    const cut = c.nodes.get(cutHost)!;
+    await c.until('the cut leader steps down for lack of a quorum', () => cut.status!.role !== 'leader' && cut.status!.leader === null && cut.status!.quorum.ok === false, 15000);
+    t.equal(cut.status!.nodes.length, 3, `the cut node keeps its last state, nobody declared gone (${cut.status!.quorum.why})`);
+    const refused = await cut.propose([{ type: 'LinkUp', source: cutId, sink: s1Of(cutHost), ip: lab.hosts[cutHost]!.lanIp, linkType: 'ethernet' }]);
+    t.match(refused, { ok: false, error: { code: 'TORUS_NO_QUORUM' } }, 'a proposal on the cut node is refused with TORUS_NO_QUORUM');
     const newLeader = side[0]!.status!.leader!;
     const [s1, s2] = side.map((n) => `p${n.host}`) as [string, string];
     const proposal = await side[0]!.propose([{ type: 'LinkUp', source: s1, sink: s2, ip: lab.hosts[side[1]!.host]!.lanIp, linkType: 'ethernet' }]);
