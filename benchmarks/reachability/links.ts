@@ -33,7 +33,7 @@ export async function linkBench(quick: boolean): Promise<LinkRow[]> {
       try {
         const server = lab.spawn(1, 'iperf3', ['-s', '-1', '-B', ip, '-p', '5302'], { stdio: 'ignore' });
         await new Promise((r) => setTimeout(r, 300));
-        const { stdout } = await lab.exec(0, ['iperf3', '-c', ip, '-p', '5302', '-t', quick ? '2' : '4', '-J'], { timeoutMs: 20_000 });
+        const { stdout } = await lab.exec(0, ['iperf3', '-c', ip, '-p', '5302', '-t', quick ? '2' : '4', '-J', '-R'], { timeoutMs: 20_000 });
         server.kill();
         iperfBps = (JSON.parse(stdout) as { end?: { sum_received?: { bits_per_second?: number } } }).end?.sum_received?.bits_per_second;
       } catch {
