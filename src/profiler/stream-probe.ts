@@ -21,7 +21,10 @@ import { steadyRate, type Sample } from './rate.js';
 export interface StreamProbeOptions {
   /** Length of the transfer (default 300 ms, at most MAX_PROBE_MS). */
   readonly durationMs?: number;
-  /** Byte bound of the whole transfer over all connections (default 256 MiB, at most MAX_PROBE_BYTES). */
+  /**
+   * Byte bound of the whole transfer over all connections (default and at most MAX_PROBE_BYTES, 1 GiB). The time
+   * bound ends it first on any link below ~25 Gbit/s; a smaller byte bound would cut fast links' probes short.
+   */
   readonly maxBytes?: number;
   /** Parallel connections (default 1, at most MAX_PROBE_STREAMS). */
   readonly streams?: number;
@@ -63,7 +66,7 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 
 export function measureStream(ip: string, port: number, opts: StreamProbeOptions = {}): Promise<StreamReport> {
   const durationMs = Math.max(1, Math.min(opts.durationMs ?? 300, MAX_PROBE_MS));
-  const maxBytes = Math.max(1, Math.min(opts.maxBytes ?? 256 << 20, MAX_PROBE_BYTES));
+  const maxBytes = Math.max(1, Math.min(opts.maxBytes ?? MAX_PROBE_BYTES, MAX_PROBE_BYTES));
   const streams = Math.max(1, Math.min(Math.floor(opts.streams ?? 1), MAX_PROBE_STREAMS));
   const timeoutMs = opts.timeoutMs ?? durationMs + PROBE_STREAM_GRACE_MS + 3000;
   const session = randomBytes(9).toString('base64url');
