@@ -221,6 +221,8 @@ function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartb
   const peer = s.peers[from]!;
   s.peers[from] = { ...peer, term: f.term, role: f.role, leader: f.leader, lastIndex: f.lastIndex, lastTerm: f.lastTerm, lastHash: f.lastHash };
   if (f.role !== 'leader' || f.leader !== from) {
+    // Our leader stepped down (lost its quorum, or yielded): stop following it, so our vote is free again.
+    if (s.leader === from && s.role !== 'leader') loseLeader(c, 'the leader stepped down');
     // A leaderless peer in a newer term (a failed candidate) would never follow us: move past its term. A peer
     // that follows another leader is left alone; the two leaders settle it between them (below), by log.
     if (s.role === 'leader' && f.term > s.term && f.leader === null) leaderBumps(c, f.term);
@@ -260,6 +262,14 @@ function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartb
 
 function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'vote-request' }>): void {
   const { s } = c;
+  const mine = { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) };
+  if (s.role === 'leader' && compareLogs(f, mine) > 0) {
+    // A candidate (so it has a quorum) holds a more complete log than ours, e.g. we restarted without our state
+    // and led alone before meeting it: the most complete log must lead, so yield rather than hold it off forever.
+    c.fx.push({ kind: 'warn', msg: 'yielding to a candidate with a more complete log', fields: { candidate: from, theirs: f.lastIndex, mine: mine.lastIndex } });
+    loseLeader(c, 'a candidate holds a more complete log');
+    startResync(c);
+  }
   let why: string | null = null;
   if (f.term < s.term) why = 'stale term';
   else if (hearsLeader(c)) why = 'a leader is alive';

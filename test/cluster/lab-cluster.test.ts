@@ -145,3 +145,44 @@ t.test('partition: the cut-off leader steps down (no quorum) and merges back wit
     t.ok(c.live().every((n) => n.status!.links === 1), 'the link sequenced during the partition survived');
   });
 });
+
+t.test('two nodes (docs/cluster.md, Quorum): losing the higher id keeps writes; losing the lowest id leaves the other read-only until it is back', { timeout: 120_000 }, async (t) => {
+  await withLab(t, { hosts: 2 }, async (lab) => {
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'torus-cl2-')));
+    t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+    const c = new LabCluster(lab);
+    const spawn = (h: number) => c.spawn(h, { nodeId: `q${h}`, dataDir: dirs[h], clusterName: 'pair', timings });
+    spawn(0);
+    spawn(1);
+    await c.until('formed', () => c.converged(2), 30000);
+    const link = (a: number, b: number) => ({ type: 'LinkUp', source: `q${a}`, sink: `q${b}`, ip: lab.hosts[b]!.lanIp, linkType: 'ethernet' });
+    t.ok((await c.nodes.get(1)!.propose([link(1, 0)])).ok, 'a write through the follower');
+
+    // q1 (higher id) dies: q0 holds exactly half including the lowest id, declares q1 gone and takes writes.
+    c.nodes.get(1)!.kill9();
+    const q0 = c.nodes.get(0)!;
+    await c.until('q0 alone leads, q1 declared gone', () => q0.status!.role === 'leader' && q0.status!.nodes.length === 1, 15000);
+    t.ok((await q0.propose([link(0, 1)])).ok, 'q0 alone still takes writes');
+    spawn(1);
+    await c.until('q1 back', () => c.converged(2), 30000);
+    t.ok((await c.nodes.get(1)!.propose([link(1, 0), link(0, 1)])).ok, 'links between them (NodeGone dropped the old ones)');
+    await c.until('links everywhere', () => c.live().every((n) => n.status!.links === 2));
+
+    // q0 (the lowest id) dies: q1 keeps its state readable, has no leader, refuses writes with the reason.
+    q0.kill9();
+    const q1 = c.nodes.get(1)!;
+    await c.until('q1 without a leader, no quorum', () => q1.status!.leader === null && q1.status!.quorum.ok === false, 15000);
+    t.equal(q1.status!.nodes.length, 2, 'q1 keeps its state: both nodes, nothing declared gone');
+    t.equal(q1.status!.links, 2, 'and the links');
+    t.match(await q1.propose([link(1, 0)]), { ok: false, error: { code: 'TORUS_NO_QUORUM' } }, 'a write on q1 is refused with TORUS_NO_QUORUM');
+    const before = q1.status!.lastIndex;
+
+    // q0 comes back (without saved state: it may lead alone at first); q1's more complete log wins, nothing is lost.
+    spawn(0);
+    await c.until('one cluster again', () => c.converged(2), 30000);
+    // Had the fresh q0's log won, the merged log would restart near index 1; q1's continues (q0's return as a new
+    // incarnation drops its old links, by design).
+    const after = c.live().map((n) => n.status!);
+    t.ok(after.every((st) => st.lastIndex > before && st.nodes.join() === 'q0@2,q1@2'), `q1's log continues (${before} → ${after[0]!.lastIndex}), q0 rejoined as incarnation 2`, { after });
+  });
+});

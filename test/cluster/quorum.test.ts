@@ -164,3 +164,27 @@ t.test('a fresh node (no membership known) still forms a cluster on its own', as
   t.same(net.nodes.get('a')!.state.members ?? [], ['a']);
   t.equal(net.nodes.get('a')!.state.role, 'leader', 'a cluster of one keeps its quorum');
 });
+
+t.test('two nodes: the lowest id restarts without its state and leads alone before it meets b: it yields to b', async (t) => {
+  const net = new SimNet();
+  net.trackMembers = true;
+  net.add('a', 1); net.add('b', 2);
+  net.mesh();
+  net.run(1000);
+  net.propose([join('a'), join('b'), ev(1)]);
+  net.run(200);
+  net.kill('a');
+  net.run(5000);
+  t.same(net.leaders(), [], 'b alone, without the lowest id: no leader');
+  net.add('a', 9000); // restarted, empty log: may form a cluster on its own
+  net.run(1000);
+  t.same(net.leaders(), ['a'], 'the fresh a leads alone');
+  lonelyLeaderWrites(net, 'a', [join('a')]);
+  net.mesh();
+  net.run(3000);
+  t.same(net.leaders(), ['b'], 'b, with the more complete log and a quorum once a is back, leads: a yielded');
+  t.ok(net.nodes.get('a')!.log.some((l) => l.includes('yielding to a candidate with a more complete log')));
+  const terms = net.transcript.filter((l) => / candidate /.test(l)).length;
+  t.ok(terms <= 3, `no election storm (${terms} campaigns)`);
+  for (const id of ['a', 'b']) t.same(net.nodes.get(id)!.applied.map((e) => e.event), [join('a'), join('b'), ev(1)], `${id} holds b's log`);
+});
