@@ -16,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   instances: async (args) => (await import('./cli/instances.js')).runInstancesCommand(args),
   delete: async (args) => (await import('./cli/delete.js')).runDeleteCommand(args),
   peers: async (args) => (await import('./cli/peers.js')).runPeersCommand(args),
+  measure: async (args) => (await import('./cli/measure.js')).runMeasureCommand(args),
   bench: runBench,
 };
 
