@@ -27,7 +27,9 @@ export function ringAllReduce(io: LaneIO, p: {
   const { rank, n, chunk } = p;
   const segments = segmentsOf(p.span, n);
   const segment = (s: number) => segments[mod(s, n)] as Span;
-  for (const c of chunksOf(segment(rank), chunk)) io.send(p.bytes(c));
+  // Own segment leaves in one write: it is all ready, and one big write costs fewer calls than chunks.
+  const own = segment(rank);
+  if (own.count > 0) io.send(p.bytes(own));
   for (let k = 0; k < n - 1; k++) {
     for (const c of chunksOf(segment(rank - io.dir * (k + 1)), chunk)) {
       const dst = p.bytes(c);

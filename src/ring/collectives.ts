@@ -6,7 +6,7 @@ import { TorusError, ValidationError } from '../core/errors.js';
 import { DTYPE_BYTES, DTYPE_CODE, REDUCE_OP_CODE, dtypeOf, isReduceOp, type ReduceOp, type RingArray } from '../native/kernels/index.js';
 import { chainBroadcast, chainRole, ringAllReduce, ringGather } from './algorithms.js';
 import type { LaneHeader, RingContext } from './context.js';
-import { chunkElements, mod, planLanes, splitEven, type LanePlan, type Span } from './layout.js';
+import { chunkBytesFor, chunkElements, mod, planLanes, splitEven, useBothDirections, type LanePlan, type Span } from './layout.js';
 
 const bytesOf = (a: RingArray): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
@@ -51,9 +51,10 @@ export async function allReduce(ctx: RingContext, input: RingArray, op: ReduceOp
     work.set(block(0));
     for (let r = 1; r < ctx.n; r++) reduce(workOffset, scratch.offset + r * bytes, count);
   } else {
-    const lanes = planLanes(bytes, ctx.n, ctx.options.connections, ctx.options.bidirectional, ctx.options.minLaneBytes);
+    const lanes = planLanes(bytes, ctx.n, ctx.options.connections, useBothDirections(ctx.options.bidirectional, ctx.n), ctx.options.minLaneBytes);
     const spans = splitEven(0, count, lanes.length);
-    const chunk = chunkElements(ctx.options.chunkBytes, elem);
+    const segmentBytes = Math.ceil(count / lanes.length / ctx.n) * elem;
+    const chunk = chunkElements(chunkBytesFor(segmentBytes, ctx.options.chunkBytes, ctx.options.maxChunkBytes), elem);
     const spanBytes = (s: Span) => work.subarray(s.start * elem, (s.start + s.count) * elem);
     lanes.forEach((plan, i) => {
       const span = spans[i] as Span;
@@ -89,13 +90,14 @@ export async function allGather(ctx: RingContext, input: RingArray, output: Ring
       if (hops > 0) ringGather(ctx.lane(run, plan, header, true, true), { rank: ctx.rank, n: ctx.n, hops, chunk, block });
     }
   } else {
-    const lanes = planLanes(bytes * ctx.n, ctx.n, ctx.options.connections, ctx.options.bidirectional, ctx.options.minLaneBytes);
+    const lanes = planLanes(bytes * ctx.n, ctx.n, ctx.options.connections, useBothDirections(ctx.options.bidirectional, ctx.n), ctx.options.minLaneBytes);
     const spans = splitEven(0, input.length, lanes.length);
     lanes.forEach((plan, i) => {
       const span = spans[i] as Span;
       if (span.count === 0) return;
       const slice = (r: number) => block(r).subarray(span.start * elem, (span.start + span.count) * elem);
-      ringGather(ctx.lane(run, plan, header, true, true), { rank: ctx.rank, n: ctx.n, hops: ctx.n - 1, chunk, block: slice });
+      const sliceChunk = chunkBytesFor(span.count * elem, chunk, ctx.options.maxChunkBytes);
+      ringGather(ctx.lane(run, plan, header, true, true), { rank: ctx.rank, n: ctx.n, hops: ctx.n - 1, chunk: sliceChunk, block: slice });
     });
   }
   await ctx.finish(run);
@@ -115,13 +117,14 @@ export async function broadcast(ctx: RingContext, buffer: RingArray, root: numbe
     const role = chainRole(ctx.rank, ctx.n, root, plan.dir, hops);
     if (!role.sends && !role.receives) return;
     const io = ctx.lane(run, plan, header, role.sends, role.receives);
-    chainBroadcast(io, { rank: ctx.rank, n: ctx.n, root, hops, chunk: ctx.options.chunkBytes, data: part });
+    const chunk = chunkBytesFor(part.length, ctx.options.chunkBytes, ctx.options.maxChunkBytes);
+    chainBroadcast(io, { rank: ctx.rank, n: ctx.n, root, hops, chunk, data: part });
   };
   if (bytes <= ctx.options.smallMessageBytes) {
     for (const { plan, hops } of halfRings(ctx.n, ctx.options.bidirectional)) if (hops > 0) chain(plan, hops, data);
   } else {
     // Bandwidth path: each lane carries a slice of the buffer around the whole ring (half each way).
-    const lanes = planLanes(bytes, 1, ctx.options.connections, ctx.options.bidirectional, ctx.options.minLaneBytes);
+    const lanes = planLanes(bytes, 1, ctx.options.connections, useBothDirections(ctx.options.bidirectional, ctx.n), ctx.options.minLaneBytes);
     const spans = splitEven(0, buffer.length, lanes.length);
     lanes.forEach((plan, i) => {
       const span = spans[i] as Span;

@@ -63,6 +63,25 @@ export function planLanes(bytes: number, n: number, connections: number, bidirec
   return lanes;
 }
 
+/**
+ * Pipeline chunk for one segment: about an eighth of it, so a hop still overlaps ≥ 8 chunks, but never
+ * below `minBytes` nor above `maxBytes`. Bigger chunks mean fewer writes, reads, completion callbacks
+ * and kernel calls per byte — on unshaped links the ring is CPU-bound and that overhead is the part of
+ * the cost torus controls (docs/ring.md). A pure function of sizes, so every rank derives the same.
+ */
+export function chunkBytesFor(segmentBytes: number, minBytes: number, maxBytes: number): number {
+  return Math.max(minBytes, Math.min(Math.max(minBytes, maxBytes), Math.ceil(segmentBytes / 8)));
+}
+
+/**
+ * Whether to run both ring directions at once. With two ranks a one-direction ring already carries
+ * data both ways over the single link (rank 0 → 1 and 1 → 0), so a second direction only adds sockets
+ * and per-chunk overhead on the same link.
+ */
+export function useBothDirections(bidirectional: boolean, n: number): boolean {
+  return bidirectional && n > 2;
+}
+
 /** Elements per pipeline chunk for an element size and a byte budget (at least one element). */
 export function chunkElements(chunkBytes: number, elementBytes: number): number {
   return Math.max(1, Math.floor(chunkBytes / elementBytes));

@@ -21,8 +21,10 @@ export interface RingConnectOptions {
   readonly connections?: number;
   /** Use both ring directions at once (half the data each way). Default true. */
   readonly bidirectional?: boolean;
-  /** Pipeline chunk size in bytes. Default 256 KiB. */
+  /** Smallest pipeline chunk in bytes. Default 256 KiB. Large all-reduces use segment/8 up to maxChunkBytes. */
   readonly chunkBytes?: number;
+  /** Largest pipeline chunk in bytes (adaptive chunks: segment/8 within [chunkBytes, maxChunkBytes]). Default 2 MiB. */
+  readonly maxChunkBytes?: number;
   /** At or below this many bytes all-reduce/all-gather/broadcast take the latency path. Default 32 KiB. */
   readonly smallMessageBytes?: number;
   /** A second lane is used only when each rank's share per lane is at least this. Default 16 KiB. */
@@ -72,6 +74,7 @@ export function resolveOptions(options: RingConnectOptions): ResolvedOptions {
     connections,
     bidirectional: options.bidirectional ?? true,
     chunkBytes: positive(options.chunkBytes, 256 * 1024, 'chunkBytes', 16),
+    maxChunkBytes: positive(options.maxChunkBytes, 2 * 1024 * 1024, 'maxChunkBytes', 16),
     smallMessageBytes: positive(options.smallMessageBytes, 32 * 1024, 'smallMessageBytes', 0),
     minLaneBytes: positive(options.minLaneBytes, 16 * 1024, 'minLaneBytes'),
     ringId: options.ringId ?? 0,

@@ -76,7 +76,13 @@ for (const n of [2, 3, 4, 5]) {
 }
 
 t.test('3 ranks, 2 connections per neighbour, tiny chunks, no latency path', async (t) => {
-  const comms = await loopbackRing(3, { connections: 2, chunkBytes: 4096, smallMessageBytes: 0, minLaneBytes: 64 });
+  const comms = await loopbackRing(3, { connections: 2, chunkBytes: 4096, maxChunkBytes: 8192, smallMessageBytes: 0, minLaneBytes: 64 });
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  await checkRing(t, comms, true);
+});
+
+t.test('2 ranks, adaptive chunks between 64 B and 1000 B (not a multiple of the element size), no latency path', async (t) => {
+  const comms = await loopbackRing(2, { chunkBytes: 64, maxChunkBytes: 1000, smallMessageBytes: 0, minLaneBytes: 64 });
   t.teardown(() => Promise.all(comms.map((c) => c.close())));
   await checkRing(t, comms, true);
 });

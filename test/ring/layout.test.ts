@@ -1,6 +1,6 @@
 import t from 'tap';
 import { chainRole } from '../../src/ring/algorithms.js';
-import { chunksOf, planLanes, segmentsOf, splitEven } from '../../src/ring/layout.js';
+import { chunkBytesFor, chunksOf, planLanes, segmentsOf, splitEven, useBothDirections } from '../../src/ring/layout.js';
 
 t.test('splitEven and segmentsOf cover every element exactly once', async (t) => {
   for (const count of [0, 1, 2, 3, 7, 10, 1000, 1001]) {
@@ -33,4 +33,16 @@ t.test('chainRole: a chain of `hops` ranks after the root, in either direction',
   t.equal(roles(-1, 4), 'RS -S R- RS RS');
   t.equal(roles(1, 2), '-- -S RS R- --');
   t.equal(roles(-1, 2), 'RS -S -- -- R-');
+});
+
+t.test('chunkBytesFor: an eighth of the segment within [min, max]; both directions only beyond 2 ranks', async (t) => {
+  const KiB = 1024;
+  t.equal(chunkBytesFor(100, 256 * KiB, 2048 * KiB), 256 * KiB, 'small segments: the minimum');
+  t.equal(chunkBytesFor(8 * 1024 * KiB, 256 * KiB, 2048 * KiB), 1024 * KiB, 'segment / 8');
+  t.equal(chunkBytesFor(64 * 1024 * KiB, 256 * KiB, 2048 * KiB), 2048 * KiB, 'capped at the maximum');
+  t.equal(chunkBytesFor(64 * 1024 * KiB, 4096 * KiB, 2048 * KiB), 4096 * KiB, 'a minimum above the maximum wins');
+  t.equal(chunkBytesFor(801, 64, 1000), 101);
+  t.equal(useBothDirections(true, 2), false, 'two ranks: one direction already uses both ways of the link');
+  t.equal(useBothDirections(true, 3), true);
+  t.equal(useBothDirections(false, 4), false);
 });

@@ -3,6 +3,7 @@
  * then (with check) re-run once on exact inputs and count wrong elements. Every rank runs the same
  * sweep; the orchestrator averages times over ranks and sums #wrong (nccl-tests -a 1, -c 1).
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { DTYPE_BYTES, type Dtype, type ReduceOp, type RingArray } from '../../native/kernels/index.js';
 import { numberToHalf } from '../../native/kernels/float16.js';
@@ -26,7 +27,24 @@ export interface RankResult {
   readonly count: number;
   readonly meanUs: number;
   readonly medianUs: number;
+  /** Process CPU time (user + system) per timed op, µs: cpuUs / meanUs near 1 means the rank is CPU-bound. */
+  readonly cpuUs?: number;
+  /** The system (kernel) part of cpuUs: socket copies and TCP. */
+  readonly sysUs?: number;
+  /** Time per timed op the main thread spent runnable but waiting for a CPU (Linux schedstat), µs. */
+  readonly runWaitUs?: number;
   readonly wrong: number | null;
+}
+
+/** Cumulative run-queue wait of this thread (µs) from /proc/thread-self/schedstat, null where unavailable. */
+function runQueueWaitUs(): number | null {
+  try {
+    const fields = readFileSync('/proc/thread-self/schedstat', 'utf8').trim().split(/\s+/);
+    const ns = Number(fields[1]);
+    return Number.isFinite(ns) ? ns / 1000 : null;
+  } catch {
+    return null;
+  }
 }
 
 const value = (rank: number, i: number) => ((i * 7 + rank * 5) % 23) - 11 + rank;
@@ -76,6 +94,8 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
       for (let i = 0; i < config.warmup; i++) await once();
       await comm.barrier();
       const times: number[] = [];
+      const cpu = process.cpuUsage();
+      const wait0 = runQueueWaitUs();
       const start = performance.now();
       for (let i = 0; i < config.iters; i++) {
         const t0 = performance.now();
@@ -83,6 +103,11 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
         times.push((performance.now() - t0) * 1000);
       }
       const meanUs = ((performance.now() - start) * 1000) / Math.max(1, config.iters);
+      const used = process.cpuUsage(cpu);
+      const cpuUs = (used.user + used.system) / Math.max(1, config.iters);
+      const sysUs = used.system / Math.max(1, config.iters);
+      const wait1 = runQueueWaitUs();
+      const runWaitUs = wait0 !== null && wait1 !== null ? (wait1 - wait0) / Math.max(1, config.iters) : undefined;
       times.sort((a, b) => a - b);
       let wrong: number | null = null;
       if (config.check) {
@@ -98,7 +123,7 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
       }
       comm.free(input);
       if (output !== input) comm.free(output);
-      const row: RankResult = { op, bytes: size, count, meanUs, medianUs: times[Math.floor(times.length / 2)] ?? 0, wrong };
+      const row: RankResult = { op, bytes: size, count, meanUs, medianUs: times[Math.floor(times.length / 2)] ?? 0, cpuUs, sysUs, ...(runWaitUs !== undefined ? { runWaitUs } : {}), wrong };
       results.push(row);
       onRow(row);
     }
