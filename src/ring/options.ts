@@ -31,7 +31,7 @@ export interface RingConnectOptions {
   readonly minLaneBytes?: number;
   /** Distinguishes ring instances sharing ports; both ends must agree. Default 0. */
   readonly ringId?: number;
-  /** Reduction kernels: 'wasm' (SIMD, JS for float16) or 'js'. Default 'wasm'. */
+  /** Reduction kernels: 'wasm' (SIMD, every dtype) or 'js'. Default 'wasm'. */
   readonly kernel?: 'wasm' | 'js';
 }
 

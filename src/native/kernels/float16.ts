@@ -57,7 +57,9 @@ export function float32ToHalf(value: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  // NaN → the canonical quiet NaN 0x7e00 (as numberToHalf and the WASM kernel): the sign of a NaN
+  // produced by the FPU (inf − inf) differs between instructions, canonical bits do not.
+  if (exp === 0xff) return mant ? 0x7e00 : sign | 0x7c00;
   const e = exp - 112; // rebias 127 → 15
   if (e >= 31) return sign | 0x7c00;
   if (e <= 0) {

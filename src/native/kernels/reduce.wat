@@ -1,4 +1,6 @@
 ;; Reduction kernels for the ring collectives: dst[i] = op(dst[i], src[i]) over n elements.
+;; float32/int32 and (at the end) float16; the float16 bodies repeat the same conversion blocks
+;; inline on purpose (no call per 4 lanes).
 ;; Arguments are byte offsets into the imported shared memory. SIMD main loop (8 elements per
 ;; iteration), scalar tail. Assemble: wat2wasm --enable-threads reduce.wat -o reduce.wasm, then
 ;; base64 into reduce-wasm.ts (see the comment there). Shared memory so views never detach on grow.
@@ -106,4 +108,153 @@
       (local.set $d (i32.add (local.get $d) (i32.const 4)))
       (local.set $s (i32.add (local.get $s) (i32.const 4)))
       (br $l))))
+  ;; float16 (IEEE binary16 bits): 8 elements per iteration, count must be a multiple of 8 (the JS
+  ;; kernel does the tail). Sum: widen to f32 (exact), add in f32, round once to half — the same bits
+  ;; as the JS kernel (float16.ts), NaN results canonical 0x7e00.
+  (func (export "sum_f16") (param $d i32) (param $s i32) (param $n i32)
+    (local $end i32) (local $a v128) (local $b v128) (local $em v128) (local $u v128)
+    (local $x v128) (local $y v128) (local $lo v128) (local $hi v128)
+    (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 1))))
+    (block $done (loop $v
+      (br_if $done (i32.ge_u (local.get $d) (local.get $end)))
+      (local.set $a (v128.load (local.get $d)))
+      (local.set $b (v128.load (local.get $s)))
+      ;; low four lanes
+      (local.set $lo (i32x4.extend_low_i16x8_u (local.get $a)))
+      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
+      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      (local.set $em (v128.and (local.get $lo) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
+      (local.set $x (v128.or
+        (v128.bitselect
+          (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
+          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
+        (i32x4.shl (v128.and (local.get $lo) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
+      (local.set $lo (i32x4.extend_low_i16x8_u (local.get $b)))
+      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
+      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      (local.set $em (v128.and (local.get $lo) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
+      (local.set $y (v128.or
+        (v128.bitselect
+          (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
+          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
+        (i32x4.shl (v128.and (local.get $lo) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
+      (local.set $x (f32x4.add (local.get $x) (local.get $y)))
+      ;; f32 -> half bits, round half to even (F. Giesen's float_to_half_fast3_rtne, branch-free):
+      ;; |x| >= 65536 (or inf/NaN): inf, NaN -> 0x7e00; |x| < 2^-14: add 0.5 so the FPU rounds to a
+      ;; multiple of 2^-24; else rebias the exponent and round on bit 13 (odd mantissa breaks ties up).
+      (local.set $u (v128.and (local.get $x) (v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff)))
+      (local.set $lo
+        (v128.bitselect
+          (v128.bitselect
+            (v128.const i32x4 0x7e00 0x7e00 0x7e00 0x7e00)
+            (v128.or (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00) (i32x4.shr_u (v128.and (local.get $x) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (i32.const 16)))
+            (i32x4.gt_s (local.get $u) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000)))
+          (v128.or
+            (v128.bitselect
+              (i32x4.sub (f32x4.add (local.get $u) (v128.const i32x4 0x3f000000 0x3f000000 0x3f000000 0x3f000000)) (v128.const i32x4 0x3f000000 0x3f000000 0x3f000000 0x3f000000))
+              (i32x4.shr_u
+                (i32x4.add
+                  (i32x4.add (local.get $u) (v128.const i32x4 0xc8000fff 0xc8000fff 0xc8000fff 0xc8000fff))
+                  (v128.and (i32x4.shr_u (local.get $u) (i32.const 13)) (v128.const i32x4 1 1 1 1)))
+                (i32.const 13))
+              (i32x4.lt_s (local.get $u) (v128.const i32x4 0x38800000 0x38800000 0x38800000 0x38800000)))
+            (i32x4.shr_u (v128.and (local.get $x) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (i32.const 16)))
+          (i32x4.ge_s (local.get $u) (v128.const i32x4 0x47800000 0x47800000 0x47800000 0x47800000))))
+      ;; high four lanes
+      (local.set $hi (i32x4.extend_high_i16x8_u (local.get $a)))
+      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
+      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      (local.set $em (v128.and (local.get $hi) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
+      (local.set $x (v128.or
+        (v128.bitselect
+          (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
+          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
+        (i32x4.shl (v128.and (local.get $hi) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
+      (local.set $hi (i32x4.extend_high_i16x8_u (local.get $b)))
+      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
+      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      (local.set $em (v128.and (local.get $hi) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
+      (local.set $y (v128.or
+        (v128.bitselect
+          (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
+          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
+        (i32x4.shl (v128.and (local.get $hi) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
+      (local.set $x (f32x4.add (local.get $x) (local.get $y)))
+      ;; f32 -> half bits, round half to even (F. Giesen's float_to_half_fast3_rtne, branch-free):
+      ;; |x| >= 65536 (or inf/NaN): inf, NaN -> 0x7e00; |x| < 2^-14: add 0.5 so the FPU rounds to a
+      ;; multiple of 2^-24; else rebias the exponent and round on bit 13 (odd mantissa breaks ties up).
+      (local.set $u (v128.and (local.get $x) (v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff)))
+      (local.set $hi
+        (v128.bitselect
+          (v128.bitselect
+            (v128.const i32x4 0x7e00 0x7e00 0x7e00 0x7e00)
+            (v128.or (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00) (i32x4.shr_u (v128.and (local.get $x) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (i32.const 16)))
+            (i32x4.gt_s (local.get $u) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000)))
+          (v128.or
+            (v128.bitselect
+              (i32x4.sub (f32x4.add (local.get $u) (v128.const i32x4 0x3f000000 0x3f000000 0x3f000000 0x3f000000)) (v128.const i32x4 0x3f000000 0x3f000000 0x3f000000 0x3f000000))
+              (i32x4.shr_u
+                (i32x4.add
+                  (i32x4.add (local.get $u) (v128.const i32x4 0xc8000fff 0xc8000fff 0xc8000fff 0xc8000fff))
+                  (v128.and (i32x4.shr_u (local.get $u) (i32.const 13)) (v128.const i32x4 1 1 1 1)))
+                (i32.const 13))
+              (i32x4.lt_s (local.get $u) (v128.const i32x4 0x38800000 0x38800000 0x38800000 0x38800000)))
+            (i32x4.shr_u (v128.and (local.get $x) (v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000)) (i32.const 16)))
+          (i32x4.ge_s (local.get $u) (v128.const i32x4 0x47800000 0x47800000 0x47800000 0x47800000))))
+      (v128.store (local.get $d) (i16x8.narrow_i32x4_u (local.get $lo) (local.get $hi)))
+      (local.set $d (i32.add (local.get $d) (i32.const 16)))
+      (local.set $s (i32.add (local.get $s) (i32.const 16)))
+      (br $v))))
+  ;; float16 max: on order-preserving integer keys (key = bits ^ (sign ? 0xffff : 0x8000), so
+  ;; -0 < +0 like Math.max); a NaN operand gives 0x7e00. Count a multiple of 8, as sum_f16.
+  (func (export "max_f16") (param $d i32) (param $s i32) (param $n i32)
+    (local $end i32) (local $a v128) (local $b v128)
+    (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 1))))
+    (block $done (loop $v
+      (br_if $done (i32.ge_u (local.get $d) (local.get $end)))
+      (local.set $a (v128.load (local.get $d)))
+      (local.set $b (v128.load (local.get $s)))
+      (v128.store (local.get $d)
+        (v128.bitselect
+          (v128.const i16x8 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00)
+          (v128.bitselect
+            (local.get $b)
+            (local.get $a)
+            (i16x8.gt_u
+              (v128.xor (local.get $b) (v128.or (i16x8.shr_s (local.get $b) (i32.const 15)) (v128.const i16x8 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000)))
+              (v128.xor (local.get $a) (v128.or (i16x8.shr_s (local.get $a) (i32.const 15)) (v128.const i16x8 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000)))))
+          (v128.or
+            (i16x8.gt_u (v128.and (local.get $a) (v128.const i16x8 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.const i16x8 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00))
+            (i16x8.gt_u (v128.and (local.get $b) (v128.const i16x8 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.const i16x8 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00)))))
+      (local.set $d (i32.add (local.get $d) (i32.const 16)))
+      (local.set $s (i32.add (local.get $s) (i32.const 16)))
+      (br $v))))
+  ;; float16 min: on order-preserving integer keys (key = bits ^ (sign ? 0xffff : 0x8000), so
+  ;; -0 < +0 like Math.min); a NaN operand gives 0x7e00. Count a multiple of 8, as sum_f16.
+  (func (export "min_f16") (param $d i32) (param $s i32) (param $n i32)
+    (local $end i32) (local $a v128) (local $b v128)
+    (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 1))))
+    (block $done (loop $v
+      (br_if $done (i32.ge_u (local.get $d) (local.get $end)))
+      (local.set $a (v128.load (local.get $d)))
+      (local.set $b (v128.load (local.get $s)))
+      (v128.store (local.get $d)
+        (v128.bitselect
+          (v128.const i16x8 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00 0x7e00)
+          (v128.bitselect
+            (local.get $b)
+            (local.get $a)
+            (i16x8.lt_u
+              (v128.xor (local.get $b) (v128.or (i16x8.shr_s (local.get $b) (i32.const 15)) (v128.const i16x8 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000)))
+              (v128.xor (local.get $a) (v128.or (i16x8.shr_s (local.get $a) (i32.const 15)) (v128.const i16x8 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000 0x8000)))))
+          (v128.or
+            (i16x8.gt_u (v128.and (local.get $a) (v128.const i16x8 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.const i16x8 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00))
+            (i16x8.gt_u (v128.and (local.get $b) (v128.const i16x8 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff 0x7fff)) (v128.const i16x8 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00 0x7c00)))))
+      (local.set $d (i32.add (local.get $d) (i32.const 16)))
+      (local.set $s (i32.add (local.get $s) (i32.const 16)))
+      (br $v))))
 )

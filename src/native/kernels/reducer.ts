@@ -1,6 +1,7 @@
 /**
- * dst[i] = op(dst[i], src[i]) over regions of a KernelMemory. WASM SIMD for float32/int32 where
- * available (~5x a JS loop, STACK.md §5); a JS loop otherwise and for float16 (no f16 SIMD in WASM).
+ * dst[i] = op(dst[i], src[i]) over regions of a KernelMemory. WASM SIMD where available (~5x a JS
+ * loop for float32, STACK.md §5; for float16 — which WASM cannot do arithmetic in — the kernel widens
+ * to f32 and rounds back in SIMD integer ops, bit-identical to the JS loop); a JS loop otherwise.
  */
 import type { Dtype, ReduceOp } from './dtypes.js';
 import { HALF_TO_NUMBER, float32ToHalf } from './float16.js';
@@ -21,8 +22,13 @@ export function createReducer(memory: KernelMemory, prefer: 'wasm' | 'js' = 'was
     kind: 'wasm',
     reduce(op, dtype, dst, src, count) {
       if (count <= 0) return;
-      if (dtype === 'float16') return js.reduce(op, dtype, dst, src, count);
-      kernels[`${op}_${dtype === 'float32' ? 'f32' : 'i32'}` as keyof WasmKernels](dst, src, count);
+      if (dtype === 'float16') {
+        const body = count & ~7; // 8 halves per SIMD step; the < 8 left over go through the JS loop
+        if (body > 0) kernels[`${op}_f16`](dst, src, body);
+        if (body < count) js.reduce(op, dtype, dst + body * 2, src + body * 2, count - body);
+        return;
+      }
+      kernels[`${op}_${dtype === 'float32' ? 'f32' : 'i32'}`](dst, src, count);
     },
   };
 }
