@@ -4,7 +4,9 @@
  * all N nodes with one leader, then kill -9 a follower and time until every survivor has dropped it
  * (NodeGone applied), then kill -9 the leader and time until a new leader is followed by all.
  * Targets: converge <= 2 s for 4 nodes; detect a dead node <= 5 s (failure timeout 3 s).
- *   node build/benchmarks/cluster-formation/index.js [--quick] [--json]   (root; needs `ip` and `tc`)
+ * With 2 nodes the node killed first is the one with the higher id: only the lowest id keeps a quorum alone
+ * (docs/cluster.md, Quorum); with more nodes it is a follower.
+ *   node build/benchmarks/cluster-formation/index.js [--quick] [--json] [--no-real]   (root; needs `ip` and `tc`)
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,6 +22,7 @@ const getArgv = (url: string): string[] => (existsSync('/usr/bin/curl') ? ['curl
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const json = args.includes('--json');
+const noReal = args.includes('--no-real');
 const FAILURE_TIMEOUT_MS = 3000;
 
 interface Status { role: string; leader: string | null; digest: string; nodes: string[] }
@@ -71,7 +74,8 @@ async function run(n: number): Promise<BenchRow> {
     const form = await until(() => converged(procs, n), 30_000);
     const lastReady = Math.max(...procs.map((p) => p.readyAt));
     const formedAt = performance.now();
-    const follower = procs.find((p) => p.status?.role !== 'leader')!;
+    // 2 nodes: the survivor must be the lowest id to keep a quorum (exactly half with the lowest id).
+    const follower = n === 2 ? procs[procs.length - 1]! : procs.find((p) => p.status?.role !== 'leader')!;
     follower.child.kill('SIGKILL');
     const rest = procs.filter((p) => p !== follower);
     const detect = await until(() => rest.every((p) => !p.status!.nodes.some((x) => x.startsWith(`${follower.id}@`))), 20_000);
@@ -89,7 +93,7 @@ async function run(n: number): Promise<BenchRow> {
       'converge from spawn ms': form === null ? 'timeout' : Math.round(form),
       'converge from last process up ms': form === null ? 'timeout' : Math.round(formedAt - lastReady),
       'process start ms': Math.round(lastReady - t0),
-      'detect dead follower ms': ms(detect),
+      'detect dead node ms': ms(detect),
       'leader failover + NodeGone ms': ms(failover),
     };
   } finally {
@@ -173,6 +177,7 @@ async function main(): Promise<void> {
   printTable('cluster formation, standalone cluster nodes (lab, mDNS, failure timeout 3000 ms)', rows, json,
     'Targets: converge <= 2000 ms for 4 nodes (from the last process up); detect a dead node <= 5000 ms. The settle period (600 ms) '
     + 'a starting node waits for an existing leader is part of the convergence time. Machine shared and noisy: compare within a run.');
+  if (noReal) return;
   if (!existsSync(realMain)) {
     process.stdout.write(`\n(real-node runs skipped: ${realMain} missing, run \`npm run build\`)\n`);
     return;
