@@ -4,6 +4,7 @@
  * (400/404/405/415) and change nothing; a request for one link re-measures exactly that link (its measuredAt
  * moves, the other's does not); an empty request re-measures all of a node's links. Hostile probe clients on the
  * node's port (a stream that is never read, binary garbage) neither crash the node nor keep it from being measured.
+ * The CLI's `torus measure --peer ID --wait` goes through the same route.
  */
 import t from 'tap';
 import net from 'node:net';
@@ -103,5 +104,15 @@ t.test('POST /v1/links/measure re-measures exactly what it is asked; bad input c
     t.pass(`both re-measured ${Date.now() - since} ms after the request (a stalled probe client is cut after 300 + ${PROBE_STREAM_GRACE_MS} ms)`);
     t.equal((await fetch(`${c.nodes[1]!.api}/v1/node`)).status, 200, 'h1 still healthy');
     t.ok(c.nodes[1]!.alive, 'h1 process alive');
+
+    // The CLI (`torus measure`, inside h1's namespace, default API): h1's links to h0, waited for.
+    const cli = await c.cli(1, ['measure', '--peer', id(0), '--wait', '--json'], 70_000);
+    t.equal(cli.code, 0, `torus measure --peer --wait exits 0 ${cli.stderr}`);
+    const printed = JSON.parse(cli.stdout) as { links: Link[]; pending: number };
+    t.same(printed.links.map((l) => l.ip).sort(), [lab.hosts[0]!.lanIp, lab.linkIp(1, 0)].sort(), 'prints both of h1\'s links to h0, re-measured');
+    t.equal(printed.pending, 0);
+    const badCli = await c.cli(1, ['measure', '--ip', 'nope']);
+    t.equal(badCli.code, 1, 'a bad address exits 1');
+    t.match(badCli.stderr, /TORUS_API_VALIDATION/, 'with the API\'s error');
   });
 });
