@@ -19,6 +19,7 @@ import type { NodeDescriptor, ReplicatedState } from './replicated-state.js';
 import { Forwarder, type CommandResult } from './forwarder.js';
 import { membershipChanges } from './membership.js';
 import type { QuorumVerdict } from './quorum.js';
+import type { RedialPolicy } from './redial.js';
 
 export type { CommandResult };
 
@@ -41,6 +42,8 @@ export interface ClusterNodeOptions<S> {
   readonly addresses?: readonly string[];
   readonly mdns?: boolean;
   readonly timings?: Partial<Timings>;
+  /** Re-dial backoff for peers that refused us (default 10 s doubling to 5 min). */
+  readonly redial?: RedialPolicy;
   readonly tickMs?: number;
   readonly commandTimeoutMs?: number;
   /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */
@@ -99,6 +102,7 @@ export class ClusterNode<S> extends EventEmitter {
         apiPort: options.apiPort ?? 0, name: options.name ?? options.nodeId, version: options.version ?? '0.0.0', addresses,
       },
       secret: options.secret ?? null, host: options.host ?? '0.0.0.0', port: options.port ?? 0, log: this.#log, now: this.#now,
+      ...(options.redial ? { redial: options.redial } : {}),
       onJoined: (c) => this.#onJoined(c),
       onLeft: (c, reason) => this.#onLeft(c, reason),
       onFrame: (c, f) => this.#onFrame(c, f),
@@ -140,7 +144,7 @@ export class ClusterNode<S> extends EventEmitter {
         onAdvert: (a, host) => {
           if (a.cluster !== cluster) this.#conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'other-cluster', detail: `cluster hash ${a.cluster}`, via: 'mdns' });
           else if (a.v !== PROTOCOL_VERSION) this.#conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'incompatible-version', detail: `protocol v${a.v}, mine v${PROTOCOL_VERSION}`, via: 'mdns' });
-          else this.#conns.addTarget(host, a.port, 'mdns', a.nodeId);
+          else this.#conns.addTarget(host, a.port, 'mdns', a.nodeId, a.incarnation);
           this.#conns.tick();
         },
       });

@@ -4,11 +4,15 @@
  *
  * Collapse rule (both ends compute it alike): of two live connections between A and B of the same incarnation,
  * keep the one dialed by the lower node id; a newer incarnation replaces the old connection.
+ *
+ * A target that refused us (secret, cluster, version) is re-dialled with an exponential backoff (redial.ts), reset
+ * when the peer shows a new incarnation (advert or its own dial to us) or joins.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../runtime/log.js';
 import type { PeerAddress, PeerFrame, RefuseReason } from '../protocols/peer-frames.js';
 import { PeerConnection, type CloseInfo, type LocalHello } from './peer-connection.js';
+import { DEFAULT_REDIAL, NO_REFUSALS, refused, shouldReset, type RedialPolicy, type Refusals } from './redial.js';
 
 export type HeardReason = 'other-cluster' | 'incompatible-version' | 'auth-failure' | 'unreachable';
 
@@ -19,6 +23,9 @@ export interface HeardPeer {
   readonly detail: string;
   readonly via: TargetSource | 'inbound';
   readonly at: number;
+  /** For a peer we dial that refused us: refusals in a row, and when we dial it next (ms since epoch). */
+  readonly attempts?: number;
+  readonly nextRetryAt?: number;
 }
 
 export type TargetSource = 'static' | 'mdns' | 'gossip';
@@ -30,6 +37,9 @@ interface Target {
   nodeId?: string;
   failures: number;
   nextAt: number;
+  refusals: Refusals;
+  /** Last incarnation its mDNS advert showed. */
+  incarnation?: number;
   conn?: PeerConnection;
   everJoined: boolean;
   self: boolean;
@@ -43,6 +53,8 @@ export interface ConnectionManagerOptions {
   readonly log: Logger;
   readonly now: () => number;
   readonly maxFrameBytes?: number;
+  /** Backoff for peers that refused us (default 10 s doubling to 5 min). */
+  readonly redial?: RedialPolicy;
   readonly onJoined: (conn: PeerConnection) => void;
   readonly onLeft: (conn: PeerConnection, reason: string) => void;
   readonly onFrame: (conn: PeerConnection, frame: PeerFrame) => void;
@@ -51,7 +63,6 @@ export interface ConnectionManagerOptions {
 const UNREACHABLE_AFTER = 3;
 const MAX_CONNECTIONS = 256;
 const MAX_HEARD = 256;
-const REFUSED_RETRY_MS = 10_000;
 
 export class ConnectionManager {
   readonly #o: ConnectionManagerOptions;
@@ -108,16 +119,35 @@ export class ConnectionManager {
     });
   }
 
-  addTarget(host: string, port: number, source: TargetSource, nodeId?: string): void {
+  /** `incarnation`: from an mDNS advert; a new one resets the backoff of a peer that refused us. */
+  addTarget(host: string, port: number, source: TargetSource, nodeId?: string, incarnation?: number): void {
     if (this.#stopped) return;
     if (nodeId !== undefined && (nodeId === this.#o.local.nodeId || this.#joined.has(nodeId))) return;
     const key = `${host}:${port}`;
     const known = this.#targets.get(key);
     if (known) {
       if (nodeId !== undefined) known.nodeId = nodeId;
+      if (incarnation !== undefined) {
+        known.incarnation = incarnation;
+        this.#maybeReset(known, incarnation, 'advertised');
+      }
       return;
     }
-    this.#targets.set(key, { host, port, source, failures: 0, nextAt: 0, everJoined: false, self: false, ...(nodeId !== undefined ? { nodeId } : {}) });
+    this.#targets.set(key, {
+      host, port, source, failures: 0, nextAt: 0, refusals: NO_REFUSALS, everJoined: false, self: false,
+      ...(nodeId !== undefined ? { nodeId } : {}), ...(incarnation !== undefined ? { incarnation } : {}),
+    });
+  }
+
+  /** A peer that refused us shows a new incarnation (restarted, perhaps reconfigured): dial it again now. */
+  #maybeReset(t: Target, incarnation: number, how: string): void {
+    if (!shouldReset(t.refusals, incarnation)) return;
+    this.#o.log.info('peer that refused us restarted: dialing again', { address: `${t.host}:${t.port}`, nodeId: t.nodeId, how, incarnation });
+    t.refusals = NO_REFUSALS;
+    t.nextAt = 0;
+    const key = `${t.host}:${t.port}`;
+    const h = this.#heard.get(key);
+    if (h) this.#heard.set(key, { ...h, attempts: 0, nextRetryAt: this.#o.now() });
   }
 
   /** Records a peer we heard of (e.g. by mDNS) but will not dial, with the reason. */
@@ -183,6 +213,7 @@ export class ConnectionManager {
       t.failures = 0;
       t.everJoined = true;
     }
+    for (const other of this.#targets.values()) if (other.nodeId === id) other.refusals = NO_REFUSALS;
     for (const [key, h] of this.#heard) if (h.nodeId === id || key === (t ? `${t.host}:${t.port}` : '')) this.#heard.delete(key);
     const existing = this.#joined.get(id);
     if (existing && existing.remote) {
@@ -235,8 +266,12 @@ export class ConnectionManager {
       t.conn = undefined;
       if (info.refused === 'self') t.self = true;
       else if (this.#superseded.has(conn) || info.refused === 'duplicate') t.nextAt = now + 1000;
-      else if (info.refused) t.nextAt = now + REFUSED_RETRY_MS;
-      else {
+      else if (info.refused) {
+        if (t.nodeId === undefined && info.remote?.nodeId !== undefined) t.nodeId = info.remote.nodeId;
+        const r = refused(t.refusals, now, info.remote?.incarnation ?? t.incarnation, this.#o.redial ?? DEFAULT_REDIAL);
+        t.refusals = r.refusals;
+        t.nextAt = r.nextAt;
+      } else {
         t.failures += 1;
         t.nextAt = now + Math.min(5000, 250 * 2 ** Math.min(t.failures, 5));
       }
@@ -248,8 +283,13 @@ export class ConnectionManager {
     if (listed) {
       const address = t ? `${t.host}:${t.port}` : `${conn.remoteAddress}${conn.remote ? `:${conn.remote.port}` : ''}`;
       const nodeId = info.remote?.nodeId ?? t?.nodeId;
-      this.noteHeard({ address, ...(nodeId ? { nodeId } : {}), reason: listed, detail: info.reason, via: t?.source ?? 'inbound' });
-      this.#o.log.warn('peer not joined', { address, nodeId, reason: listed, detail: info.reason });
+      const retry = t && t.conn === undefined && t.refusals.count > 0 ? { attempts: t.refusals.count, nextRetryAt: t.nextAt } : {};
+      this.noteHeard({ address, ...(nodeId ? { nodeId } : {}), reason: listed, detail: info.reason, via: t?.source ?? 'inbound', ...retry });
+      this.#o.log.warn('peer not joined', { address, nodeId, reason: listed, detail: info.reason, ...retry });
+      // It dialed us: if it is a newer process than the one that refused our dials, try it again now.
+      if (!t && nodeId !== undefined && info.remote?.incarnation !== undefined) {
+        for (const other of this.#targets.values()) if (other.nodeId === nodeId) this.#maybeReset(other, info.remote.incarnation, 'dialed us');
+      }
     }
     const id = conn.nodeId;
     if (id !== undefined && this.#joined.get(id) === conn) {

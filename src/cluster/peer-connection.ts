@@ -20,7 +20,7 @@ export interface CloseInfo {
   /** Why the peer could not join, when it is one of the listed reasons. */
   readonly refused?: RefuseReason | 'incompatible-version';
   /** Whatever we learnt of the peer before the end. */
-  readonly remote?: { nodeId?: string; cluster?: string; v?: number };
+  readonly remote?: { nodeId?: string; cluster?: string; v?: number; incarnation?: number };
 }
 
 export interface PeerConnectionOptions {
@@ -86,7 +86,7 @@ export class PeerConnection {
   }
 
   #remoteSummary(): Pick<CloseInfo, 'remote'> {
-    return this.remote ? { remote: { nodeId: this.remote.nodeId, cluster: this.remote.cluster, v: this.remote.v } } : {};
+    return this.remote ? { remote: { nodeId: this.remote.nodeId, cluster: this.remote.cluster, v: this.remote.v, incarnation: this.remote.incarnation } } : {};
   }
 
   #write(frame: PeerFrame): boolean {
