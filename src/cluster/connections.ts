@@ -13,22 +13,9 @@ import type { Logger } from '../runtime/log.js';
 import type { PeerAddress, PeerFrame, RefuseReason } from '../protocols/peer-frames.js';
 import { PeerConnection, type CloseInfo, type LocalHello } from './peer-connection.js';
 import { DEFAULT_REDIAL, NO_REFUSALS, refused, shouldReset, type RedialPolicy, type Refusals } from './redial.js';
+import { listedReason, type HeardPeer, type TargetSource } from './heard.js';
 
-export type HeardReason = 'other-cluster' | 'incompatible-version' | 'auth-failure' | 'unreachable';
-
-export interface HeardPeer {
-  readonly address: string;
-  readonly nodeId?: string;
-  readonly reason: HeardReason;
-  readonly detail: string;
-  readonly via: TargetSource | 'inbound';
-  readonly at: number;
-  /** For a peer we dial that refused us: refusals in a row, and when we dial it next (ms since epoch). */
-  readonly attempts?: number;
-  readonly nextRetryAt?: number;
-}
-
-export type TargetSource = 'static' | 'mdns' | 'gossip';
+export type { HeardPeer, HeardReason, TargetSource } from './heard.js';
 
 interface Target {
   readonly host: string;
@@ -296,16 +283,6 @@ export class ConnectionManager {
       this.#joined.delete(id);
       if (!this.#superseded.has(conn)) this.#o.onLeft(conn, info.reason);
     }
-  }
-}
-
-function listedReason(r: CloseInfo['refused']): HeardReason | undefined {
-  switch (r) {
-    case 'other-cluster': return 'other-cluster';
-    case 'incompatible-version': return 'incompatible-version';
-    case 'auth-failure':
-    case 'auth-required': return 'auth-failure';
-    default: return undefined;
   }
 }
 
