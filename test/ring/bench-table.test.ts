@@ -67,3 +67,25 @@ t.test('report: ratios against capacity and the p2p vs LAN line', async (t) => {
   t.match(text, /capacity lan .* one Node TCP stream n\/a/);
   t.match(text, /machine: 2 vCPUs, load average 9\.0 → 8\.0 \(shared and busy/);
 });
+
+t.test('report: the one-stream baseline is the better of the two probes; CPU use and the CPU-bound ceiling', async (t) => {
+  // 2 ranks, 16 MiB at 8 Gbit/s busbw: 16.8 ms per op; 12.6 ms CPU per op = 75 % busy.
+  const bytes = 16 << 20;
+  const timeUs = (bytes / 1e9 / 1) * 1e6; // busbw 1 GB/s = 8 Gbit/s (factor 1 for 2 ranks)
+  const row = makeRow('all_reduce', 2, { bytes, count: bytes / 4, type: 'float32', redop: 'sum', root: -1, timeUs, medianUs: timeUs, wrong: 0, cpuUs: timeUs * 0.75, runWaitUs: timeUs * 0.2 });
+  const result: RingBenchResult = {
+    ranks: 2, mode: 'lab', linkRate: null, lanRate: null, machine: { cpus: 2, loadBefore: 1, loadAfter: 1 },
+    capacity: { p2p: { iperfOneWay: 20e9, iperfBidir: 20e9, nodeStream: 10e9, nodeStreamAfter: 16e9, nodeStreamCpu: { sourceUsPerMiB: 200, sinkUsPerMiB: 300 }, streamRing: { hosts: 2, meanBitsPerSecond: 10e9, minBitsPerSecond: 9e9, cpuUsPerMiB: 260 } } },
+    runs: [{ label: 'p2p ring, one direction', over: 'p2p', bidirectional: false, rows: [row], avgBusbw: 1, errors: [], kernel: 'wasm' }],
+  };
+  const text = formatReport(result);
+  t.match(text, /one Node TCP stream 10\.00 Gbit\/s \(again after the ring: 16\.00 Gbit\/s\)/);
+  t.match(text, /busbw 8\.00 Gbit\/s = .* 0\.50× one Node stream, 0\.80× a ring of raw Node streams/, 'judged against the better probe (16), not the worse (10)');
+  t.match(text, /sender 200 µs, receiver 300 µs/);
+  t.match(text, /a ring of 2 raw Node streams .* 10\.00 Gbit\/s per direction \(slowest 9\.00 Gbit\/s\), 260 µs CPU/);
+  // 0.75 × 16.78 ms CPU per 16 MiB of busbw → 786 µs per MiB; ceiling: 300/(200+300) = 0.60 ideal, 300/786 = 0.38 engine.
+  t.match(text, /ranks on CPU 75 % of the op time, runnable but waiting for a CPU 20 %; 786 µs CPU per MiB of busbw/);
+  t.match(text, /CPU-bound ceiling \(a core per process\): ring busbw \/ one Node stream ≤ 0\.60 for a ring with zero engine cost, 0\.38 at this engine/);
+  const four = formatReport({ ...result, ranks: 4, runs: [{ ...result.runs[0]!, rows: [makeRow('all_reduce', 4, { ...row })] }] });
+  t.match(four, /0\.50 core per rank: 4 ranks on 2 vCPUs\): ring busbw \/ one Node stream ≤ 0\.30 /);
+});

@@ -121,23 +121,31 @@
       (local.set $b (v128.load (local.get $s)))
       ;; low four lanes
       (local.set $lo (i32x4.extend_low_i16x8_u (local.get $a)))
-      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
-      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      ;; half bits -> f32, exact: normals rebias the exponent (+112), subnormals convert their
+      ;; mantissa to float and scale by 2^-24 (no subnormal float operand: those are slow on x86),
+      ;; exponent 31 (inf/NaN) becomes f32 exponent 255; then the sign.
       (local.set $em (v128.and (local.get $lo) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
       (local.set $x (v128.or
         (v128.bitselect
           (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
-          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (v128.bitselect
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $em)) (v128.const i32x4 0x33800000 0x33800000 0x33800000 0x33800000))
+            (i32x4.add (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x38000000 0x38000000 0x38000000 0x38000000))
+            (i32x4.lt_s (local.get $em) (v128.const i32x4 0x400 0x400 0x400 0x400)))
           (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
         (i32x4.shl (v128.and (local.get $lo) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
       (local.set $lo (i32x4.extend_low_i16x8_u (local.get $b)))
-      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
-      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      ;; half bits -> f32, exact: normals rebias the exponent (+112), subnormals convert their
+      ;; mantissa to float and scale by 2^-24 (no subnormal float operand: those are slow on x86),
+      ;; exponent 31 (inf/NaN) becomes f32 exponent 255; then the sign.
       (local.set $em (v128.and (local.get $lo) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
       (local.set $y (v128.or
         (v128.bitselect
           (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
-          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (v128.bitselect
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $em)) (v128.const i32x4 0x33800000 0x33800000 0x33800000 0x33800000))
+            (i32x4.add (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x38000000 0x38000000 0x38000000 0x38000000))
+            (i32x4.lt_s (local.get $em) (v128.const i32x4 0x400 0x400 0x400 0x400)))
           (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
         (i32x4.shl (v128.and (local.get $lo) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
       (local.set $x (f32x4.add (local.get $x) (local.get $y)))
@@ -164,23 +172,31 @@
           (i32x4.ge_s (local.get $u) (v128.const i32x4 0x47800000 0x47800000 0x47800000 0x47800000))))
       ;; high four lanes
       (local.set $hi (i32x4.extend_high_i16x8_u (local.get $a)))
-      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
-      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      ;; half bits -> f32, exact: normals rebias the exponent (+112), subnormals convert their
+      ;; mantissa to float and scale by 2^-24 (no subnormal float operand: those are slow on x86),
+      ;; exponent 31 (inf/NaN) becomes f32 exponent 255; then the sign.
       (local.set $em (v128.and (local.get $hi) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
       (local.set $x (v128.or
         (v128.bitselect
           (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
-          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (v128.bitselect
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $em)) (v128.const i32x4 0x33800000 0x33800000 0x33800000 0x33800000))
+            (i32x4.add (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x38000000 0x38000000 0x38000000 0x38000000))
+            (i32x4.lt_s (local.get $em) (v128.const i32x4 0x400 0x400 0x400 0x400)))
           (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
         (i32x4.shl (v128.and (local.get $hi) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
       (local.set $hi (i32x4.extend_high_i16x8_u (local.get $b)))
-      ;; half bits -> f32: (h & 0x7fff) << 13 scaled by 2^112 is exact for normals and subnormals;
-      ;; exponent 31 (inf/NaN) is rebuilt as f32 exponent 255; then the sign.
+      ;; half bits -> f32, exact: normals rebias the exponent (+112), subnormals convert their
+      ;; mantissa to float and scale by 2^-24 (no subnormal float operand: those are slow on x86),
+      ;; exponent 31 (inf/NaN) becomes f32 exponent 255; then the sign.
       (local.set $em (v128.and (local.get $hi) (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff)))
       (local.set $y (v128.or
         (v128.bitselect
           (v128.or (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x7f800000 0x7f800000 0x7f800000 0x7f800000))
-          (f32x4.mul (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x77800000 0x77800000 0x77800000 0x77800000))
+          (v128.bitselect
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $em)) (v128.const i32x4 0x33800000 0x33800000 0x33800000 0x33800000))
+            (i32x4.add (i32x4.shl (local.get $em) (i32.const 13)) (v128.const i32x4 0x38000000 0x38000000 0x38000000 0x38000000))
+            (i32x4.lt_s (local.get $em) (v128.const i32x4 0x400 0x400 0x400 0x400)))
           (i32x4.ge_s (local.get $em) (v128.const i32x4 0x7c00 0x7c00 0x7c00 0x7c00)))
         (i32x4.shl (v128.and (local.get $hi) (v128.const i32x4 0x8000 0x8000 0x8000 0x8000)) (i32.const 16))))
       (local.set $x (f32x4.add (local.get $x) (local.get $y)))

@@ -15,7 +15,26 @@ export interface Capacity {
   readonly iperfBidir: number | null;
   /** One Node TCP stream (1 MiB writes, onread receiver), bits/s. */
   readonly nodeStream: number | null;
+  /** CPU time of that stream's sender and receiver per MiB moved, µs (what one byte costs each end). */
+  readonly nodeStreamCpu?: { readonly sourceUsPerMiB: number; readonly sinkUsPerMiB: number } | null;
+  /** The same one-stream probe repeated after the ring variants ran (ratios use the better of the two). */
+  readonly nodeStreamAfter?: number | null;
+  /**
+   * A ring of raw Node streams over the ring's own addresses: every host sends to its right neighbour
+   * and reads from its left one at once, one process each, no collective — the ring's traffic pattern
+   * at zero engine cost. bits/s received per host (mean and slowest) and CPU per MiB sent + received.
+   */
+  readonly streamRing?: StreamRing | null;
 }
+
+export interface StreamRing {
+  readonly hosts: number;
+  readonly meanBitsPerSecond: number;
+  readonly minBitsPerSecond: number;
+  readonly cpuUsPerMiB: number;
+}
+
+const MiB = 1024 * 1024;
 
 function collect(child: ChildProcess, timeoutMs: number, until?: RegExp): Promise<string> {
   return new Promise((resolve) => {
@@ -48,20 +67,56 @@ async function iperf(spawn: Spawner, from: number, to: number, ip: string, port:
   }
 }
 
-async function nodeStream(spawn: Spawner, from: number, to: number, ip: string, port: number, seconds: number): Promise<number | null> {
+const lastJson = (out: string): Record<string, unknown> => JSON.parse(out.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+export async function nodeStream(spawn: Spawner, from: number, to: number, ip: string, port: number, seconds: number): Promise<{ bitsPerSecond: number | null; cpu: Capacity['nodeStreamCpu'] }> {
   const entry = siblingModule(import.meta.url, './tcp-stream').pathname;
   const exec = childExecArgv(import.meta.url);
   // The ring's direction: the sending side accepts, the receiving side dials and reads.
   const source = spawn(from, process.execPath, [...exec, entry, 'source', '0.0.0.0', String(port), String(seconds)]);
   try {
-    await collect(source, 10_000, /listening/);
-    const out = await collect(spawn(to, process.execPath, [...exec, entry, 'sink', ip, String(port)]), (seconds + 15) * 1000);
-    const value = (JSON.parse(out.trim().split('\n').pop() ?? '{}') as { bitsPerSecond?: number }).bitsPerSecond;
-    return typeof value === 'number' ? value : null;
+    const sourceDone = collect(source, (seconds + 20) * 1000, /cpuSeconds/);
+    if (!/listening/.test(await Promise.race([collect(source, 10_000, /listening/), sourceDone]))) return { bitsPerSecond: null, cpu: null };
+    const got = lastJson(await collect(spawn(to, process.execPath, [...exec, entry, 'sink', ip, String(port)]), (seconds + 15) * 1000));
+    const sent = lastJson(await sourceDone);
+    const bytes = num(got.bytes);
+    const sourceCpu = num(sent.cpuSeconds);
+    const sinkCpu = num(got.cpuSeconds);
+    const cpu = bytes && sourceCpu !== null && sinkCpu !== null ? { sourceUsPerMiB: (sourceCpu * 1e6) / (bytes / MiB), sinkUsPerMiB: (sinkCpu * 1e6) / (bytes / MiB) } : null;
+    return { bitsPerSecond: num(got.bitsPerSecond), cpu };
+  } catch {
+    return { bitsPerSecond: null, cpu: null };
+  } finally {
+    source.kill('SIGKILL');
+  }
+}
+
+/**
+ * A ring of raw Node streams: host i listens on `portOf(i)` (host i+1 dials it and reads) and dials
+ * `leftIp(i)` to read from host i−1, all at once for `seconds`. See Capacity.streamRing.
+ */
+export async function measureStreamRing(spawn: Spawner, hosts: number, leftIp: (host: number) => string, seconds: number, portOf: (host: number) => number): Promise<StreamRing | null> {
+  const entry = siblingModule(import.meta.url, './tcp-stream').pathname;
+  const exec = childExecArgv(import.meta.url);
+  const children = Array.from({ length: hosts }, (_, i) => spawn(i, process.execPath, [...exec, entry, 'ring', '0.0.0.0', String(portOf(i)), String(seconds), leftIp(i), String(portOf((i - 1 + hosts) % hosts))]));
+  try {
+    const outs = await Promise.all(children.map((child) => collect(child, (seconds + 20) * 1000)));
+    const results = outs.map(lastJson);
+    const rates = results.map((r) => num(r.bitsPerSecond));
+    if (rates.some((r) => r === null || r === 0)) return null;
+    const perMiB = results.map((r) => ((num(r.cpuSeconds) ?? 0) * 1e6) / (((num(r.bytes) ?? 0) + (num(r.sentBytes) ?? 0)) / MiB));
+    const values = rates as number[];
+    return {
+      hosts,
+      meanBitsPerSecond: values.reduce((a, b) => a + b, 0) / hosts,
+      minBitsPerSecond: Math.min(...values),
+      cpuUsPerMiB: perMiB.reduce((a, b) => a + b, 0) / hosts,
+    };
   } catch {
     return null;
   } finally {
-    source.kill('SIGKILL');
+    for (const child of children) child.kill('SIGKILL');
   }
 }
 
@@ -73,5 +128,5 @@ export async function measureCapacity(spawn: Spawner, link: { from: number; to: 
   const iperfOneWay = await iperf(spawn, link.from, link.to, link.toIp, port, seconds, false);
   const iperfBidir = await iperf(spawn, link.from, link.to, link.toIp, port + 1, seconds, true);
   const node = await nodeStream(spawn, link.from, link.to, link.fromIp, port + 2, seconds);
-  return { iperfOneWay, iperfBidir, nodeStream: node };
+  return { iperfOneWay, iperfBidir, nodeStream: node.bitsPerSecond, nodeStreamCpu: node.cpu };
 }

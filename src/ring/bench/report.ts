@@ -1,7 +1,7 @@
 /** Human-readable report of a RingBenchResult: nccl-tests tables per variant, capacity and ratios. Pure. */
 import type { Capacity } from './capacity.js';
 import type { BenchRun, Over, RingBenchResult } from './run-bench.js';
-import { BENCH_OPS, formatTable, gbit } from './table.js';
+import { BENCH_OPS, busFactor, formatTable, gbit } from './table.js';
 
 const LARGE = 8 * 1024 * 1024;
 const SMALL = 64 * 1024;
@@ -28,11 +28,56 @@ export function smallMedianUs(run: BenchRun): number | null {
   return times.length === 0 ? null : (times[Math.floor(times.length / 2)] as number);
 }
 
+/** The one-stream baseline: the better of the probes before and after the ring ran. */
+export function streamBaseline(c: Capacity | undefined): number | null {
+  const values = [c?.nodeStream, c?.nodeStreamAfter].filter((v): v is number => typeof v === 'number' && v > 0);
+  return values.length === 0 ? null : Math.max(...values);
+}
+
+export interface CpuUse {
+  /** CPU time / wall time of the ops, mean over ranks and large sizes. */
+  readonly busy: number;
+  /** Time runnable but waiting for a CPU / wall time (Linux), or null. */
+  readonly waiting: number | null;
+  /** CPU µs a rank spends per MiB of busbw (it sends and receives that MiB). */
+  readonly usPerBusMiB: number;
+}
+
+/** CPU use of the large (≥ 8 MiB) all-reduce rows of a run, null when the ranks did not report it. */
+export function largeCpu(run: BenchRun): CpuUse | null {
+  const rows = run.rows.filter((r) => r.op === 'all_reduce' && r.bytes >= LARGE && typeof r.cpuUs === 'number' && r.timeUs > 0 && r.busbw > 0);
+  if (rows.length === 0) return null;
+  const mean = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0) / rows.length;
+  const waits = rows.filter((r) => typeof r.runWaitUs === 'number');
+  return {
+    busy: mean((r) => (r.cpuUs as number) / r.timeUs),
+    waiting: waits.length === rows.length ? mean((r) => (r.runWaitUs as number) / r.timeUs) : null,
+    // busbw bytes per op = busbw × time; each rank sends and receives that many bytes.
+    usPerBusMiB: mean((r) => (r.cpuUs as number) / ((r.busbw * 1e9 * r.timeUs * 1e-6) / (1024 * 1024))),
+  };
+}
+
+/**
+ * The CPU-bound ceiling of ring busbw / one Node stream: per byte, one stream's sender and receiver
+ * work in two processes at once, while every ring rank does both (it sends and receives each MiB of
+ * busbw). With each process getting `share` of a core: ideal = max(s, r)/(s + r) × share for a ring
+ * with no engine cost at all, engine = max(s, r)/(its CPU per MiB of busbw) × share.
+ */
+export function cpuCeiling(stream: { sourceUsPerMiB: number; sinkUsPerMiB: number }, cpu: CpuUse, share: number): { ideal: number; engine: number } {
+  const slower = Math.max(stream.sourceUsPerMiB, stream.sinkUsPerMiB);
+  return { ideal: (slower / (stream.sourceUsPerMiB + stream.sinkUsPerMiB)) * share, engine: (slower / cpu.usPerBusMiB) * share };
+}
+
 const ratio = (a: number | null, b: number | null | undefined) => (a !== null && b ? `${(a / b).toFixed(2)}×` : 'n/a');
 const rate = (v: number | null | undefined) => (v ? gbit(v) : 'n/a');
 
-function capacityLine(over: Over, c: Capacity): string {
-  return `# capacity ${over} (host 0 → host 1): iperf3 one-way ${rate(c.iperfOneWay)}, iperf3 --bidir ${rate(c.iperfBidir)} (both directions added), one Node TCP stream ${rate(c.nodeStream)}`;
+function capacityLines(over: Over, c: Capacity): string[] {
+  const again = c.nodeStreamAfter !== undefined ? ` (again after the ring: ${rate(c.nodeStreamAfter)})` : '';
+  const lines = [`# capacity ${over} (host 0 → host 1): iperf3 one-way ${rate(c.iperfOneWay)}, iperf3 --bidir ${rate(c.iperfBidir)} (both directions added), one Node TCP stream ${rate(c.nodeStream)}${again}`];
+  if (c.nodeStreamCpu) lines.push(`#   one Node stream's CPU per MiB: sender ${c.nodeStreamCpu.sourceUsPerMiB.toFixed(0)} µs, receiver ${c.nodeStreamCpu.sinkUsPerMiB.toFixed(0)} µs`);
+  const sr = c.streamRing;
+  if (sr) lines.push(`# a ring of ${sr.hosts} raw Node streams (${over}; each host sends right and reads left at once, no collective): ${rate(sr.meanBitsPerSecond)} per direction (slowest ${rate(sr.minBitsPerSecond)}), ${sr.cpuUsPerMiB.toFixed(0)} µs CPU per MiB sent + received`);
+  return lines;
 }
 
 export function formatReport(result: RingBenchResult): string {
@@ -48,12 +93,24 @@ export function formatReport(result: RingBenchResult): string {
     for (const e of run.errors) out.push(`# ERROR ${e}`);
   }
   out.push('', '# --- links and ratios ---');
-  for (const [over, c] of Object.entries(result.capacity) as [Over, Capacity][]) out.push(capacityLine(over, c));
+  for (const [over, c] of Object.entries(result.capacity) as [Over, Capacity][]) out.push(...capacityLines(over, c));
   for (const run of result.runs) {
     const busbw = largeBusbw(run);
     const c = result.capacity[run.over];
     if (busbw !== null) {
-      out.push(`# ${run.label}: all_reduce large-message busbw ${gbit(busbw)} = ${ratio(busbw, c?.iperfOneWay)} iperf3 one-way, ${ratio(busbw, c?.iperfBidir)} iperf3 --bidir, ${ratio(busbw, c?.nodeStream)} one Node stream`);
+      const streams = c?.streamRing ? `, ${ratio(busbw, c.streamRing.meanBitsPerSecond)} a ring of raw Node streams` : '';
+      out.push(`# ${run.label}: all_reduce large-message busbw ${gbit(busbw)} = ${ratio(busbw, c?.iperfOneWay)} iperf3 one-way, ${ratio(busbw, c?.iperfBidir)} iperf3 --bidir, ${ratio(busbw, streamBaseline(c))} one Node stream${streams}`);
+      const cpu = largeCpu(run);
+      if (cpu) {
+        const waiting = cpu.waiting !== null ? `, runnable but waiting for a CPU ${(cpu.waiting * 100).toFixed(0)} %` : '';
+        out.push(`#   ranks on CPU ${(cpu.busy * 100).toFixed(0)} % of the op time${waiting}; ${cpu.usPerBusMiB.toFixed(0)} µs CPU per MiB of busbw (a rank sends and receives each such MiB)`);
+        if (c?.nodeStreamCpu) {
+          const share = Math.min(1, result.machine.cpus / result.ranks);
+          const ceiling = cpuCeiling(c.nodeStreamCpu, cpu, share);
+          const who = share === 1 ? 'a core per process' : `${share.toFixed(2)} core per rank: ${result.ranks} ranks on ${result.machine.cpus} vCPUs`;
+          out.push(`#   CPU-bound ceiling (${who}): ring busbw / one Node stream ≤ ${ceiling.ideal.toFixed(2)} for a ring with zero engine cost, ${ceiling.engine.toFixed(2)} at this engine's CPU per byte`);
+        }
+      }
       const largest = largestBusbw(run);
       const last = run.rows.filter((r) => r.op === 'all_reduce').at(-1);
       if (largest !== null && last) out.push(`#   at the largest size (${last.bytes} B): ${gbit(largest)} = ${ratio(largest, c?.iperfOneWay)} iperf3 one-way`);

@@ -9,7 +9,7 @@ import { TorusError } from '../../core/errors.js';
 import { Lab } from '../../lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../native/kernels/index.js';
 import type { RingHost } from '../peer-links.js';
-import { measureCapacity, type Capacity, type Spawner } from './capacity.js';
+import { measureCapacity, measureStreamRing, nodeStream, type Capacity, type Spawner } from './capacity.js';
 import { loopbackLauncher, processLauncher, clusterLauncherMissing, type RankLauncher, type RankMessage } from './launch.js';
 import type { RankJob } from './rank-main.js';
 import type { RankResult, SweepConfig } from './sweep.js';
@@ -113,9 +113,15 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
   let variant = 0;
   for (const over of overs) {
     const address = over === 'loopback' || over === 'cluster' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
-    if (options.capacity && spawner && options.mode !== 'cluster') {
+    const probing = options.capacity && spawner !== null && options.mode !== 'cluster';
+    const probePort = 5201 + variant * 10;
+    if (probing) {
       progress(`capacity ${over}: iperf3 one-way, --bidir, one Node TCP stream (${options.capacitySeconds} s each)`);
-      capacity[over] = await measureCapacity(spawner, { from: 0, to: 1, toIp: address(0, 1), fromIp: address(1, 0) }, options.capacitySeconds, 5201 + variant * 10);
+      const measured = await measureCapacity(spawner, { from: 0, to: 1, toIp: address(0, 1), fromIp: address(1, 0) }, options.capacitySeconds, probePort);
+      progress(`capacity ${over}: a ring of ${n} raw Node streams (${options.capacitySeconds} s)`);
+      const portOf = (host: number) => (options.mode === 'loopback' ? probePort + 5 + host : probePort + 5);
+      const streamRing = await measureStreamRing(spawner, n, (host) => address(host, (host - 1 + n) % n), options.capacitySeconds, portOf);
+      capacity[over] = { ...measured, streamRing };
     }
     for (const direction of options.directions) {
       variant++;
@@ -140,6 +146,14 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
         sweep: { ops: options.ops, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor), warmup: options.warmup, iters: options.iters, check: options.check, dtype: options.dtype, redop: options.redop, root: options.root },
       }));
       runs.push(await runVariant(options, `${over} ring, ${direction === 'both' ? 'both directions' : 'one direction'}`, over, direction === 'both', jobs, launcher, progress));
+    }
+    const before = capacity[over];
+    if (probing && spawner && before) {
+      // The one-stream baseline again, after the ring ran: the ratios use the better of the two, so a
+      // busy moment during one probe cannot lower the bar the ring is judged against.
+      progress(`capacity ${over}: one Node TCP stream again (${options.capacitySeconds} s)`);
+      const again = await nodeStream(spawner, 0, 1, address(1, 0), probePort + 8, options.capacitySeconds);
+      capacity[over] = { ...before, nodeStreamAfter: again.bitsPerSecond };
     }
   }
   const machine = { cpus: os.cpus().length, loadBefore, loadAfter: os.loadavg()[0] ?? 0 };
@@ -171,7 +185,14 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
       count: first.count, type: options.dtype, redop: first.op === 'all_reduce' ? options.redop : 'none',
       root: first.op === 'broadcast' ? options.root : -1,
       timeUs: all.reduce((s, r) => s + r.meanUs, 0) / n, medianUs: first.medianUs, wrong,
+      ...meanOf(all, 'cpuUs'), ...meanOf(all, 'runWaitUs'),
     }));
   }
   return { label, over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
+}
+
+/** `{ [key]: mean over ranks }` when every rank reported it, else nothing. */
+function meanOf(all: readonly RankResult[], key: 'cpuUs' | 'runWaitUs'): Partial<Record<'cpuUs' | 'runWaitUs', number>> {
+  const values = all.map((r) => r[key]).filter((v): v is number => typeof v === 'number');
+  return values.length === all.length && values.length > 0 ? { [key]: values.reduce((a, b) => a + b, 0) / values.length } : {};
 }

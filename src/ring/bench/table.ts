@@ -30,6 +30,10 @@ export interface BenchRow {
   readonly busbw: number;
   /** Wrong elements summed over ranks; null when not checked. */
   readonly wrong: number | null;
+  /** Mean over ranks of process CPU time per op, µs (absent when the ranks did not report it). */
+  readonly cpuUs?: number;
+  /** Mean over ranks of the time per op the rank waited for a CPU while runnable, µs. */
+  readonly runWaitUs?: number;
 }
 
 export function makeRow(op: BenchOp, n: number, fields: Omit<BenchRow, 'op' | 'algbw' | 'busbw'>): BenchRow {
