@@ -30,6 +30,8 @@ export class RingCommunicator implements RingContext {
   #current: OpRun | null = null;
   #broken: TorusError | null = null;
   #lost: { conn: Conn; error: TorusError } | null = null;
+  /** Set by #settleLost: broken locally, abort frames not sent yet. */
+  #deferredAbort: { conn: Conn; error: TorusError } | null = null;
   #closing = false;
   #headers = new Map<Conn, Uint8Array>();
   #watchdog: NodeJS.Timeout | null = null;
@@ -204,9 +206,18 @@ export class RingCommunicator implements RingContext {
     }
   }
 
-  /** A peer that closed cleanly breaks the communicator once no op is using its connections. */
+  /**
+   * A peer whose connection ended while no op needed it breaks the communicator once no op is running —
+   * but quietly: it may simply have finished the last collective before us, and neighbours still
+   * finishing that same collective must not be aborted because of it (they were, when every rank
+   * closed as soon as it was done). Later calls reject naming the peer; the abort frames that tell the
+   * rest of the ring go out only if this rank is asked for another collective (#enqueue), so a ring
+   * that goes on without the peer still fails everywhere with the real culprit instead of timing out.
+   */
   #settleLost(): void {
-    if (this.#lost && !this.#current) this.#fault(this.#lost.conn, this.#lost.error);
+    if (!this.#lost || this.#current || this.#broken || this.#closing) return;
+    this.#broken = this.#lost.error;
+    this.#deferredAbort = this.#lost;
   }
 
   scratch(slot: string, bytes: number): Region {
@@ -222,7 +233,11 @@ export class RingCommunicator implements RingContext {
 
   #enqueue(fn: () => Promise<unknown>): Promise<unknown> {
     const next = this.#queue.then(() => {
-      if (this.#broken) throw this.#broken;
+      if (this.#broken) {
+        const deferred = this.#deferredAbort;
+        if (deferred) this.#teardown(deferred.conn, deferred.error);
+        throw this.#broken;
+      }
       if (this.#closing) throw new ClosedResourceError('ring communicator');
       return fn();
     });
@@ -232,15 +247,16 @@ export class RingCommunicator implements RingContext {
 
   #watch(conn: Conn): void {
     const { socket } = conn;
-    socket.on('error', (error) => this.#fault(conn, new TorusError('TORUS_RING_PEER_LOST', `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error })));
-    // A clean close (FIN) may race with the last bytes of the op on the peer's other connections:
-    // fail now only if the running op still needs this connection, else after the op completes.
-    const closed = () => {
-      const error = new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer });
+    // A close (FIN, or a reset from a peer that exited) may race with the last bytes of the op on the
+    // peer's other connections: fail now only if the running op still needs this connection, else
+    // after the op completes (#settleLost).
+    const ended = (error: TorusError) => {
       if (this.#current?.needs(conn)) this.#fault(conn, error);
       else this.#lost ??= { conn, error };
       if (!this.#current) this.#settleLost();
     };
+    socket.on('error', (error) => ended(new TorusError('TORUS_RING_PEER_LOST', `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error })));
+    const closed = () => ended(new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer }));
     socket.on('end', closed);
     socket.on('close', closed);
     if (!conn.reader) {
@@ -263,8 +279,13 @@ export class RingCommunicator implements RingContext {
   #fault(conn: Conn, error: TorusError): void {
     if (this.#closing || this.#broken) return;
     this.#broken = error;
-    log.warn('ring peer failure', { rank: this.rank, peer: conn.peer, error });
     this.#current?.fail(error);
+    this.#teardown(conn, error);
+  }
+
+  #teardown(conn: Conn, error: TorusError): void {
+    this.#deferredAbort = null;
+    log.warn('ring peer failure', { rank: this.rank, peer: conn.peer, error });
     // Tell both neighbours who failed first (on the idle reverse direction of our dialed connections),
     // then close everything a moment later so the abort frames arrive before our FINs.
     const culprit = typeof error.details.peer === 'number' ? error.details.peer : conn.peer;

@@ -127,6 +127,28 @@ t.test('a rank closing mid-collective fails its neighbours naming it; the closer
   t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
 });
 
+t.test('a rank that leaves between collectives breaks its neighbours quietly; the next collective fails everywhere naming it', async (t) => {
+  const before = tcpHandles();
+  const comms = await loopbackRing(4, { timeoutMs: 5000 });
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  await Promise.all(comms.map((c) => c.barrier()));
+  // Rank 1 is done (as a benchmark rank is after its last barrier) and leaves while the others are idle.
+  await comms[1]!.close();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.match(comms[0]!.error, { code: 'TORUS_RING_PEER_LOST', details: { peer: 1 } }, 'neighbour 0 knows');
+  t.match(comms[2]!.error, { code: 'TORUS_RING_PEER_LOST', details: { peer: 1 } }, 'neighbour 2 knows');
+  t.equal(comms[3]!.error, null, 'rank 3 was not aborted: ranks still finishing the last collective must not be');
+  const started = performance.now();
+  const errors = await Promise.all([0, 2, 3].map((r) => comms[r]!.allReduce(new Float32Array(1000).fill(1)).then(() => null, (error: TorusError) => error)));
+  for (const [i, error] of errors.entries()) {
+    t.equal(error?.code, 'TORUS_RING_PEER_LOST', `rank ${[0, 2, 3][i]}: ${error?.message}`);
+    t.match(error?.message ?? '', /rank 1 \(127\.0\.0\.2:\d+\)/);
+  }
+  t.ok(performance.now() - started < 4000, 'rank 3 learns it from the abort frames, not from its 5 s timeout');
+  await Promise.all(comms.map((c) => c.close()));
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
+});
+
 t.test('a neighbour that never comes up fails set-up with TORUS_RING_TIMEOUT naming it', async (t) => {
   const before = tcpHandles();
   const ports = await freePorts(3);
