@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { BroadcastChannel } from 'node:worker_threads';
-import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
+import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
 import { serveStream } from './stream-source.js';
 import { steadyRate, type Sample } from './rate.js';
 
@@ -80,13 +80,25 @@ function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaiti
   const release = (): void => {
     if (!released) gate.active--;
     released = true;
+    clearTimeout(cap);
+    clearTimeout(idle);
   };
   req.once('close', release);
+  // A client that stops sending (or never starts) must not hold the gate: cut after PROBE_STREAM_GRACE_MS without
+  // a byte, and in any case after the transfer bound plus that grace.
+  const cut = (): void => {
+    release();
+    req.socket?.destroy();
+  };
+  const cap = setTimeout(cut, MAX_PROBE_MS + PROBE_STREAM_GRACE_MS);
+  let idle = setTimeout(cut, PROBE_STREAM_GRACE_MS);
   const samples: Sample[] = [];
   let t0 = 0;
   let total = 0;
   let over = false;
   req.on('data', (chunk: Buffer) => {
+    clearTimeout(idle);
+    idle = setTimeout(cut, PROBE_STREAM_GRACE_MS);
     const now = performance.now();
     if (total === 0) t0 = now;
     total += chunk.length;
@@ -130,7 +142,12 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
     }
     res.end();
   };
-  res.on('close', () => res.removeAllListeners('drain'));
+  // A client that stops reading never drains the writes: cut it after the time bound plus a grace.
+  const cap = setTimeout(() => res.destroy(), bounds.ms + PROBE_STREAM_GRACE_MS);
+  res.on('close', () => {
+    clearTimeout(cap);
+    res.removeAllListeners('drain');
+  });
   pump();
 }
 

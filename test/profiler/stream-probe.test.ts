@@ -102,6 +102,20 @@ t.test('hostile clients: no crash, never holding the probe past its bound', asyn
   }
   t.ok(freed, `the gate is free again ${Date.now() - t0} ms later (bound: 200 ms + ${PROBE_STREAM_GRACE_MS} ms grace)`);
 
+  // The old upload sink: a client that declares a body and never sends it is cut after the idle grace.
+  const silent = net.connect(port, '127.0.0.1', () => silent.write('POST /v1/probe/sink HTTP/1.1\r\nhost: x\r\ncontent-length: 100000000\r\n\r\n'));
+  silent.on('error', () => undefined);
+  t.teardown(() => silent.destroy());
+  await new Promise((r) => setTimeout(r, 100));
+  await t.rejects(measureStream('127.0.0.1', port, { durationMs: 30 }), { code: 'TORUS_PROBE_BUSY' }, 'a silent upload holds the probe for a moment');
+  const s0 = Date.now();
+  let free = false;
+  while (!free && Date.now() - s0 < PROBE_STREAM_GRACE_MS + 2000) {
+    free = await measureStream('127.0.0.1', port, { durationMs: 30 }).then(() => true, (e: unknown) => { if (code(e) !== 'TORUS_PROBE_BUSY') throw e; return false; });
+    if (!free) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.ok(free, `…but not for longer than the idle grace (free ${Date.now() - s0} ms later, grace ${PROBE_STREAM_GRACE_MS} ms)`);
+
   // A client that resets mid-stream frees the gate at once.
   const reset = net.connect(port, '127.0.0.1', () => reset.write('GET /v1/probe/stream?ms=3000 HTTP/1.1\r\nhost: x\r\n\r\n'));
   reset.on('error', () => undefined);
