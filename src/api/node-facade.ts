@@ -128,6 +128,8 @@ export interface NodeMetrics {
 /** POST /v1/links/measure: what the profiler will measure. */
 export interface MeasureLinksAnswer {
   readonly links: readonly { readonly sink: string; readonly ip: string; readonly type?: string | undefined; readonly measuredAt?: number | undefined }[];
+  /** Links waiting for the profiler's next measuring pass. */
+  readonly queued?: number | undefined;
 }
 
 export interface NodeFacade {

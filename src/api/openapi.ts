@@ -79,7 +79,10 @@ const schemas = {
   MeasureLinksQueued: {
     type: 'object',
     required: ['links'],
-    properties: { links: { type: 'array', items: { type: 'object', required: ['sink', 'ip'], properties: { sink: str, ip: str, type: str, measuredAt: { type: 'number', description: 'epoch ms of the previous measurement' } } } } },
+    properties: {
+      links: { type: 'array', items: { type: 'object', required: ['sink', 'ip'], properties: { sink: str, ip: str, type: str, measuredAt: { type: 'number', description: 'epoch ms of the previous measurement' } } } },
+      queued: { type: 'integer', description: 'links waiting for the next measuring pass (this request and earlier ones)' },
+    },
   },
 };
 
