@@ -71,15 +71,15 @@ t.test('partition one node off the LAN, then heal: the cluster merges back with 
     // term without a quorum, so it follows the majority's leader and catches up.
     t.same(kept, [0, 1, 2].map(() => ['made-during-partition']), 'the instance the majority created during the partition is still there on every node');
     t.ok(merged.every((v) => v.state.lastIndex > majorityIndex), `the merged log continues the majority's (index ${majorityIndex} → ${merged[0]!.state.lastIndex})`);
-    // Whatever the state says, no runner may outlive its instance (or be missing from a live one). Known bug
-    // (src/actors/runner-supervisor, reported): the state installed by the merge has a lower lastIndex than the
-    // log the supervisor had seen, so its state poll skips it and the orphan runner keeps running. todo until fixed.
+    // Whatever the state says, no runner may outlive its instance (or be missing from a live one). (Was a todo: the
+    // state a merge installed had a lower lastIndex than the log the supervisor had seen, so the orphan runner kept
+    // running; fixed in the runner supervisor, and the merge no longer replaces the majority's state.)
     const planned = new Map<string, number>();
     for (const [id, inst] of Object.entries((merged[0]!.state.state as unknown as { instances: Record<string, { plan: { nodes: string[] } }> }).instances)) planned.set(id, inst.plan.nodes.length);
     const sleeps = async (h: number) => (await lab.exec(h, `for p in $(ip netns pids ${lab.hosts[h]!.ns}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`)).stdout.split('\n').filter((l) => /^sleep 300\b/.test(l)).length;
     const want = planned.get('made-during-partition') ?? 0;
     await c.until(`${want} runner command(s) in the lab, as the state says`, async () => (await Promise.all([0, 1, 2].map(sleeps))).reduce((a, b) => a + b, 0) === want, 30_000, 500)
-      .then(() => t.pass(`runner processes match the state (${want})`), async (e: Error) => t.fail(`${e.message}; per host now: ${JSON.stringify(await Promise.all([0, 1, 2].map(sleeps)))}; instances per node: ${JSON.stringify(await Promise.all(c.nodes.map(async (n) => (await n.get<{ instances: { id: string }[] }>('/v1/instances')).instances.map((i) => i.id))))}`, { todo: 'runner-supervisor: a state with a lower lastIndex (merge snapshot) is never applied' }));
+      .then(() => t.pass(`runner processes match the state (${want})`), async (e: Error) => t.fail(`${e.message}; per host now: ${JSON.stringify(await Promise.all([0, 1, 2].map(sleeps)))}; instances per node: ${JSON.stringify(await Promise.all(c.nodes.map(async (n) => (await n.get<{ instances: { id: string }[] }>('/v1/instances')).instances.map((i) => i.id))))}`));
     t.comment(`log indices: majority ${majorityIndex}, lone node ${aloneIndex} before the heal; merged ${merged[0]!.state.lastIndex} after`);
     t.comment(`timings: split detected ${splitMs} ms after the cut; merged with every link ${healMs} ms after the heal`);
   });
