@@ -99,7 +99,9 @@ export async function nodeStream(spawn: Spawner, from: number, to: number, ip: s
 export async function measureStreamRing(spawn: Spawner, hosts: number, leftIp: (host: number) => string, seconds: number, portOf: (host: number) => number): Promise<StreamRing | null> {
   const entry = siblingModule(import.meta.url, './tcp-stream').pathname;
   const exec = childExecArgv(import.meta.url);
-  const children = Array.from({ length: hosts }, (_, i) => spawn(i, process.execPath, [...exec, entry, 'ring', '0.0.0.0', String(portOf(i)), String(seconds), leftIp(i), String(portOf((i - 1 + hosts) % hosts))]));
+  // A common start, late enough for every process to be up and connected (slow on a busy machine).
+  const startAt = Date.now() + 3000;
+  const children = Array.from({ length: hosts }, (_, i) => spawn(i, process.execPath, [...exec, entry, 'ring', '0.0.0.0', String(portOf(i)), String(seconds), leftIp(i), String(portOf((i - 1 + hosts) % hosts)), String(startAt)]));
   try {
     const outs = await Promise.all(children.map((child) => collect(child, (seconds + 20) * 1000)));
     const results = outs.map(lastJson);
