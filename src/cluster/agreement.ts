@@ -16,16 +16,17 @@
 import { MAX_BATCH, type EventBody, type IndexedEnvelope, type PeerFrame } from '../protocols/peer-frames.js';
 import type { AgreementConfig, AgreementInput, AgreementState, Ready } from './agreement-types.js';
 import { emptyBuffer } from './ordered-buffer.js';
-import { appendEntries, compareLogs, emptyLog, GENESIS_HASH, lastIndex, lastTerm } from './log.js';
+import { appendEntries, compareLogs, emptyLog, GENESIS_HASH, lastIndex, lastTerm, type LogState } from './log.js';
 import { onAppend, onGapRequest, onSnapshot, requestCatchUp } from './agreement-replication.js';
 import { announce, broadcast, enforceQuorum, follow, heartbeatFrame, loseLeader, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
 import { quorumOf } from './quorum.js';
 
-export function initialAgreement(now: number): AgreementState {
+/** A starting node: an empty log, or the log restored from the data dir (state-store.ts). */
+export function initialAgreement(now: number, log: LogState = emptyLog): AgreementState {
   return {
-    role: 'discovering', term: 0, leader: null, votedTerm: 0, votedFor: null, votes: [], candidateSince: 0, bootAt: now,
+    role: 'discovering', term: lastTerm(log), leader: null, votedTerm: 0, votedFor: null, votes: [], candidateSince: 0, bootAt: now,
     leaderContact: 0, leaderSince: 0, noLeaderSince: now, retryAt: 0, lastHeartbeatAt: -Infinity, peers: {}, lastHeard: {},
-    log: emptyLog, buffer: emptyBuffer(1), gap: null, resync: null, members: [], quorum: quorumOf([], '', []),
+    log, buffer: emptyBuffer(lastIndex(log) + 1), gap: null, resync: null, members: [], quorum: quorumOf([], '', []),
   };
 }
 

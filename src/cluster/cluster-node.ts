@@ -20,6 +20,7 @@ import { Forwarder, type CommandResult } from './forwarder.js';
 import { membershipChanges } from './membership.js';
 import type { QuorumVerdict } from './quorum.js';
 import type { RedialPolicy } from './redial.js';
+import { StateStore } from './state-store.js';
 
 export type { CommandResult };
 
@@ -44,6 +45,10 @@ export interface ClusterNodeOptions<S> {
   readonly timings?: Partial<Timings>;
   /** Re-dial backoff for peers that refused us (default 10 s doubling to 5 min). */
   readonly redial?: RedialPolicy;
+  /** Data dir: save the replicated state there and restore it at start (state-store.ts); none = memory only. */
+  readonly persistDir?: string;
+  /** Entries appended to the saved log between two saved snapshots (default 1000). */
+  readonly persistCompactEvery?: number;
   readonly tickMs?: number;
   readonly commandTimeoutMs?: number;
   /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */
@@ -85,6 +90,7 @@ export class ClusterNode<S> extends EventEmitter {
   #stopped = false;
   #self: NodeDescriptor | null = null;
   #held: string | null = null;
+  #store: StateStore<S> | null = null;
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -129,6 +135,7 @@ export class ClusterNode<S> extends EventEmitter {
   }
 
   async start(): Promise<number> {
+    this.#restore();
     this.#port = await this.#conns.listen();
     const o = this.#o;
     this.#self = {
@@ -162,6 +169,35 @@ export class ClusterNode<S> extends EventEmitter {
     this.#mdns?.stop();
     this.#forwarder.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping'));
     await this.#conns.stop();
+    if (this.#store && !this.#core.resync) this.#store.save(this.#state, this.#core.log);
+    this.#store?.close();
+  }
+
+  /** Loads the saved state (if a data dir is set) before any peer can see this node's log position. */
+  #restore(): void {
+    const dir = this.#o.persistDir;
+    if (!dir) return;
+    const store = new StateStore<S>({
+      dataDir: dir, replica: this.#o.replica, cluster: clusterNameHash(this.#o.clusterName), retain: this.#cfg.retainEntries,
+      ...(this.#o.persistCompactEvery !== undefined ? { compactEvery: this.#o.persistCompactEvery } : {}), log: this.#log, now: this.#now,
+    });
+    const r = store.load();
+    this.#store = store;
+    if (lastIndex(r.log) === 0) return;
+    const now = this.#now();
+    this.#state = r.state;
+    this.#core = initialAgreement(now, r.log);
+    this.#feedMembers(now);
+    this.#log.info('restored the saved cluster state', { index: lastIndex(r.log), replayed: r.replayed, digest: this.digest() });
+    this.emit('restored', { index: lastIndex(r.log), digest: this.digest() });
+  }
+
+  /** After a run: the saved log gets what was applied; a snapshot install (or enough appends) saves a snapshot. */
+  #persist(installed: boolean, applied: readonly IndexedEnvelope[], failed: boolean): void {
+    const store = this.#store;
+    if (!store || failed || this.#core.resync) return; // the state is not at the log's position: the resync will save
+    if (installed || store.dueForSnapshot) store.save(this.#state, this.#core.log);
+    else store.append(applied);
   }
 
   // ---- queries ----
@@ -251,6 +287,8 @@ export class ClusterNode<S> extends EventEmitter {
     this.#core = r.state;
     let failed: { index: number; reason: string } | null = null;
     let becameLeader = false;
+    let installed = false;
+    const applied: IndexedEnvelope[] = [];
     for (const fx of r.effects) {
       switch (fx.kind) {
         case 'send':
@@ -260,6 +298,7 @@ export class ClusterNode<S> extends EventEmitter {
           if (failed) break;
           try {
             this.#state = this.#o.replica.apply(this.#state, fx.entry);
+            applied.push(fx.entry);
             this.emit('applied', fx.entry);
           } catch (err) {
             failed = { index: fx.entry.index, reason: asTorusError(err).message };
@@ -272,6 +311,8 @@ export class ClusterNode<S> extends EventEmitter {
             if (this.#o.replica.digest(next) !== fx.snapshot.digest) throw new TorusError('TORUS_PROTOCOL_INVALID', 'snapshot digest mismatch');
             this.#state = next;
             failed = null;
+            installed = true;
+            applied.length = 0;
             this.emit('installed', { index: fx.snapshot.index, digest: fx.snapshot.digest });
           } catch (err) {
             failed = { index: fx.snapshot.index, reason: `snapshot refused: ${asTorusError(err).message}` };
@@ -299,6 +340,7 @@ export class ClusterNode<S> extends EventEmitter {
           break;
       }
     }
+    this.#persist(installed, applied, failed !== null);
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
     // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about

@@ -21,6 +21,8 @@ interface StandaloneOptions {
   port?: number;
   mdns?: boolean;
   timings?: Partial<Timings>;
+  /** With a dataDir the replicated state is saved there and restored at start, unless this is false. */
+  persist?: boolean;
 }
 
 const out = (o: Record<string, unknown>): void => {
@@ -33,7 +35,7 @@ async function main(): Promise<void> {
   const node = new ClusterNode<ClusterState>({
     nodeId: identity.nodeId, incarnation: identity.incarnation, clusterName: o.clusterName ?? 'torus', replica: topologyReplica,
     secret: o.secret ?? null, peers: o.peers ?? [], port: o.port ?? 0, mdns: o.mdns ?? true, timings: o.timings ?? {}, name: o.nodeId,
-    version: 'lab',
+    version: 'lab', ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
   });
   const port = await node.start();
   out({ ev: 'started', nodeId: identity.nodeId, incarnation: identity.incarnation, port });

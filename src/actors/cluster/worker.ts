@@ -38,6 +38,10 @@ export interface ClusterActorOptions {
   readonly peerPortOffset?: number;
   readonly keeper?: string;
   readonly commandHandler?: string;
+  /** The node's data dir: the replicated state is saved there and restored at start (src/cluster/state-store.ts). */
+  readonly dataDir?: string;
+  /** Set false to keep the state in memory only. */
+  readonly persist?: boolean;
 }
 
 let node: ClusterNode<ClusterState> | null = null;
@@ -78,6 +82,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
       ...(o.version !== undefined ? { version: o.version } : {}),
       ...(o.mdns !== undefined ? { mdns: o.mdns } : {}),
       ...(o.failureTimeoutMs !== undefined ? { timings: { failureTimeoutMs: o.failureTimeoutMs } } : {}),
+      ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
       log: ctx.log,
       onCommand: async (command: EventBody, state: ClusterState) =>
         ctx.request<{ events: EventBody[]; outcome?: unknown }>(o.commandHandler ?? 'commands', { type: 'handle-command', command, state }),
@@ -88,6 +93,11 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     n.on('role', (r: { role: 'discovering' | 'follower' | 'candidate' | 'leader'; term: number; leader: string | null }) => ctx.actor.send({ type: 'cluster.role', ...r }));
     n.on('applied', (indexed: unknown) => {
       ctx.send(keeper, { type: 'event', indexed });
+      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
+    });
+    // The saved state was restored at start: the keeper (and everything following it) starts from it too.
+    n.on('restored', () => {
+      resendState();
       ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
     });
     n.on('installed', () => {
