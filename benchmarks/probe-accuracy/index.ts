@@ -6,9 +6,11 @@
  *   upload   the previous probe (HTTP upload to /v1/probe/sink, best of 2 × 300 ms), for comparison
  *   iperf3   -R (the peer sends, the stream probe's direction) and forward, 2 s each
  * Ratios: stream / iperf3 -R, upload / iperf3 forward (each against the same direction). Needs root and iperf3.
- *   node build/benchmarks/probe-accuracy/index.js [--quick] [--json] [--rounds N] [--streams N]
+ * `--load N` runs N busy-loop processes during the rounds (CPU contention as on a busy shared machine: the old
+ * upload probe degrades there, iperf3 and the stream probe much less).
+ *   node build/benchmarks/probe-accuracy/index.js [--quick] [--json] [--rounds N] [--streams N] [--repeats N] [--load N]
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
@@ -19,6 +21,8 @@ const quick = argv.includes('--quick');
 const flag = (name: string, dflt: number): number => { const i = argv.indexOf(name); return i >= 0 ? Number(argv[i + 1]) : dflt; };
 const rounds = flag('--rounds', quick ? 1 : 3);
 const streams = flag('--streams', 1);
+const load = flag('--load', 0);
+const repeats = flag('--repeats', 2);
 const iperfSeconds = quick ? 1 : 2;
 const PORT = 7700;
 
@@ -53,6 +57,7 @@ async function main(): Promise<Sample[]> {
   const run = (lab: Lab, host: number, ...a: string[]): ChildProcess => lab.spawn(host, process.execPath, [...childExecArgv(import.meta.url), agent, ...a], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lab = await Lab.create({ hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit', label: 'thunderbolt' }, { a: 0, b: 2 }] });
   const servers: ChildProcess[] = [];
+  const hogs = Array.from({ length: load }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
   try {
     for (const h of [1, 2]) {
       const s = run(lab, h, 'server', `node-${h}`, String(PORT));
@@ -63,7 +68,7 @@ async function main(): Promise<Sample[]> {
     const samples: Sample[] = [];
     for (let round = 1; round <= rounds; round++) {
       for (const [link, ip, rate, host] of links) {
-        const stream = (await firstJson(run(lab, 0, 'measure', ip, String(PORT), '300', '2', String(streams)))).bps!;
+        const stream = (await firstJson(run(lab, 0, 'measure', ip, String(PORT), '300', String(repeats), String(streams)))).bps!;
         const iperfR = await iperf3(lab, host, ip, true);
         const upload = (await firstJson(run(lab, 0, 'upload', ip, String(PORT), '300', '2'))).bps!;
         const iperfF = await iperf3(lab, host, ip, false);
@@ -73,7 +78,7 @@ async function main(): Promise<Sample[]> {
     }
     return samples;
   } finally {
-    for (const s of servers) s.kill();
+    for (const s of [...servers, ...hogs]) s.kill();
     await lab.teardown();
   }
 }
@@ -86,9 +91,9 @@ const range = (xs: (number | undefined)[]): string => {
   return v.length === 0 ? 'n/a' : v.length === 1 ? v[0]!.toFixed(2) : `${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}`;
 };
 if (argv.includes('--json')) {
-  console.log(JSON.stringify({ rounds, streams, iperfSeconds, samples }, null, 2));
+  console.log(JSON.stringify({ rounds, streams, iperfSeconds, load, samples }, null, 2));
 } else {
-  console.log(`# probe accuracy: profiler capacity probe vs iperf3 on the same lab link, back to back; ${rounds} round(s); stream probe = best of 2 × 300 ms, ${streams} connection(s); iperf3 ${iperfSeconds} s`);
+  console.log(`# probe accuracy: profiler capacity probe vs iperf3 on the same lab link, back to back; ${rounds} round(s); stream probe = best of ${repeats} × 300 ms, ${streams} connection(s); iperf3 ${iperfSeconds} s${load ? `; ${load} CPU hog(s) running` : ''}`);
   console.log('link                tbf    round  stream (Gbit/s)  iperf3 -R  ratio | old upload  iperf3  ratio');
   for (const s of samples) {
     const r1 = ratio(s.stream, s.iperfR), r2 = ratio(s.upload, s.iperfF);
