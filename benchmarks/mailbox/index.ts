@@ -101,7 +101,7 @@ async function main(): Promise<void> {
 
   await runtime.shutdown();
   await plain.worker.terminate();
-  printTable('mailbox: runtime (msgpack, batched, transfer) vs plain postMessage (structured clone)', rows, json,
+  printTable('mailbox: runtime (msgpack records, batched; large payloads transferred) vs plain postMessage (structured clone)', rows, json,
     'targets: under load >= 1.0x, round trips >= 0.7x, 1 MiB >= 1.5x. Medians of interleaved rounds in one process.');
 }
 

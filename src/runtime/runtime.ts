@@ -9,6 +9,7 @@ import type { Body, Frame } from '../protocols/mailbox.js';
 import type { ActorSpec } from './actor-host.js';
 import { CpuPool } from './cpu-pool.js';
 import { createLogger, type Logger } from './log.js';
+import { PendingRequests } from './pending-requests.js';
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './serve-actor.js';
 import { Supervisor } from './supervisor.js';
@@ -36,12 +37,6 @@ export interface RelayStats {
   faults: number;
 }
 
-interface PendingRequest {
-  readonly target: string;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  readonly timer: NodeJS.Timeout;
-}
 
 export class Runtime {
   readonly nodeId: string;
@@ -52,7 +47,8 @@ export class Runtime {
   readonly #services = new Map<string, ServiceHandler>();
   readonly #snapshots = new Map<string, unknown>();
   readonly #subscribers = new Map<string, Set<(view: unknown) => void>>();
-  readonly #pending = new Map<number, PendingRequest>();
+  /** Requests from the host to actors, by correlation id; meta = the target actor. */
+  readonly #pending = new PendingRequests<string>();
   readonly #faultListeners = new Set<(actor: string, error: TorusError) => void>();
   #remote: RemoteTransport | undefined;
   #nextCorr = 1;
@@ -120,17 +116,17 @@ export class Runtime {
     if (!this.#supervisor.has(name)) return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no actor or service named ${name}`, { to }));
     return new Promise<T>((resolve, reject) => {
       const corr = this.#nextCorr++;
-      const timer = setTimeout(() => {
-        this.#pending.delete(corr);
-        reject(new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }));
-      }, timeoutMs);
-      this.#pending.set(corr, { target: name, resolve: resolve as (v: unknown) => void, reject, timer });
+      this.#pending.add(corr, timeoutMs, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timeoutError: () => new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }),
+        meta: name,
+      });
       try {
         this.#supervisor.deliver(name, { t: 'msg', from, to: name, body, corr });
         this.relayStats.delivered++;
       } catch (error) {
-        clearTimeout(timer);
-        this.#pending.delete(corr);
+        this.#pending.take(corr);
         reject(this.#closedError(name, error));
       }
     });
@@ -168,11 +164,7 @@ export class Runtime {
     this.#shutdown ??= (async () => {
       this.#shuttingDown = true;
       await this.#supervisor.stopAll(options.order ?? [], options.deadlineMs ?? 5_000);
-      for (const [corr, p] of this.#pending) {
-        clearTimeout(p.timer);
-        p.reject(new TorusError('TORUS_SHUTTING_DOWN', 'the node is shutting down'));
-        this.#pending.delete(corr);
-      }
+      this.#pending.clear(() => new TorusError('TORUS_SHUTTING_DOWN', 'the node is shutting down'));
       await this.pool.close();
     })();
     return this.#shutdown;
@@ -255,21 +247,15 @@ export class Runtime {
   }
 
   #settle(frame: Extract<Frame, { t: 'reply' }>): void {
-    const waiter = this.#pending.get(frame.corr);
+    const waiter = this.#pending.take(frame.corr);
     if (!waiter) return;
-    this.#pending.delete(frame.corr);
-    clearTimeout(waiter.timer);
     if (frame.ok) waiter.resolve(frame.body);
     else waiter.reject(errorFromJson(frame.error));
   }
 
   #failPendingFor(name: string, reason: string): void {
-    for (const [corr, p] of this.#pending) {
-      if (p.target !== name) continue;
-      clearTimeout(p.timer);
-      this.#pending.delete(corr);
-      p.reject(new TorusError(this.#shuttingDown ? 'TORUS_SHUTTING_DOWN' : 'TORUS_ACTOR_FAILED', `actor ${name} went down: ${reason}`, { actor: name }));
-    }
+    this.#pending.rejectWhere((target) => target === name,
+      () => new TorusError(this.#shuttingDown ? 'TORUS_SHUTTING_DOWN' : 'TORUS_ACTOR_FAILED', `actor ${name} went down: ${reason}`, { actor: name }));
   }
 
   #publish(name: string, view: unknown): void {

@@ -5,10 +5,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createActor, type Actor, type AnyStateMachine, type EventFrom, type InputFrom, type SnapshotFrom } from 'xstate';
-import { asTorusError, errorFromJson, TorusError } from '../core/errors.js';
+import { asTorusError, errorFromJson, TorusError, ValidationError } from '../core/errors.js';
 import type { Body, Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
 import { createLogger, type Logger } from './log.js';
+import { PendingRequests } from './pending-requests.js';
 
 export interface RequestOptions {
   readonly timeoutMs?: number;
@@ -43,6 +44,9 @@ export interface ActorDefinition<TMachine extends AnyStateMachine, TOptions = Re
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+
 const defaultView = (snapshot: { value: unknown; context: unknown }): unknown => ({ value: snapshot.value, context: snapshot.context });
 
 export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<string, unknown>>(
@@ -51,7 +55,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   if (!parentPort) throw new Error(`serveActor(${definition.name}) must run inside a worker thread`);
   const { options } = (workerData ?? {}) as { options: TOptions };
   const log = createLogger({ actor: definition.name });
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  const pending = new PendingRequests();
   let nextCorr = 1;
   let stopping = false;
   let cleanup: (() => void | Promise<void>) | undefined;
@@ -62,8 +66,10 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   const port = new FramePort(parentPort as unknown as PostTarget, {
     onFrame: (frame) => {
       // Events take a synchronous path (no promise per message); requests, replies and stop go async.
-      if (frame.t === 'msg' && frame.corr === undefined) deliverEvent(frame);
-      else void onFrame(frame);
+      if (frame.t === 'msg') {
+        if (frame.corr === undefined) deliverEvent(frame);
+        else serveRequest(frame, frame.corr);
+      } else void onFrame(frame);
     },
     onReject: (error) => {
       log.warn('rejected frame', { error });
@@ -96,16 +102,16 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     request: <T>(to: string, body: Body, requestOptions: RequestOptions = {}) => new Promise<T>((resolve, reject) => {
       const corr = nextCorr++;
       const timeoutMs = requestOptions.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      const timer = setTimeout(() => {
-        pending.delete(corr);
-        reject(new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }));
-      }, timeoutMs);
-      pending.set(corr, { resolve: resolve as (v: unknown) => void, reject, timer });
+      pending.add(corr, timeoutMs, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timeoutError: () => new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }),
+        meta: undefined,
+      });
       try {
         port.send({ t: 'msg', from: definition.name, to, body, corr });
       } catch (error) {
-        clearTimeout(timer);
-        pending.delete(corr);
+        pending.take(corr);
         reject(error);
       }
     }),
@@ -117,25 +123,52 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       const json = JSON.stringify(view);
       if (json === lastViewJson) return;
       lastViewJson = json;
-      post({ t: 'snapshot', view });
+      try {
+        post({ t: 'snapshot', view });
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        log.warn('snapshot view cannot be encoded', { error });
+        report(false, error);
+      }
     },
     // An error inside the machine stops it: the supervisor must restart the worker.
     error: (error) => report(true, error),
   });
 
-  async function handleRequest(frame: Extract<Frame, { t: 'msg' }>, corr: number): Promise<void> {
+  const replyOk = (corr: number, result: unknown): void => {
     try {
-      let result: unknown;
+      post({ t: 'reply', corr, ok: true, body: result ?? null });
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      replyError(corr, error); // the result cannot be encoded: the requester gets that error, not silence
+    }
+  };
+  const replyError = (corr: number, error: unknown): void => post({ t: 'reply', corr, ok: false, error: asTorusError(error).toJSON() });
+
+  /**
+   * Answers a request. A handler that returns a plain value is answered at once (no promise per request: that
+   * showed in the round-trip benchmark); one that returns a promise is tracked so stop can let it finish.
+   */
+  function serveRequest(frame: Extract<Frame, { t: 'msg' }>, corr: number): void {
+    let result: unknown;
+    try {
       if (frame.body.type === 'snapshot') result = viewOf(actor.getSnapshot() as SnapshotFrom<TMachine>);
       else {
         const handler = definition.requests?.[frame.body.type];
         if (!handler) throw new TorusError('TORUS_PROTOCOL_INVALID', `${definition.name} has no request ${JSON.stringify(frame.body.type)}`, { type: frame.body.type });
-        result = await handler(frame.body, ctx);
+        result = handler(frame.body, ctx);
       }
-      post({ t: 'reply', corr, ok: true, body: result ?? null });
     } catch (error) {
-      post({ t: 'reply', corr, ok: false, error: asTorusError(error).toJSON() });
+      replyError(corr, error);
+      return;
     }
+    if (!isThenable(result)) {
+      replyOk(corr, result);
+      return;
+    }
+    const running: Promise<void> = Promise.resolve(result).then((value) => replyOk(corr, value), (error: unknown) => replyError(corr, error))
+      .finally(() => inflight.delete(running));
+    inflight.add(running);
   }
 
   async function stop(deadlineMs: number): Promise<void> {
@@ -149,11 +182,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       log.warn('cleanup failed during stop', { error });
     }
     actor.stop();
-    for (const [, p] of pending) {
-      clearTimeout(p.timer);
-      p.reject(new TorusError('TORUS_SHUTTING_DOWN', `${definition.name} is stopping`));
-    }
-    pending.clear();
+    pending.clear(() => new TorusError('TORUS_SHUTTING_DOWN', `${definition.name} is stopping`));
     post({ t: 'stopped' });
     port.close();
     parentPort?.close();
@@ -170,18 +199,11 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
 
   async function onFrame(frame: Frame): Promise<void> {
     switch (frame.t) {
-      case 'msg': {
-        if (frame.corr === undefined) return deliverEvent(frame);
-        const running = handleRequest(frame, frame.corr);
-        inflight.add(running);
-        void running.finally(() => inflight.delete(running));
-        return running;
-      }
+      case 'msg':
+        return frame.corr === undefined ? deliverEvent(frame) : serveRequest(frame, frame.corr);
       case 'reply': {
-        const waiter = pending.get(frame.corr);
+        const waiter = pending.take(frame.corr);
         if (!waiter) return; // a late reply to a request that already timed out
-        pending.delete(frame.corr);
-        clearTimeout(waiter.timer);
         if (frame.ok) waiter.resolve(frame.body);
         else waiter.reject(errorFromJson(frame.error));
         return;

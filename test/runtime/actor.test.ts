@@ -62,6 +62,18 @@ t.test('malformed frames are rejected and the actor keeps serving', async (t) =>
   t.equal(runtime.stats().probe?.restarts, 0, 'no restart was needed');
 });
 
+t.test('unencodable bodies and results fail their sender with a clear error; the mailbox stays in step', async (t) => {
+  const { runtime, unhandled } = testRuntime(t);
+  await runtime.supervise({ name: 'probe', module: probeModule });
+  await t.rejects(runtime.request('probe', { type: 'echo', payload: { nested: Symbol('x') } }), { code: 'TORUS_PROTOCOL_INVALID', message: /cannot encode msg frame/ });
+  await t.rejects(runtime.request('probe', { type: 'unencodable' }), { code: 'TORUS_PROTOCOL_INVALID', message: /cannot encode reply frame/ });
+  // New shapes both ways after the failures: the record definitions of both ends still agree.
+  t.same(await runtime.request('probe', { type: 'echo', payload: { brand: 'new', shape: [1, { deep: true }] } }), { brand: 'new', shape: [1, { deep: true }] });
+  runtime.send('probe', { type: 'inc', by: 2 });
+  t.same(await runtime.request('probe', { type: 'snapshot' }), { value: 'running', count: 2 });
+  t.same(unhandled, []);
+});
+
 t.test('unhandled rejections: none across the runtime tests', async (t) => {
   const { runtime, unhandled } = testRuntime(t);
   await runtime.supervise({ name: 'probe', module: probeModule });
