@@ -41,6 +41,22 @@ t.test('frames arrive in order, shapes change, batches split at 256 frames', asy
   t.same(sample.body, { type: 'tock', i: 997, tags: ['a', 'k3'], f47: 997 });
 });
 
+t.test('more distinct shapes than msgpackr keeps records for: ids are recycled with their definitions', async (t) => {
+  const { a, received, rejected, settle } = pair(t);
+  for (let i = 0; i < 600; i++) {
+    a.send(msg({ type: 'dyn', [`node-${i}`]: { rtt: i } }));
+    if (i % 50 === 0) a.send(msg({ type: 'dyn', 'node-0': { rtt: -i } })); // an early shape, reused late
+  }
+  await settle(612);
+  t.same(rejected, []);
+  const bad = received.filter((f, n) => {
+    const body = (f as Extract<Frame, { t: 'msg' }>).body;
+    return Object.keys(body).length !== 2 || body.type !== 'dyn' || n === 0 && (body['node-0'] as { rtt: number }).rtt !== 0;
+  });
+  t.equal(bad.length, 0, 'every frame decoded to its own shape');
+  t.same((received[received.length - 1] as Extract<Frame, { t: 'msg' }>).body, { type: 'dyn', 'node-599': { rtt: 599 } });
+});
+
 t.test('a large post is transferred, large typed arrays move out of band', async (t) => {
   const { a, received, settle } = pair(t);
   const text = 'x'.repeat(40_000); // above the small-post size: travels as a transferred buffer
