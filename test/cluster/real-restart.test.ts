@@ -1,0 +1,53 @@
+/**
+ * End to end, real processes (`node dist/main.js`, every actor): the whole cluster is stopped and started again
+ * with the same data dirs. The replicated state was saved (src/cluster/state-store.ts), so the instance placed
+ * before is still there afterwards, the log continues from where it was, and its runners run again. Before, the
+ * cluster came back with an empty log. Needs `npm run build` and root for the lab.
+ */
+import t from 'tap';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Lab, withLab } from '../../src/lab/index.js';
+import { E2eCluster, e2eUnavailableReason } from '../e2e/lab-cluster.js';
+
+const why = Lab.unavailableReason() ?? e2eUnavailableReason();
+const FAILURE_TIMEOUT_MS = 3000;
+
+t.test('whole-cluster restart: the saved state comes back on every node', { timeout: 200_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+  await withLab(t, { hosts: 3 }, async (lab) => {
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    // Placement needs the nodes' profiles: wait for every link measured, as a user would see a ready cluster.
+    await c.converged(90_000, (vs) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number')));
+    const [n0] = c.nodes as [typeof c.nodes[0]];
+    const created = await fetch(`${n0.api}/v1/instances`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workload: { id: 'kept', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-before-restart' }),
+    });
+    t.equal(created.status, 201, `an instance placed: ${created.status === 201 ? 'ok' : await created.text()}`);
+    const instances = (v: { state: { state: unknown } }) => Object.keys((v.state.state as { instances: Record<string, unknown> }).instances);
+    const before = await c.converged(30_000, (vs) => vs.every((v) => instances(v).includes('made-before-restart')));
+    const beforeIndex = before[0]!.state.lastIndex;
+    t.ok(c.nodes.every((n) => existsSync(join(n.dataDir, 'cluster-state', 'snapshot.json'))), 'each node saved its state in its data dir');
+
+    await Promise.all(c.nodes.map((n) => n.stop('SIGTERM', 5000)));
+    t.ok(c.nodes.every((n) => n.exit?.code === 0), `all stopped cleanly: ${JSON.stringify(c.nodes.map((n) => n.exit))}`);
+    t.ok(c.nodes.every((n) => readdirSync(join(n.dataDir, 'cluster-state')).includes('log.jsonl')), 'snapshot and log files left behind');
+
+    for (const n of c.nodes) c.startNode(n.host);
+    const startedAt = Date.now();
+    const after = await c.converged(90_000, (vs) => vs.every((v) => v.node.incarnation === 2 && v.state.lastIndex > beforeIndex)).catch(async (e: Error) => {
+      const vs = await c.views();
+      t.fail(`${e.message}: ${JSON.stringify(vs?.map((v) => ({ h: v.host, role: v.node.role, inc: v.node.incarnation, index: v.state.lastIndex, nodes: Object.keys(v.state.state.nodes).length, inst: instances(v) })))}`);
+      return null;
+    });
+    if (!after) return;
+    t.pass(`one cluster again ${Date.now() - startedAt} ms after the restart`);
+    t.same(after.map(instances), [0, 1, 2].map(() => ['made-before-restart']), 'the instance placed before the restart is on every node');
+    t.ok(after.every((v) => v.state.lastIndex > beforeIndex), `the log continues (index ${beforeIndex} → ${after[0]!.state.lastIndex}), it did not start empty`);
+    // Its runners run again: one `sleep 300` per planned node.
+    const plan = (after[0]!.state.state as unknown as { instances: Record<string, { plan: { nodes: string[] } }> }).instances['made-before-restart']!.plan.nodes.length;
+    const sleeps = async (h: number) => (await lab.exec(h, `for p in $(ip netns pids ${lab.hosts[h]!.ns}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`)).stdout.split('\n').filter((l) => /^sleep 300\b/.test(l)).length;
+    await c.until(`${plan} runner command(s) running again`, async () => (await Promise.all([0, 1, 2].map(sleeps))).reduce((a, b) => a + b, 0) === plan, 45_000, 500)
+      .then(() => t.pass(`runners running again (${plan})`), (e: Error) => t.fail(e.message));
+  });
+});
