@@ -66,6 +66,14 @@ export class RingCommunicator implements RingContext {
   }
 
   get worldSize(): number { return this.n; }
+  /** Bytes received, and how many of them took a user-space copy (arrived before their target was posted). */
+  get stats(): { bytesRead: number; bytesCopied: number } {
+    let bytesRead = 0;
+    let bytesCopied = 0;
+    for (const conn of this.#links.all) if (conn.reader) { bytesRead += conn.reader.bytesRead; bytesCopied += conn.reader.bytesCopied; }
+    return { bytesRead, bytesCopied };
+  }
+
   /** The error that broke this communicator, if any. */
   get error(): TorusError | null { return this.#broken; }
 

@@ -30,6 +30,8 @@ export class StreamReader {
   /** performance.now() of the last byte received. */
   lastProgress = performance.now();
   bytesRead = 0;
+  /** Bytes that arrived before their target was posted and were copied out of the stash (the only user-space copy). */
+  bytesCopied = 0;
 
   constructor(onFault: (error: unknown) => void, maxStashBytes = 64 * 1024 * 1024) {
     this.#onFault = onFault;
@@ -115,6 +117,7 @@ export class StreamReader {
       const chunk = this.#stash[0] as Uint8Array;
       const take = Math.min(chunk.length - this.#stashOffset, item.target.length - item.filled);
       item.target.set(chunk.subarray(this.#stashOffset, this.#stashOffset + take), item.filled);
+      this.bytesCopied += take;
       item.filled += take;
       this.#stashOffset += take;
       this.#stashBytes -= take;

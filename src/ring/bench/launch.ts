@@ -12,7 +12,7 @@ import type { RankResult } from './sweep.js';
 export type RankMessage =
   | { type: 'ready'; kernel: string }
   | { type: 'row'; row: RankResult }
-  | { type: 'done' }
+  | { type: 'done'; bytesRead?: number; bytesCopied?: number }
   | { type: 'error'; code: string; message: string };
 
 export interface RankLauncher {

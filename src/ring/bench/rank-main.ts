@@ -1,7 +1,7 @@
 /**
  * Child-process entry of one benchmark rank (spawned in a lab namespace, on loopback, or later by a
  * live cluster's runner). argv[2] = base64 JSON RankJob. Writes JSON lines on stdout:
- * {type:'ready'} · {type:'row', row} · {type:'done'} · {type:'error', code, message}.
+ * {type:'ready'} · {type:'row', row} · {type:'done', bytesRead, bytesCopied} · {type:'error', code, message}.
  */
 import { asTorusError } from '../../core/errors.js';
 import { RingCommunicator } from '../communicator.js';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     await comm.barrier();
     for (const sweep of Array.isArray(job.sweep) ? job.sweep : [job.sweep]) await runSweep(comm, sweep as SweepConfig, (row) => say({ type: 'row', row }));
     await comm.barrier();
-    say({ type: 'done' });
+    say({ type: 'done', ...comm.stats });
   } catch (error) {
     const e = asTorusError(error);
     say({ type: 'error', code: e.code, message: e.message });
