@@ -33,6 +33,10 @@ t.test('targets posted before the data fill in order, including zero-length ones
   t.same(order, ['a', 'b', 'c']);
   t.same(Buffer.concat([a, c]), Buffer.from(data));
   t.equal(reader.pending, 0);
+  t.equal(reader.bytesRead, 300_000);
+  // Node picks the buffer of the next read right after the previous one (here: at connect, before any
+  // target), so the first read after idle lands in the 64 KiB spare; everything after it goes in place.
+  t.ok(reader.bytesCopied <= 64 * 1024, `at most the first read is copied (${reader.bytesCopied} B of 300000)`);
 });
 
 t.test('bytes that arrive early are stashed; past the limit the socket pauses, then resumes and nothing is lost', async (t) => {
@@ -49,4 +53,5 @@ t.test('bytes that arrive early are stashed; past the limit the socket pauses, t
     for (let p = 0; p < parts; p++) reader.expect(target.subarray((p * total) / parts, ((p + 1) * total) / parts), p === parts - 1 ? resolve : () => undefined);
   });
   t.ok(Buffer.from(target).equals(Buffer.from(data)), 'all 32 MiB arrive intact and in order');
+  t.ok(reader.bytesCopied >= 256 * 1024 && reader.bytesCopied < total, `early bytes were copied out of the stash (${reader.bytesCopied}), the rest read in place`);
 });
