@@ -25,6 +25,8 @@ export interface PostTarget {
  * decoding while the sender still encodes (the two threads overlap), and neither side holds a huge batch.
  */
 const MAX_BATCH_FRAMES = 256;
+/** ... or this many bytes, so a burst of large frames never builds a post near the receiver's size limit. */
+const MAX_BATCH_BYTES = 1024 * 1024;
 /**
  * Posts below this size travel as a one-byte string. Measured: for small posts a fresh transferable ArrayBuffer
  * costs more than its bytes (malloc, backing-store bookkeeping on both threads, a free later), while a string
@@ -52,7 +54,7 @@ export class FramePort {
   #packer = newPackr();
   readonly #unpacker = newPackr();
   /** Encoded frames waiting for the flush (views on msgpackr's output buffer, which it never rewinds). */
-  #chunks: Buffer[] = [];
+  readonly #chunks: Buffer[] = [];
   #queuedBytes = 0;
   #transfers: ArrayBuffer[] = [];
   #sentPosts = 0;
@@ -92,7 +94,7 @@ export class FramePort {
     }
     this.#chunks.push(bytes);
     this.#queuedBytes += bytes.length;
-    if (this.#chunks.length >= MAX_BATCH_FRAMES) {
+    if (this.#chunks.length >= MAX_BATCH_FRAMES || this.#queuedBytes >= MAX_BATCH_BYTES) {
       this.flush();
       return;
     }
@@ -106,16 +108,17 @@ export class FramePort {
   flush(): void {
     this.#flushScheduled = false;
     if (this.#chunks.length === 0 || this.#closed) return;
+    // The chunk list is consumed here, synchronously, so it is reused; a transfer list leaves with the post.
     const chunks = this.#chunks;
     const transfers = this.#transfers;
     const size = HEADER_BYTES + this.#queuedBytes;
-    this.#chunks = [];
-    this.#transfers = [];
+    if (transfers.length > 0) this.#transfers = [];
     this.#queuedBytes = 0;
     const seq = (this.#sentPosts + 1) >>> 0;
     if (transfers.length === 0 && size < SMALL_POST_BYTES) {
       let text = String.fromCharCode(seq & 0xff, (seq >>> 8) & 0xff, (seq >>> 16) & 0xff, seq >>> 24);
       for (const chunk of chunks) text += latin1(chunk);
+      chunks.length = 0;
       this.#target.postMessage(text);
     } else {
       const bytes = new Uint8Array(size);
@@ -125,6 +128,7 @@ export class FramePort {
         bytes.set(chunk, offset);
         offset += chunk.length;
       }
+      chunks.length = 0;
       this.#target.postMessage(transfers.length === 0 ? bytes : [bytes, ...transfers], [bytes.buffer, ...transfers]);
     }
     this.#sentPosts = seq;

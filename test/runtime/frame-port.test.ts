@@ -73,6 +73,24 @@ t.test('a large post is transferred, large typed arrays move out of band', async
   t.equal(got[12345], 1.5);
 });
 
+t.test('a burst of large frames leaves in several posts, each under the size limit', async (t) => {
+  const { port1, port2 } = new MessageChannel();
+  const received: Frame[] = [];
+  const rejected: ValidationError[] = [];
+  let posts = 0;
+  port2.on('message', () => { posts++; });
+  const a = new FramePort(port1 as unknown as PostTarget, { onFrame: () => undefined, onReject: () => undefined }, 'a');
+  const b = new FramePort(port2 as unknown as PostTarget, { onFrame: (f) => received.push(f), onReject: (e) => rejected.push(e) }, 'b', 3 * 1024 * 1024);
+  t.teardown(() => { a.close(); b.close(); port1.close(); port2.close(); });
+  const text = 'z'.repeat(400_000);
+  for (let i = 0; i < 20; i++) a.send(msg({ type: 'chunk', i, text })); // 8 MB in one tick
+  a.flush();
+  await waitFor(() => received.length + rejected.length >= 20, 5_000, 'all chunks');
+  t.same(rejected, []);
+  t.same(received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body.i), [...Array(20).keys()]);
+  t.ok(posts >= 7, `split into ${posts} posts`);
+});
+
 t.test('an unencodable frame fails its sender and does not desynchronise the records', async (t) => {
   const { a, received, rejected, settle } = pair(t);
   a.send(msg({ type: 'before', x: 1 }));
