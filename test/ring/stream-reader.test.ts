@@ -53,5 +53,5 @@ t.test('bytes that arrive early are stashed; past the limit the socket pauses, t
     for (let p = 0; p < parts; p++) reader.expect(target.subarray((p * total) / parts, ((p + 1) * total) / parts), p === parts - 1 ? resolve : () => undefined);
   });
   t.ok(Buffer.from(target).equals(Buffer.from(data)), 'all 32 MiB arrive intact and in order');
-  t.ok(reader.bytesCopied >= 256 * 1024 && reader.bytesCopied < total, `early bytes were copied out of the stash (${reader.bytesCopied}), the rest read in place`);
+  t.ok(reader.bytesCopied > 64 * 1024 && reader.bytesCopied < total, `early bytes were copied out of the stash (${reader.bytesCopied}), the rest read in place`);
 });
