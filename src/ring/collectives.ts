@@ -117,7 +117,9 @@ export async function broadcast(ctx: RingContext, buffer: RingArray, root: numbe
     const role = chainRole(ctx.rank, ctx.n, root, plan.dir, hops);
     if (!role.sends && !role.receives) return;
     const io = ctx.lane(run, plan, header, role.sends, role.receives);
-    const chunk = chunkBytesFor(part.length, ctx.options.chunkBytes, ctx.options.maxChunkBytes);
+    // A chain is a true pipeline: the last of `hops` ranks finishes (hops − 1) chunks after the data
+    // left the root, so beyond one hop keep that tail within 1/16 of the part.
+    const chunk = hops <= 1 ? chunkBytesFor(part.length, ctx.options.chunkBytes, ctx.options.maxChunkBytes) : chunkBytesFor((part.length * 8) / (16 * (hops - 1)), ctx.options.chunkBytes, ctx.options.maxChunkBytes);
     chainBroadcast(io, { rank: ctx.rank, n: ctx.n, root, hops, chunk, data: part });
   };
   if (bytes <= ctx.options.smallMessageBytes) {
