@@ -209,7 +209,8 @@ export class ClusterNode<S> extends EventEmitter {
   /** The error a write gets while this node has no leader and no quorum (it cannot get one by waiting here). */
   #noQuorumError(): TorusError | null {
     const q = this.#core.quorum;
-    if (q.ok || this.#core.leader !== null) return null;
+    // While still discovering (just started) peers may yet show up: the request waits for a leader instead.
+    if (q.ok || this.#core.leader !== null || this.#core.role === 'discovering') return null;
     return new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
       { members: q.members, reached: q.reached, needed: q.needed });
   }
