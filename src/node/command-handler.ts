@@ -32,6 +32,13 @@ function planRequestFor(workload: WorkloadSpec, options: { sharding?: string | u
   };
 }
 
+function compactConstraints(from: { minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): { minNodes?: number; requiredNodes?: readonly string[] } {
+  return {
+    ...(from.minNodes !== undefined ? { minNodes: from.minNodes } : {}),
+    ...(from.requiredNodes !== undefined ? { requiredNodes: from.requiredNodes } : {}),
+  };
+}
+
 export class CommandHandler {
   readonly #runtime: Runtime;
 
@@ -55,7 +62,8 @@ export class CommandHandler {
         const id = command.instanceId ?? plan.id;
         if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${id} already exists`, { instanceId: id });
         const instance: InstancePlan = { ...plan, id };
-        return { events: [{ type: 'InstanceCreated', instance, workload: command.workload }], outcome: { instanceId: id, nodes: instance.nodes } };
+        const constraints = compactConstraints(command);
+        return { events: [{ type: 'InstanceCreated', instance, workload: command.workload, ...constraints }], outcome: { instanceId: id, nodes: instance.nodes } };
       }
       case 'CreateInstance': {
         if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${command.instance.id} already exists`);
@@ -71,7 +79,8 @@ export class CommandHandler {
         const record = this.#instance(state, command.instanceId);
         const reason = command.reason ?? record.reason ?? 're-placement requested';
         try {
-          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend }));
+          // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
+          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }));
           const instance: InstancePlan = { ...plan, id: command.instanceId };
           return { events: [{ type: 'InstanceReplaced', instance, reason: `re-placed on ${instance.nodes.join(', ')}: ${reason}` }], outcome: { instanceId: command.instanceId, nodes: instance.nodes } };
         } catch (error) {

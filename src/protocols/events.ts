@@ -111,7 +111,11 @@ export interface LinkDown {
   readonly type: 'LinkDown'; readonly source: NodeId; readonly sink: NodeId; readonly ip: string;
   readonly reason: string; readonly sourceIncarnation?: number;
 }
-export interface InstanceCreated { readonly type: 'InstanceCreated'; readonly instance: InstancePlan; readonly workload: WorkloadSpec }
+/** `minNodes` / `requiredNodes`: the placement constraints it was planned under, kept so a re-placement honours them. */
+export interface InstanceCreated {
+  readonly type: 'InstanceCreated'; readonly instance: InstancePlan; readonly workload: WorkloadSpec;
+  readonly minNodes?: number; readonly requiredNodes?: readonly NodeId[];
+}
 export interface InstanceNeedsReplacement { readonly type: 'InstanceNeedsReplacement'; readonly instanceId: InstanceId; readonly reason: string }
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. */
 export interface InstanceReplaced { readonly type: 'InstanceReplaced'; readonly instance: InstancePlan; readonly reason: string }
@@ -305,8 +309,9 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
   LinkDown: [['source', 'sink', 'ip', 'reason'], ['sourceIncarnation'], (o, p) => compact({
     type: 'LinkDown', ...link(o, p), reason: reason(o.reason, `${p}.reason`), sourceIncarnation: srcInc(o, p),
   })],
-  InstanceCreated: [['instance', 'workload'], [], (o, p) => ({
+  InstanceCreated: [['instance', 'workload'], ['minNodes', 'requiredNodes'], (o, p) => compact({
     type: 'InstanceCreated', instance: decodeInstancePlan(o.instance, `${p}.instance`), workload: decodeWorkloadSpec(o.workload, `${p}.workload`),
+    minNodes: optInt(o.minNodes, `${p}.minNodes`, 1), requiredNodes: opt(o.requiredNodes, (x) => arr(W, x, `${p}.requiredNodes`, nodeId, 1024)),
   })],
   InstanceNeedsReplacement: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceNeedsReplacement', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
   InstanceReplaced: [['instance', 'reason'], [], (o, p) => ({ type: 'InstanceReplaced', instance: decodeInstancePlan(o.instance, `${p}.instance`), reason: reason(o.reason, `${p}.reason`) })],

@@ -13,7 +13,8 @@ type At = number | undefined;
 export function applyInstanceCreated(state: ClusterState, e: InstanceCreated, at: At): ClusterState {
   if (own(state.instances, e.instance.id)) return state;
   const record: InstanceRecord = compact({
-    plan: e.instance, workload: e.workload, status: 'active', generation: 1, runners: {}, createdAt: at, updatedAt: at,
+    plan: e.instance, workload: e.workload, minNodes: e.minNodes, requiredNodes: e.requiredNodes,
+    status: 'active', generation: 1, runners: {}, createdAt: at, updatedAt: at,
   });
   return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
 }

@@ -57,6 +57,9 @@ export type InstanceStatus = 'active' | 'needs-replacement' | 'failed';
 export interface InstanceRecord {
   readonly plan: InstancePlan;
   readonly workload: WorkloadSpec;
+  /** Placement constraints from the request, honoured again on re-placement. */
+  readonly minNodes?: number;
+  readonly requiredNodes?: readonly NodeId[];
   readonly status: InstanceStatus;
   readonly reason?: string;
   /** 1 at creation, +1 per re-placement */

@@ -1,0 +1,72 @@
+// Re-placement honours the constraints an instance was placed under: the real placement-planner actor plans on
+// a cluster state built from events; nodes leave; ReplaceInstance must keep requiredNodes and minNodes.
+import t from 'tap';
+import { applyEvents } from '../../src/core/topology/apply.js';
+import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
+import { CommandHandler } from '../../src/node/command-handler.js';
+import type { ClusterEvent, WorkloadSpec } from '../../src/protocols/events.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { siblingModule } from '../../src/runtime/module-url.js';
+import { indexed, joined, linkUp, profile } from '../fixtures/topology/events.js';
+
+const NODES = ['a', 'b', 'c', 'd'];
+const ip = (n: string): string => `10.77.0.${NODES.indexOf(n) + 1}`;
+const workload: WorkloadSpec = { kind: 'exec', id: 'job', memoryBytes: 100, layers: 8, command: '/bin/true', args: [] };
+
+let index = 0;
+function apply(state: ClusterState, events: readonly ClusterEvent[]): ClusterState {
+  const out = applyEvents(state, indexed(events, index + 1));
+  index += events.length;
+  return out;
+}
+
+function cluster(): ClusterState {
+  const events: ClusterEvent[] = [];
+  for (const n of NODES) events.push(joined(n), profile(n, ip(n)));
+  for (const s of NODES) for (const k of NODES) if (s !== k) events.push(linkUp(s, k, ip(k)));
+  index = 0;
+  return apply(emptyState, events);
+}
+
+t.test('re-placement keeps requiredNodes and minNodes', async (t) => {
+  const runtime = new Runtime();
+  t.teardown(() => runtime.shutdown());
+  await runtime.supervise({ name: 'placement-planner', module: siblingModule(import.meta.url, '../../src/actors/placement-planner/worker'), options: {} });
+  const handler = new CommandHandler(runtime);
+  let state = cluster();
+
+  const placed = await handler.handle({ type: 'PlaceInstance', workload, minNodes: 3, requiredNodes: ['a'], instanceId: 'job-1' }, state);
+  const created = placed.events[0] as Extract<ClusterEvent, { type: 'InstanceCreated' }>;
+  t.equal(created.type, 'InstanceCreated');
+  t.equal(created.minNodes, 3, 'the event carries minNodes');
+  t.same(created.requiredNodes, ['a'], 'the event carries requiredNodes');
+  t.ok(created.instance.nodes.includes('a'));
+  state = apply(state, placed.events);
+  t.equal(state.instances['job-1']?.minNodes, 3, 'the state keeps them');
+
+  // A non-required node leaves: re-placed, still with a, still at least 3 nodes.
+  const leaving = created.instance.nodes.find((n) => n !== 'a')!;
+  state = apply(state, [{ type: 'NodeGone', nodeId: leaving, reason: 'test' }]);
+  const again = await handler.handle({ type: 'ReplaceInstance', instanceId: 'job-1' }, state);
+  const replaced = again.events[0] as Extract<ClusterEvent, { type: 'InstanceReplaced' }>;
+  t.equal(replaced.type, 'InstanceReplaced');
+  t.ok(replaced.instance.nodes.includes('a'), `re-placed with the required node: ${replaced.instance.nodes.join(',')}`);
+  t.ok(replaced.instance.nodes.length >= 3, 'at least minNodes');
+  t.notOk(replaced.instance.nodes.includes(leaving));
+  state = apply(state, again.events);
+
+  // Two nodes remain after another leaves: minNodes 3 cannot hold, so the instance fails rather than shrink.
+  const second = replaced.instance.nodes.find((n) => n !== 'a')!;
+  state = apply(state, [{ type: 'NodeGone', nodeId: second, reason: 'test' }]);
+  const shrink = await handler.handle({ type: 'ReplaceInstance', instanceId: 'job-1' }, state);
+  t.equal(shrink.events[0]?.type, 'InstanceFailed', 'no re-placement below minNodes');
+
+  // The required node itself leaving also fails it (a fresh instance without minNodes shows the rule alone).
+  let s2 = cluster();
+  const only = await handler.handle({ type: 'PlaceInstance', workload, requiredNodes: ['b'], instanceId: 'job-2' }, s2);
+  s2 = apply(s2, only.events);
+  s2 = apply(s2, [{ type: 'NodeGone', nodeId: 'b', reason: 'test' }]);
+  const noB = await handler.handle({ type: 'ReplaceInstance', instanceId: 'job-2' }, s2);
+  t.equal(noB.events[0]?.type, 'InstanceFailed', 'never re-placed without a required node');
+  t.match((noB.events[0] as { reason: string }).reason, /b/);
+});
