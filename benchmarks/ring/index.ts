@@ -79,7 +79,8 @@ function summary(): string[] {
     const streams = best && capacity?.streamRing ? ratio(best.run, capacity.streamRing.meanBitsPerSecond) : null;
     const cpu = best ? largeCpu(best.run) : null;
     const ceiling = cpu && capacity?.nodeStreamCpu && r ? cpuCeiling(capacity.nodeStreamCpu, cpu, Math.min(1, r.machine.cpus / ranks)) : null;
-    const ceil = ceiling ? `; CPU-bound ceiling ${pct(ceiling.ideal)} (zero-cost ring), ${pct(ceiling.engine)} (this engine)` : '';
+    const base = streamBaseline(capacity);
+    const ceil = ceiling && base ? `; CPU-bound ceiling: this engine ${pct(ceiling.engine / base)}, zero-cost ring ${pct(ceiling.ideal / base)}; ranks on CPU ${pct(cpu?.busy ?? null)}` : '';
     lines.push(`| ${ranks} ranks unshaped, large all-reduce busbw / one Node TCP stream (${best?.run.label ?? 'n/a'}) | ${pct(best?.x ?? null)}; ${times(streams)} a ring of raw Node streams${ceil} | ≥ 80 % |`);
   }
   return lines;

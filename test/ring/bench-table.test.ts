@@ -83,9 +83,10 @@ t.test('report: the one-stream baseline is the better of the two probes; CPU use
   t.match(text, /busbw 8\.00 Gbit\/s = .* 0\.50× one Node stream, 0\.80× a ring of raw Node streams/, 'judged against the better probe (16), not the worse (10)');
   t.match(text, /sender 200 µs, receiver 300 µs/);
   t.match(text, /a ring of 2 raw Node streams .* 10\.00 Gbit\/s per direction \(slowest 9\.00 Gbit\/s\), 260 µs CPU/);
-  // 0.75 × 16.78 ms CPU per 16 MiB of busbw → 786 µs per MiB; ceiling: 300/(200+300) = 0.60 ideal, 300/786 = 0.38 engine.
+  // 0.75 × 16.78 ms CPU per 16 MiB of busbw → 786 µs per MiB → a whole core: 8 Mbit / 786 µs = 10.67 Gbit/s
+  // = 0.67× the better stream probe (16); zero engine cost: 8 Mbit / (200 + 300) µs = 16.78 Gbit/s = 1.05×.
   t.match(text, /ranks on CPU 75 % of the op time, runnable but waiting for a CPU 20 %; 786 µs CPU per MiB of busbw/);
-  t.match(text, /CPU-bound ceiling \(a core per process\): ring busbw \/ one Node stream ≤ 0\.60 for a ring with zero engine cost, 0\.38 at this engine/);
+  t.match(text, /CPU-bound ceiling with a whole core per rank: this engine 10\.67 Gbit\/s = 0\.67× one Node stream; a ring with zero engine cost \(pays the stream's 500 µs send \+ receive per MiB\) 16\.78 Gbit\/s = 1\.05×/);
   const four = formatReport({ ...result, ranks: 4, runs: [{ ...result.runs[0]!, rows: [makeRow('all_reduce', 4, { ...row })] }] });
-  t.match(four, /0\.50 core per rank: 4 ranks on 2 vCPUs\): ring busbw \/ one Node stream ≤ 0\.30 /);
+  t.match(four, /CPU-bound ceiling with 0\.50 of a core per rank \(4 ranks on 2 vCPUs\): this engine .* a ring with zero engine cost .* 8\.39 Gbit\/s = 0\.52×/);
 });
