@@ -4,10 +4,13 @@
  * (op, size) as cluster tasks, and collects rank 0's nccl-tests numbers into a table. The instance is deleted at
  * the end, whatever happened.
  */
-import { TorusError } from '../core/errors.js';
-import type { ClusterState } from '../core/topology/state.js';
+import type { EventFeed } from '../api/event-feed.js';
 import type { RingBenchProgress, RingBenchStarted } from '../api/node-facade.js';
+import { TorusError } from '../core/errors.js';
+import type { ClusterState, InstanceRecord, TaskRecord } from '../core/topology/state.js';
+import type { ClusterEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { waitForState } from './wait-for-state.js';
 
 type Op = 'all-reduce' | 'all-gather' | 'broadcast' | 'send-recv';
 type Dtype = 'float32' | 'float16' | 'int32';
@@ -35,11 +38,8 @@ export interface LiveBenchRow {
   readonly wrong: number;
 }
 
-const POLL_MS = 100;
 const READY_TIMEOUT_MS = 60_000;
 const TASK_TIMEOUT_MS = 120_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** nccl-tests style sizes: minBytes, ×stepFactor, up to maxBytes, rounded to whole elements (at least one per rank). */
 export function benchSizes(minBytes: number, maxBytes: number, stepFactor: number, elementBytes: number, ranks: number): number[] {
@@ -61,37 +61,66 @@ async function command(runtime: Runtime, body: Record<string, unknown>): Promise
   return (await runtime.request<Record<string, unknown> | null>('cluster', { type: 'command', command: body }, { timeoutMs: 60_000 })) ?? {};
 }
 
-async function waitReady(runtime: Runtime, instanceId: string): Promise<void> {
-  const end = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    const instance = (await state(runtime)).instances[instanceId];
-    if (!instance) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `bench instance ${instanceId} disappeared`);
-    if (instance.status === 'failed') throw new TorusError('TORUS_RUNNER_FAILED', `bench instance failed: ${instance.reason ?? 'unknown reason'}`);
-    const runners = instance.plan.nodes.map((node) => instance.runners[node]?.status);
-    const failed = instance.plan.nodes.find((node) => instance.runners[node]?.status === 'Failed');
-    if (failed) throw new TorusError('TORUS_RUNNER_FAILED', `ring runner on ${failed} failed: ${instance.runners[failed]?.reason ?? ''}`);
-    if (runners.every((s) => s === 'Ready')) return;
-    if (Date.now() > end) throw new TorusError('TORUS_RING_TIMEOUT', `ring runners not ready after ${READY_TIMEOUT_MS} ms: ${runners.join(', ')}`);
-    await sleep(POLL_MS);
+/** The instance's record (one keeper request, not the whole state). */
+async function instanceRecord(runtime: Runtime, instanceId: string): Promise<InstanceRecord> {
+  try {
+    return await runtime.request<InstanceRecord>('topology-keeper', { type: 'instance', id: instanceId });
+  } catch (error) {
+    if (error instanceof TorusError && error.code === 'TORUS_INSTANCE_UNKNOWN') throw new TorusError('TORUS_INSTANCE_UNKNOWN', `bench instance ${instanceId} disappeared`);
+    throw error;
   }
 }
 
-async function runTask(runtime: Runtime, instanceId: string, kind: Op, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** undefined while runners are still coming up; throws when the instance or a runner failed. */
+function readiness(instance: InstanceRecord): true | undefined {
+  if (instance.status === 'failed') throw new TorusError('TORUS_RUNNER_FAILED', `bench instance failed: ${instance.reason ?? 'unknown reason'}`);
+  const failed = instance.plan.nodes.find((node) => instance.runners[node]?.status === 'Failed');
+  if (failed) throw new TorusError('TORUS_RUNNER_FAILED', `ring runner on ${failed} failed: ${instance.runners[failed]?.reason ?? ''}`);
+  return instance.plan.nodes.every((node) => instance.runners[node]?.status === 'Ready') ? true : undefined;
+}
+
+const TERMINAL = new Set(['complete', 'failed', 'cancelled', 'timed_out']);
+
+/** A finished task's result; throws for a task that ended otherwise. */
+function taskOutcome(kind: Op, taskId: string, task: Pick<TaskRecord, 'status' | 'result' | 'error'>): Record<string, unknown> {
+  if (task.status === 'complete') return (task.result ?? {}) as Record<string, unknown>;
+  throw new TorusError('TORUS_RUNNER_FAILED', `${kind} task ${task.status}: ${task.error ?? ''}`, { taskId });
+}
+
+const aboutInstance = (instanceId: string) => (e: ClusterEvent): boolean =>
+  (e.type === 'RunnerStatusChanged' && e.instanceId === instanceId)
+  || ((e.type === 'InstanceFailed' || e.type === 'InstanceDeleted' || e.type === 'InstanceNeedsReplacement') && e.instanceId === instanceId)
+  || (e.type === 'InstanceReplaced' && e.instance.id === instanceId);
+
+async function waitReady(runtime: Runtime, feed: EventFeed, instanceId: string, afterIndex: number): Promise<void> {
+  await waitForState(feed, {
+    afterIndex,
+    relevant: aboutInstance(instanceId),
+    check: async () => readiness(await instanceRecord(runtime, instanceId)),
+    timeoutMs: READY_TIMEOUT_MS,
+    onTimeout: () => new TorusError('TORUS_RING_TIMEOUT', `ring runners not ready after ${READY_TIMEOUT_MS} ms`),
+  });
+}
+
+async function runTask(runtime: Runtime, feed: EventFeed, instanceId: string, kind: Op, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const afterIndex = feed.lastIndex;
   const { taskId } = await command(runtime, { type: 'SubmitTask', instanceId, kind, params, timeoutMs: TASK_TIMEOUT_MS });
   if (typeof taskId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader accepted the task but named no task id');
-  const end = Date.now() + TASK_TIMEOUT_MS + 5_000;
-  for (;;) {
-    const task = (await state(runtime)).tasks[taskId];
-    if (task?.status === 'complete') return (task.result ?? {}) as Record<string, unknown>;
-    if (task && ['failed', 'cancelled', 'timed_out'].includes(task.status)) {
-      throw new TorusError('TORUS_RUNNER_FAILED', `${kind} task ${task.status}: ${task.error ?? ''}`, { taskId });
-    }
-    if (Date.now() > end) throw new TorusError('TORUS_RING_TIMEOUT', `${kind} task did not finish in time`, { taskId });
-    await sleep(POLL_MS);
-  }
+  return waitForState(feed, {
+    afterIndex,
+    relevant: (e) => e.type === 'TaskStatusChanged' && e.taskId === taskId && TERMINAL.has(e.status),
+    // The event carries the result: no keeper request per task.
+    fromEvent: (e) => (e.type === 'TaskStatusChanged' ? taskOutcome(kind, taskId, e) : undefined),
+    check: async () => {
+      const task = (await state(runtime)).tasks[taskId];
+      return task && TERMINAL.has(task.status) ? taskOutcome(kind, taskId, task) : undefined;
+    },
+    timeoutMs: TASK_TIMEOUT_MS + 5_000,
+    onTimeout: () => new TorusError('TORUS_RING_TIMEOUT', `${kind} task did not finish in time`, { taskId }),
+  });
 }
 
-export async function startLiveRingBench(runtime: Runtime, raw: unknown, onProgress: (p: RingBenchProgress) => void): Promise<RingBenchStarted> {
+export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw: unknown, onProgress: (p: RingBenchProgress) => void): Promise<RingBenchStarted> {
   const request = (raw ?? {}) as LiveBenchRequest;
   const current = await state(runtime);
   const nodes = request.nodes ?? Object.keys(current.nodes).sort();
@@ -105,6 +134,7 @@ export async function startLiveRingBench(runtime: Runtime, raw: unknown, onProgr
   const total = ops.length * counts.length;
 
   // Placing and waiting happen before we answer "running", so a refusal reaches the caller as an error.
+  const beforePlace = feed.lastIndex;
   const placed = await command(runtime, {
     type: 'PlaceInstance',
     workload: { kind: 'ring', id: 'ring-bench', memoryBytes: 0, layers: Math.max(1, nodes.length) },
@@ -117,12 +147,12 @@ export async function startLiveRingBench(runtime: Runtime, raw: unknown, onProgr
   const result = (async () => {
     try {
       onProgress({ done: 0, total, message: `waiting for ${nodes.length} ring runners` });
-      await waitReady(runtime, instanceId);
-      const ring = (await state(runtime)).instances[instanceId]?.plan.nodes ?? nodes;
+      await waitReady(runtime, feed, instanceId, beforePlace);
+      const ring = (await instanceRecord(runtime, instanceId)).plan.nodes;
       const rows: LiveBenchRow[] = [];
       for (const op of ops) {
         for (const count of counts) {
-          const r = await runTask(runtime, instanceId, op, { count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1 });
+          const r = await runTask(runtime, feed, instanceId, op, { count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1 });
           const row: LiveBenchRow = {
             op, size: Number(r.bytes ?? count * elementBytes), count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
             timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0), wrong: Number(r.wrong ?? 0),

@@ -76,7 +76,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,
-    ringBench: (request, onProgress) => startLiveRingBench(runtime, request, onProgress),
+    ringBench: (request, onProgress) => startLiveRingBench(runtime, feed, request, onProgress),
   });
   const api = await createApiServer(facade, {
     port: config.port,
