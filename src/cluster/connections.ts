@@ -270,7 +270,9 @@ export class ConnectionManager {
     if (listed) {
       const address = t ? `${t.host}:${t.port}` : `${conn.remoteAddress}${conn.remote ? `:${conn.remote.port}` : ''}`;
       const nodeId = info.remote?.nodeId ?? t?.nodeId;
-      const retry = t && t.conn === undefined && t.refusals.count > 0 ? { attempts: t.refusals.count, nextRetryAt: t.nextAt } : {};
+      // (An inbound refusal from a peer we also dial keeps showing our dial's backoff: same address, same entry.)
+      const dialed = t ?? this.#targets.get(address);
+      const retry = dialed && dialed.refusals.count > 0 ? { attempts: dialed.refusals.count, nextRetryAt: dialed.nextAt } : {};
       this.noteHeard({ address, ...(nodeId ? { nodeId } : {}), reason: listed, detail: info.reason, via: t?.source ?? 'inbound', ...retry });
       this.#o.log.warn('peer not joined', { address, nodeId, reason: listed, detail: info.reason, ...retry });
       // It dialed us: if it is a newer process than the one that refused our dials, try it again now.

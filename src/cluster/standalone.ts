@@ -23,6 +23,8 @@ interface StandaloneOptions {
   timings?: Partial<Timings>;
   /** With a dataDir the replicated state is saved there and restored at start, unless this is false. */
   persist?: boolean;
+  /** Re-dial backoff for peers that refused us (lab tests shorten it). */
+  redial?: { baseMs: number; capMs: number };
 }
 
 const out = (o: Record<string, unknown>): void => {
@@ -35,7 +37,7 @@ async function main(): Promise<void> {
   const node = new ClusterNode<ClusterState>({
     nodeId: identity.nodeId, incarnation: identity.incarnation, clusterName: o.clusterName ?? 'torus', replica: topologyReplica,
     secret: o.secret ?? null, peers: o.peers ?? [], port: o.port ?? 0, mdns: o.mdns ?? true, timings: o.timings ?? {}, name: o.nodeId,
-    version: 'lab', ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
+    version: 'lab', ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}), ...(o.redial ? { redial: o.redial } : {}),
   });
   const port = await node.start();
   out({ ev: 'started', nodeId: identity.nodeId, incarnation: identity.incarnation, port });
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
       ev: 'status', ...node.role(), lastIndex: node.lastIndex(), digest: node.digest(),
       nodes: Object.values(s.nodes).map((n) => `${n.id}@${n.incarnation}`).sort(), links: s.links.length,
       instances: Object.values(s.instances).map((i) => `${i.plan.id}:${i.status}`).sort(),
-      members: node.members().map((m) => m.nodeId), heard: node.heard().map((h) => ({ nodeId: h.nodeId, reason: h.reason, address: h.address })),
+      members: node.members().map((m) => m.nodeId), heard: node.heard().map((h) => ({ nodeId: h.nodeId, reason: h.reason, address: h.address, at: h.at, attempts: h.attempts, nextRetryAt: h.nextRetryAt })),
     };
     const key = JSON.stringify(view);
     if (key !== last) {

@@ -82,7 +82,8 @@ t.test('two clusters on one bridge stay apart; a wrong secret is refused and lis
     c.spawn(1, { nodeId: 'a1', clusterName: 'alpha', secret: 's' });
     c.spawn(2, { nodeId: 'b0', clusterName: 'beta' });
     c.spawn(3, { nodeId: 'b1', clusterName: 'beta' });
-    c.spawn(4, { nodeId: 'a2', clusterName: 'alpha', secret: 'wrong' });
+    // The stranger re-dials with a short backoff (0.4 s doubling to 3.2 s) so the growth shows within the test.
+    const stranger = c.spawn(4, { nodeId: 'a2', clusterName: 'alpha', secret: 'wrong', redial: { baseMs: 400, capMs: 3200 } });
     const st = (h: number) => c.nodes.get(h)!.status;
     await c.until('two clusters formed', () => [0, 1, 2, 3].every((h) => st(h)?.nodes.length === 2 && st(h)!.leader !== null));
     await c.until('each lists the other as other-cluster', () =>
@@ -93,6 +94,20 @@ t.test('two clusters on one bridge stay apart; a wrong secret is refused and lis
     t.same(st(0)!.nodes.sort(), ['a0@1', 'a1@1'], 'alpha has only its two nodes');
     t.same(st(2)!.nodes.sort(), ['b0@1', 'b1@1'], 'beta has only its two nodes');
     t.same(st(4)!.members, [], 'the stranger joined nobody');
+    // mDNS made both sides dial each other; each refused dial is listed with its attempts and next retry.
+    await c.until('the refused dials listed with their backoff', () => [st(0)!, st(4)!].every((s) => s.heard.some((x) => x.reason === 'auth-failure' && (x.attempts ?? 0) >= 1 && (x.nextRetryAt ?? 0) > 0)));
+    // The stranger's refusals of its dials to a0 over time, from its status lines: the gaps grow.
+    const target = `${lab.hosts[0]!.lanIp}:`;
+    await c.until('the stranger refused 5 times by a0', () => (st(4)!.heard.find((x) => x.address.startsWith(target))?.attempts ?? 0) >= 5, 30_000);
+    const times = new Map<number, number>();
+    for (const line of stranger.lines) {
+      try {
+        const m = JSON.parse(line) as { ev?: string; heard?: { address: string; at?: number; attempts?: number }[] };
+        for (const h of m.ev === 'status' ? m.heard ?? [] : []) if (h.address.startsWith(target) && h.attempts && h.at && !times.has(h.attempts)) times.set(h.attempts, h.at);
+      } catch { /* not JSON */ }
+    }
+    const gaps = [1, 2, 3, 4].map((k) => (times.get(k + 1) ?? NaN) - (times.get(k) ?? NaN));
+    t.ok(gaps.every((g, k) => g >= 400 * 2 ** k - 50), `re-dial gaps grow: ${gaps.join(', ')} ms (planned 400, 800, 1600, 3200)`);
     t.equal(st(0)!.digest, st(1)!.digest);
   });
 });
