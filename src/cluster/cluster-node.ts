@@ -4,73 +4,25 @@
  * worker is a thin wrapper around it; tests and the lab fixture use it directly.
  */
 import { EventEmitter } from 'node:events';
-import { networkInterfaces } from 'node:os';
 import { asTorusError, TorusError } from '../core/errors.js';
 import { createLogger, type Logger } from '../runtime/log.js';
-import { PROTOCOL_VERSION, type EventBody, type IndexedEnvelope, type PeerFrame, type Role } from '../protocols/peer-frames.js';
+import { PROTOCOL_VERSION, type EventBody, type IndexedEnvelope, type PeerFrame } from '../protocols/peer-frames.js';
 import { initialAgreement, step } from './agreement.js';
-import { DEFAULT_TIMINGS, type Timings, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement-types.js';
+import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement-types.js';
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
 import { MdnsDiscovery } from './discovery.js';
 import { lastIndex } from './log.js';
 import type { PeerConnection } from './peer-connection.js';
-import type { NodeDescriptor, ReplicatedState } from './replicated-state.js';
+import type { NodeDescriptor } from './replicated-state.js';
 import { Forwarder, type CommandResult } from './forwarder.js';
 import { membershipChanges } from './membership.js';
-import type { QuorumVerdict } from './quorum.js';
-import type { RedialPolicy } from './redial.js';
 import { StateStore } from './state-store.js';
 
+import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
+
 export type { CommandResult };
-
-export interface ClusterNodeOptions<S> {
-  readonly nodeId: string;
-  readonly incarnation: number;
-  readonly clusterName: string;
-  readonly replica: ReplicatedState<S>;
-  readonly startedAt?: number;
-  readonly secret?: string | null;
-  /** Static peers `host:port` (networks without multicast). */
-  readonly peers?: readonly string[];
-  /** Added to each static peer's port (the CLI takes peers' API ports; the cluster listens one above). */
-  readonly peerPortOffset?: number;
-  readonly host?: string;
-  readonly port?: number;
-  readonly apiPort?: number;
-  readonly name?: string;
-  readonly version?: string;
-  readonly addresses?: readonly string[];
-  readonly mdns?: boolean;
-  readonly timings?: Partial<Timings>;
-  /** Re-dial backoff for peers that refused us (default 10 s doubling to 5 min). */
-  readonly redial?: RedialPolicy;
-  /** Data dir: save the replicated state there and restore it at start (state-store.ts); none = memory only. */
-  readonly persistDir?: string;
-  /** Entries appended to the saved log between two saved snapshots (default 1000). */
-  readonly persistCompactEvery?: number;
-  readonly tickMs?: number;
-  readonly commandTimeoutMs?: number;
-  /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */
-  readonly onCommand?: (command: EventBody, state: S) => Promise<CommandResult> | CommandResult;
-  readonly now?: () => number;
-  readonly log?: Logger;
-}
-
-export interface RoleInfo { readonly role: Role; readonly term: number; readonly leader: string | null; readonly quorum: QuorumVerdict }
-
-export function localIPv4s(): string[] {
-  return Object.values(networkInterfaces()).flat().filter((i) => i && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
-}
-
-export function parsePeers(list: readonly string[]): { host: string; port: number }[] {
-  return list.map((p) => {
-    const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(p.trim());
-    const port = m ? Number(m[2]) : NaN;
-    if (!m || !(port > 0 && port < 65536)) throw new TorusError('TORUS_CONFIG_INVALID', `peer ${JSON.stringify(p)} is not host:port`, { peer: p });
-    return { host: m[1]!, port };
-  });
-}
+export { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo };
 
 export class ClusterNode<S> extends EventEmitter {
   readonly nodeId: string;
