@@ -9,7 +9,7 @@
  * - Small posts travel as a one-byte string, large ones as a transferred buffer; large typed arrays in a body
  *   move out of band (out-of-band.ts). All measured in benchmarks/mailbox.
  */
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { ClosedResourceError, ValidationError } from '../core/errors.js';
 import { decodeFrame, MAX_FRAME_BYTES, type Frame } from '../protocols/mailbox.js';
 import { extractOutOfBand, restoreOutOfBand } from './out-of-band.js';
@@ -36,11 +36,21 @@ const SMALL_POST_BYTES = 16 * 1024;
 const HEADER_BYTES = 4;
 const RESOLVED = Promise.resolve();
 
-const newPackr = (): Packr => new Packr({ sequential: true, moreTypes: true });
+/** Each packed frame starts with HEADER_BYTES of room, where the first frame of a post gets the sequence number. */
+const PACK_WITH_HEADER_ROOM = RESERVE_START_SPACE | HEADER_BYTES;
+// copyBuffers: received bytes may sit in a reused buffer (see #receive), so decoded binaries must not point into it.
+const newPackr = (): Packr => new Packr({ sequential: true, moreTypes: true, copyBuffers: true });
 
-type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
-/** The bytes as a one-byte string (one memcpy, no per-character work). */
-const latin1 = (bytes: Buffer): string => (bytes as Latin1Buffer).latin1Slice(0, bytes.length);
+type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string; latin1Write(text: string, offset: number, length: number): number };
+/** Bytes as a one-byte string (one memcpy, no per-character work). */
+const latin1 = (bytes: Buffer, start: number): string => (bytes as Latin1Buffer).latin1Slice(start, bytes.length);
+
+function writeSeq(bytes: Uint8Array, seq: number): void {
+  bytes[0] = seq & 0xff;
+  bytes[1] = (seq >>> 8) & 0xff;
+  bytes[2] = (seq >>> 16) & 0xff;
+  bytes[3] = seq >>> 24;
+}
 
 export interface FramePortHandlers {
   onFrame(frame: Frame): void;
@@ -59,6 +69,8 @@ export class FramePort {
   #transfers: ArrayBuffer[] = [];
   #sentPosts = 0;
   #receivedPosts = 0;
+  /** Small posts are decoded from this reused buffer rather than a fresh allocation each. */
+  readonly #rx = Buffer.allocUnsafe(SMALL_POST_BYTES);
   #flushScheduled = false;
   #closed = false;
   readonly #listener = (value: unknown): void => this.#receive(value);
@@ -84,7 +96,7 @@ export class FramePort {
     let bytes: Buffer;
     try {
       const encoded = frame.t === 'msg' || frame.t === 'reply' ? extractOutOfBand(frame, this.#transfers, 3) : frame;
-      bytes = this.#packer.pack(encoded);
+      bytes = this.#packer.pack(encoded, PACK_WITH_HEADER_ROOM);
     } catch (error) {
       this.#transfers.length = transfersBefore;
       // A failed pack may leave record definitions the receiver never sees: start a fresh packer, whose records
@@ -93,7 +105,7 @@ export class FramePort {
       throw new ValidationError('frame', 'body', `cannot encode ${frame.t} frame: ${(error as Error).message}`);
     }
     this.#chunks.push(bytes);
-    this.#queuedBytes += bytes.length;
+    this.#queuedBytes += bytes.length - HEADER_BYTES;
     if (this.#chunks.length >= MAX_BATCH_FRAMES || this.#queuedBytes >= MAX_BATCH_BYTES) {
       this.flush();
       return;
@@ -115,18 +127,19 @@ export class FramePort {
     if (transfers.length > 0) this.#transfers = [];
     this.#queuedBytes = 0;
     const seq = (this.#sentPosts + 1) >>> 0;
+    writeSeq(chunks[0]!, seq); // the first frame's header room; the others' is skipped below
     if (transfers.length === 0 && size < SMALL_POST_BYTES) {
-      let text = String.fromCharCode(seq & 0xff, (seq >>> 8) & 0xff, (seq >>> 16) & 0xff, seq >>> 24);
-      for (const chunk of chunks) text += latin1(chunk);
+      let text = latin1(chunks[0]!, 0);
+      for (let i = 1; i < chunks.length; i++) text += latin1(chunks[i]!, HEADER_BYTES);
       chunks.length = 0;
       this.#target.postMessage(text);
     } else {
       const bytes = new Uint8Array(size);
-      new DataView(bytes.buffer).setUint32(0, seq, true);
-      let offset = HEADER_BYTES;
-      for (const chunk of chunks) {
-        bytes.set(chunk, offset);
-        offset += chunk.length;
+      bytes.set(chunks[0]!, 0);
+      let offset = chunks[0]!.length;
+      for (let i = 1; i < chunks.length; i++) {
+        bytes.set(chunks[i]!.subarray(HEADER_BYTES), offset);
+        offset += chunks[i]!.length - HEADER_BYTES;
       }
       chunks.length = 0;
       this.#target.postMessage(transfers.length === 0 ? bytes : [bytes, ...transfers], [bytes.buffer, ...transfers]);
@@ -150,7 +163,12 @@ export class FramePort {
     let buffers: readonly unknown[] = [];
     if (typeof value === 'string') {
       if (value.length > this.maxPostBytes) return this.#reject('', `post of ${value.length} bytes exceeds the ${this.maxPostBytes}-byte limit`);
-      bytes = Buffer.from(value, 'latin1');
+      if (value.length <= this.#rx.length) {
+        (this.#rx as Latin1Buffer).latin1Write(value, 0, value.length);
+        bytes = this.#rx.subarray(0, value.length);
+      } else {
+        bytes = Buffer.from(value, 'latin1'); // not our sender's (it posts large batches as buffers): not kept
+      }
     } else if (value instanceof Uint8Array) {
       bytes = value;
     } else if (Array.isArray(value) && value[0] instanceof Uint8Array) {

@@ -57,6 +57,16 @@ t.test('more distinct shapes than msgpackr keeps records for: ids are recycled w
   t.same((received[received.length - 1] as Extract<Frame, { t: 'msg' }>).body, { type: 'dyn', 'node-599': { rtt: 599 } });
 });
 
+t.test('small binaries in bodies are copies: a later post does not change an earlier frame', async (t) => {
+  const { a, received, settle } = pair(t);
+  a.send(msg({ type: 'bin', data: Buffer.from([1, 2, 3, 4]) }));
+  await settle(1);
+  for (let i = 0; i < 20; i++) a.send(msg({ type: 'bin', data: Buffer.from([9, 9, 9, 9]) })); // covers the first post's bytes
+  await settle(21);
+  t.same([...((received[0] as Extract<Frame, { t: 'msg' }>).body.data as Uint8Array)], [1, 2, 3, 4]);
+  t.same([...((received[20] as Extract<Frame, { t: 'msg' }>).body.data as Uint8Array)], [9, 9, 9, 9]);
+});
+
 t.test('a large post is transferred, large typed arrays move out of band', async (t) => {
   const { a, received, settle } = pair(t);
   const text = 'x'.repeat(40_000); // above the small-post size: travels as a transferred buffer
