@@ -1,6 +1,7 @@
 /**
- * End to end, real processes: a network partition and its heal. h2 is cut off the LAN (a silent black hole):
- * h0 and h1 (2 of the 3 members, a quorum) declare it gone and carry on; h2, alone (1 of 3, no quorum), has no
+ * End to end, real processes: a network partition and its heal, twice: a follower, then the leader, is cut off
+ * the LAN (a silent black hole). The other two (2 of the 3 members, a quorum) declare it gone and carry on (after
+ * electing a new leader when the leader was cut); the cut node, alone (1 of 3, no quorum), has no
  * leader, keeps serving its last state read-only and refuses writes with TORUS_NO_QUORUM. When the cable is back
  * the two sides merge into one cluster again: one leader, one digest, every node and every link (both
  * directions, measured), and the work the majority did during the partition is kept (docs/cluster.md, Quorum).
@@ -12,20 +13,28 @@ import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.j
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
 
-t.test('partition one node off the LAN, then heal: the cluster merges back with every link', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+/** Which node is cut off: a follower (h2, or h1 when h2 leads), or the leader itself. */
+type Cut = 'a follower' | 'the leader';
+
+for (const which of ['a follower', 'the leader'] as Cut[]) {
+t.test(`partition ${which} off the LAN, then heal: the cluster merges back with every link`, { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {
     const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
     const full = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
-    await c.converged(90_000, full);
-    const [n0, n1, n2] = c.nodes as [typeof c.nodes[0], typeof c.nodes[0], typeof c.nodes[0]];
-    t.pass('3 nodes, 6 measured links');
+    const formed = await c.converged(90_000, full);
+    const leaderHost = formed.find((v) => v.node.role === 'leader')!.host;
+    const cutHost = which === 'the leader' ? leaderHost : leaderHost === 2 ? 1 : 2;
+    const n2 = c.nodes[cutHost]!;
+    const [n0, n1] = c.nodes.filter((n) => n !== n2) as [typeof c.nodes[0], typeof c.nodes[0]];
+    const h2 = `h${cutHost}`;
+    t.pass(`3 nodes, 6 measured links; cutting ${h2} (${which})`);
 
-    await lab.cut(2, 'lan');
+    await lab.cut(cutHost, 'lan');
     const cutAt = Date.now();
     const majority = await c.converged(FAILURE_TIMEOUT_MS + 20_000, (vs) => vs.every((v) => v.topology.links.length === 2), () => [n0, n1]);
     const splitMs = Date.now() - cutAt;
-    t.ok(majority.every((v) => !Object.keys(v.state.state.nodes).includes(n2.id)), `h0 and h1 declared h2 gone and agree (${splitMs} ms after the cut)`);
-    const alone = await c.until('h2 on its own, without a leader', async () => {
+    t.ok(majority.every((v) => !Object.keys(v.state.state.nodes).includes(n2.id)), `h${n0.host} and h${n1.host} declared ${h2} gone and agree (${splitMs} ms after the cut)`);
+    const alone = await c.until(`${h2} on its own, without a leader`, async () => {
       const [v] = (await c.views([n2])) ?? [];
       return v && v.node.role !== 'leader' && !v.node.leaderId && v;
     }, FAILURE_TIMEOUT_MS + 20_000, 400).catch(async (e: Error) => {
@@ -33,14 +42,14 @@ t.test('partition one node off the LAN, then heal: the cluster merges back with 
       return null;
     });
     if (alone) {
-      t.equal(Object.keys(alone.state.state.nodes).length, 3, `h2 alone (role ${alone.node.role}, no leader) still serves its last state: all 3 members, nobody declared gone`);
+      t.equal(Object.keys(alone.state.state.nodes).length, 3, `${h2} alone (role ${alone.node.role}, no leader) still serves its last state: all 3 members, nobody declared gone`);
       // A write on the minority side is refused at once with the reason, instead of being sequenced by a lone leader.
       const refused = await fetch(`${n2.api}/v1/instances`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ workload: { id: 'alone', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-by-the-minority' }),
       });
       const body = await refused.json() as { error?: { code?: string; message?: string } };
-      t.equal(refused.status, 503, `a write on h2 is refused: ${body.error?.message}`);
+      t.equal(refused.status, 503, `a write on ${h2} is refused: ${body.error?.message}`);
       t.equal(body.error?.code, 'TORUS_NO_QUORUM', 'with TORUS_NO_QUORUM');
     }
 
@@ -53,7 +62,7 @@ t.test('partition one node off the LAN, then heal: the cluster merges back with 
 
     const majorityIndex = (await n0.get<{ lastIndex: number }>('/v1/state')).lastIndex;
     const aloneIndex = (await n2.get<{ lastIndex: number }>('/v1/state')).lastIndex;
-    await lab.restore(2, 'lan');
+    await lab.restore(cutHost, 'lan');
     const healAt = Date.now();
     const merged = await c.converged(60_000, full).catch(async (e: Error) => {
       const vs = await c.views();
@@ -84,3 +93,4 @@ t.test('partition one node off the LAN, then heal: the cluster merges back with 
     t.comment(`timings: split detected ${splitMs} ms after the cut; merged with every link ${healMs} ms after the heal`);
   });
 });
+}
