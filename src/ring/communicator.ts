@@ -7,13 +7,13 @@
 import { ClosedResourceError, TorusError, asTorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';
 import { DTYPE_BYTES, KernelMemory, createReducer, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
-import { FRAME_BYTES, decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';
+import { decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';
 import { abortError, type LaneHeader, type RingContext } from './context.js';
 import * as collectives from './collectives.js';
 import type { LanePlan } from './layout.js';
 import type { LaneIO } from './algorithms.js';
 import { OpRun } from './op-run.js';
-import { describePeer, establishLinks, type Conn, type PeerLinks } from './peer-links.js';
+import { describePeer, establishLinks, onAbortFrame, readStats, type Conn, type PeerLinks } from './peer-links.js';
 import { resolveOptions, type ResolvedOptions, type RingConnectOptions } from './options.js';
 
 const log = createLogger({ component: 'ring' });
@@ -68,10 +68,7 @@ export class RingCommunicator implements RingContext {
   get worldSize(): number { return this.n; }
   /** Bytes received, and how many of them took a user-space copy (arrived before their target was posted). */
   get stats(): { bytesRead: number; bytesCopied: number } {
-    let bytesRead = 0;
-    let bytesCopied = 0;
-    for (const conn of this.#links.all) if (conn.reader) { bytesRead += conn.reader.bytesRead; bytesCopied += conn.reader.bytesCopied; }
-    return { bytesRead, bytesCopied };
+    return readStats(this.#links);
   }
 
   /** The error that broke this communicator, if any. */
@@ -215,12 +212,10 @@ export class RingCommunicator implements RingContext {
   }
 
   /**
-   * A peer whose connection ended while no op needed it breaks the communicator once no op is running —
-   * but quietly: it may simply have finished the last collective before us, and neighbours still
-   * finishing that same collective must not be aborted because of it (they were, when every rank
-   * closed as soon as it was done). Later calls reject naming the peer; the abort frames that tell the
-   * rest of the ring go out only if this rank is asked for another collective (#enqueue), so a ring
-   * that goes on without the peer still fails everywhere with the real culprit instead of timing out.
+   * A peer whose connection ended while no op needed it breaks us once no op runs — quietly: it may just
+   * have finished the last collective first, and ranks still finishing it must not be aborted. Later
+   * calls reject naming it; abort frames go out only if another collective is asked for (#enqueue), so
+   * a ring that goes on without the peer still fails everywhere naming it instead of timing out.
    */
   #settleLost(): void {
     if (!this.#lost || this.#current || this.#broken || this.#closing) return;
@@ -267,21 +262,10 @@ export class RingCommunicator implements RingContext {
     const closed = () => ended(new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer }));
     socket.on('end', closed);
     socket.on('close', closed);
-    if (!conn.reader) {
-      // Accepted connections carry our data out; the only thing that may come back is an abort frame.
-      let inbox = Buffer.alloc(0);
-      socket.on('data', (data: Buffer) => {
-        inbox = Buffer.concat([inbox, data]);
-        if (inbox.length < FRAME_BYTES) return;
-        try {
-          const frame = decodeRingFrame(new Uint8Array(inbox.subarray(0, FRAME_BYTES)));
-          if (frame.kind !== 'abort') throw new Error(`unexpected ${frame.kind} frame`);
-          this.#fault(conn, abortError(frame, this.options));
-        } catch (error) {
-          this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${(error as Error).message}`, { peer: conn.peer }));
-        }
-      });
-    }
+    // Accepted connections carry our data out; the only thing that may come back is an abort frame.
+    if (!conn.reader) onAbortFrame(socket, (frame) => this.#fault(conn, abortError(frame, this.options)), (why) => {
+      this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${why}`, { peer: conn.peer }));
+    });
   }
 
   #fault(conn: Conn, error: TorusError): void {

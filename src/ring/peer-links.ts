@@ -10,7 +10,7 @@
  */
 import net from 'node:net';
 import { TorusError } from '../core/errors.js';
-import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type HelloFrame } from '../protocols/ring-frames.js';
+import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type AbortFrame, type HelloFrame } from '../protocols/ring-frames.js';
 import { StreamReader } from './stream-reader.js';
 
 export interface RingHost {
@@ -47,6 +47,31 @@ export interface LinkOptions {
 }
 
 const mod = (x: number, n: number) => ((x % n) + n) % n;
+
+/** Watches a send-only (accepted) connection for the one frame that may come back: an abort. */
+export function onAbortFrame(socket: net.Socket, onAbort: (frame: AbortFrame) => void, onBad: (why: string) => void): void {
+  let inbox = Buffer.alloc(0);
+  socket.on('data', (data: Buffer) => {
+    inbox = Buffer.concat([inbox, data]);
+    if (inbox.length < FRAME_BYTES) return;
+    let frame: ReturnType<typeof decodeRingFrame>;
+    try {
+      frame = decodeRingFrame(new Uint8Array(inbox.subarray(0, FRAME_BYTES)));
+    } catch (error) {
+      return onBad((error as Error).message);
+    }
+    if (frame.kind === 'abort') onAbort(frame);
+    else onBad(`unexpected ${frame.kind} frame`);
+  });
+}
+
+/** Bytes received on the dialed (reading) connections, and how many took a user-space copy. */
+export function readStats(links: PeerLinks): { bytesRead: number; bytesCopied: number } {
+  let bytesRead = 0;
+  let bytesCopied = 0;
+  for (const conn of links.all) if (conn.reader) { bytesRead += conn.reader.bytesRead; bytesCopied += conn.reader.bytesCopied; }
+  return { bytesRead, bytesCopied };
+}
 
 export function describePeer(hosts: readonly RingHost[], rank: number): string {
   const host = hosts[rank];
