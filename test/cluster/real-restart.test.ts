@@ -29,6 +29,9 @@ t.test('whole-cluster restart: the saved state comes back on every node', { time
     const beforeIndex = before[0]!.state.lastIndex;
     t.ok(c.nodes.every((n) => existsSync(join(n.dataDir, 'cluster-state', 'snapshot.json'))), 'each node saved its state in its data dir');
 
+    // A node installs its signal handlers once start-up is over (it prints its start line then); a SIGTERM before
+    // that ends it by the default action, without the orderly shutdown.
+    await c.until('every node printed its start line', async () => c.nodes.every((n) => n.printedAt > 0), 30_000);
     await Promise.all(c.nodes.map((n) => n.stop('SIGTERM', 5000)));
     t.ok(c.nodes.every((n) => n.exit?.code === 0), `all stopped cleanly: ${JSON.stringify(c.nodes.map((n) => n.exit))}`);
     t.ok(c.nodes.every((n) => readdirSync(join(n.dataDir, 'cluster-state')).includes('log.jsonl')), 'snapshot and log files left behind');
