@@ -7,7 +7,12 @@
 import type { ErrorJson } from '../core/errors.js';
 import { arr, body, bool, errorJson, fail, int, num, oneOf, optStr, record, str, type Rec } from './cluster-schema.js';
 
-export const PROTOCOL_VERSION = 1;
+/**
+ * 2: the quorum rule and the leader's yield to a more complete log (docs/cluster.md, Agreement). The frames are
+ * unchanged, but a v1 node would still elect itself alone in a minority, so the two are not mixed in one cluster
+ * (each lists the other as `incompatible-version`).
+ */
+export const PROTOCOL_VERSION = 2;
 /** Largest frame body accepted after the handshake (snapshots are the big ones). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Largest frame accepted before the peer is authenticated: hello/auth/refuse only. */
