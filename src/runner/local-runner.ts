@@ -2,6 +2,7 @@
  * The supervisor's record of one runner of this node (one per instance assigned here), and the start
  * configuration of its process: placement → RunnerStartConfig (env from execEnv, MLX hostfile entries).
  */
+import type { CommandOutcome } from '../core/runner/command-outcome.js';
 import { join } from 'node:path';
 import { execEnv, ringHosts } from '../core/runner/exec-env.js';
 import { runnerIdOf, shardOf, type RunnerInstance } from '../core/runner/instance.js';
@@ -44,6 +45,8 @@ export interface LocalRunner {
   lastProposed?: string;
   /** The exec command was queued for this runner process already (once per process). */
   autoQueued: boolean;
+  /** How the exec command ended, told with the Ready status that follows it. */
+  commandOutcome?: CommandOutcome;
 }
 
 export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: number): LocalRunner {

@@ -11,6 +11,7 @@
  */
 import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
 import { decideNextStep } from '../core/runner/coordination.js';
+import { commandOutcome } from '../core/runner/command-outcome.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
 import type { InstanceFailed, Json, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
@@ -166,6 +167,12 @@ export class RunnerManager {
     this.#o.onSpawn?.(local.runnerId, proc.pid, local.generation);
   }
 
+  #takeOutcome(local: Local): Partial<RunnerStatusChanged> {
+    const outcome = local.commandOutcome;
+    local.commandOutcome = undefined;
+    return outcome ? { ...outcome } : {};
+  }
+
   #proposeStatus(local: Local, status: RunnerStatus, extra: Partial<RunnerStatusChanged> = {}): void {
     if (status.state === local.lastProposed && status.state !== 'Failed') return;
     local.lastProposed = status.state;
@@ -181,7 +188,7 @@ export class RunnerManager {
       case 'status':
         local.status = event.status;
         if (event.status.state === 'Failed') return; // the exit that follows reports it, with exit code and attempt
-        this.#proposeStatus(local, event.status);
+        this.#proposeStatus(local, event.status, event.status.state === 'Ready' ? this.#takeOutcome(local) : {});
         if (event.status.state === 'Ready') {
           clearTimeout(local.stableTimer);
           local.stableTimer = setTimeout(() => (local.failures = 0), this.#o.stableResetMs ?? 60_000);
@@ -214,6 +221,7 @@ export class RunnerManager {
       clearTimeout(sent.timer);
       local.sent.delete(taskId);
     }
+    if (sent.task.local && sent.task.kind === 'exec') local.commandOutcome = commandOutcome(reported, result, error);
     const mine = reported === 'running' || reported === 'complete' ? local.rank === 0 : true;
     if (!sent.task.local && mine) {
       this.#emit({ type: 'TaskStatusChanged', taskId, status: reported,

@@ -15,7 +15,23 @@ t.test('exec: canonical status sequence for one command, then deletion', async (
   await a.instanceDeleted('ex1');
   t.same(statesOf(events.get('a')!), ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'Ready',
     'ShuttingDown', 'Shutdown']);
+  const readies = events.get('a')!.filter((e) => e.type === 'RunnerStatusChanged' && e.status === 'Ready');
+  t.notOk((readies[0] as { reason?: string }).reason, 'the first Ready has no command outcome yet');
+  t.match(readies[1], { exitCode: 0, reason: /^command exited with code 0 after \d+\.\d s$/ }, 'the Ready after the command tells how it ended');
   t.same(await allGone(a.pids), [], 'no runner left');
+});
+
+t.test('exec: a failing command is told on the runner (exit code and reason), the runner is not restarted for it', async (t) => {
+  const dir = tempDir(t);
+  const { managers, events } = localCluster(t, ['a'], dir);
+  const a = managers.get('a')!;
+  const instance = await loopbackInstance('ex2', ['a'], { kind: 'exec', command: ['sh', '-c', 'exit 3'] });
+  a.instanceCreated(instance);
+  await waitFor(() => statesOf(events.get('a')!).filter((s) => s === 'Ready').length === 2, 20_000, 'command ended');
+  const last = events.get('a')!.filter((e) => e.type === 'RunnerStatusChanged').at(-1);
+  t.match(last, { status: 'Ready', exitCode: 3, reason: /^command failed: sh exited with code 3$/ });
+  await a.instanceDeleted('ex2');
+  t.notOk(statesOf(events.get('a')!).includes('Failed'), 'a command that exits non-zero is an outcome, not a runner crash');
 });
 
 t.test('ring: three ranks connect to their neighbours, run collective tasks, report them', async (t) => {
