@@ -5,6 +5,7 @@
  */
 import { ValidationError } from './core/errors.js';
 import { NODE_USAGE, parseNodeArgs } from './node/config.js';
+import type { TorusNode } from './node/start-node.js';
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -45,23 +46,29 @@ async function runNode(args: string[]): Promise<number> {
     process.stdout.write(NODE_USAGE + '\n');
     return 0;
   }
-  const { startNode } = await import('./node/start-node.js');
-  const node = await startNode(parsed.config);
-  const local = `http://${['0.0.0.0', '::'].includes(node.api.host) ? '127.0.0.1' : node.api.host}:${node.api.port}/`;
-  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.host}:${node.api.port} — dashboard ${local}\n`);
+  // Signals are handled from the first moment: one that arrives while the actors start is remembered and the
+  // node shuts down in order as soon as it is up (the default action would kill it half-started).
   let signals = 0;
+  let node: TorusNode | undefined;
+  let pendingSignal: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;
     if (signals > 1) {
       process.stderr.write(`torus: second ${signal}, exiting now\n`);
-      void node.runtime.kill().finally(() => process.exit(130));
+      void (node ? node.runtime.kill() : Promise.resolve()).finally(() => process.exit(130));
       return;
     }
     process.stderr.write(`torus: ${signal}, shutting down (send again to exit at once)\n`);
-    void node.shutdown(signal);
+    if (node) void node.shutdown(signal);
+    else pendingSignal = signal;
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const { startNode } = await import('./node/start-node.js');
+  node = await startNode(parsed.config);
+  const local = `http://${['0.0.0.0', '::'].includes(node.api.host) ? '127.0.0.1' : node.api.host}:${node.api.port}/`;
+  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.host}:${node.api.port} — dashboard ${local}\n`);
+  if (pendingSignal) void node.shutdown(pendingSignal);
   return node.closed;
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +60,32 @@ t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id ac
   t.equal(again.incarnation, info.incarnation + 1, 'with a new incarnation');
   second.child.kill('SIGINT');
   t.same(await exitOf(second.child), { code: 0, signal: null }, 'SIGINT: clean exit 0');
+});
+
+t.test('SIGTERM while the node is still starting: it finishes starting, then shuts down in order (exit 0)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'torus-main-'));
+  const child = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--no-mdns'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => { child.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => { err += c.toString(); });
+  // Wait until actor worker threads are being created (only startNode creates them, after the signal handlers are
+  // installed) while the node has not yet printed that it listens: start-up is running. A bare node has ≤ 11 threads.
+  const threads = (): number => {
+    try {
+      return readdirSync(`/proc/${child.pid}/task`).length;
+    } catch {
+      return 0;
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  while (threads() < 13 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+  t.notMatch(out, /listening/, 'the signal arrives during start-up');
+  child.kill('SIGTERM');
+  t.same(await exitOf(child), { code: 0, signal: null }, 'clean exit 0, not killed half-started');
+  t.match(err, /SIGTERM, shutting down/);
+  t.match(out, /listening/, 'it finished starting first');
 });
 
 t.test('bad flags are refused with a clear message and exit 2', async (t) => {
