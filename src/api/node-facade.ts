@@ -26,6 +26,16 @@ export interface NodeInfo {
   /** The current leader's id, when one is known. */
   readonly leaderId?: string | undefined;
   readonly cluster?: string | undefined;
+  /** Whether this node reaches a quorum of the members (without one it refuses writes: TORUS_NO_QUORUM). */
+  readonly quorum?: QuorumInfo | undefined;
+}
+
+export interface QuorumInfo {
+  readonly ok: boolean;
+  readonly members: number;
+  readonly reached: number;
+  readonly needed: number;
+  readonly why?: string;
 }
 
 /** GET /v1/state: the replicated state exactly as the topology keeper holds it, with its digest. */

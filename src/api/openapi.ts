@@ -39,7 +39,8 @@ const schemas = {
   NodeInfo: {
     type: 'object',
     required: ['id', 'name', 'version', 'incarnation', 'uptimeMs', 'role'],
-    properties: { id: str, name: str, version: str, incarnation: { type: 'integer' }, uptimeMs: num, role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] }, leaderId: str, cluster: str },
+    properties: { id: str, name: str, version: str, incarnation: { type: 'integer' }, uptimeMs: num, role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] }, leaderId: str, cluster: str,
+      quorum: { type: 'object', required: ['ok', 'members', 'reached', 'needed'], description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)', properties: { ok: { type: 'boolean' }, members: { type: 'integer' }, reached: { type: 'integer' }, needed: { type: 'integer' }, why: str } } },
   },
   StateView: { type: 'object', required: ['state', 'digest', 'lastIndex'], properties: { state: openObject, digest: str, lastIndex: { type: 'integer' } } },
   Topology: {

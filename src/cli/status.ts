@@ -29,7 +29,10 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   const names = new Map(topology.nodes.map((n) => [n.id, n.name ?? n.id]));
   const name = (id: string): string => names.get(id) ?? id;
   let out = `node ${node.name} (${node.id}): ${node.role}${node.leaderId && node.leaderId !== node.id ? `, leader ${name(node.leaderId)}` : ''}, v${node.version}, up ${formatDuration(node.uptimeMs)}`;
-  out += topology.lastIndex !== undefined ? `, event #${topology.lastIndex}\n\n` : '\n\n';
+  out += topology.lastIndex !== undefined ? `, event #${topology.lastIndex}\n` : '\n';
+  // Without a quorum the node refuses writes: say so up front, with the counts.
+  if (node.quorum && !node.quorum.ok) out += `NO QUORUM: ${node.quorum.why ?? `reaches ${node.quorum.reached} of ${node.quorum.members} members, needs ${node.quorum.needed}`} — writes are refused until it returns\n`;
+  out += '\n';
   out += `NODES (${topology.nodes.length})\n`;
   out += renderTable(
     ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'INTERFACES'],

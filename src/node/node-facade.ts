@@ -7,7 +7,7 @@ import { TorusError } from '../core/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
-  InstanceView, MeasureLinksAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
+  InstanceView, MeasureLinksAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, QuorumInfo, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
@@ -26,7 +26,7 @@ export interface FacadeContext {
   readonly ringBench?: (request: unknown, onProgress: (p: RingBenchProgress) => void, facade: NodeFacade) => Promise<RingBenchStarted>;
 }
 
-interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined }
+interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined; readonly quorum?: QuorumInfo | undefined }
 
 const COMMAND_TIMEOUT_MS = 30_000;
 
@@ -47,9 +47,9 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   async node(): Promise<NodeInfo> {
-    const { role, leaderId } = await this.#role();
+    const { role, leaderId, quorum } = await this.#role();
     const c = this.#ctx;
-    return { id: c.nodeId, name: c.name, version: c.version, incarnation: c.incarnation, uptimeMs: Date.now() - c.startedAt, role, leaderId, cluster: c.config.cluster };
+    return { id: c.nodeId, name: c.name, version: c.version, incarnation: c.incarnation, uptimeMs: Date.now() - c.startedAt, role, leaderId, cluster: c.config.cluster, quorum };
   }
 
   async #stateAnswer(): Promise<StateAnswer> {

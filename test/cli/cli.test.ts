@@ -9,7 +9,7 @@ import { runDeleteCommand } from '../../src/cli/delete.js';
 import { runInstancesCommand } from '../../src/cli/instances.js';
 import { runPeersCommand } from '../../src/cli/peers.js';
 import { runPlaceCommand } from '../../src/cli/place.js';
-import { runStatusCommand } from '../../src/cli/status.js';
+import { renderStatus, runStatusCommand } from '../../src/cli/status.js';
 import { startApi } from '../api/fixtures/harness.js';
 
 function io(tty = false) {
@@ -42,6 +42,15 @@ t.test('status: nodes, roles, memory, links with type and speed, instances with 
   t.equal(json.node.id, 'node-a');
   t.equal(json.topology.links.length, 12);
   t.equal(json.instances[0].id, 'inst-1');
+});
+
+t.test('status says when the node has no quorum (writes refused), and is quiet about it otherwise', async (t) => {
+  const node = { id: 'n1', name: 'one', version: '0.1.0', incarnation: 1, uptimeMs: 5_000, role: 'follower' as const };
+  const topology = { nodes: [], links: [], lastIndex: 7 };
+  const without = renderStatus({ ...node, quorum: { ok: false, members: 3, reached: 1, needed: 2, why: 'reaches 1 of 3 members, needs 2' } }, topology, []);
+  t.match(without, /^node one \(n1\): follower, v0\.1\.0, up 5s, event #7\nNO QUORUM: reaches 1 of 3 members, needs 2 — writes are refused until it returns\n\n/);
+  const withQuorum = renderStatus({ ...node, quorum: { ok: true, members: 3, reached: 3, needed: 2 } }, topology, []);
+  t.notMatch(withQuorum, /QUORUM/);
 });
 
 t.test('place, instances, delete (readable and --json)', async (t) => {

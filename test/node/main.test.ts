@@ -41,8 +41,9 @@ t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id ac
   children.push(first.child);
   const base = `http://127.0.0.1:${first.port}`;
   t.equal(await (await fetch(`${base}/node_id`)).json(), first.nodeId, 'GET /node_id answers the id it printed');
-  const info = (await (await fetch(`${base}/v1/node`)).json()) as { id: string; incarnation: number };
+  const info = (await (await fetch(`${base}/v1/node`)).json()) as { id: string; incarnation: number; quorum?: unknown };
   t.equal(info.id, first.nodeId);
+  t.match(info.quorum, { ok: true, members: 1, reached: 1, needed: 1 }, 'a lone node has its own quorum');
   const stateRes = await fetch(`${base}/v1/state`);
   t.equal(stateRes.status, 200, 'the topology keeper answers');
 
