@@ -86,6 +86,9 @@ export interface PeerView {
   readonly reason: string;
   readonly detail?: string | undefined;
   readonly lastHeardAt?: number | undefined;
+  /** Refused dials so far, and when the next one is due (it backs off: 10 s doubling to 5 min). */
+  readonly attempts?: number | undefined;
+  readonly nextRetryAt?: number | undefined;
   readonly [extra: string]: unknown;
 }
 

@@ -110,10 +110,14 @@ t.test('place: refusals, previews, usage errors', async (t) => {
 
 t.test('peers', async (t) => {
   const { api, node } = await startApi(t);
-  node.peerList = [{ address: '10.77.0.9:52515', id: 'stranger', reason: 'other-cluster', detail: 'cluster "lab2"', lastHeardAt: 0 }];
+  node.peerList = [
+    { address: '10.77.0.9:52515', id: 'stranger', reason: 'other-cluster', detail: 'cluster "lab2"', lastHeardAt: 0 },
+    { address: '10.77.0.8:52515', reason: 'auth-failure', detail: 'wrong secret', lastHeardAt: 0, attempts: 3, nextRetryAt: Date.now() + 80_000 },
+  ];
   const c = io();
   t.equal(await runPeersCommand(['--api', api.url], c.io), 0);
-  t.match(c.out(), /heard but not joined \(1\)\n  ADDRESS +ID +REASON +DETAIL +LAST HEARD\n  10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/);
+  t.match(c.out(), /heard but not joined \(2\)\n  ADDRESS +ID +REASON +DETAIL +LAST HEARD +RETRY\n  10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/);
+  t.match(c.out(), /10\.77\.0\.8:52515 +\? +auth-failure +wrong secret +1970-01-01T00:00:00\.000Z +#4 in (79|80) s/, 'the re-dial backoff is visible');
   const j = io();
   t.equal(await runPeersCommand(['--api', api.url, '--json'], j.io), 0);
   t.same(JSON.parse(j.out()), { peers: node.peerList });
