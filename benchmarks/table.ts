@@ -1,4 +1,10 @@
-/** Shared table printer for the benchmark scripts: aligned text for people, or one JSON object with --json. */
+/**
+ * Shared table printer for the benchmark scripts: aligned text for people, or one JSON object with --json.
+ * Each table says the machine's load average when it was printed: these machines are shared and noisy, and a
+ * figure is only worth reading next to the load it was measured under.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+
 export type BenchRow = Readonly<Record<string, string | number | boolean | null>>;
 
 export function formatTable(rows: readonly BenchRow[]): string {
@@ -10,10 +16,16 @@ export function formatTable(rows: readonly BenchRow[]): string {
   return [line(columns), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map((row) => line(columns.map((c) => cell(row[c]))))].join('\n');
 }
 
+export function machineLoad(): { loadavg1m: number; cpus: number } {
+  return { loadavg1m: +loadavg()[0]!.toFixed(2), cpus: availableParallelism() };
+}
+
 export function printTable(title: string, rows: readonly BenchRow[], json: boolean, note?: string): void {
+  const load = machineLoad();
   if (json) {
-    process.stdout.write(JSON.stringify({ title, rows, note }) + '\n');
+    process.stdout.write(JSON.stringify({ title, rows, note, load }) + '\n');
     return;
   }
-  process.stdout.write(`\n## ${title}\n\n${formatTable(rows)}\n${note ? `\n${note}\n` : ''}`);
+  const loadLine = `load average ${load.loadavg1m} on ${load.cpus} CPUs`;
+  process.stdout.write(`\n## ${title}\n\n${formatTable(rows)}\n${note ? `\n${note}\n` : ''}${loadLine}\n`);
 }

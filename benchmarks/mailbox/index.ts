@@ -9,7 +9,7 @@ import { printTable, type BenchRow } from '../table.js';
 
 const quick = process.argv.includes('--quick');
 const json = process.argv.includes('--json');
-const rounds = quick ? 3 : 5;
+const rounds = quick ? 3 : 7;
 
 const small = { who: 'placement-planner', what: 'link-measured', rttMs: 0.42, bandwidthBps: 9.4e9, at: 1_764_460_800_000, ok: true, tags: ['tb', 'lan'] };
 
