@@ -1,0 +1,40 @@
+/** What an instance runs: the built-in ring collective or an external command (`exec`), with its sizes. */
+import { arr, bool, id, int, obj, oneOf, opt, record, str } from '../core/topology/reader.js';
+import { compact, optInt, W } from './event-fields.js';
+
+interface WorkloadBase {
+  readonly id: string;
+  readonly memoryBytes: number;
+  readonly layers: number;
+  readonly hiddenSize?: number;
+  readonly kvHeads?: number;
+  readonly supportsTensor?: boolean;
+}
+export interface RingWorkload extends WorkloadBase { readonly kind: 'ring' }
+export interface ExecWorkload extends WorkloadBase {
+  readonly kind: 'exec';
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+export type WorkloadSpec = RingWorkload | ExecWorkload;
+
+export function decodeWorkloadSpec(v: unknown, p: string): WorkloadSpec {
+  const base = ['id', 'kind', 'memoryBytes', 'layers'];
+  const optional = ['hiddenSize', 'kvHeads', 'supportsTensor'];
+  const kind = oneOf(W, obj(W, v, p, ['kind'], [...base, ...optional, 'command', 'args', 'env', 'cwd']).kind, `${p}.kind`, ['ring', 'exec'] as const);
+  const o = kind === 'ring' ? obj(W, v, p, base, optional) : obj(W, v, p, [...base, 'command'], [...optional, 'args', 'env', 'cwd']);
+  const common = {
+    id: id(W, o.id, `${p}.id`), memoryBytes: int(W, o.memoryBytes, `${p}.memoryBytes`), layers: int(W, o.layers, `${p}.layers`, 1),
+    hiddenSize: optInt(o.hiddenSize, `${p}.hiddenSize`, 1), kvHeads: optInt(o.kvHeads, `${p}.kvHeads`, 1),
+    supportsTensor: opt(o.supportsTensor, (x) => bool(W, x, `${p}.supportsTensor`)),
+  };
+  if (kind === 'ring') return compact({ kind, ...common });
+  return compact({
+    kind, ...common, command: str(W, o.command, `${p}.command`, { min: 1 }),
+    args: opt(o.args, (x) => arr(W, x, `${p}.args`, (y, q) => str(W, y, q), 1024)),
+    env: opt(o.env, (x) => record(W, x, `${p}.env`, (k, q) => str(W, k, q, { pattern: /^[A-Za-z_][A-Za-z0-9_]{0,255}$/ }), (y, q) => str(W, y, q, { max: 65536 }), 1024)),
+    cwd: opt(o.cwd, (x) => str(W, x, `${p}.cwd`, { min: 1 })),
+  });
+}
