@@ -1,23 +1,28 @@
 /**
  * ClusterNode: the shell around the agreement core. It owns the sockets (ConnectionManager), mDNS, the timer
  * and the replicated state; it feeds inputs to `step` and performs the effects in order. The cluster actor's
- * worker is a thin wrapper around it; tests and the lab fixture use it directly.
+ * worker is a thin wrapper around it; tests and the lab fixture use it directly. Its parts: cluster-effects.ts
+ * (performing effects), cluster-persistence.ts (the data dir), membership-reconciler.ts (the leader's
+ * NodeJoined/NodeGone), peer-discovery.ts (static peers and mDNS).
  */
 import { EventEmitter } from 'node:events';
-import { asTorusError, TorusError } from '../core/errors.js';
+import { TorusError } from '../core/errors.js';
 import { createLogger, type Logger } from '../runtime/log.js';
-import { PROTOCOL_VERSION, type EventBody, type IndexedEnvelope, type PeerFrame } from '../protocols/peer-frames.js';
+import type { EventBody, IndexedEnvelope, PeerFrame } from '../protocols/peer-frames.js';
 import { initialAgreement, step } from './agreement.js';
 import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement-types.js';
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
-import { MdnsDiscovery } from './discovery.js';
+import type { MdnsDiscovery } from './discovery.js';
 import { lastIndex } from './log.js';
+import { performEffects, type EffectShell } from './cluster-effects.js';
+import { ClusterPersistence } from './cluster-persistence.js';
 import type { PeerConnection } from './peer-connection.js';
 import type { NodeDescriptor } from './replicated-state.js';
 import { Forwarder, type CommandResult } from './forwarder.js';
-import { membershipChanges } from './membership.js';
-import { StateStore } from './state-store.js';
+import { MembershipReconciler } from './membership-reconciler.js';
+import { startPeerDiscovery } from './peer-discovery.js';
+import { noQuorumError } from './quorum.js';
 
 import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
 
@@ -32,7 +37,7 @@ export class ClusterNode<S> extends EventEmitter {
   readonly #log: Logger;
   readonly #conns: ConnectionManager;
   readonly #forwarder: Forwarder<S>;
-  readonly #descriptors = new Map<string, NodeDescriptor>();
+  readonly #membership: MembershipReconciler<S>;
   #core: AgreementState;
   #state: S;
   #mdns: MdnsDiscovery | null = null;
@@ -41,8 +46,8 @@ export class ClusterNode<S> extends EventEmitter {
   #lastGossip = 0;
   #stopped = false;
   #self: NodeDescriptor | null = null;
-  #held: string | null = null;
-  #store: StateStore<S> | null = null;
+  readonly #persistence: ClusterPersistence<S>;
+  readonly #effects: EffectShell<S>;
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -53,6 +58,7 @@ export class ClusterNode<S> extends EventEmitter {
     this.#cfg = { ...DEFAULT_TIMINGS, ...options.timings, selfId: options.nodeId, startedAt: options.startedAt ?? this.#now() };
     this.#core = initialAgreement(this.#now());
     this.#state = options.replica.initial();
+    this.#membership = new MembershipReconciler(options.replica, this.#log, options.nodeId, this.#cfg.failureTimeoutMs);
     const addresses = options.addresses ?? localIPv4s();
     this.#conns = new ConnectionManager({
       local: {
@@ -68,7 +74,7 @@ export class ClusterNode<S> extends EventEmitter {
     this.#forwarder = new Forwarder<S>({
       timeoutMs: options.commandTimeoutMs ?? 10_000,
       role: () => this.role(),
-      blocked: () => this.#noQuorumError(),
+      blocked: () => noQuorumError(this.#core.quorum, this.#core.leader, this.#core.role),
       send: (to, frame) => this.#conns.send(to, frame),
       execute: (kind, body) => this.#execute(kind, body),
       onRoleChange: (cb) => {
@@ -80,6 +86,21 @@ export class ClusterNode<S> extends EventEmitter {
         this.off('quorum', cb);
       },
     });
+    this.#persistence = new ClusterPersistence<S>({
+      dataDir: options.persistDir, replica: options.replica, cluster: clusterNameHash(options.clusterName), retain: this.#cfg.retainEntries,
+      compactEvery: options.persistCompactEvery, log: this.#log, now: this.#now,
+    });
+    this.#effects = {
+      replica: options.replica, log: this.#log,
+      getState: () => this.#state,
+      setState: (state) => {
+        this.#state = state;
+      },
+      send: (to, frame) => this.#conns.send(to, frame),
+      close: (nodeId, reason) => this.#conns.close(nodeId, reason),
+      emit: (event, payload) => this.emit(event, payload),
+      role: () => this.role(),
+    };
   }
 
   get port(): number {
@@ -94,21 +115,7 @@ export class ClusterNode<S> extends EventEmitter {
       nodeId: o.nodeId, name: o.name ?? o.nodeId, incarnation: o.incarnation, apiPort: o.apiPort ?? 0, peerPort: this.#port,
       version: o.version ?? '0.0.0', addresses: o.addresses ?? localIPv4s(),
     };
-    for (const p of parsePeers(o.peers ?? [])) this.#conns.addTarget(p.host, p.port + (o.peerPortOffset ?? 0), 'static');
-    if (o.mdns !== false) {
-      const cluster = clusterNameHash(o.clusterName);
-      this.#mdns = new MdnsDiscovery({
-        advert: { nodeId: o.nodeId, cluster, port: this.#port, v: PROTOCOL_VERSION, incarnation: o.incarnation },
-        addresses: this.#self.addresses, log: this.#log,
-        onAdvert: (a, host) => {
-          if (a.cluster !== cluster) this.#conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'other-cluster', detail: `cluster hash ${a.cluster}`, via: 'mdns' });
-          else if (a.v !== PROTOCOL_VERSION) this.#conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'incompatible-version', detail: `protocol v${a.v}, mine v${PROTOCOL_VERSION}`, via: 'mdns' });
-          else this.#conns.addTarget(host, a.port, 'mdns', a.nodeId, a.incarnation);
-          this.#conns.tick();
-        },
-      });
-      this.#mdns.start();
-    }
+    this.#mdns = startPeerDiscovery({ options: o, conns: this.#conns, port: this.#port, addresses: this.#self.addresses, log: this.#log });
     this.#conns.tick();
     this.#timer = setInterval(() => this.#tick(), this.#o.tickMs ?? 100);
     return this.#port;
@@ -121,21 +128,13 @@ export class ClusterNode<S> extends EventEmitter {
     this.#mdns?.stop();
     this.#forwarder.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping'));
     await this.#conns.stop();
-    if (this.#store && !this.#core.resync) this.#store.save(this.#state, this.#core.log);
-    this.#store?.close();
+    this.#persistence.close(this.#state, this.#core.log, this.#core.resync !== null);
   }
 
   /** Loads the saved state (if a data dir is set) before any peer can see this node's log position. */
   #restore(): void {
-    const dir = this.#o.persistDir;
-    if (!dir) return;
-    const store = new StateStore<S>({
-      dataDir: dir, replica: this.#o.replica, cluster: clusterNameHash(this.#o.clusterName), retain: this.#cfg.retainEntries,
-      ...(this.#o.persistCompactEvery !== undefined ? { compactEvery: this.#o.persistCompactEvery } : {}), log: this.#log, now: this.#now,
-    });
-    const r = store.load();
-    this.#store = store;
-    if (lastIndex(r.log) === 0) return;
+    const r = this.#persistence.load();
+    if (!r) return;
     const now = this.#now();
     this.#state = r.state;
     this.#core = initialAgreement(now, r.log);
@@ -144,27 +143,10 @@ export class ClusterNode<S> extends EventEmitter {
     this.emit('restored', { index: lastIndex(r.log), digest: this.digest() });
   }
 
-  /** After a run: the saved log gets what was applied; a snapshot install (or enough appends) saves a snapshot. */
-  #persist(installed: boolean, applied: readonly IndexedEnvelope[], failed: boolean): void {
-    const store = this.#store;
-    if (!store || failed || this.#core.resync) return; // the state is not at the log's position: the resync will save
-    if (installed || store.dueForSnapshot) store.save(this.#state, this.#core.log);
-    else store.append(applied);
-  }
-
   // ---- queries ----
 
   role(): RoleInfo {
     return { role: this.#core.role, term: this.#core.term, leader: this.#core.leader, quorum: this.#core.quorum };
-  }
-
-  /** The error a write gets while this node has no leader and no quorum (it cannot get one by waiting here). */
-  #noQuorumError(): TorusError | null {
-    const q = this.#core.quorum;
-    // While still discovering (just started) peers may yet show up: the request waits for a leader instead.
-    if (q.ok || this.#core.leader !== null || this.#core.role === 'discovering') return null;
-    return new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
-      { members: q.members, reached: q.reached, needed: q.needed });
   }
 
   get state(): S {
@@ -238,62 +220,8 @@ export class ClusterNode<S> extends EventEmitter {
   #run(input: AgreementInput): readonly IndexedEnvelope[] {
     const r = step(this.#cfg, this.#core, input);
     this.#core = r.state;
-    let failed: { index: number; reason: string } | null = null;
-    let becameLeader = false;
-    let installed = false;
-    const applied: IndexedEnvelope[] = [];
-    for (const fx of r.effects) {
-      switch (fx.kind) {
-        case 'send':
-          this.#conns.send(fx.to, fx.frame);
-          break;
-        case 'apply':
-          if (failed) break;
-          try {
-            this.#state = this.#o.replica.apply(this.#state, fx.entry);
-            applied.push(fx.entry);
-            this.emit('applied', fx.entry);
-          } catch (err) {
-            failed = { index: fx.entry.index, reason: asTorusError(err).message };
-            this.#log.error('could not apply entry', { index: fx.entry.index, err });
-          }
-          break;
-        case 'install':
-          try {
-            const next = this.#o.replica.decode(fx.snapshot.state);
-            if (this.#o.replica.digest(next) !== fx.snapshot.digest) throw new TorusError('TORUS_PROTOCOL_INVALID', 'snapshot digest mismatch');
-            this.#state = next;
-            failed = null;
-            installed = true;
-            applied.length = 0;
-            this.emit('installed', { index: fx.snapshot.index, digest: fx.snapshot.digest });
-          } catch (err) {
-            failed = { index: fx.snapshot.index, reason: `snapshot refused: ${asTorusError(err).message}` };
-          }
-          break;
-        case 'send-snapshot':
-          this.#conns.send(fx.to, { type: 'snapshot', term: fx.term, index: fx.index, lastTerm: fx.lastTerm, lastHash: fx.lastHash,
-            digest: this.#o.replica.digest(this.#state), state: this.#o.replica.encode(this.#state) });
-          break;
-        case 'close':
-          this.#conns.close(fx.nodeId, fx.reason);
-          break;
-        case 'role':
-          if (fx.role === 'leader') becameLeader = true;
-          this.#log.info('role', { role: fx.role, term: fx.term, leader: fx.leader });
-          this.emit('role', { role: fx.role, term: fx.term, leader: fx.leader });
-          break;
-        case 'quorum':
-          if (fx.quorum.ok) this.#log.info('quorum', { ...fx.quorum });
-          else this.#log.warn('no quorum: not starting or keeping a term, writes are refused', { ...fx.quorum });
-          this.emit('quorum', { ...this.role() });
-          break;
-        case 'warn':
-          this.#log.warn(fx.msg, fx.fields);
-          break;
-      }
-    }
-    this.#persist(installed, applied, failed !== null);
+    const { applied, failed, becameLeader, installed } = performEffects(this.#effects, r.effects);
+    this.#persistence.afterRun(this.#state, this.#core.log, this.#core.resync !== null, installed, applied, failed !== null);
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
     // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
@@ -322,20 +250,11 @@ export class ClusterNode<S> extends EventEmitter {
     if (this.#core.role === 'leader') this.#reconcile(now);
   }
 
-  /** Leader: NodeJoined for live nodes the state lacks (or knows under an older incarnation), NodeGone for silent ones. */
+  /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
   #reconcile(now: number): void {
-    const { joined, gone, held } = membershipChanges({
-      selfId: this.nodeId, members: this.#o.replica.members(this.#state), now, failureTimeoutMs: this.#cfg.failureTimeoutMs,
-      freshMs: this.#cfg.failureTimeoutMs / 2,
-      live: [this.#self!, ...[...this.#conns.joined.keys()].flatMap((id) => this.#descriptors.get(id) ?? [])],
-      lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
+    const events = this.#membership.events({
+      state: this.#state, now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
     });
-    if (held && held !== this.#held) this.#log.warn('NodeGone held back', { why: held });
-    this.#held = held ?? null;
-    const events = [
-      ...joined.map((d) => this.#o.replica.joinedEvent(d)),
-      ...gone.map((g) => this.#o.replica.goneEvent(g.nodeId, `no heartbeat for ${g.silentMs} ms`)),
-    ];
     if (events.length === 0) return;
     try {
       this.#sequence(events);
@@ -344,10 +263,9 @@ export class ClusterNode<S> extends EventEmitter {
     }
   }
 
-
   #onJoined(c: PeerConnection): void {
     const h = c.remote!;
-    this.#descriptors.set(h.nodeId, { nodeId: h.nodeId, name: h.name, incarnation: h.incarnation, apiPort: h.apiPort, peerPort: h.port, version: h.version, addresses: h.addresses });
+    this.#membership.noteJoined({ nodeId: h.nodeId, name: h.name, incarnation: h.incarnation, apiPort: h.apiPort, peerPort: h.port, version: h.version, addresses: h.addresses });
     this.#run({ kind: 'joined', now: this.#now(), nodeId: h.nodeId, incarnation: h.incarnation, startedAt: h.startedAt });
     this.emit('joined', h.nodeId);
     if (this.#core.role === 'leader') this.#reconcile(this.#now());

@@ -11,6 +11,9 @@
  * A node whose state lists no member yet (a fresh node, or one restarted without saved state) has no cluster to
  * be a minority of: it may form one (that is how clusters start; two lone starters merge by log rank).
  */
+import { TorusError } from '../core/errors.js';
+import type { Role } from '../protocols/peer-frames.js';
+
 export interface QuorumVerdict {
   readonly ok: boolean;
   /** Members in the last known membership (0 = none known). */
@@ -41,4 +44,12 @@ export function quorumOf(members: readonly string[], selfId: string, live: Itera
 
 export function sameVerdict(a: QuorumVerdict, b: QuorumVerdict): boolean {
   return a.ok === b.ok && a.members === b.members && a.reached === b.reached;
+}
+
+/** The error a write gets while this node has no leader and no quorum (it cannot get one by waiting here). */
+export function noQuorumError(q: QuorumVerdict, leader: string | null, role: Role): TorusError | null {
+  // While still discovering (just started) peers may yet show up: the request waits for a leader instead.
+  if (q.ok || leader !== null || role === 'discovering') return null;
+  return new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
+    { members: q.members, reached: q.reached, needed: q.needed });
 }
