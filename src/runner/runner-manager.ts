@@ -4,19 +4,17 @@
  * it drives each runner through the lifecycle with `decideNextStep`, restarts runners that exit
  * unexpectedly with backoff and gives the instance up after the limit, and reports what happened as
  * cluster events (`onEvent`) for the caller to propose. Usable directly (tests, embedding) or from the
- * runner-supervisor actor.
- *
- * Task status reporting across ranks: rank 0 reports running/complete (with its result); any rank reports
- * failed, cancelled or timed_out.
+ * runner-supervisor actor. The tasks handed to each runner, and which of their statuses this node reports,
+ * are in runner-tasks.ts.
  */
 import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
 import { decideNextStep } from '../core/runner/coordination.js';
-import { commandOutcome } from '../core/runner/command-outcome.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
-import type { InstanceFailed, Json, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
-import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type Queued, type TaskSpec } from './local-runner.js';
+import type { InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
+import { dispatchNext, failSentTasks, settleTaskStatus } from './runner-tasks.js';
 
 export type { TaskSpec } from './local-runner.js';
 
@@ -214,19 +212,9 @@ export class RunnerManager {
       this.#tick(local);
       return;
     }
-    const sent = local.sent.get(taskId);
-    if (!sent) return;
-    const reported: TaskStatus = status === 'cancelled' && sent.timedOut ? 'timed_out' : status;
-    if (reported !== 'running' && reported !== 'pending') {
-      clearTimeout(sent.timer);
-      local.sent.delete(taskId);
-    }
-    if (sent.task.local && sent.task.kind === 'exec') local.commandOutcome = commandOutcome(reported, result, error);
-    const mine = reported === 'running' || reported === 'complete' ? local.rank === 0 : true;
-    if (!sent.task.local && mine) {
-      this.#emit({ type: 'TaskStatusChanged', taskId, status: reported,
-        ...(reported === 'complete' && result !== undefined ? { result: result as Json } : {}), ...(error ? { error } : {}) });
-    }
+    const settled = settleTaskStatus(local, taskId, status, result, error);
+    if (!settled) return;
+    if (settled.report) this.#emit(settled.report);
     this.#tick(local);
   }
 
@@ -234,13 +222,7 @@ export class RunnerManager {
     local.proc = undefined;
     local.stepInFlight = undefined;
     clearTimeout(local.stableTimer);
-    for (const [taskId, s] of local.sent) {
-      clearTimeout(s.timer);
-      if (!s.task.local) {
-        this.#emit({ type: 'TaskStatusChanged', taskId, status: 'failed', error: `Runner shutdown before completing the task (${exit.cause})` });
-      }
-    }
-    local.sent.clear();
+    failSentTasks(local, exit.cause, (event) => this.#emit(event));
     local.queue = local.queue.filter((q) => !q.local);
     if (exit.expected) {
       if (local.status?.state !== 'Shutdown') this.#proposeStatus(local, { state: 'Shutdown' });
@@ -294,19 +276,9 @@ export class RunnerManager {
           local.stepInFlight = `${local.runnerId}#${local.generation}:shutdown`;
           void proc.shutdown(this.#o.deadlines ?? DEFAULT_DEADLINES, local.stepInFlight);
           return;
-        case 'run': {
-          const task = local.queue.shift()!;
-          const entry: { task: Queued; timer?: NodeJS.Timeout; timedOut: boolean } = { task, timedOut: false };
-          if (task.timeoutMs !== undefined) {
-            entry.timer = setTimeout(() => {
-              entry.timedOut = true;
-              void proc.cancelTask(task.taskId);
-            }, task.timeoutMs);
-          }
-          local.sent.set(task.taskId, entry);
-          void proc.startTask({ type: 'task', taskId: task.taskId, op: task.kind, params: task.params ?? {} });
+        case 'run':
+          dispatchNext(local, proc);
           continue; // more queued tasks may go while Running
-        }
         default:
           local.stepInFlight = `${local.runnerId}#${local.generation}:${step.kind}`;
           void proc.startTask({ type: step.kind, taskId: local.stepInFlight });
