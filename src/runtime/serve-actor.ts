@@ -167,6 +167,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       return;
     }
     const running: Promise<void> = Promise.resolve(result).then((value) => replyOk(corr, value), (error: unknown) => replyError(corr, error))
+      .catch((error: unknown) => log.warn('reply could not be sent', { corr, error })) // never an unhandled rejection
       .finally(() => inflight.delete(running));
     inflight.add(running);
   }
