@@ -64,13 +64,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   const inflight = new Set<Promise<void>>();
 
   const port = new FramePort(parentPort as unknown as PostTarget, {
-    onFrame: (frame) => {
-      // Events take a synchronous path (no promise per message); requests, replies and stop go async.
-      if (frame.t === 'msg') {
-        if (frame.corr === undefined) deliverEvent(frame);
-        else serveRequest(frame, frame.corr);
-      } else void onFrame(frame);
-    },
+    onFrame: (frame) => onFrame(frame),
     onReject: (error) => {
       log.warn('rejected frame', { error });
       report(false, error);
@@ -198,7 +192,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     }
   }
 
-  async function onFrame(frame: Frame): Promise<void> {
+  /** Every incoming frame, synchronously: events and plain requests take no promise per message (measured). */
+  function onFrame(frame: Frame): void {
     switch (frame.t) {
       case 'msg':
         return frame.corr === undefined ? deliverEvent(frame) : serveRequest(frame, frame.corr);
@@ -210,7 +205,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
         return;
       }
       case 'stop':
-        return stop(frame.deadlineMs);
+        void stop(frame.deadlineMs);
+        return;
       default:
         report(false, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected frame ${frame.t} in ${definition.name}`));
     }
