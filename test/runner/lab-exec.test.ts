@@ -4,21 +4,15 @@
  * coordinator; deleting the instance stops every runner and its command.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Lab, withLab } from '../../src/lab/index.js';
-import { E2eCluster, e2eUnavailableReason } from '../e2e/lab-cluster.js';
-import { instanceOn, jobsIn, profiled, recorderArgs, seen } from './fixtures/lab-runners.js';
+import { Lab } from '../../src/lab/index.js';
+import { e2eUnavailableReason } from '../e2e/lab-cluster.js';
+import { instanceOn, jobsIn, profiled, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test('3 lab hosts: exec runners see rank, world size, planned hostfile and coordinator; delete stops them all', { timeout: 175_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'torus-runner-lab-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
-  await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
-    await c.converged(100_000, profiled);
+  await withRunnerCluster(t, { hosts: 3, ready: profiled, readyMs: 100_000 }, async ({ lab, c, out }) => {
     const pl = await c.cli(1, ['place', '--workload', 'recorder', '--memory', '64MiB', '--layers', '6', '--min-nodes', '3', ...recorderArgs(out), '--instance-id', 'rec-1']);
     t.equal(pl.code, 0, `place exits 0 (${pl.stdout.trim()} ${pl.stderr.trim()})`);
     const inst = (await instanceOn(c, 0, 'rec-1'))!;

@@ -3,21 +3,14 @@
  * it exits 0, with nothing left behind in its namespace and no unhandled rejection in its log.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Lab, withLab } from '../../src/lab/index.js';
-import { E2eCluster, e2eUnavailableReason } from '../e2e/lab-cluster.js';
-import { instanceOn, jobsIn, recorderArgs, seen } from './fixtures/lab-runners.js';
+import { Lab } from '../../src/lab/index.js';
+import { e2eUnavailableReason } from '../e2e/lab-cluster.js';
+import { instanceOn, jobsIn, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test('node shutdown with runners mid-task: exit code 0, no runner or command left', { timeout: 175_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'torus-runner-lab-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
-  await withLab(t, { hosts: 1 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
-    await c.converged(60_000, (vs) => vs[0]!.topology.nodes[0]?.memory !== undefined);
+  await withRunnerCluster(t, { hosts: 1, ready: (vs) => vs[0]!.topology.nodes[0]?.memory !== undefined, readyMs: 60_000 }, async ({ lab, c, out }) => {
     for (const id of ['job-a', 'job-b']) {
       const pl = await c.cli(0, ['place', '--workload', id, '--memory', '64MiB', '--layers', '2', ...recorderArgs(out), '--instance-id', id]);
       t.equal(pl.code, 0, `place ${id} (${pl.stdout.trim()} ${pl.stderr.trim()})`);

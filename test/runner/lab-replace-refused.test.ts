@@ -3,21 +3,14 @@
  * remain, so it is reported failed with the reason, and the remaining runners stop.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Lab, withLab } from '../../src/lab/index.js';
-import { E2eCluster, e2eUnavailableReason } from '../e2e/lab-cluster.js';
-import { instanceOn, jobsIn, profiled, recorderArgs, seen } from './fixtures/lab-runners.js';
+import { Lab } from '../../src/lab/index.js';
+import { e2eUnavailableReason } from '../e2e/lab-cluster.js';
+import { instanceOn, jobsIn, profiled, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test('kill a host when the rest cannot hold the instance: reported failed with the reason, runners stopped', { timeout: 175_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'torus-runner-lab-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
-  await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'], failureTimeoutMs: 3000 });
-    const vs = await c.converged(100_000, profiled);
+  await withRunnerCluster(t, { hosts: 3, failureTimeoutMs: 3000, ready: profiled, readyMs: 100_000 }, async ({ lab, c, vs, out }) => {
     const leader = vs.find((v) => v.node.role === 'leader')!.node.id;
     // More memory than any two hosts have: it needs all three, and cannot live on the two that remain.
     const ram = Math.max(...vs[0]!.topology.nodes.map((n) => n.memory!.ramAvailable));

@@ -3,21 +3,16 @@
  * leader re-places it on the two remaining hosts and their runners start again on the new plan (the killed host's runner and command die with their node).
  */
 import t from 'tap';
-import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { Lab, withLab } from '../../src/lab/index.js';
-import { E2eCluster, e2eUnavailableReason } from '../e2e/lab-cluster.js';
-import { instanceOn, jobsIn, profiled, recorded, recorderArgs, seen } from './fixtures/lab-runners.js';
+import { Lab } from '../../src/lab/index.js';
+import { e2eUnavailableReason } from '../e2e/lab-cluster.js';
+import { instanceOn, jobsIn, profiled, recorded, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test('kill a host of an instance: re-placed on the remaining hosts within seconds, runners restarted there', { timeout: 175_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'torus-runner-lab-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
-  await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'], failureTimeoutMs: 3000 });
-    const vs = await c.converged(100_000, profiled);
+  await withRunnerCluster(t, { hosts: 3, failureTimeoutMs: 3000, ready: profiled, readyMs: 100_000 }, async ({ lab, c, vs, out }) => {
     const leader = vs.find((v) => v.node.role === 'leader')!.node.id;
     // More than one host's memory, less than two: the smallest set that holds it has two hosts, and any two can.
     const ram = Math.min(...vs[0]!.topology.nodes.map((n) => n.memory!.ramAvailable));
