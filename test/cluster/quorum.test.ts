@@ -50,14 +50,14 @@ const ev = (n: number) => ({ type: 'E', n });
 const join = (id: string) => ({ type: 'Join', id });
 const gone = (id: string) => ({ type: 'Gone', id });
 
-/** a, b, c formed with membership {a, b, c} and two events; returns the net. */
-function formed(): SimNet {
+/** The nodes (a, b, c by default) formed with that membership and one event; returns the net. */
+function formed(ids: readonly string[] = ['a', 'b', 'c']): SimNet {
   const net = new SimNet();
   net.trackMembers = true;
-  net.add('a', 1); net.add('b', 2); net.add('c', 3);
+  ids.forEach((id, i) => net.add(id, i + 1));
   net.mesh();
   net.run(1000);
-  net.propose([join('a'), join('b'), join('c'), ev(1)]);
+  net.propose([...ids.map(join), ev(1)]);
   net.run(200);
   return net;
 }
@@ -127,13 +127,7 @@ t.test('partition of the leader: it steps down on losing the quorum; the majorit
 
 t.test('two-node cluster: the lowest id keeps leading alone; the other keeps its state read-only', async (t) => {
   for (const cut of ['a', 'b']) {
-    const net = new SimNet();
-    net.trackMembers = true;
-    net.add('a', 1); net.add('b', 2);
-    net.mesh();
-    net.run(1000);
-    net.propose([join('a'), join('b'), ev(1)]);
-    net.run(200);
+    const net = formed(['a', 'b']);
     net.partition([cut]);
     net.run(5000);
     t.same(net.leaders(), ['a'], `${cut} cut: a (the lowest id) leads`);
@@ -166,13 +160,7 @@ t.test('a fresh node (no membership known) still forms a cluster on its own', as
 });
 
 t.test('two nodes: the lowest id restarts without its state and leads alone before it meets b: it yields to b', async (t) => {
-  const net = new SimNet();
-  net.trackMembers = true;
-  net.add('a', 1); net.add('b', 2);
-  net.mesh();
-  net.run(1000);
-  net.propose([join('a'), join('b'), ev(1)]);
-  net.run(200);
+  const net = formed(['a', 'b']);
   net.kill('a');
   net.run(5000);
   t.same(net.leaders(), [], 'b alone, without the lowest id: no leader');
