@@ -19,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   peers: async (args) => (await import('./cli/peers.js')).runPeersCommand(args),
   measure: async (args) => (await import('./cli/measure.js')).runMeasureCommand(args),
   bench: runBench,
+  token: async (args) => (await import('./cli/token.js')).runTokenCommand(args),
 };
 
 async function runBench(args: string[]): Promise<number> {
@@ -65,9 +66,10 @@ async function runNode(args: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const { startNode } = await import('./node/start-node.js');
+  const { startBanner, credentialWarnings } = await import('./node/start-banner.js');
+  for (const line of credentialWarnings(parsed.config)) process.stderr.write(line + '\n');
   node = await startNode(parsed.config);
-  const local = `http://${['0.0.0.0', '::'].includes(node.api.host) ? '127.0.0.1' : node.api.host}:${node.api.port}/`;
-  process.stdout.write(`torus node ${node.identity.nodeId} (incarnation ${node.identity.incarnation}) listening on ${node.api.host}:${node.api.port} — dashboard ${local}\n`);
+  process.stdout.write(startBanner({ nodeId: node.identity.nodeId, incarnation: node.identity.incarnation, host: node.api.host, port: node.api.port, config: parsed.config, credential: node.credential }));
   if (pendingSignal) void node.shutdown(pendingSignal);
   return node.closed;
 }

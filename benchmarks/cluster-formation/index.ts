@@ -101,6 +101,8 @@ async function run(n: number): Promise<BenchRow> {
   }
 }
 
+/** One join token for every real node of a bench cluster (each would otherwise create its own). */
+const BENCH_SECRET = 'torus-bench-' + process.pid + '-' + Date.now().toString(36);
 const realMain = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
 
 /** One real node's view through its HTTP API (fetched from inside the namespace). */
@@ -121,7 +123,7 @@ async function runReal(n: number): Promise<BenchRow> {
   try {
     const t0 = performance.now();
     const procs = lab.hosts.map((h) => lab.spawn(h.index, process.execPath, [realMain, 'start', '--port', '7000', '--data-dir', `/tmp/torus-bench-${process.pid}-${lab.id}-${h.index}`,
-      '--cluster', 'bench', '--name', `h${h.index}`, '--failure-timeout-ms', String(FAILURE_TIMEOUT_MS)], { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } }));
+      '--cluster', 'bench', '--name', `h${h.index}`, '--failure-timeout-ms', String(FAILURE_TIMEOUT_MS)], { env: { ...process.env, TORUS_LOG_LEVEL: 'error', TORUS_SECRET: BENCH_SECRET } }));
     const views = async (hosts: number[]) => Promise.all(hosts.map((h) => realView(lab, h)));
     let converge: number | null = null;
     let members: number | null = null;

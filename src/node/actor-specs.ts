@@ -7,10 +7,12 @@ import type { ActorSpec } from '../runtime/actor-host.js';
 import { siblingModule } from '../runtime/module-url.js';
 import type { NodeConfig } from './config.js';
 import type { NodeIdentity } from '../cluster/identity.js';
+import type { ClusterCredential } from './credentials.js';
 
 export interface ActorSpecContext {
   readonly config: NodeConfig;
   readonly identity: NodeIdentity;
+  readonly credential: ClusterCredential;
   /** Epoch ms of this process start (the election prefers the longest-lived node). */
   readonly startedAt: number;
   /** The port the API listens on (known after it bound, when --port 0). */
@@ -35,7 +37,8 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       startedAt: ctx.startedAt,
       name: config.name ?? hostname(),
       clusterName: config.cluster,
-      secret: config.secret,
+      // The cluster port never sees the secret itself, only the key derived for it (null: --insecure-open).
+      secret: ctx.credential.mode === 'secret' ? ctx.credential.keys.peerKey : null,
       peers: config.peers,
       host: config.host,
       apiPort: ctx.apiPort,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../core/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
+import type { SecretSource } from './credentials.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
 export type InterfaceType = (typeof INTERFACE_TYPES)[number];
@@ -21,7 +22,13 @@ export interface NodeConfig {
   readonly host: string;
   readonly name: string | undefined;
   readonly cluster: string;
+  /** The cluster secret given to this start (flag, file, env or config); undefined = the saved or a new one. */
   readonly secret: string | undefined;
+  readonly secretSource: SecretSource | undefined;
+  /** exo's trust-the-LAN mode: no credential, no API auth. Explicit and loud (docs/security.md). */
+  readonly insecureOpen: boolean;
+  /** An API bearer token set with `--api-token-file` (default: derived from the cluster secret). */
+  readonly apiToken: string | undefined;
   readonly peers: readonly string[];
   readonly ifaceTypes: Readonly<Record<string, InterfaceType>>;
   readonly logLevel: LogLevel;
@@ -41,6 +48,8 @@ export const NODE_FLAGS = {
   cluster: { type: 'string' },
   secret: { type: 'string' },
   'secret-file': { type: 'string' },
+  'insecure-open': { type: 'boolean' },
+  'api-token-file': { type: 'string' },
   peers: { type: 'string' },
   'iface-type': { type: 'string', multiple: true },
   'log-level': { type: 'string' },
@@ -60,8 +69,12 @@ Options:
   --host ADDR             address to listen on (default 0.0.0.0)
   --name NAME             a readable name for this node (default: the host name)
   --cluster NAME          cluster name; nodes only join a cluster of the same name (default "torus")
-  --secret S              shared cluster secret: peers must prove they know it (HMAC)
-  --secret-file FILE      read the secret from a file instead
+  --secret-file FILE      the cluster secret (a join token); also TORUS_SECRET. Without one, the secret saved in
+                          the data dir is used, or a new one is created and printed as a join command
+  --secret S              the same on the command line (visible in ps: prefer --secret-file or TORUS_SECRET)
+  --insecure-open         no credential at all: anyone who reaches the node controls it (exo's trust-the-LAN
+                          mode; see docs/security.md)
+  --api-token-file FILE   the API bearer token (default: derived from the cluster secret)
   --peers H:P,H:P         static peers, for networks where multicast does not work
   --iface-type NAME=TYPE  label an interface the OS cannot classify (repeatable);
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
@@ -71,7 +84,7 @@ Options:
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
 
-Other commands: plan, status, place, instances, delete, peers, measure, bench ring (each with --help).`;
+Other commands: plan, status, place, instances, delete, peers, measure, bench ring, token (each with --help).`;
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
@@ -125,7 +138,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs'];
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs'];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -137,14 +150,26 @@ function nonEmpty(value: unknown, where: 'flag' | 'config', path: string): strin
   return value;
 }
 
-function readSecretFile(path: string, where: 'flag' | 'config', key: string): string {
+function readSecretFile(path: string, where: 'flag' | 'config', key: string, what = 'secret'): string {
+  let secret: string;
   try {
-    const secret = readFileSync(path, 'utf8').trim();
-    if (!secret) throw new Error('file is empty');
-    return secret;
+    secret = readFileSync(path, 'utf8').trim();
   } catch (error) {
-    throw new ValidationError(where, key, `cannot read secret file ${path}: ${(error as Error).message}`);
+    throw new ValidationError(where, key, `cannot read ${what} file ${path}: ${(error as Error).message}`);
   }
+  if (!secret) throw new ValidationError(where, key, `${what} file ${path} is empty`);
+  if (secret.length > 1024 || /\s/.test(secret)) throw new ValidationError(where, key, `${what} file ${path} must hold one line without spaces (at most 1024 characters)`);
+  return secret;
+}
+
+/** The credential flags, in precedence order: --secret, --secret-file, TORUS_SECRET, config secret/secretFile. */
+function pickSecret(values: Record<string, unknown>, file: Record<string, unknown>, env: NodeJS.ProcessEnv): { secret?: string; source?: SecretSource } {
+  if (values.secret !== undefined) return { secret: nonEmpty(values.secret, 'flag', '--secret'), source: 'flag' };
+  if (values['secret-file'] !== undefined) return { secret: readSecretFile(String(values['secret-file']), 'flag', '--secret-file'), source: 'file' };
+  if (env.TORUS_SECRET !== undefined && env.TORUS_SECRET !== '') return { secret: nonEmpty(env.TORUS_SECRET, 'flag', 'TORUS_SECRET'), source: 'env' };
+  if (file.secret !== undefined) return { secret: nonEmpty(file.secret, 'config', 'secret'), source: 'config' };
+  if (file.secretFile !== undefined) return { secret: readSecretFile(nonEmpty(file.secretFile, 'config', 'secretFile'), 'config', 'secretFile'), source: 'file' };
+  return {};
 }
 
 export interface ParsedNodeArgs {
@@ -176,11 +201,16 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
   }
 
-  let secret: string | undefined;
-  if (values.secret !== undefined) secret = nonEmpty(values.secret, 'flag', '--secret');
-  else if (values['secret-file'] !== undefined) secret = readSecretFile(String(values['secret-file']), 'flag', '--secret-file');
-  else if (file.secret !== undefined) secret = nonEmpty(file.secret, 'config', 'secret');
-  else if (file.secretFile !== undefined) secret = readSecretFile(nonEmpty(file.secretFile, 'config', 'secretFile'), 'config', 'secretFile');
+  const { secret, source: secretSource } = pickSecret(values, file, env);
+  if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean') throw new ValidationError('config', 'insecureOpen', 'expected true or false');
+  const insecureOpen = values['insecure-open'] === true || file.insecureOpen === true;
+  if (insecureOpen && secret !== undefined) {
+    throw new ValidationError(values['insecure-open'] === true ? 'flag' : 'config', values['insecure-open'] === true ? '--insecure-open' : 'insecureOpen', 'cannot be combined with a cluster secret');
+  }
+  const tokenFile = pick('api-token-file', 'apiTokenFile');
+  const apiToken = tokenFile.value === undefined ? undefined : readSecretFile(nonEmpty(tokenFile.value, tokenFile.where, tokenFile.path), tokenFile.where, tokenFile.path, 'API token');
+  if (apiToken !== undefined && apiToken.length < 16) throw new ValidationError(tokenFile.where, tokenFile.path, 'an API token needs at least 16 characters');
+  if (insecureOpen && apiToken !== undefined) throw new ValidationError(tokenFile.where, tokenFile.path, 'cannot be combined with --insecure-open');
 
   const name = pick('name', 'name');
   const cluster = pick('cluster', 'cluster');
@@ -198,6 +228,9 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
       cluster: cluster.value === undefined ? 'torus' : nonEmpty(cluster.value, cluster.where, cluster.path),
       secret,
+      secretSource,
+      insecureOpen,
+      apiToken,
       peers: peers.value === undefined ? [] : parsePeers(peers.value, peers.where, peers.path),
       ifaceTypes: iface.value === undefined ? {} : parseIfaceTypes(iface.value, iface.where, iface.path),
       logLevel,

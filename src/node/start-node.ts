@@ -13,6 +13,7 @@ import { actorSpecs, SHUTDOWN_ORDER, type ActorName } from './actor-specs.js';
 import type { NodeConfig } from './config.js';
 import { ActorNodeFacade } from './node-facade.js';
 import { VERSION } from './version.js';
+import { resolveCredential, type ClusterCredential } from './credentials.js';
 import { createProbeHandler } from '../profiler/probe-handler.js';
 import { CommandHandler } from './command-handler.js';
 import { Replacer } from './replacer.js';
@@ -21,6 +22,8 @@ import { startLiveRingBench } from './ring-bench-live.js';
 export interface TorusNode {
   readonly identity: NodeIdentity;
   readonly config: NodeConfig;
+  /** The cluster credential in force (a secret and the keys derived from it, or `open` with --insecure-open). */
+  readonly credential: ClusterCredential;
   readonly runtime: Runtime;
   readonly api: ApiServer;
   readonly startedAt: number;
@@ -40,6 +43,7 @@ const log = createLogger({ component: 'node' });
 export async function startNode(config: NodeConfig, options: StartOptions = {}): Promise<TorusNode> {
   setLogLevel(config.logLevel);
   const identity = await loadOrCreateIdentity(config.dataDir);
+  const credential = resolveCredential(config, (what) => log.info(`cluster secret ${what}`, { dataDir: config.dataDir }));
   const startedAt = Date.now();
   const feed = new EventFeed({ retain: 10_000 });
   let exitCode = 0;
@@ -94,7 +98,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     return shuttingDown;
   };
 
-  const specs = actorSpecs({ config, identity, startedAt, apiPort: api.port, version: VERSION }, options.actors);
+  const specs = actorSpecs({ config, identity, credential, startedAt, apiPort: api.port, version: VERSION }, options.actors);
   try {
     for (const spec of specs) await runtime.supervise(spec);
   } catch (error) {
@@ -102,5 +106,5 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     await shutdown('an actor failed to start');
     throw error;
   }
-  return { identity, config, runtime, api, startedAt, shutdown, closed };
+  return { identity, config, credential, runtime, api, startedAt, shutdown, closed };
 }

@@ -3,6 +3,7 @@
  * 4 hosts converge to one digest with every node and the links between them; kill -9 the leader; restart a node.
  * Needs `npm run build` (the test skips when dist/main.js is missing) and root for the lab.
  */
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,8 +55,9 @@ t.test('real nodes in the lab: converge with links, leader kill -9, restart', { 
     const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-real-')));
     t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
     const procs = new Map<number, ChildProcess>();
+    const secret = 'torus-' + randomBytes(32).toString('base64url'); // one join token for the lab's cluster
     const start = (h: number) => procs.set(h, lab.spawn(h, process.execPath, [main, 'start', '--port', String(PORT), '--data-dir', dirs[h]!, '--cluster', 'lab', '--name', `h${h}`, '--failure-timeout-ms', '3000'],
-      { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } }));
+      { env: { ...process.env, TORUS_LOG_LEVEL: 'error', TORUS_SECRET: secret } }));
     for (const h of [3, 1, 0, 2]) start(h);
     const all = async (hosts: number[]) => {
       const vs = await Promise.all(hosts.map((h) => view(lab, h)));

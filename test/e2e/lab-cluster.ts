@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import type { Lab } from '../../src/lab/index.js';
 
@@ -46,6 +47,9 @@ export interface ClusterOptions {
   clusterOf?: (host: number) => string;
   /** Per host index, extra flags (e.g. `--iface-type p2p1=thunderbolt`). */
   nodeArgs?: (host: number) => string[];
+  /** Per host index, the cluster secret given as TORUS_SECRET (default: one random secret for the whole cluster,
+   *  the way a user joins machines with the printed join command). */
+  secretOf?: (host: number) => string;
 }
 
 /** Why an end-to-end test cannot run, or undefined. */
@@ -183,6 +187,8 @@ export class E2eCluster {
   readonly nodes: E2eNode[] = [];
   readonly #opts: ClusterOptions;
   readonly #tmp: string;
+  /** The join token every node of this cluster is started with (unless `secretOf` says otherwise). */
+  readonly secret = 'torus-' + randomBytes(32).toString('base64url');
 
   private constructor(lab: Lab, opts: ClusterOptions, tmp: string) {
     this.lab = lab;
@@ -216,7 +222,7 @@ export class E2eCluster {
     const o = this.#opts;
     const args = ['--port', String(API_PORT), '--data-dir', n.dataDir, '--name', n.name, '--cluster', o.clusterOf?.(host) ?? o.cluster ?? 'e2e',
       '--failure-timeout-ms', String(o.failureTimeoutMs ?? 3000), ...(o.nodeArgs?.(host) ?? [])];
-    n.start(this.lab, args, { ...process.env, TORUS_LOG_LEVEL: o.logLevel ?? 'warn' });
+    n.start(this.lab, args, { ...process.env, TORUS_LOG_LEVEL: o.logLevel ?? 'warn', TORUS_SECRET: o.secretOf?.(host) ?? this.secret });
     return n;
   }
 

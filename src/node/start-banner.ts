@@ -1,0 +1,45 @@
+/**
+ * What a node prints when it is up: its id and address, the dashboard URL (with the API token, Jupyter style:
+ * opening it logs the browser in) and the command another machine runs to join (Docker Swarm style). Also the
+ * loud warnings for credentials on the command line and for --insecure-open.
+ */
+import { networkInterfaces } from 'node:os';
+import type { NodeConfig } from './config.js';
+import type { ClusterCredential } from './credentials.js';
+
+/** The first non-internal IPv4 address of this machine (what another machine most likely reaches), or undefined. */
+export function lanAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return undefined;
+}
+
+/** The command that makes another machine join this node's cluster (secret in the environment, not in `ps`). */
+export function joinCommand(credential: ClusterCredential, address: string, port: number, cluster: string): string {
+  const clusterFlag = cluster === 'torus' ? '' : ` --cluster ${cluster}`;
+  if (credential.mode === 'open') return `node dist/main.js --insecure-open --peers ${address}:${port}${clusterFlag}`;
+  return `TORUS_SECRET=${credential.secret} node dist/main.js --peers ${address}:${port}${clusterFlag}`;
+}
+
+export function startBanner(o: { nodeId: string; incarnation: number; host: string; port: number; config: NodeConfig; credential: ClusterCredential }): string {
+  const local = ['0.0.0.0', '::'].includes(o.host) ? '127.0.0.1' : o.host;
+  const reachable = ['0.0.0.0', '::'].includes(o.host) ? lanAddress() ?? local : o.host;
+  const lines = [`torus node ${o.nodeId} (incarnation ${o.incarnation}) listening on ${o.host}:${o.port}`];
+  if (o.credential.mode === 'open') {
+    lines.push(`  dashboard: http://${local}:${o.port}/`);
+    lines.push('  WARNING: --insecure-open: no credential. Anyone who reaches this node can run commands on every node of the cluster.');
+  } else {
+    lines.push(`  dashboard: http://${local}:${o.port}/?token=${o.credential.apiToken}`);
+  }
+  lines.push(`  join from another machine: ${joinCommand(o.credential, reachable, o.port, o.config.cluster)}`);
+  return lines.join('\n') + '\n';
+}
+
+/** Warnings about how the credential was given, printed before the node starts. */
+export function credentialWarnings(config: NodeConfig): string[] {
+  const out: string[] = [];
+  if (config.secretSource === 'flag') out.push('torus: warning: --secret is visible to every user of this machine (ps); prefer --secret-file or TORUS_SECRET');
+  if (config.insecureOpen) out.push('torus: WARNING: --insecure-open: the API and the cluster port accept anyone; exec workloads are as open as the flags below allow');
+  return out;
+}
