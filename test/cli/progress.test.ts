@@ -32,8 +32,13 @@ t.test('measure --wait prints each link as its measurement lands, with rate and 
   t.match(JSON.parse(j.text('out')), { links: [{ source: 'node-a', sink: 'node-c', ip: '10.77.1.3', type: 'thunderbolt', bandwidthBps: 2e9, rttMs: 0.25 }], pending: 0 });
   t.equal(j.writes('out').length, 1, '--json prints only the final document');
 
+  const unknown = io();
+  t.equal(await runMeasureCommand(['--api', api.url, '--ip', '10.77.9.9', '--wait'], unknown.io), 1, 'a filter matching no link is an error');
+  t.match(unknown.text('err'), /no link of this node matches/);
+
+  const alone = await startApi(t, { ids: ['node-a'] });
   const none = io();
-  t.equal(await runMeasureCommand(['--api', api.url, '--ip', '10.77.9.9', '--wait'], none.io), 0);
+  t.equal(await runMeasureCommand(['--api', alone.api.url, '--wait'], none.io), 0);
   t.equal(none.text('out'), 'no links to measure\n');
 });
 
