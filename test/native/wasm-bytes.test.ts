@@ -14,7 +14,8 @@ async function assemble(text: string): Promise<Buffer> {
   const module = wabt.parseWat('reduce.wat', text, FEATURES);
   try {
     module.resolveNames();
-    module.validate(FEATURES);
+    // wabt's .d.ts omits the features argument its JS validate() takes (the script passes it the same way).
+    (module.validate as (features?: typeof FEATURES) => void).call(module, FEATURES);
     return Buffer.from(module.toBinary({ log: false, write_debug_names: false, canonicalize_lebs: true }).buffer);
   } finally {
     module.destroy();
