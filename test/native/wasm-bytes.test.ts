@@ -14,9 +14,8 @@ async function assemble(text: string): Promise<Buffer> {
   const module = wabt.parseWat('reduce.wat', text, FEATURES);
   try {
     module.resolveNames();
-    // wabt's typings declare validate() without arguments, but it takes the features (without them it rejects
-    // the shared memory) — the same call scripts/build-wasm.mjs makes.
-    (module.validate as unknown as (features: typeof FEATURES) => void).call(module, FEATURES);
+    // wabt's .d.ts omits the features argument its JS validate() takes (the script passes it the same way).
+    (module.validate as (features?: typeof FEATURES) => void).call(module, FEATURES);
     return Buffer.from(module.toBinary({ log: false, write_debug_names: false, canonicalize_lebs: true }).buffer);
   } finally {
     module.destroy();
