@@ -7,25 +7,11 @@
  * A route added without a plan here fails the test.
  */
 import t from 'tap';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiPath } from '../../src/api/openapi.js';
 import { apiRoutes } from '../../src/api/server.js';
-import { raw, startApi, type RawResponse } from './fixtures/harness.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-interface Call {
-  readonly path: string;
-  readonly body?: string;
-  readonly headers?: Record<string, string>;
-  /** The status this call must get (so a plan cannot drift into testing only errors). */
-  readonly status: number;
-}
-
-const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
-const json = (value: unknown): string => JSON.stringify(value);
+import { raw, startApi } from './fixtures/harness.js';
+import { checkAnswer, compiler, json, rawHead, workload, type Call } from './fixtures/openapi-check.js';
 
 /** Real requests per route: the success first, then the error answers the route documents. */
 function plans(benchId: () => string): Record<string, readonly Call[]> {
@@ -68,29 +54,6 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
   };
-}
-
-/** The component schemas as one 2020-12 schema resource, `#/components/schemas/X` refs pointed into it. */
-function compiler(doc: any): (schema: unknown) => ValidateFunction {
-  const retarget = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(retarget);
-    if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', 'torus-api#/$defs/') : retarget(v)]));
-  };
-  const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
-  ajv.addSchema({ $id: 'torus-api', $defs: retarget(doc.components.schemas) });
-  return (schema) => ajv.compile(retarget(schema) as object);
-}
-
-/** An SSE answer never ends: read its head, then cut it. */
-async function rawHead(url: string, path: string): Promise<RawResponse> {
-  const abort = new AbortController();
-  const res = await fetch(new URL(path, url), { signal: abort.signal });
-  const reader = res.body!.getReader();
-  const first = await reader.read();
-  abort.abort();
-  const text = new TextDecoder().decode(first.value ?? new Uint8Array());
-  return { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? undefined }, text, json: () => JSON.parse(text) as unknown };
 }
 
 t.test('the served document is valid OpenAPI 3.1', async (t) => {
@@ -143,17 +106,8 @@ t.test('every route answers only what its OpenAPI schema allows (real requests, 
         benchId = (res.json() as { id: string }).id;
         await new Promise((r) => setTimeout(r, 100)); // let it finish, so GET shows a run with its result
       }
-      const op = doc.paths[template]?.[method.toLowerCase()];
-      const documented = op?.responses?.[String(res.status)];
-      if (!t.ok(documented, `${where}: status documented`)) continue;
-      const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-      const media = documented.content?.[type];
-      if (!t.ok(media, `${where}: content type ${type} documented (${Object.keys(documented.content ?? {}).join(', ')})`)) continue;
-      if (type !== 'application/json') continue;
-      const validate = compile(media.schema);
-      const body = res.json();
-      if (!validate(body)) t.fail(`${where}: body matches the schema`, { errors: validate.errors, body: JSON.stringify(body).slice(0, 2000) });
-      else t.pass(`${where}: body matches the schema`);
+      checkAnswer(t, doc, compile, method, template, res, where);
     }
   }
 });
+
