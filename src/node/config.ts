@@ -65,7 +65,7 @@ Starts a torus node: discovers peers, measures links, joins the cluster's event 
 and dashboard, and runs the runners placed on this machine.
 
 Options:
-  --data-dir DIR          where the node id, logs and runner files live (default ~/.torus)
+  --data-dir DIR          where the node id, logs and runner files live (default TORUS_DATA_DIR, else ~/.torus)
   --port N                API port (default ${DEFAULT_PORT}; 0 picks a free one); the cluster listens on
                           N+1, and static peers are given by their API port
   --host ADDR             address to listen on (default 0.0.0.0)
@@ -225,7 +225,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     help: values.help === true,
     config: {
-      dataDir: dataDir.value === undefined ? join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      dataDir: dataDir.value === undefined ? env.TORUS_DATA_DIR || join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
       port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
       host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
