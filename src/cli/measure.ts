@@ -4,7 +4,7 @@ import type { NodeInfo } from '../api/node-facade.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 import { formatBitsPerSecond, renderTable } from './table.js';
 
-export const MEASURE_USAGE = `usage: torus measure [--peer ID] [--ip ADDR] [--wait] [--api URL] [--json]
+export const MEASURE_USAGE = `usage: torus measure [--peer ID] [--ip ADDR] [--wait] [--api URL] [--token T | --data-dir DIR] [--json]
   Re-measures this node's links now (RTT and bandwidth): all of them, those to one peer (--peer), the one at
   one address (--ip), or both filters. With --wait, waits (up to 60 s) for the new figures and prints them.
 `;
