@@ -54,7 +54,7 @@ const workloadSpec = closed(['id', 'kind', 'memoryBytes', 'layers'], {
   supportsTensor: bool,
   command: str,
   args: arrayOf(str),
-  env: { type: 'object', additionalProperties: str },
+  env: { type: 'object', additionalProperties: { type: 'string', const: '[redacted]' }, description: 'the names of the variables set; every value is "[redacted]" (values never leave the node)' },
   cwd: str,
 }, 'what the instance runs (src/protocols/workload-spec.ts)');
 
@@ -66,6 +66,8 @@ export const responseSchemas: Record<string, Schema> = {
     leaderId: str,
     cluster: str,
     quorum: closed(['ok', 'members', 'reached', 'needed'], { ok: bool, members: int, reached: int, needed: int, why: str }, 'without a quorum the node refuses writes (TORUS_NO_QUORUM)'),
+    security: closed(['mode'], { mode: { type: 'string', enum: ['secret', 'open'] }, secretSource: str, warning: str },
+      'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it'),
   }),
   StateView: closed(['state', 'digest', 'lastIndex'], {
     state: open('the replicated state exactly as the topology keeper holds it (src/core/topology/state.ts)', {

@@ -8,7 +8,7 @@ import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, typ
 import { readSse } from './sse-client.js';
 import { parseBytes, renderTable } from './table.js';
 
-export const BENCH_RING_LIVE_USAGE = `usage: torus bench ring --live [--nodes A,B,...] [-b SIZE] [-e SIZE] [-f N] [-n N] [-w N] [--ops LIST] [--dtype T] [--bidir] [--api URL] [--json]
+export const BENCH_RING_LIVE_USAGE = `usage: torus bench ring --live [--nodes A,B,...] [-b SIZE] [-e SIZE] [-f N] [-n N] [-w N] [--ops LIST] [--dtype T] [--bidir] [--api URL] [--token T | --data-dir DIR] [--json]
   Runs the ring benchmark on the running cluster (default: every node), with progress, then prints the table.
   -b/--min-bytes, -e/--max-bytes, -f/--step-factor, -n/--iters, -w/--warmup as in nccl-tests
   --ops all-reduce,all-gather,broadcast,send-recv   --dtype float32|float16|int32   --bidir both directions
@@ -77,7 +77,7 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
     if (run.status !== 'running') resolveDone(run);
   };
   const stream = (async () => {
-    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { signal: abort.signal })) {
+    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, signal: abort.signal })) {
       if ('event' in item && item.event === 'bench') onRun(JSON.parse(item.data) as BenchRun);
     }
   })().catch(() => undefined);

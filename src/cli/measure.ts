@@ -5,7 +5,7 @@ import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, typ
 import { readSse } from './sse-client.js';
 import { formatBitsPerSecond } from './table.js';
 
-export const MEASURE_USAGE = `usage: torus measure [--peer ID] [--ip ADDR] [--wait] [--api URL] [--json]
+export const MEASURE_USAGE = `usage: torus measure [--peer ID] [--ip ADDR] [--wait] [--api URL] [--token T | --data-dir DIR] [--json]
   Re-measures this node's links now (RTT and bandwidth): all of them, those to one peer (--peer), the one at
   one address (--ip), or both filters. With --wait, prints each link as it is measured (up to 60 s).
 `;
