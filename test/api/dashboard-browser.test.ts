@@ -1,6 +1,6 @@
 import t from 'tap';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
-import { startApi } from './fixtures/harness.js';
+import { AUTH, TEST_TOKEN, startApi } from './fixtures/harness.js';
 
 const noBrowser = await chromiumSkipReason();
 
@@ -10,7 +10,7 @@ if (noBrowser) {
   t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
     const { api, node } = await startApi(t, { ids: ['node-a', 'node-b', 'node-c'] });
     const { page, errors } = await openBrowserPage(t);
-    await page.goto(api.url + '/');
+    await page.goto(`${api.url}/?token=${TEST_TOKEN}`); // the URL the node prints: signs in, then redirects to /
 
     await page.waitForSelector('[data-testid="live"].on', { timeout: 10_000 });
     const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
@@ -25,7 +25,7 @@ if (noBrowser) {
     t.equal(await page.locator('[data-link="node-a>node-b@10.77.0.2"] path').getAttribute('class'), 'link bw-good');
 
     // An instance appears live, with its ring order and runner states.
-    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1024, layers: 3 }, instanceId: 'inst-live' }) });
+    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1024, layers: 3 }, instanceId: 'inst-live' }) });
     await page.waitForSelector('[data-instance-id="inst-live"]', { timeout: 5000 });
     t.match(await page.locator('[data-instance-id="inst-live"]').textContent(), /node-a → node-b → node-c.*Ready/);
 

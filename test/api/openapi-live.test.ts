@@ -10,14 +10,18 @@ import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiPath } from '../../src/api/openapi.js';
 import { apiRoutes } from '../../src/api/server.js';
-import { raw, startApi } from './fixtures/harness.js';
+import { AUTH, TEST_TOKEN, raw, startApi } from './fixtures/harness.js';
 import { checkAnswer, compiler, json, rawHead, workload, type Call } from './fixtures/openapi-check.js';
+
+/** A request without credentials (raw() drops an empty authorization header). */
+const anonymous = { authorization: '' };
 
 /** Real requests per route: the success first, then the error answers the route documents. */
 function plans(benchId: () => string): Record<string, readonly Call[]> {
   return {
-    'GET /node_id': [{ path: '/node_id', status: 200 }],
-    'GET /v1/node': [{ path: '/v1/node', status: 200 }],
+    'GET /node_id': [{ path: '/node_id', status: 200 }, { path: '/node_id', headers: anonymous, status: 200 }],
+    'GET /v1/node': [{ path: '/v1/node', status: 200 }, { path: '/v1/node', headers: anonymous, status: 401 }, { path: '/v1/node', headers: { authorization: 'Bearer tt_wrong' }, status: 401 },
+      { path: '/v1/node', headers: { host: 'evil.example' }, status: 421 }, { path: '/v1/node', headers: { origin: 'http://evil.example' }, status: 403 }],
     'GET /v1/state': [{ path: '/v1/state', status: 200 }],
     'GET /v1/topology': [{ path: '/v1/topology', status: 200 }],
     'GET /v1/peers': [{ path: '/v1/peers', status: 200 }],
@@ -50,9 +54,20 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'GET /v1/bench/ring/{id}': [{ get path() { return `/v1/bench/ring/${benchId()}`; }, status: 200 }, { path: '/v1/bench/ring/nope', status: 404 }],
     'GET /metrics': [{ path: '/metrics', status: 200 }],
     'GET /v1/openapi.json': [{ path: '/v1/openapi.json', status: 200 }],
-    'GET /': [{ path: '/', status: 200 }],
+    'GET /': [
+      { path: '/', status: 200 },
+      { path: '/', headers: anonymous, status: 200 },
+      { path: `/?token=${TEST_TOKEN}`, headers: anonymous, status: 303 },
+      { path: '/?token=tt_wrong', headers: anonymous, status: 401 },
+    ],
     'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
+    'GET /login': [{ path: '/login', headers: anonymous, status: 200 }, { path: '/login', headers: { ...anonymous, host: 'evil.example' }, status: 421 }],
+    'POST /login': [
+      { path: '/login', body: `token=${TEST_TOKEN}`, headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 303 },
+      { path: '/login', body: 'token=tt_wrong', headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 401 },
+    ],
+    'GET /metrics#anonymous': [{ path: '/metrics', headers: anonymous, status: 401 }],
   };
 }
 
@@ -96,10 +111,10 @@ t.test('every route answers only what its OpenAPI schema allows (real requests, 
   const table = plans(() => benchId);
   t.same(routes.filter((r) => !(r in table)), [], 'a request plan for every route');
   for (const route of Object.keys(table)) {
-    const [method, template] = route.split(' ') as [string, string];
+    const [method, template] = route.replace(/#.*$/, '').split(' ') as [string, string];
     for (const call of table[route]!) {
       const path = call.path;
-      const res = template === '/v1/events' && call.status === 200 ? await rawHead(api.url, path) : await raw(api.url, method, path, call.body, call.headers);
+      const res = template === '/v1/events' && call.status === 200 ? await rawHead(api.url, path, AUTH) : await raw(api.url, method, path, call.body, call.headers);
       const where = `${method} ${path}${call.body ? ` ${call.body.slice(0, 60)}` : ''} → ${res.status}`;
       t.equal(res.status, call.status, `${where}: the planned status (${res.text.slice(0, 200)})`);
       if (route === 'POST /v1/bench/ring' && res.status === 202) {

@@ -19,17 +19,20 @@ t.test("a real node's answers match the document (all actors, loopback only, no 
   const node = await startNode(config);
   t.teardown(() => node.shutdown());
   const url = `http://127.0.0.1:${node.api.port}`;
-  const doc = (await raw(url, 'GET', '/v1/openapi.json')).json() as any;
+  if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
+  const auth = { authorization: `Bearer ${node.credential.apiToken}` };
+  const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
   const compile = compiler(doc);
   // Its own profile lands shortly after start; previews then hold real plans, not only refusals.
   for (let i = 0; i < 50; i++) {
-    const topology = (await raw(url, 'GET', '/v1/topology')).json() as { nodes: Array<{ memory?: unknown }> };
+    const topology = (await raw(url, 'GET', '/v1/topology', undefined, auth)).json() as { nodes: Array<{ memory?: unknown }> };
     if (topology.nodes.some((n) => n.memory)) break;
     await new Promise((r) => setTimeout(r, 200));
   }
   const calls: Array<[string, string, Call]> = [
     ['GET', '/node_id', { path: '/node_id', status: 200 }],
     ['GET', '/v1/node', { path: '/v1/node', status: 200 }],
+    ['GET', '/v1/node', { path: '/v1/node', headers: { authorization: '' }, status: 401 }],
     ['GET', '/v1/state', { path: '/v1/state', status: 200 }],
     ['GET', '/v1/topology', { path: '/v1/topology', status: 200 }],
     ['GET', '/v1/peers', { path: '/v1/peers', status: 200 }],
@@ -47,11 +50,11 @@ t.test("a real node's answers match the document (all actors, loopback only, no 
     ['GET', '/v1/openapi.json', { path: '/v1/openapi.json', status: 200 }],
   ];
   for (const [method, template, call] of calls) {
-    const res = await raw(url, method, call.path, call.body, call.headers);
+    const res = await raw(url, method, call.path, call.body, { ...auth, ...call.headers });
     const where = `real node: ${method} ${call.path}${call.body ? ` ${call.body.slice(0, 60)}` : ''} → ${res.status}`;
     t.equal(res.status, call.status, `${where}: the planned status (${res.text.slice(0, 300)})`);
     checkAnswer(t, doc, compile, method, template, res, where);
   }
-  const events = await rawHead(url, '/v1/events?after=0');
+  const events = await rawHead(url, '/v1/events?after=0', auth);
   checkAnswer(t, doc, compile, 'GET', '/v1/events', events, 'real node: GET /v1/events');
 });
