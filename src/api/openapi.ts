@@ -1,11 +1,12 @@
-import { ERROR_STATUS } from '../core/errors.js';
 import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
+import { responseSchemas } from './response-schemas.js';
 import { toJsonSchema } from './schema.js';
 
 /**
  * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
- * server validates with (./request-schemas.ts); a test checks that every route of the server is listed here
- * and every error code of the registry appears, so the document cannot silently fall behind.
+ * server validates with (./request-schemas.ts); answers are described exactly in ./response-schemas.ts. Tests
+ * check that every route of the server is listed here, every error code of the registry appears, and every
+ * route's real answers validate against this document (test/api/openapi-live.test.ts).
  */
 type Op = Record<string, unknown>;
 const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
@@ -17,77 +18,14 @@ const common = { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)')
 const rateLimited = { '429': error('too many create / measure / bench requests from this client (--max-write-rate); retry after Retry-After seconds') };
 const bodyErrors = { '400': error('invalid JSON or a field failing validation; details.path names it'), '413': error('body too large'), '415': error('body is not application/json') };
 
-const openObject = { type: 'object', additionalProperties: true };
 const str = { type: 'string' };
-const num = { type: 'number' };
 
 const schemas = {
-  Error: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code', 'message'],
-        properties: {
-          code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
-          message: str,
-          details: { type: 'object', description: 'where/path for validation errors; the planner reasons for refusals', additionalProperties: true },
-        },
-      },
-    },
-  },
-  NodeInfo: {
-    type: 'object',
-    required: ['id', 'name', 'version', 'incarnation', 'uptimeMs', 'role'],
-    properties: { id: str, name: str, version: str, incarnation: { type: 'integer' }, uptimeMs: num, role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] }, leaderId: str, cluster: str,
-      quorum: { type: 'object', required: ['ok', 'members', 'reached', 'needed'], description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)', properties: { ok: { type: 'boolean' }, members: { type: 'integer' }, reached: { type: 'integer' }, needed: { type: 'integer' }, why: str } },
-      security: { type: 'object', required: ['mode'], description: 'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it', properties: { mode: { type: 'string', enum: ['secret', 'open'] }, secretSource: str, warning: str } } },
-  },
-  StateView: { type: 'object', required: ['state', 'digest', 'lastIndex'], properties: { state: openObject, digest: str, lastIndex: { type: 'integer' } } },
-  Topology: {
-    type: 'object',
-    required: ['nodes', 'links'],
-    properties: {
-      nodes: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str, name: str, role: str, memory: { type: 'object', properties: { ramAvailable: num, ramTotal: num } }, interfaces: { type: 'array', items: openObject } } } },
-      links: {
-        type: 'array',
-        items: { type: 'object', required: ['source', 'sink'], properties: { source: str, sink: str, ip: str, type: str, rttMs: num, bandwidthBps: { type: 'number', description: 'bits per second' }, measuredAt: { type: 'number', description: 'epoch ms' } } },
-      },
-      lastIndex: { type: 'integer' },
-    },
-  },
-  Peer: { type: 'object', required: ['address', 'reason'], properties: { id: str, address: str, reason: str, detail: str, lastHeardAt: num } },
-  Instance: {
-    type: 'object',
-    required: ['id', 'nodes', 'runners'],
-    properties: {
-      id: str,
-      nodes: { type: 'array', items: str, description: 'ring (rank) order' },
-      runners: { type: 'array', items: { type: 'object', required: ['node', 'status'], properties: { node: str, rank: { type: 'integer' }, status: str, reason: str, restarts: { type: 'integer' } } } },
-      backend: str,
-      sharding: str,
-      status: str,
-      workload: { type: 'object', additionalProperties: true, description: 'the workload as submitted, except that every `env` value is "[redacted]" (names only; values never leave the node)' },
-    },
-  },
-  BenchRun: {
-    type: 'object',
-    required: ['id', 'status', 'startedAt'],
-    properties: { id: str, status: { type: 'string', enum: ['running', 'done', 'failed'] }, startedAt: num, progress: openObject, result: { description: 'the benchmark table as JSON (src/ring)' }, error: ref('Error') },
-  },
+  ...responseSchemas,
   PreviewRequest: toJsonSchema(previewRequestSchema),
   CreateInstanceRequest: toJsonSchema(createInstanceRequestSchema),
   RingBenchRequest: toJsonSchema(ringBenchRequestSchema),
   MeasureLinksRequest: toJsonSchema(measureLinksRequestSchema),
-  MeasureLinksQueued: {
-    type: 'object',
-    required: ['links'],
-    properties: {
-      links: { type: 'array', items: { type: 'object', required: ['sink', 'ip'], properties: { sink: str, ip: str, type: str, measuredAt: { type: 'number', description: 'epoch ms of the previous measurement' } } } },
-      queued: { type: 'integer', description: 'links waiting for the next measuring pass (this request and earlier ones)' },
-    },
-  },
 };
 
 const paths: Record<string, Record<string, Op>> = {
@@ -95,7 +33,7 @@ const paths: Record<string, Record<string, Op>> = {
   '/v1/node': { get: { summary: 'this node', responses: { '200': json(ref('NodeInfo'), 'node identity and role') } } },
   '/v1/state': { get: { summary: 'replicated state, digest, last index', responses: { '200': json(ref('StateView'), 'the state') } } },
   '/v1/topology': { get: { summary: 'nodes and measured links', responses: { '200': json(ref('Topology'), 'the topology') } } },
-  '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json({ type: 'object', properties: { peers: { type: 'array', items: ref('Peer') } } }, 'peers with reasons') } } },
+  '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } } },
   '/v1/links/measure': {
     post: {
       summary: "re-measure this node's links now (all, or to one peer / one address); new figures arrive as LinkMeasured (/v1/topology measuredAt)",
@@ -104,7 +42,7 @@ const paths: Record<string, Record<string, Op>> = {
     },
   },
   '/v1/placements/preview': {
-    post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(openObject, 'plans and refusals'), ...bodyErrors, ...common } },
+    post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common } },
   },
   '/v1/instances': {
     post: {
@@ -112,11 +50,11 @@ const paths: Record<string, Record<string, Op>> = {
       requestBody: body(ref('CreateInstanceRequest')),
       responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused; details carry the planner's reason"), ...rateLimited, ...common },
     },
-    get: { summary: 'every instance', responses: { '200': json({ type: 'object', properties: { instances: { type: 'array', items: ref('Instance') } } }, 'instances') } },
+    get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },
   },
   '/v1/instances/{id}': {
     get: { summary: 'one instance with runner statuses', parameters: [idParam], responses: { '200': json(ref('Instance'), 'the instance'), ...common } },
-    delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json({ type: 'object', properties: { deleted: str } }, 'deleted'), ...common } },
+    delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json(ref('Deleted'), 'deleted'), ...common } },
   },
   '/v1/events': {
     get: {
@@ -133,7 +71,7 @@ const paths: Record<string, Record<string, Op>> = {
   },
   '/v1/bench/ring/{id}': { get: { summary: 'a benchmark run', parameters: [idParam], responses: { '200': json(ref('BenchRun'), 'the run'), ...common } } },
   '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format 0.0.4', content: { 'text/plain': { schema: str } } } } } },
-  '/v1/openapi.json': { get: { summary: 'this document', responses: { '200': json(openObject, 'OpenAPI 3.1') } } },
+  '/v1/openapi.json': { get: { summary: 'this document', responses: { '200': json(ref('OpenApiDocument'), 'OpenAPI 3.1') } } },
   '/': {
     get: {
       summary: 'the dashboard; without a session the sign-in form; `?token=` with the API token starts a session (Set-Cookie torus_session) and answers 303 to /',

@@ -15,7 +15,7 @@ export const DEFAULT_API_URL = `http://127.0.0.1:${DEFAULT_API_PORT}`;
 
 export interface CliIo {
   readonly stdout: { write(chunk: string): unknown; isTTY?: boolean };
-  readonly stderr: { write(chunk: string): unknown };
+  readonly stderr: { write(chunk: string): unknown; isTTY?: boolean };
 }
 
 export const processIo: CliIo = { stdout: process.stdout, stderr: process.stderr };

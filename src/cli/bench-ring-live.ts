@@ -48,7 +48,7 @@ export async function runBenchRingLiveCommand(args: string[], io: CliIo = proces
       stepFactor: int('step-factor'), iterations: int('iters'), warmup: int('warmup'), bidirectional: v.bidir === true ? true : undefined,
     };
     const run = await watchRun(client, request, (r) => showProgress(io, r));
-    if (io.stdout.isTTY && !values.json) io.stderr.write('\n');
+    if (io.stderr.isTTY) io.stderr.write('\n'); // ends the rewritten progress line
     if (values.json) printJson(io, run);
     else if (run.status === 'done') io.stdout.write(renderResult(run.result));
     if (run.status === 'failed') {
@@ -107,8 +107,9 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
 function showProgress(io: CliIo, run: BenchRun): void {
   const p = run.progress;
   const line = `bench ${run.id.slice(0, 8)} ${run.status}${p ? ` ${p.done}/${p.total} ${'#'.repeat(Math.round((20 * p.done) / Math.max(p.total, 1))).padEnd(20, '.')}${p.message ? ` ${p.message}` : ''}` : ''}`;
-  // A TTY gets one rewritten line; pipes and logs get one line per update.
-  io.stderr.write(io.stdout.isTTY ? `\r${line}\u001b[K` : `${line}\n`);
+  // Progress goes to stderr (stdout keeps the table or JSON for pipes), so it is stderr's TTY that decides:
+  // a terminal gets one rewritten line, a pipe or log file one plain line per update.
+  io.stderr.write(io.stderr.isTTY ? `\r${line}\u001b[K` : `${line}\n`);
 }
 
 /** The ring engine's table (rows of nccl-tests columns) when present; otherwise the JSON. */
