@@ -12,8 +12,6 @@
  * API's same-origin rule is exercised as in real use.
  */
 import t from 'tap';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
@@ -41,9 +39,9 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
 
     const served = c.nodes[0]!;
     const openedAt = Date.now();
-    // The dashboard URL the node prints: its API token (saved 0600 in its data dir) signs the page in.
-    const token = readFileSync(join(served.dataDir, 'api-token'), 'utf8').trim();
-    await page.goto(`${served.api}/?token=${encodeURIComponent(token)}`);
+    // Opened as the node prints it at start: its URL with the API token; the page then lives on a session cookie.
+    await page.goto(`${served.api}/?token=${served.token}`);
+    t.equal(page.url(), `${served.api}/`, 'signed in: redirected to / without the token');
     await page.waitForSelector('[data-testid="live"].on', { timeout: 20_000 });
     const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
     const links = async () => (await page.locator('[data-testid="link"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-link')))).sort();
@@ -100,7 +98,7 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
       t.same(await nodes(), [...ids].sort(), 'the same three node ids');
       // and it is live, not a stale picture: an instance placed now appears without a reload
       await c.converged(60_000);
-      const res = await fetch(`${served.api}/v1/instances`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
+      const res = await served.fetch(`/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
       t.equal(res.status, 201, 'an instance placed after the restart');
       await page.waitForSelector('[data-instance-id="after-restart"]', { timeout: 10_000 }).then(() => t.pass('appears on the page live'), (e: Error) => t.fail(`instance not shown: ${e.message}`));
       t.comment(`timings: page back ${reloadMs} ms after the serving node was killed (restarted 1 s later)`);
