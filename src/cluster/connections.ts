@@ -7,6 +7,11 @@
  *
  * A target that refused us (secret, cluster, version) is re-dialled with an exponential backoff (redial.ts), reset
  * when the peer shows a new incarnation (advert or its own dial to us) or joins.
+ *
+ * Bounds (a stranger on the LAN can open sockets, not members): inbound connections still in their handshake have
+ * a budget of their own (`maxPendingHandshakes`, at most `maxPendingPerAddress` from one address) and a short
+ * deadline, apart from the established connections, so idle sockets cannot keep a member out. mDNS targets are
+ * capped (MAX_MDNS_TARGETS), the stalest unreachable one giving way to a new one.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../runtime/log.js';
@@ -42,14 +47,27 @@ export interface ConnectionManagerOptions {
   readonly maxFrameBytes?: number;
   /** Backoff for peers that refused us (default 10 s doubling to 5 min). */
   readonly redial?: RedialPolicy;
+  /** Inbound connections in their handshake at once (default DEFAULT_MAX_PENDING_HANDSHAKES). */
+  readonly maxPendingHandshakes?: number;
+  /** Time a connection has to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS). */
+  readonly handshakeTimeoutMs?: number;
+  /** Called with the number of dials made (for tests and metrics). */
+  readonly onDial?: (host: string, port: number) => void;
   readonly onJoined: (conn: PeerConnection) => void;
   readonly onLeft: (conn: PeerConnection, reason: string) => void;
   readonly onFrame: (conn: PeerConnection, frame: PeerFrame) => void;
 }
 
 const UNREACHABLE_AFTER = 3;
+/** Established (authenticated) connections: far above any desk cluster. */
 const MAX_CONNECTIONS = 256;
 const MAX_HEARD = 256;
+export const DEFAULT_MAX_PENDING_HANDSHAKES = 64;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 2500;
+/** Share of the handshake budget one remote address may hold: a member elsewhere always finds a slot. */
+export const MAX_PENDING_PER_ADDRESS = 8;
+/** Dial targets learnt from mDNS adverts (static and gossiped ones come from configuration or members). */
+export const MAX_MDNS_TARGETS = 32;
 
 export class ConnectionManager {
   readonly #o: ConnectionManagerOptions;
@@ -60,9 +78,15 @@ export class ConnectionManager {
   /** Connections closed as duplicates or replaced: their close is not a departure. */
   readonly #superseded = new WeakSet<PeerConnection>();
   readonly #targetOf = new WeakMap<PeerConnection, Target>();
+  /** Inbound connections not yet authenticated, by remote address. */
+  readonly #pending = new Map<string, Set<PeerConnection>>();
+  #pendingCount = 0;
   #server: Server | null = null;
   #local: LocalHello | null = null;
   #stopped = false;
+  #atLimitLogged = false;
+  /** Inbound connections refused at a limit (visible in the view). */
+  refusedAtLimit = 0;
 
   constructor(options: ConnectionManagerOptions) {
     this.#o = options;
@@ -70,12 +94,21 @@ export class ConnectionManager {
 
   async listen(): Promise<number> {
     const server = createServer((socket) => {
-      // A flood of half-open connections must not exhaust the node: each lives at most the handshake timeout.
-      if (this.#stopped || !this.#local || this.#all.size >= MAX_CONNECTIONS) {
-        socket.destroy();
-        return;
+      if (this.#stopped || !this.#local) return void socket.destroy();
+      const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+      const why = this.#admission(from);
+      if (why) {
+        this.refusedAtLimit++;
+        if (!this.#atLimitLogged) this.#o.log.warn('cluster port at a limit: refusing connections', { why, from });
+        this.#atLimitLogged = true;
+        return void socket.destroy();
       }
-      this.#adopt(socket, false);
+      this.#atLimitLogged = false;
+      const conn = this.#adopt(socket, false);
+      let set = this.#pending.get(from);
+      if (!set) this.#pending.set(from, (set = new Set()));
+      set.add(conn);
+      this.#pendingCount++;
     });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
@@ -87,6 +120,27 @@ export class ConnectionManager {
     const port = typeof addr === 'object' && addr ? addr.port : this.#o.port;
     this.#local = { ...this.#o.local, port };
     return port;
+  }
+
+  /** Why an inbound connection from `from` cannot be taken now (null: it can). */
+  #admission(from: string): string | null {
+    const max = this.#o.maxPendingHandshakes ?? DEFAULT_MAX_PENDING_HANDSHAKES;
+    if (this.#pendingCount >= max) return `${max} handshakes pending (--max-pending-handshakes)`;
+    if ((this.#pending.get(from)?.size ?? 0) >= Math.min(MAX_PENDING_PER_ADDRESS, max)) return `${MAX_PENDING_PER_ADDRESS} handshakes pending from one address`;
+    if (this.#all.size - this.#pendingCount >= MAX_CONNECTIONS) return `${MAX_CONNECTIONS} connections established`;
+    return null;
+  }
+
+  #settle(conn: PeerConnection): void {
+    const set = this.#pending.get(conn.remoteAddress);
+    if (!set?.delete(conn)) return;
+    this.#pendingCount--;
+    if (set.size === 0) this.#pending.delete(conn.remoteAddress);
+  }
+
+  /** Inbound handshakes in progress. */
+  get pendingHandshakes(): number {
+    return this.#pendingCount;
   }
 
   get joined(): ReadonlyMap<string, PeerConnection> {
@@ -120,10 +174,22 @@ export class ConnectionManager {
       }
       return;
     }
+    if (source === 'mdns' && !this.#roomForMdnsTarget()) return;
     this.#targets.set(key, {
       host, port, source, failures: 0, nextAt: 0, refusals: NO_REFUSALS, everJoined: false, self: false,
       ...(nodeId !== undefined ? { nodeId } : {}), ...(incarnation !== undefined ? { incarnation } : {}),
     });
+  }
+
+  /** At the mDNS cap, the stalest mDNS target that never joined and is not connected gives way (or none can). */
+  #roomForMdnsTarget(): boolean {
+    const mdns = [...this.#targets.entries()].filter(([, t]) => t.source === 'mdns');
+    if (mdns.length < MAX_MDNS_TARGETS) return true;
+    const idle = mdns.filter(([, t]) => !t.everJoined && !t.conn && (t.failures > 0 || t.refusals.count > 0));
+    if (idle.length === 0) return false;
+    const [key] = idle.reduce((a, b) => (b[1].failures + b[1].refusals.count > a[1].failures + a[1].refusals.count ? b : a));
+    this.#targets.delete(key);
+    return true;
   }
 
   /** A peer that refused us shows a new incarnation (restarted, perhaps reconfigured): dial it again now. */
@@ -173,6 +239,7 @@ export class ConnectionManager {
   }
 
   #dial(t: Target): void {
+    this.#o.onDial?.(t.host, t.port);
     const socket = connect({ host: t.host, port: t.port });
     const conn = this.#adopt(socket, true);
     t.conn = conn;
@@ -182,6 +249,7 @@ export class ConnectionManager {
   #adopt(socket: Socket, outbound: boolean): PeerConnection {
     const conn = new PeerConnection({
       socket, outbound, local: this.#local!, secret: this.#o.secret, log: this.#o.log,
+      handshakeTimeoutMs: this.#o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
       ...(this.#o.maxFrameBytes !== undefined ? { maxFrameBytes: this.#o.maxFrameBytes } : {}),
       onReady: (c) => this.#onReady(c),
       onFrame: (c, f) => this.#onFrame(c, f),
@@ -192,6 +260,7 @@ export class ConnectionManager {
   }
 
   #onReady(conn: PeerConnection): void {
+    this.#settle(conn);
     const remote = conn.remote!;
     const id = remote.nodeId;
     const t = this.#targetOf.get(conn);
@@ -247,6 +316,7 @@ export class ConnectionManager {
 
   #onClose(conn: PeerConnection, info: CloseInfo): void {
     this.#all.delete(conn);
+    this.#settle(conn);
     const t = this.#targetOf.get(conn);
     const now = this.#o.now();
     if (t && t.conn === conn) {
