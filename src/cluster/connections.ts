@@ -19,6 +19,7 @@ import type { PeerAddress, PeerFrame, RefuseReason } from '../protocols/peer-fra
 import { PeerConnection, type CloseInfo, type LocalHello } from './peer-connection.js';
 import { DEFAULT_REDIAL, NO_REFUSALS, refused, shouldReset, type RedialPolicy, type Refusals } from './redial.js';
 import { listedReason, type HeardPeer, type TargetSource } from './heard.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HandshakeBudget } from './handshake-budget.js';
 
 export type { HeardPeer, HeardReason, TargetSource } from './heard.js';
 
@@ -62,10 +63,6 @@ const UNREACHABLE_AFTER = 3;
 /** Established (authenticated) connections: far above any desk cluster. */
 const MAX_CONNECTIONS = 256;
 const MAX_HEARD = 256;
-export const DEFAULT_MAX_PENDING_HANDSHAKES = 64;
-export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 2500;
-/** Share of the handshake budget one remote address may hold: a member elsewhere always finds a slot. */
-export const MAX_PENDING_PER_ADDRESS = 8;
 /** Dial targets learnt from mDNS adverts (static and gossiped ones come from configuration or members). */
 export const MAX_MDNS_TARGETS = 32;
 
@@ -78,37 +75,31 @@ export class ConnectionManager {
   /** Connections closed as duplicates or replaced: their close is not a departure. */
   readonly #superseded = new WeakSet<PeerConnection>();
   readonly #targetOf = new WeakMap<PeerConnection, Target>();
-  /** Inbound connections not yet authenticated, by remote address. */
-  readonly #pending = new Map<string, Set<PeerConnection>>();
-  #pendingCount = 0;
+  readonly #pending: HandshakeBudget<PeerConnection>;
   #server: Server | null = null;
   #local: LocalHello | null = null;
   #stopped = false;
-  #atLimitLogged = false;
-  /** Inbound connections refused at a limit (visible in the view). */
-  refusedAtLimit = 0;
+  #atLimitLoggedAt = -Infinity;
 
   constructor(options: ConnectionManagerOptions) {
     this.#o = options;
+    this.#pending = new HandshakeBudget(options.maxPendingHandshakes);
   }
 
   async listen(): Promise<number> {
     const server = createServer((socket) => {
       if (this.#stopped || !this.#local) return void socket.destroy();
       const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-      const why = this.#admission(from);
+      const why = this.#pending.refusal(from) ?? (this.#all.size - this.#pending.pending >= MAX_CONNECTIONS ? `${MAX_CONNECTIONS} connections established` : null);
       if (why) {
-        this.refusedAtLimit++;
-        if (!this.#atLimitLogged) this.#o.log.warn('cluster port at a limit: refusing connections', { why, from });
-        this.#atLimitLogged = true;
+        // Logged once a minute at most: a flood must not become a log flood.
+        if (this.#o.now() - this.#atLimitLoggedAt > 60_000) {
+          this.#atLimitLoggedAt = this.#o.now();
+          this.#o.log.warn('cluster port at a limit: refusing connections', { why, from, refused: this.#pending.refused });
+        }
         return void socket.destroy();
       }
-      this.#atLimitLogged = false;
-      const conn = this.#adopt(socket, false);
-      let set = this.#pending.get(from);
-      if (!set) this.#pending.set(from, (set = new Set()));
-      set.add(conn);
-      this.#pendingCount++;
+      this.#pending.add(from, this.#adopt(socket, false));
     });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
@@ -122,25 +113,9 @@ export class ConnectionManager {
     return port;
   }
 
-  /** Why an inbound connection from `from` cannot be taken now (null: it can). */
-  #admission(from: string): string | null {
-    const max = this.#o.maxPendingHandshakes ?? DEFAULT_MAX_PENDING_HANDSHAKES;
-    if (this.#pendingCount >= max) return `${max} handshakes pending (--max-pending-handshakes)`;
-    if ((this.#pending.get(from)?.size ?? 0) >= Math.min(MAX_PENDING_PER_ADDRESS, max)) return `${MAX_PENDING_PER_ADDRESS} handshakes pending from one address`;
-    if (this.#all.size - this.#pendingCount >= MAX_CONNECTIONS) return `${MAX_CONNECTIONS} connections established`;
-    return null;
-  }
-
-  #settle(conn: PeerConnection): void {
-    const set = this.#pending.get(conn.remoteAddress);
-    if (!set?.delete(conn)) return;
-    this.#pendingCount--;
-    if (set.size === 0) this.#pending.delete(conn.remoteAddress);
-  }
-
-  /** Inbound handshakes in progress. */
-  get pendingHandshakes(): number {
-    return this.#pendingCount;
+  /** Inbound handshakes in progress, and connections refused at a limit since start. */
+  get handshakes(): { pending: number; refused: number } {
+    return { pending: this.#pending.pending, refused: this.#pending.refused };
   }
 
   get joined(): ReadonlyMap<string, PeerConnection> {
@@ -260,7 +235,7 @@ export class ConnectionManager {
   }
 
   #onReady(conn: PeerConnection): void {
-    this.#settle(conn);
+    this.#pending.settle(conn.remoteAddress, conn);
     const remote = conn.remote!;
     const id = remote.nodeId;
     const t = this.#targetOf.get(conn);
@@ -316,7 +291,7 @@ export class ConnectionManager {
 
   #onClose(conn: PeerConnection, info: CloseInfo): void {
     this.#all.delete(conn);
-    this.#settle(conn);
+    this.#pending.settle(conn.remoteAddress, conn);
     const t = this.#targetOf.get(conn);
     const now = this.#o.now();
     if (t && t.conn === conn) {
