@@ -67,6 +67,7 @@ export class ClusterNode<S> extends EventEmitter {
       },
       secret: options.secret ?? null, host: options.host ?? '0.0.0.0', port: options.port ?? 0, log: this.#log, now: this.#now,
       ...(options.redial ? { redial: options.redial } : {}),
+      ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
       onJoined: (c) => this.#onJoined(c),
       onLeft: (c, reason) => this.#onLeft(c, reason),
       onFrame: (c, f) => this.#onFrame(c, f),

@@ -34,6 +34,7 @@ export interface ClusterActorOptions {
   readonly version?: string;
   readonly mdns?: boolean;
   readonly failureTimeoutMs?: number;
+  readonly maxPendingHandshakes?: number;
   /** When peers are given as API ports (the CLI's `--peers host:apiPort`), the cluster port is that + this. */
   readonly peerPortOffset?: number;
   readonly keeper?: string;
@@ -81,6 +82,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
       ...(o.name !== undefined ? { name: o.name } : {}),
       ...(o.version !== undefined ? { version: o.version } : {}),
       ...(o.mdns !== undefined ? { mdns: o.mdns } : {}),
+      ...(o.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: o.maxPendingHandshakes } : {}),
       ...(o.failureTimeoutMs !== undefined ? { timings: { failureTimeoutMs: o.failureTimeoutMs } } : {}),
       ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
       log: ctx.log,
