@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   TORUS_EVENT_CONFLICT: 409,
   TORUS_EVENT_STALE: 409,
   TORUS_INTERNAL: 500,
+  TORUS_UNAUTHENTICATED: 401,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

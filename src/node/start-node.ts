@@ -85,7 +85,8 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
-    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation })),
+    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+      { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null }),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {

@@ -36,7 +36,7 @@ t.test('response head parsing', async (t) => {
 });
 
 async function probeServer(t: { teardown(fn: () => unknown): void }, nodeId = 'node-s'): Promise<number> {
-  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'test', incarnation: 1 }));
+  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'test', incarnation: 1 }), { dataKey: null });
   const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => { server.closeAllConnections(); server.close(); });
