@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   TORUS_EVENT_STALE: 409,
   TORUS_INTERNAL: 500,
   TORUS_UNAUTHENTICATED: 401,
+  TORUS_MEMBER_CONNECTED: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
