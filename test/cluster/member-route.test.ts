@@ -1,6 +1,6 @@
 /** DELETE /v1/members/:id and `members remove` (the route and CLI over the in-process API node). */
 import t from 'tap';
-import { startApi, raw } from '../api/fixtures/harness.js';
+import { startApi, raw, TEST_TOKEN } from '../api/fixtures/harness.js';
 import { runMembersCommand } from '../../src/cli/members.js';
 
 function io() {
@@ -9,8 +9,11 @@ function io() {
   return { io: { stdout: { write: (s: string) => out.push(s), isTTY: false }, stderr: { write: (s: string) => err.push(s) } }, out: () => out.join(''), err: () => err.join('') };
 }
 
-t.test('the route removes a member and refuses itself and unknown ids', async (t) => {
+t.test('the route removes a member and refuses itself and unknown ids; it needs the API token', async (t) => {
   const { api, node } = await startApi(t);
+  const anon = await raw(api.url, 'DELETE', '/v1/members/node-c', undefined, { authorization: '' });
+  t.equal(anon.status, 401, 'anonymous → 401');
+  t.ok(node.cluster.nodes['node-c'], 'nothing removed');
   const self = await raw(api.url, 'DELETE', '/v1/members/node-a');
   t.equal(self.status, 400, 'removing the answering node → 400');
   const unknown = await raw(api.url, 'DELETE', '/v1/members/nobody');
@@ -25,12 +28,12 @@ t.test('the route removes a member and refuses itself and unknown ids', async (t
 t.test('members remove ID...: one request per id, in order; errors exit non-zero', async (t) => {
   const { api, node } = await startApi(t);
   const c = io();
-  t.equal(await runMembersCommand(['remove', 'node-b', 'node-c', '--api', api.url], c.io), 0, c.err());
+  t.equal(await runMembersCommand(['remove', 'node-b', 'node-c', '--api', api.url, '--token', TEST_TOKEN], c.io), 0, c.err());
   t.match(c.out(), /removed node-b.*\nremoved node-c/s);
   t.same(Object.keys(node.cluster.nodes), ['node-a']);
   const bad = io();
-  t.equal(await runMembersCommand(['remove', 'ghost', '--api', api.url], bad.io), 1);
+  t.equal(await runMembersCommand(['remove', 'ghost', '--api', api.url, '--token', TEST_TOKEN], bad.io), 1);
   t.match(bad.err(), /not a member/);
   const usage = io();
-  t.equal(await runMembersCommand(['list', '--api', api.url], usage.io), 2, 'unknown verb → usage error');
+  t.equal(await runMembersCommand(['list', '--api', api.url, '--token', TEST_TOKEN], usage.io), 2, 'unknown verb → usage error');
 });
