@@ -14,6 +14,7 @@ import type { InterfaceType } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from '../../profiler/measure.js';
+import { probeSigner } from '../../protocols/probe-proof.js';
 import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
 import { targetsFromTopology } from './links.js';
 import { networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
@@ -29,6 +30,8 @@ export interface ProfilerOptions {
   readonly incarnation?: number;
   readonly ifaceTypes?: Readonly<Record<string, InterfaceType>>;
   readonly apiPort?: number;
+  /** Data-plane key: the probe requests to peers carry its proof (null/absent: open mode). */
+  readonly dataKey?: string | null;
   readonly probeIntervalMs?: number;
   readonly probeTimeoutMs?: number;
   readonly attempts?: number;
@@ -59,6 +62,7 @@ busyChannel.unref();
 const announce = (active: boolean): void => busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
 
 const confirmer = new MeasurementConfirmer(o.confirmMeasureMs ?? 15_000);
+const signer = probeSigner(o.dataKey ?? null, o.nodeId);
 const log = createLogger({ component: 'network-profiler' });
 let requestMeasure: ((sink: string, ip: string) => void) | undefined;
 const failures = new Map<string, number>();
@@ -99,9 +103,9 @@ const machine = networkProfilerMachine.provide({
         for (const job of input.jobs) {
           if (ac.signal.aborted) return;
           try {
-            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
+            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal, signer });
             const sink = job.key.slice(0, job.key.lastIndexOf('|'));
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce });
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce, signer });
             const best = confirmer.combine(job.key, { rttMs, bandwidthBps: report.bps });
             failures.delete(job.key);
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs: best.rttMs, bandwidthBps: best.bandwidthBps, measuredAt: Date.now() });
