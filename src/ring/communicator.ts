@@ -86,7 +86,14 @@ export class RingCommunicator implements RingContext {
   async #agreeDirections(): Promise<void> {
     const left = this.#links.readLeft[0]?.socket.localAddress, right = this.#links.readRight[0]?.socket.localAddress;
     const vote = new Int32Array([chooseBidirectional('auto', this.n, interfaceOf(left), interfaceOf(right)) ? 1 : 0]);
-    await this.allReduce(vote, 'min');
+    // Part of set-up: a neighbour may still be dialling its other side, so the set-up deadline applies, not timeoutMs.
+    const timeoutMs = this.#options.timeoutMs;
+    this.#options = { ...this.#options, timeoutMs: Math.max(timeoutMs, this.#options.connectTimeoutMs) };
+    try {
+      await this.allReduce(vote, 'min');
+    } finally {
+      this.#options = { ...this.#options, timeoutMs };
+    }
     this.#autoBidirectional = vote[0] === 1;
     this.#options = { ...this.#options, bidirectional: this.#autoBidirectional };
     log.debug('ring directions', { rank: this.rank, left, right, both: this.#autoBidirectional });
