@@ -13,6 +13,7 @@ import { measureCapacity, measureStreamRing, nodeStream, type Capacity, type Spa
 import { loopbackLauncher, processLauncher, clusterLauncherMissing, type RankLauncher, type RankMessage } from './launch.js';
 import type { RankJob } from './rank-main.js';
 import type { RankResult, SweepConfig } from './sweep.js';
+import { runGlooAllReduce, type GlooResult } from './gloo.js';
 import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
 
 export type Over = 'p2p' | 'lan' | 'loopback' | 'cluster';
@@ -50,6 +51,8 @@ export interface RingBenchOptions {
    * `job.connect.hosts` with that instance's hosts-by-node, and reports each rank's RankMessages.
    */
   readonly launcher?: RankLauncher;
+  /** Lab: run torch Gloo's all_reduce on the same hosts beside the ring (default true; float32 sum only). */
+  readonly gloo?: boolean;
 }
 
 export interface BenchRun {
@@ -71,6 +74,8 @@ export interface RingBenchResult {
   readonly capacity: Partial<Record<Over, Capacity>>;
   /** The machine while it ran: vCPUs and the 1-minute load average before and after (noise indicator). */
   readonly machine: { readonly cpus: number; readonly loadBefore: number; readonly loadAfter: number };
+  /** torch Gloo's all_reduce on the same hosts over the LAN (lab mode), or why it did not run. */
+  readonly gloo?: GlooResult;
 }
 
 export type Progress = (line: string) => void;
@@ -93,7 +98,18 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
       const spawner: Spawner = (host, command, args) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       const addressOf = (over: 'p2p' | 'lan') => (from: number, to: number) => (over === 'p2p' ? lab.linkIp(from, to) : lab.hosts[to]?.lanIp ?? '');
       const launcher = processLauncher((rank, command, args) => spawner(rank, command, args), options.deadlineMs ?? DEADLINE_MS);
-      return await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
+      const result = await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
+      if (options.gloo === false || !options.ops.includes('all_reduce')) return result;
+      if (options.dtype !== 'float32' || options.redop !== 'sum') return { ...result, gloo: { ok: false, reason: 'torch Gloo comparison runs float32 sum only' } };
+      // The LAN interface: the one holding the LAN address (lab.ts names it lan0).
+      const lanIf = Object.entries(lab.hosts[0]!.interfaces).find(([, ip]) => ip === lab.hosts[0]!.lanIp)?.[0] ?? 'lan0';
+      progress(`torch Gloo all_reduce on the same ${n} hosts (GLOO_SOCKET_IFNAME=${lanIf}: over the LAN)`);
+      const gloo = await runGlooAllReduce((host, command, args, env) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'], env }), {
+        ranks: n, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor).filter((b) => b >= 4), warmup: Math.max(1, options.warmup), iters: options.iters,
+        masterIp: lab.hosts[0]!.lanIp, port: 29500, iface: lanIf, timeoutMs: options.deadlineMs ?? DEADLINE_MS,
+      });
+      if (!gloo.ok) progress(gloo.reason);
+      return { ...result, gloo, machine: { ...result.machine, loadAfter: os.loadavg()[0] ?? 0 } };
     } finally {
       await lab.teardown();
     }
