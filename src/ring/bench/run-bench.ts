@@ -33,8 +33,8 @@ export interface RingBenchOptions {
   readonly root: number;
   /** Lab: ring over the thunderbolt-labelled point-to-point links, over the LAN, or both (the comparison). */
   readonly over: readonly ('p2p' | 'lan')[];
-  /** 'both' = both ring directions at once (default engine), 'one' = a one-direction ring. */
-  readonly directions: readonly ('both' | 'one')[];
+  /** 'both' = both ring directions at once, 'one' = a one-direction ring, 'auto' = the engine's choice from the interfaces. */
+  readonly directions: readonly ('both' | 'one' | 'auto')[];
   /** tbf rate on the point-to-point links (e.g. '1gbit'); undefined = unshaped. */
   readonly linkRate?: string;
   readonly lanRate?: string;
@@ -153,7 +153,7 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
           }),
           timeoutMs: options.timeoutMs,
           connectTimeoutMs: 30_000,
-          bidirectional: direction === 'both',
+          bidirectional: direction === 'auto' ? 'auto' : direction === 'both',
           connections: options.connections,
           // --chunk fixes the chunk size (adaptive chunks otherwise).
           ...(options.chunkBytes ? { chunkBytes: options.chunkBytes, maxChunkBytes: options.chunkBytes } : {}),
@@ -161,7 +161,7 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
         },
         sweep: { ops: options.ops, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor), warmup: options.warmup, iters: options.iters, check: options.check, dtype: options.dtype, redop: options.redop, root: options.root },
       }));
-      runs.push(await runVariant(options, `${over} ring, ${direction === 'both' ? 'both directions' : 'one direction'}`, over, direction === 'both', jobs, launcher, progress));
+      runs.push(await runVariant(options, over, direction, jobs, launcher, progress));
     }
     const before = capacity[over];
     if (probing && spawner && before) {
@@ -176,8 +176,10 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
   return { ranks: n, mode: options.mode, linkRate: options.linkRate ?? null, lanRate: options.lanRate ?? null, runs, capacity, machine };
 }
 
-async function runVariant(options: RingBenchOptions, label: string, over: Over, bidirectional: boolean, jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
+async function runVariant(options: RingBenchOptions, over: Over, direction: 'both' | 'one' | 'auto', jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
   const n = jobs.length;
+  let bidirectional = direction === 'both' && n > 2;
+  const labelOf = (): string => `${over} ring, ${bidirectional ? 'both directions' : 'one direction'}${direction === 'auto' ? ' (auto)' : ''}`;
   const perRank: RankResult[][] = jobs.map(() => []);
   const errors: string[] = [];
   let kernel = '?';
@@ -186,9 +188,12 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
   await launcher.run(jobs, (rank, message: RankMessage) => {
     if (message.type === 'row') {
       perRank[rank]?.push(message.row);
-      if (rank === 0) progress(`${label}: ${message.row.op} ${message.row.bytes} B (${perRank[0]?.length ?? 0}/${total})`);
+      if (rank === 0) progress(`${labelOf()}: ${message.row.op} ${message.row.bytes} B (${perRank[0]?.length ?? 0}/${total})`);
     } else if (message.type === 'error') errors.push(`rank ${rank}: ${message.code} ${message.message}`);
-    else if (message.type === 'ready' && rank === 0) kernel = message.kernel;
+    else if (message.type === 'ready' && rank === 0) {
+      kernel = message.kernel;
+      if (message.bidirectional !== undefined) bidirectional = message.bidirectional;
+    }
   });
   const rows: BenchRow[] = [];
   for (const [i, first] of (perRank[0] ?? []).entries()) {
@@ -204,7 +209,7 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
       ...meanOf(all, 'cpuUs'), ...meanOf(all, 'runWaitUs'),
     }));
   }
-  return { label, over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
+  return { label: labelOf(), over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
 }
 
 /** `{ [key]: mean over ranks }` when every rank reported it, else nothing. */
