@@ -88,7 +88,11 @@ export async function runGlooAllReduce(spawnEnv: EnvSpawner, run: GlooRun, found
         }
       });
       child.once('exit', (code) => {
-        if (code !== 0 && !errors.some((e) => e.startsWith(`rank ${rank}:`))) errors.push(`rank ${rank} exited ${code}: ${stderr.trim().split('\n').slice(-2).join(' / ')}`);
+        if (code !== 0 && !errors.some((e) => e.startsWith(`rank ${rank}`))) {
+          errors.push(`rank ${rank} exited ${code}: ${stderr.trim().split('\n').slice(-2).join(' / ')}`);
+          // The others would wait for it until Gloo's own timeout: stop the group now.
+          for (const c of children) if (c !== child && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+        }
         resolve();
       });
       child.once('error', (e) => { errors.push(`rank ${rank}: ${e.message}`); resolve(); });
