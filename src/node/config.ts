@@ -9,13 +9,14 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../core/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
+import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
 export type InterfaceType = (typeof INTERFACE_TYPES)[number];
 
 export const DEFAULT_PORT = 52_515;
 
-export interface NodeConfig {
+export interface NodeConfig extends ApiConfig {
   readonly dataDir: string;
   readonly port: number;
   /** Address the API and cluster listeners bind to. */
@@ -55,6 +56,7 @@ export const NODE_FLAGS = {
   'log-level': { type: 'string' },
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
+  ...API_FLAGS,
 } as const;
 
 export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
@@ -63,7 +65,7 @@ Starts a torus node: discovers peers, measures links, joins the cluster's event 
 and dashboard, and runs the runners placed on this machine.
 
 Options:
-  --data-dir DIR          where the node id, logs and runner files live (default ~/.torus)
+  --data-dir DIR          where the node id, logs and runner files live (default TORUS_DATA_DIR, else ~/.torus)
   --port N                API port (default ${DEFAULT_PORT}; 0 picks a free one); the cluster listens on
                           N+1, and static peers are given by their API port
   --host ADDR             address to listen on (default 0.0.0.0)
@@ -80,6 +82,7 @@ Options:
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
   --no-mdns               do not use multicast discovery (static peers only)
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
@@ -138,7 +141,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs'];
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', ...API_CONFIG_KEYS];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -222,7 +225,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     help: values.help === true,
     config: {
-      dataDir: dataDir.value === undefined ? join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      dataDir: dataDir.value === undefined ? env.TORUS_DATA_DIR || join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
       port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
       host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
@@ -236,6 +239,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       logLevel,
       mdns: !mdnsOff,
       failureTimeoutMs,
+      ...parseApiConfig(pick),
     },
   };
 }

@@ -85,6 +85,12 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
+    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source },
+    allowedHosts: config.apiAllowedHosts,
+    limits: {
+      maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
+      maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
+    },
     probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation })),
   });
 
