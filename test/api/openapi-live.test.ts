@@ -68,6 +68,12 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
       { path: '/login', body: 'token=tt_wrong', headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 401 },
     ],
     'GET /metrics#anonymous': [{ path: '/metrics', headers: anonymous, status: 401 }],
+    // Last: it removes node-c from the membership.
+    'DELETE /v1/members/{id}': [
+      { path: '/v1/members/node-c', status: 200 },
+      { path: '/v1/members/node-a', status: 400 },
+      { path: '/v1/members/ghost', status: 404 },
+    ],
   };
 }
 

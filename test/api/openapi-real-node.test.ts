@@ -49,6 +49,7 @@ t.test("a real node's answers match the document (all actors, loopback only, no 
     ['POST', '/v1/instances', { path: '/v1/instances', body: json({ workload: { ...workload, memoryBytes: 2 ** 50 } }), status: 409 }],
     ['POST', '/v1/bench/ring', { path: '/v1/bench/ring', body: json({ nodes: ['ghost'] }), status: 404 }],
     ['GET', '/v1/bench/ring/{id}', { path: '/v1/bench/ring/nope', status: 404 }],
+    ['DELETE', '/v1/members/{id}', { path: '/v1/members/ghost', status: 404 }],
     ['GET', '/metrics', { path: '/metrics', status: 200 }],
     ['GET', '/v1/openapi.json', { path: '/v1/openapi.json', status: 200 }],
   ];
