@@ -85,7 +85,7 @@ const paths: Record<string, Record<string, Op>> = {
     post: {
       summary: 'sign in with the API token (form field `token`)',
       security: [],
-      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str } } } } },
+      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str }, additionalProperties: false } } } },
       responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
     },
   },
