@@ -1,7 +1,10 @@
 import t from 'tap';
 import { runBenchRingLiveCommand } from '../../src/cli/bench-ring-live.js';
 import { runMeasureCommand } from '../../src/cli/measure.js';
-import { startApi } from '../api/fixtures/harness.js';
+import { startApi, TEST_TOKEN } from '../api/fixtures/harness.js';
+
+// The CLI finds the token where a user on another machine puts it (test/cli/cli-token.test.ts covers the lookup).
+process.env.TORUS_TOKEN = TEST_TOKEN;
 
 /** A CLI io whose writes are kept with the time they happened; stdout and stderr are TTYs or not independently. */
 function io(tty: { stdout?: boolean; stderr?: boolean } = {}) {
