@@ -1,18 +1,18 @@
 /**
  * Who may use the API (#12): a caller with the bearer token (`Authorization: Bearer <token>`, the CLI and scripts)
- * or with a dashboard session cookie. The cookie holds an opaque random session id that maps to an expiry here,
- * in memory, never the token: a stolen cookie dies with its session or the node's restart, and the token never
- * sits in the browser's cookie jar. In open mode (`--insecure-open`) everyone is let in.
+ * or with a dashboard session cookie. The cookie is never the token: it is a random session id with its expiry,
+ * signed with a key derived from the token (HMAC). So it holds no server memory (nothing for a flood of logins to
+ * grow), it outlives a node restart (the open dashboard reconnects by itself), it works on every node with the
+ * same token, and it ends at its expiry or when the token changes (rotating the cluster secret signs every
+ * browser out). In open mode (`--insecure-open`) everyone is let in.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { TorusError } from '../core/errors.js';
 
 export const SESSION_COOKIE = 'torus_session';
 /** How long a dashboard session lasts without signing in again (the printed URL signs in at once). */
 export const SESSION_TTL_MS = 7 * 24 * 3_600_000;
-/** At most this many live sessions; the oldest is dropped first (a flood of logins cannot grow memory). */
-export const MAX_SESSIONS = 256;
 
 /** What the server is told about the credential: open, or the one token it accepts (and where its secret came from). */
 export type ApiAuthConfig = { readonly mode: 'open' } | { readonly mode: 'token'; readonly token: string; readonly secretSource?: string | undefined };
@@ -26,12 +26,14 @@ export class ApiAuth {
   readonly open: boolean;
   readonly #tokenDigest: Buffer | undefined;
   readonly #secretSource: string | undefined;
-  readonly #sessions = new Map<string, number>();
+  /** Signs session cookies; derived from the token, so a new token invalidates every session. */
+  readonly #sessionKey: Buffer | undefined;
   readonly #now: () => number;
 
   constructor(config: ApiAuthConfig, now: () => number = Date.now) {
     this.open = config.mode === 'open';
     this.#tokenDigest = config.mode === 'token' ? digest(config.token) : undefined;
+    this.#sessionKey = config.mode === 'token' ? createHmac('sha256', config.token).update('torus dashboard session v1').digest() : undefined;
     this.#secretSource = config.mode === 'token' ? config.secretSource : undefined;
     this.#now = now;
   }
@@ -63,30 +65,23 @@ export class ApiAuth {
     throw new TorusError('TORUS_UNAUTHENTICATED', 'authentication required: send Authorization: Bearer <token> (node dist/main.js token --api)');
   }
 
-  /** A new session id, remembered until its expiry; returns the Set-Cookie value. */
+  /** A new session (random id, expiry, signature); returns the Set-Cookie value. */
   startSession(): string {
-    const now = this.#now();
-    for (const [id, expires] of this.#sessions) if (expires <= now) this.#sessions.delete(id);
-    while (this.#sessions.size >= MAX_SESSIONS) {
-      const oldest = this.#sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.#sessions.delete(oldest);
-    }
-    const id = randomBytes(32).toString('base64url');
-    this.#sessions.set(id, now + SESSION_TTL_MS);
-    return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
+    const body = `${randomBytes(24).toString('base64url')}.${(this.#now() + SESSION_TTL_MS).toString(36)}`;
+    return `${SESSION_COOKIE}=${body}.${this.#sign(body)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
   }
 
-  get sessionCount(): number {
-    return this.#sessions.size;
+  #sign(body: string): string {
+    return createHmac('sha256', this.#sessionKey ?? Buffer.alloc(32)).update(body).digest('base64url');
   }
 
-  #sessionLive(id: string): boolean {
-    const expires = this.#sessions.get(id);
-    if (expires === undefined) return false;
-    if (expires > this.#now()) return true;
-    this.#sessions.delete(id);
-    return false;
+  #sessionLive(value: string): boolean {
+    if (!this.#sessionKey || value.length > 200) return false;
+    const m = /^([A-Za-z0-9_-]{32})\.([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+    if (!m) return false;
+    const expected = Buffer.from(this.#sign(`${m[1]}.${m[2]}`));
+    const got = Buffer.from(m[3]!);
+    return got.length === expected.length && timingSafeEqual(got, expected) && parseInt(m[2]!, 36) > this.#now();
   }
 }
 

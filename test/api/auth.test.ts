@@ -6,6 +6,7 @@
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readSse } from '../../src/cli/sse-client.js';
+import { ApiAuth, SESSION_TTL_MS } from '../../src/api/auth.js';
 import { AUTH, raw, startApi, TEST_TOKEN } from './fixtures/harness.js';
 
 const GiB = 2 ** 30;
@@ -91,7 +92,7 @@ t.test('dashboard: /?token= starts an HttpOnly SameSite=Strict session and drops
   t.equal(ok.status, 303);
   t.equal(ok.headers.location, '/', 'redirected to / without the token');
   const setCookie = String(ok.headers['set-cookie']);
-  const m = /^torus_session=([A-Za-z0-9_-]{20,}); HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/.exec(setCookie);
+  const m = /^torus_session=([A-Za-z0-9_.-]{60,}); HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/.exec(setCookie);
   t.ok(m, `Set-Cookie is an HttpOnly SameSite=Strict session: ${setCookie}`);
   t.notMatch(setCookie, TEST_TOKEN, 'the cookie is not the token');
   const cookie = { ...NONE, cookie: `other=1; torus_session=${m?.[1]}` };
@@ -102,6 +103,14 @@ t.test('dashboard: /?token= starts an HttpOnly SameSite=Strict session and drops
   t.equal((await raw(api.url, 'GET', '/dashboard/app.js', undefined, cookie)).status, 200);
   t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: 'torus_session=forged-session-id-0123456789' })).status, 401, 'a forged session id');
   t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: `torus_session=${TEST_TOKEN}` })).status, 401, 'the token itself is not a session');
+
+  const sameToken = await startApi(t);
+  t.equal((await raw(sameToken.api.url, 'GET', '/v1/state', undefined, cookie)).status, 200, 'the session outlives a restart (same token: the open dashboard reconnects)');
+  const otherToken = await startApi(t, { auth: { mode: 'token', token: 'tt_another-cluster-token-0123456789' } });
+  t.equal((await raw(otherToken.api.url, 'GET', '/v1/state', undefined, cookie)).status, 401, 'a new token (rotated secret) ends every session');
+  const [id, expiry, mac] = m![1]!.split('.');
+  const later = `torus_session=${id}.${(parseInt(expiry!, 36) + 86_400_000).toString(36)}.${mac}`;
+  t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: later })).status, 401, 'an expiry moved by the client breaks the signature');
 
   const formWrong = await raw(api.url, 'POST', '/login', 'token=nope', { ...NONE, 'content-type': 'application/x-www-form-urlencoded' });
   t.equal(formWrong.status, 401, 'the login form with a wrong token');
@@ -171,4 +180,16 @@ t.test('env values never appear in any API answer or event', async (t) => {
   const dup = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'python3', env, layers: -1 } }));
   t.equal(dup.status, 400);
   t.notMatch(dup.text, 'hunter2', 'not in an error answer either');
+});
+
+t.test('a session ends at its expiry', async (t) => {
+  let now = 1_000_000;
+  const auth = new ApiAuth({ mode: 'token', token: TEST_TOKEN }, () => now);
+  const value = /^torus_session=([^;]+)/.exec(auth.startSession())![1]!;
+  const req = { headers: { cookie: `torus_session=${value}` } } as unknown as IncomingMessage;
+  t.ok(auth.authenticated(req), 'live');
+  now += SESSION_TTL_MS - 1;
+  t.ok(auth.authenticated(req), 'still live just before its expiry');
+  now += 2;
+  t.notOk(auth.authenticated(req), 'expired');
 });

@@ -16,13 +16,13 @@ const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#
 
 /** The login form (200 when asked for, 401 after a wrong token). */
 export function sendLoginPage(res: ServerResponse, status: number, message = ''): void {
-  res.setHeader('referrer-policy', 'no-referrer');
+  res.setHeader('referrer-policy', 'same-origin');
   sendText(res, status, page.replace('{{message}}', escapeHtml(message)), 'text/html; charset=utf-8');
 }
 
 /** Sets the session cookie (unless open) and sends the browser to the dashboard without the token in the URL. */
 export function signInAndRedirect(res: ServerResponse, auth: ApiAuth): void {
-  const headers: Record<string, string> = { location: '/', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'content-length': '0' };
+  const headers: Record<string, string> = { location: '/', 'cache-control': 'no-store', 'referrer-policy': 'same-origin', 'content-length': '0' };
   if (!auth.open) headers['set-cookie'] = auth.startSession();
   res.writeHead(303, headers);
   res.end();
