@@ -56,6 +56,16 @@ const paths: Record<string, Record<string, Op>> = {
     get: { summary: 'one instance with runner statuses', parameters: [idParam], responses: { '200': json(ref('Instance'), 'the instance'), ...common } },
     delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json(ref('Deleted'), 'deleted'), ...common } },
   },
+  '/v1/members/{id}': {
+    delete: {
+      summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],
+      responses: {
+        '200': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['removed'] }, message: str } }, 'the leader wrote its NodeGone'),
+        '202': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['pending'] }, message: str } }, 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
+        '400': error('the answering node itself'), '409': error('the member is connected (TORUS_MEMBER_CONNECTED)'), ...common,
+      },
+    },
+  },
   '/v1/events': {
     get: {
       summary: 'Server-Sent Events of applied events; `id:` is the event index; resumable with Last-Event-ID or ?after=N; `bench` and `gap` named events; `: heartbeat` comments',

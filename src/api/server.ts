@@ -18,6 +18,7 @@ import { instanceRoutes } from './routes/instance-routes.js';
 import { loginRoutes } from './routes/login-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
+import { memberRoutes } from './routes/member-routes.js';
 
 export interface ApiServerOptions {
   readonly port: number;
@@ -59,7 +60,7 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, openapi, ...dashboardRoutes(), ...loginRoutes];
+  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {

@@ -40,6 +40,7 @@ export const ERROR_STATUS = {
   TORUS_ORIGIN_REFUSED: 403,
   TORUS_LIMIT_REACHED: 503,
   TORUS_RATE_LIMITED: 429,
+  TORUS_MEMBER_CONNECTED: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -37,6 +37,9 @@ export interface NodeConfig extends ApiConfig {
   readonly mdns: boolean;
   /** Heartbeat silence after which a node is declared gone. */
   readonly failureTimeoutMs: number;
+  // ---- cluster-port limits (peer helper, issue 12) ----
+  /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
+  readonly maxPendingHandshakes: number;
 }
 
 export const NODE_FLAGS = {
@@ -56,6 +59,7 @@ export const NODE_FLAGS = {
   'log-level': { type: 'string' },
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
+  'max-pending-handshakes': { type: 'string' },
   ...API_FLAGS,
 } as const;
 
@@ -82,6 +86,8 @@ Options:
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
   --no-mdns               do not use multicast discovery (static peers only)
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+  --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
+                          (default 64; members are counted apart)
 ${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
@@ -141,7 +147,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', ...API_CONFIG_KEYS];
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -204,6 +210,12 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
   }
 
+  const pending = pick('max-pending-handshakes', 'maxPendingHandshakes');
+  const maxPendingHandshakes = pending.value === undefined ? 64 : Number(pending.value);
+  if (!Number.isInteger(maxPendingHandshakes) || maxPendingHandshakes < 1 || maxPendingHandshakes > 4096) {
+    throw new ValidationError(pending.where, pending.path, 'expected an integer between 1 and 4096');
+  }
+
   const { secret, source: secretSource } = pickSecret(values, file, env);
   if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean') throw new ValidationError('config', 'insecureOpen', 'expected true or false');
   const insecureOpen = values['insecure-open'] === true || file.insecureOpen === true;
@@ -239,6 +251,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       logLevel,
       mdns: !mdnsOff,
       failureTimeoutMs,
+      maxPendingHandshakes,
       ...parseApiConfig(pick),
     },
   };

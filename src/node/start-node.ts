@@ -91,7 +91,8 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
       maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
     },
-    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation })),
+    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+      { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null }),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {

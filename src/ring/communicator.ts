@@ -61,7 +61,7 @@ export class RingCommunicator implements RingContext {
       ? { readLeft: [], readRight: [], writeLeft: [], writeRight: [], all: [] }
       : await establishLinks({
         rank: resolved.rank, hosts: resolved.hosts, connections: resolved.connections, ringId: resolved.ringId,
-        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs,
+        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs, key: resolved.key,
         onReaderFault: (conn, error) => { const c = conn(); if (self && c) self.#fault(c, asTorusError(error)); },
       });
     self = new RingCommunicator(resolved, links);

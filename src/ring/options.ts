@@ -36,6 +36,8 @@ export interface RingConnectOptions {
   readonly minLaneBytes?: number;
   /** Distinguishes ring instances sharing ports; both ends must agree. Default 0. */
   readonly ringId?: number;
+  /** Data-plane key (keys.dataKey): each ring socket proves it when it opens. Default null (open mode, no proof). */
+  readonly key?: string | null;
   /** Reduction kernels: 'wasm' (SIMD, every dtype) or 'js'. Default 'wasm'. */
   readonly kernel?: 'wasm' | 'js';
 }
@@ -92,6 +94,7 @@ export function resolveOptions(options: RingConnectOptions): ResolvedOptions {
     smallMessageBytes: positive(options.smallMessageBytes, 32 * 1024, 'smallMessageBytes', 0),
     minLaneBytes: positive(options.minLaneBytes, 16 * 1024, 'minLaneBytes'),
     ringId: options.ringId ?? 0,
+    key: options.key ?? null,
     kernel: options.kernel ?? 'wasm',
   };
 }

@@ -80,7 +80,7 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
   return {
     async connect(signal) {
       const hosts = config.hosts.map((h, i) => parseHostPort(h, `hosts[${i}]`));
-      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId) });
+      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId), key: config.ringKey ?? null });
       try {
         comm = await Promise.race([connecting, abortPromise(signal)]);
       } catch (err) {

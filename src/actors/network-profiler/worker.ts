@@ -14,6 +14,7 @@ import type { InterfaceType } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from '../../profiler/measure.js';
+import { probeSigner } from '../../protocols/probe-proof.js';
 import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
 import { targetsFromTopology } from './links.js';
 import { allowed, networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
@@ -30,6 +31,8 @@ export interface ProfilerOptions {
   readonly incarnation?: number;
   readonly ifaceTypes?: Readonly<Record<string, InterfaceType>>;
   readonly apiPort?: number;
+  /** Data-plane key: the probe requests to peers carry its proof (null/absent: open mode). */
+  readonly dataKey?: string | null;
   readonly probeIntervalMs?: number;
   readonly probeTimeoutMs?: number;
   readonly attempts?: number;
@@ -62,6 +65,7 @@ busyChannel.unref();
 const announce = (active: boolean): void => busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
 
 const confirmer = new MeasurementConfirmer(o.confirmMeasureMs ?? 15_000);
+const signer = probeSigner(o.dataKey ?? null, o.nodeId);
 const log = createLogger({ component: 'network-profiler' });
 let requestMeasure: ((sink: string, ip: string) => void) | undefined;
 const failures = new Map<string, number>();
@@ -112,9 +116,9 @@ const machine = networkProfilerMachine.provide({
             continue;
           }
           try {
-            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
+            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal, signer });
             const sink = job.key.slice(0, job.key.lastIndexOf('|'));
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce });
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce, signer });
             const best = confirmer.combine(job.key, { rttMs, bandwidthBps: report.bps });
             failures.delete(job.key);
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs: best.rttMs, bandwidthBps: best.bandwidthBps, measuredAt: Date.now() });
