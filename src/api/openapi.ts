@@ -60,8 +60,8 @@ const paths: Record<string, Record<string, Op>> = {
     delete: {
       summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],
       responses: {
-        '200': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['removed'] }, message: str } }, 'the leader wrote its NodeGone'),
-        '202': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['pending'] }, message: str } }, 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
+        '200': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['removed'] }, message: str }, additionalProperties: false }, 'the leader wrote its NodeGone'),
+        '202': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['pending'] }, message: str }, additionalProperties: false }, 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
         '400': error('the answering node itself'), '409': error('the member is connected (TORUS_MEMBER_CONNECTED)'), ...common,
       },
     },

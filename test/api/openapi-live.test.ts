@@ -72,6 +72,12 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     ],
     'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
+    // Last: it removes node-c from the state the earlier calls use.
+    'DELETE /v1/members/{id}': [
+      { path: '/v1/members/node-c', status: 200 },
+      { path: '/v1/members/node-a', status: 400 },
+      { path: '/v1/members/nobody', status: 404 },
+    ],
   };
 }
 
