@@ -8,9 +8,7 @@ import { rawPeer } from './fixtures/raw-peer.js';
 import { randomBytes } from 'node:crypto';
 import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
-import { clusterNameHash } from '../../src/cluster/auth.js';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { PROTOCOL_VERSION, type PeerFrame } from '../../src/protocols/peer-frames.js';
+import type { PeerFrame } from '../../src/protocols/peer-frames.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 1000, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
