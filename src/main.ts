@@ -20,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   measure: async (args) => (await import('./cli/measure.js')).runMeasureCommand(args),
   bench: runBench,
   token: async (args) => (await import('./cli/token.js')).runTokenCommand(args),
+  artifacts: async (args) => (await import('./cli/artifacts.js')).runArtifactsCommand(args),
 };
 
 async function runBench(args: string[]): Promise<number> {

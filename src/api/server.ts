@@ -13,6 +13,7 @@ import { eventsRoute } from './routes/events-route.js';
 import { instanceRoutes } from './routes/instance-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
+import { artifactRoutes } from './routes/artifact-routes.js';
 
 export interface ApiServerOptions {
   readonly port: number;
@@ -47,7 +48,7 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, openapi, ...dashboardRoutes()];
+  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, openapi, ...dashboardRoutes(), ...artifactRoutes];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {
