@@ -9,16 +9,17 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TorusError } from '../core/errors.js';
-import { artifactId } from '../artifacts/ids.js';
+import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from '../artifacts/progress.js';
 import type { TransferStatus } from '../artifacts/service.js';
 import { ArtifactStore } from '../artifacts/store.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';
-import { formatBytes, renderTable } from './table.js';
+import { formatBytes, parseBytes, renderTable } from './table.js';
 
 export const ARTIFACTS_USAGE = `usage: torus artifacts COMMAND [--api URL] [--data-dir DIR] [--json]
-  add PATH [--name NAME]       add a file or directory to this node's store (chunked, SHA-256); prints its id
+  add PATH [--name NAME] [--chunk-size BYTES]
+                               add a file or directory to this node's store (4 MiB chunks, SHA-256); prints its id
   ls                           every artifact in the cluster and who holds it (complete or partial)
   rm ID                        remove an artifact from this node's store
   fetch ID                     fetch it into this node from every holder (progress on stderr)
@@ -27,7 +28,7 @@ export const ARTIFACTS_USAGE = `usage: torus artifacts COMMAND [--api URL] [--da
                                send it to those nodes as a pipeline chain, in that order (an instance: its ring order)
 `;
 
-const OPTIONS = { 'data-dir': { type: 'string' }, name: { type: 'string' }, to: { type: 'string' }, instance: { type: 'string' } } as const;
+const OPTIONS = { 'data-dir': { type: 'string' }, name: { type: 'string' }, 'chunk-size': { type: 'string' }, to: { type: 'string' }, instance: { type: 'string' } } as const;
 
 interface ArtifactView { id: string; name: string; bytes: number; chunks: number; holders: { node: string; have: number; complete: boolean }[] }
 
@@ -46,7 +47,10 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
       case 'add': {
         if (!arg) throw new UsageError('missing PATH');
         const store = new ArtifactStore(storeRoot(dataDir));
-        const added = await store.add(arg, typeof values.name === 'string' ? { name: values.name } : {});
+        const chunkSize = typeof values['chunk-size'] === 'string' ? parseBytes(values['chunk-size']) : undefined;
+        if (chunkSize !== undefined && (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE || chunkSize > MAX_CHUNK_SIZE)) throw new UsageError(`--chunk-size: expected ${MIN_CHUNK_SIZE}..${MAX_CHUNK_SIZE} bytes`);
+        if (typeof values['chunk-size'] === 'string' && chunkSize === undefined) throw new UsageError('--chunk-size: expected a size such as 1MiB');
+        const added = await store.add(arg, { ...(typeof values.name === 'string' ? { name: values.name } : {}), ...(chunkSize !== undefined ? { chunkSize } : {}) });
         let announced = true;
         try { await client.request('POST', `/v1/artifacts/${added.id}/announce`); } catch (error) {
           announced = false;
