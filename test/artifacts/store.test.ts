@@ -93,7 +93,7 @@ t.test('writer: a chunk that fails verification is not written; a resumed writer
   mkdirSync(root);
   let w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
   const bad = Buffer.from(await source.readChunk(added.id, 1));
-  bad[10] ^= 0xff;
+  bad[10] = bad[10]! ^ 0xff;
   await t.rejects(w.write(1, bad), { code: 'TORUS_ARTIFACT_CORRUPT' });
   t.equal(w.count, 0);
   await w.write(0, await source.readChunk(added.id, 0));
