@@ -1,29 +1,15 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { startApi } from './fixtures/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
+const noBrowser = await chromiumSkipReason();
 
-if (!existsSync(CHROMIUM)) {
-  t.test('dashboard in a real browser', { skip: `${CHROMIUM} is missing (apt-get install -y chromium)` }, async () => {});
+if (noBrowser) {
+  t.test('dashboard in a real browser', { skip: noBrowser }, async () => {});
 } else {
   t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
-    const { chromium } = await import('playwright-core');
     const { api, node } = await startApi(t, { ids: ['node-a', 'node-b', 'node-c'] });
-    const profile = await mkdtemp(join(tmpdir(), 'torus-chromium-'));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-    t.teardown(() => context.close());
-    const page = context.pages()[0] ?? (await context.newPage());
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
+    const { page, errors } = await openBrowserPage(t);
     await page.goto(api.url + '/');
 
     await page.waitForSelector('[data-testid="live"].on', { timeout: 10_000 });

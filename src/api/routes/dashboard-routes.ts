@@ -3,16 +3,16 @@ import { sendText } from '../http-io.js';
 import type { Route } from '../router.js';
 
 /**
- * The dashboard: three static files shipped in the package (the build copies .html/.css/.txt from src to
- * dist, so no user build step). The script is stored as `app.js.txt` because tsc neither compiles nor copies
- * plain .js from src; it is served as JavaScript. Read once at boot so a missing asset fails fast.
+ * The dashboard: three static files shipped in the package (the build copies them from src to dist, so no
+ * user build step). app.js is plain JS type-checked by tsconfig.dashboard.json. Read once at boot so a
+ * missing asset fails fast.
  */
 const asset = (name: string): string => readFileSync(new URL(`../dashboard/${name}`, import.meta.url), 'utf8');
 
 export function dashboardRoutes(): readonly Route[] {
   const files = {
     html: asset('index.html'),
-    js: asset('app.js.txt'),
+    js: asset('app.js'),
     css: asset('style.css'),
   };
   const serve = (body: string, type: string): Route['handler'] => async ({ res }) => {
