@@ -1,7 +1,7 @@
 /**
  * Artifacts between 3 real nodes (dist/main.js) in lab namespaces on a shaped LAN: the CLI round trip across nodes,
- * a full disk refused before the transfer (on the node that later loses its link), a transfer cut mid-way (LAN cut, then restored) and a node killed
- * mid-transfer and restarted: both resume from the verified chunks and finish bit-identical.
+ * and a full disk refused before the transfer (a real 8 MiB tmpfs).
+ * lab-resume.test.ts covers the cut link and the killed node.
  */
 import t from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ const transferOf = async (n: E2eNode, id: string): Promise<Transfer | undefined>
 const holding = async (n: E2eNode, id: string, of: E2eNode): Promise<number> => (await n.tryGet<Held>(`/v1/artifacts/${id}`))?.holders.find((h) => h.node === of.id)?.have ?? -1;
 const stored = (n: E2eNode, id: string, file: string) => readFileSync(join(n.dataDir, 'artifacts', id, 'files', file));
 
-t.test('artifacts on a 3-node lab LAN', { timeout: 178_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+t.test('artifacts on a 3-node lab LAN: CLI round trip, full disk refused', { timeout: 178_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3, lanRate: '100mbit' }, async (lab) => {
     const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
     await c.converged(120_000);
@@ -70,27 +70,5 @@ t.test('artifacts on a 3-node lab LAN', { timeout: 178_000, skip: why ? `skipped
       execFileSync('umount', [mnt]);
     }
 
-    // 3. Cut h2 off the LAN mid-transfer, restore it: the transfer resumes and finishes identical.
-    t.equal((await post(h2, `/v1/artifacts/${id}/fetch`)).status, 202);
-    const before = await c.until('h2 has some chunks', async () => { const s = await transferOf(h2, id); return s && s.have >= 6 && s; }, 60_000);
-    await lab.cut(2, 'lan');
-    await new Promise((r) => setTimeout(r, 4000));
-    await lab.restore(2, 'lan');
-    const cutDone = await c.until('h2 transfer ends', async () => { const s = await transferOf(h2, id); return s && s.state !== 'running' && s; }, 90_000);
-    t.equal(cutDone.state, 'complete', JSON.stringify(cutDone.error));
-    t.ok(stored(h2, id, 'big.bin').equals(readFileSync(big)), 'identical after the cut');
-    t.comment(`cut at ${before.have}/${before.chunks} chunks`);
-
-    // 4. Kill h1 mid-transfer and start it again: it resumes from its journal (fetches only what it lacked).
-    t.equal((await post(h1, `/v1/artifacts/${id}/fetch`)).status, 202);
-    const killedAt = await c.until('h1 has some chunks', async () => { const s = await transferOf(h1, id); return s && s.have >= 6 && s; }, 60_000);
-    h1.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 500));
-    c.startNode(1);
-    const resumed = await c.until('h1 resumed and finished', async () => { const s = await transferOf(h1, id); return s && s.state === 'complete' && s; }, 120_000);
-    const fetchedAfter = Object.values(resumed.bySource).reduce((s, x) => s + x.chunks, 0);
-    t.ok(fetchedAfter <= 48 - killedAt.have + 4, `after the restart only the missing chunks were fetched (${fetchedAfter} of 48; ${killedAt.have} held before the kill)`);
-    t.ok(stored(h1, id, 'big.bin').equals(readFileSync(big)), 'identical after kill and restart');
-    await c.until('every node sees h1 complete', async () => (await Promise.all(c.live().map((n) => holding(n, id, h1)))).every((h) => h === 48), 20_000);
   });
 });
