@@ -237,7 +237,8 @@ export class ArtifactService implements PeerBackend {
       status.have = writer.count;
       status.haveBytes = writer.haveBytes;
       const seconds = (Date.now() - status.startedAt) / 1000;
-      status.rateBps = seconds > 0 ? Math.round((writer.haveBytes - startBytes) / seconds) : 0;
+      // Under a second the rate says more about the start-up than the link: report none (and no ETA) yet.
+      status.rateBps = seconds >= 1 ? Math.round((writer.haveBytes - startBytes) / seconds) : 0;
       if (status.rateBps > 0) status.etaSeconds = Math.round((status.bytes - status.haveBytes) / status.rateBps);
     };
     void this.#sync.syncNow();
