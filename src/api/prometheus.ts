@@ -16,6 +16,8 @@ export interface MetricsInput {
   readonly metrics: NodeMetrics;
   /** This process's CPU, memory, event loop and descriptors (process_* and nodejs_* families). */
   readonly process?: ProcessSample;
+  /** Requests or connections refused at each API limit (src/api/limits.ts). */
+  readonly limitRejections?: Readonly<Record<string, number>>;
 }
 
 export function renderMetrics(input: MetricsInput): string {
@@ -46,6 +48,8 @@ export function renderMetrics(input: MetricsInput): string {
     instances.flatMap((i) => i.runners.filter((r) => r.restarts !== undefined).map((r) => series('torus_runner_restarts_total', { instance: i.id, node: r.node }, r.restarts ?? 0))));
   family('torus_actor_restarts_total', 'counter', 'restarts of a supervised actor on this node',
     Object.entries(input.metrics.restarts).sort(([a], [b]) => (a < b ? -1 : 1)).map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)));
+  family('torus_limit_rejections_total', 'counter', 'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
+    Object.entries(input.limitRejections ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([limit, n]) => series('torus_limit_rejections_total', { limit }, n)));
   if (input.process) renderProcessMetrics(out, input.process);
   return out.text();
 }

@@ -85,10 +85,17 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     ringBench: (request, onProgress) => startLiveRingBench(runtime, feed, request, onProgress),
     artifacts,
   });
-  const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }));
+  const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+    { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null });
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
+    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source },
+    allowedHosts: config.apiAllowedHosts,
+    limits: {
+      maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
+      maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
+    },
     // Artifact peer routes prove the cluster key themselves (HMAC), like the probes; everything else is the API.
     probeHandler: (req, res, awaitingContinue) => artifacts.peerHandler(req, res) || probeHandler(req, res, awaitingContinue),
   });

@@ -123,7 +123,7 @@ export function toLogValue(value: unknown, limits: LogValueLimits = DEFAULT_LOG_
         }
         if (obj instanceof Error) return error(obj, depth);
         if (Array.isArray(obj)) return list(obj, obj.length, depth);
-        if (obj instanceof Map) return { type: 'Map', size: obj.size, entries: list(Array.from(obj.entries()).slice(0, limits.maxEntries), obj.size, depth) };
+        if (obj instanceof Map) return { type: 'Map', size: obj.size, entries: list(obj.entries(), obj.size, depth) };
         if (obj instanceof Set) return { type: 'Set', size: obj.size, values: list(obj, obj.size, depth) };
         const toJSON = read(obj, 'toJSON');
         if (typeof toJSON === 'function') return walk(toJSON.call(obj), depth + 1);

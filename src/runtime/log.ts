@@ -74,6 +74,20 @@ export function formatRecord(level: LogLevel, msg: unknown, base: Record<string,
   }
 }
 
+/** base + fields without invoking a getter that could throw: values are read (safely) when a line is written. */
+function mergeFields(base: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  try {
+    for (const key of Object.keys(fields)) {
+      const descriptor = Object.getOwnPropertyDescriptor(fields, key);
+      if (descriptor) Object.defineProperty(merged, key, { ...descriptor, configurable: true, enumerable: true });
+    }
+  } catch (error) {
+    merged.logFieldsError = toLogValue(error);
+  }
+  return merged;
+}
+
 export function createLogger(base: Record<string, unknown> = {}): Logger {
   const write = (level: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
     if (rank(level) < rank(threshold)) return;
@@ -84,6 +98,6 @@ export function createLogger(base: Record<string, unknown> = {}): Logger {
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),
     error: (msg, fields) => write('error', msg, fields),
-    child: (fields) => createLogger({ ...base, ...fields }),
+    child: (fields) => createLogger(mergeFields(base, fields)),
   };
 }

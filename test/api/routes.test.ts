@@ -128,7 +128,7 @@ t.test('CORS only for the dashboard origin', async (t) => {
   t.match(pre.headers['access-control-allow-methods'], /POST/);
   const foreign = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload }), { origin: 'http://evil.example' });
   t.equal(foreign.status, 403, 'a foreign page cannot place work');
-  t.match(foreign.json(), { error: { code: 'TORUS_API_FORBIDDEN' } });
+  t.match(foreign.json(), { error: { code: 'TORUS_ORIGIN_REFUSED' } });
   t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { origin: 'http://evil.example' })).status, 403);
 });
 

@@ -102,7 +102,7 @@ t.test('3 real nodes: membership, agreement, typed and measured links, LinkDown 
 
     // The same links in Prometheus form, on every node.
     for (const n of c.nodes) {
-      const text = await (await fetch(`${n.api}/metrics`)).text();
+      const text = await (await n.fetch(`/metrics`)).text();
       const series = text.split('\n').filter((l) => l.startsWith('torus_link_bandwidth_bytes_per_second{'));
       t.equal(series.length, 8, `h${n.host} /metrics: one bandwidth series per link`);
       t.match(text, /^torus_cluster_nodes 3$/m, `h${n.host} /metrics: 3 nodes`);

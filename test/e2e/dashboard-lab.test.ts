@@ -39,7 +39,9 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
 
     const served = c.nodes[0]!;
     const openedAt = Date.now();
-    await page.goto(served.api + '/');
+    // Opened as the node prints it at start: its URL with the API token; the page then lives on a session cookie.
+    await page.goto(`${served.api}/?token=${served.token}`);
+    t.equal(page.url(), `${served.api}/`, 'signed in: redirected to / without the token');
     await page.waitForSelector('[data-testid="live"].on', { timeout: 20_000 });
     const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
     const links = async () => (await page.locator('[data-testid="link"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-link')))).sort();
@@ -96,7 +98,7 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
       t.same(await nodes(), [...ids].sort(), 'the same three node ids');
       // and it is live, not a stale picture: an instance placed now appears without a reload
       await c.converged(60_000);
-      const res = await fetch(`${served.api}/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
+      const res = await served.fetch(`/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
       t.equal(res.status, 201, 'an instance placed after the restart');
       await page.waitForSelector('[data-instance-id="after-restart"]', { timeout: 10_000 }).then(() => t.pass('appears on the page live'), (e: Error) => t.fail(`instance not shown: ${e.message}`));
       t.comment(`timings: page back ${reloadMs} ms after the serving node was killed (restarted 1 s later)`);

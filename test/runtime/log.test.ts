@@ -125,3 +125,16 @@ t.test('the line is valid JSON and the line keys t/level/msg cannot be overwritt
   t.equal(line.msg, 'hello');
   t.equal(line.n, '1');
 });
+
+t.test('child loggers with a throwing getter, and a huge Map, stay bounded and never throw', async (t) => {
+  const hostile = Object.defineProperty({ ok: 1 }, 'bad', { enumerable: true, get: () => { throw new Error('child getter'); } });
+  const big = new Map(Array.from({ length: 100_000 }, (_, i) => [i, i] as const));
+  const [line] = capture(t, () => createLogger({ a: 1 }).child(hostile).info('child', { big }));
+  t.equal(line!.a, 1);
+  t.equal(line!.ok, 1);
+  t.match(line!.bad, /\[Thrown: child getter\]/);
+  const map = line!.big as { size: number; entries: unknown[] };
+  t.equal(map.size, 100_000);
+  t.equal(map.entries.length, DEFAULT_LOG_LIMITS.maxEntries + 1);
+  t.equal(map.entries.at(-1), `… ${100_000 - DEFAULT_LOG_LIMITS.maxEntries} more`);
+});

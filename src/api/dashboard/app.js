@@ -36,6 +36,8 @@ const MAX_EVENTS = 50;
  */
 async function getJson(path) {
   const res = await fetch(path, { headers: { accept: 'application/json' } });
+  // The session ended (expired, or the node restarted: sessions live in its memory): sign in again.
+  if (res.status === 401) { location.assign('/login'); throw new Error('signed out'); }
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return res.json();
 }
