@@ -1,6 +1,7 @@
 import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
 import { toJsonSchema } from './schema.js';
+import { artifactOpenApiPaths } from './routes/artifact-routes.js';
 
 /**
  * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
@@ -101,6 +102,7 @@ const paths: Record<string, Record<string, Op>> = {
   },
   '/dashboard/app.js': { get: { summary: 'dashboard script', responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } },
   '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
+  ...artifactOpenApiPaths,
 };
 
 /**

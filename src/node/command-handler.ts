@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { TorusError, ValidationError } from '../core/errors.js';
 import type { PlacementTaskOutput, Refusal } from '../core/placement/index.js';
 import { toPlacementState } from '../core/topology/placement-state.js';
+import { withArtifactHoldings } from '../core/topology/artifact-placement.js';
 import type { ClusterState } from '../core/topology/state.js';
 import { decodeCommand, type ClusterEvent, type Command, type InstancePlan, type WorkloadSpec } from '../protocols/events.js';
 import type { Body } from '../protocols/mailbox.js';
@@ -58,7 +59,7 @@ export class CommandHandler {
   async handle(command: Command, state: ClusterState): Promise<CommandOutcome> {
     switch (command.type) {
       case 'PlaceInstance': {
-        const plan = await this.#plan(state, planRequestFor(command.workload, command));
+        const plan = await this.#plan(state, planRequestFor(command.workload, command), command.workload);
         const id = command.instanceId ?? plan.id;
         if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${id} already exists`, { instanceId: id });
         const instance: InstancePlan = { ...plan, id };
@@ -80,7 +81,7 @@ export class CommandHandler {
         const reason = command.reason ?? record.reason ?? 're-placement requested';
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
-          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }));
+          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }), record.workload);
           const instance: InstancePlan = { ...plan, id: command.instanceId };
           return { events: [{ type: 'InstanceReplaced', instance, reason: `re-placed on ${instance.nodes.join(', ')}: ${reason}` }], outcome: { instanceId: command.instanceId, nodes: instance.nodes } };
         } catch (error) {
@@ -110,8 +111,15 @@ export class CommandHandler {
     return record;
   }
 
-  async #plan(state: ClusterState, request: Record<string, unknown>): Promise<InstancePlan> {
-    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: toPlacementState(state), request }, { timeoutMs: PLAN_TIMEOUT_MS });
+  async #plan(state: ClusterState, request: Record<string, unknown>, workload: WorkloadSpec): Promise<InstancePlan> {
+    let placement = toPlacementState(state);
+    if (workload.artifacts?.length) {
+      // The holders of the workload's artifacts count as having it cached; the plan says what each choice moves.
+      const held = withArtifactHoldings(placement, state, workload.id, workload.artifacts);
+      placement = held.placement;
+      request = { ...request, workload: { ...(request.workload as Record<string, unknown>), artifactBytes: held.artifactBytes } };
+    }
+    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: placement, request }, { timeoutMs: PLAN_TIMEOUT_MS });
     if ('refusal' in result) {
       const refusal: Refusal = result.refusal;
       throw new TorusError('TORUS_PLACEMENT_REFUSED', refusal.message, { kind: refusal.kind, explanation: refusal.explanation });

@@ -18,9 +18,11 @@ import {
 } from './event-fields.js';
 import { decodeInstancePlan, type InstancePlan } from './instance-plan.js';
 import { decodeWorkloadSpec, type WorkloadSpec } from './workload-spec.js';
+import { ARTIFACT_EVENT_DECODERS, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
 
 export { decodeIp, type Endpoint, type InstanceId, type NodeId, type TaskId } from './event-fields.js';
 export { decodeInstancePlan, type InstancePlan, type Shard } from './instance-plan.js';
+export { ARTIFACT_ID_PATTERN, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
 export { decodeWorkloadSpec, type ExecWorkload, type RingWorkload, type WorkloadSpec } from './workload-spec.js';
 export {
   COMMAND_TYPES, decodeCommand,
@@ -107,7 +109,7 @@ export interface TaskStatusChanged {
 export type ClusterEvent =
   | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
   | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceDeleted
-  | RunnerStatusChanged | TaskCreated | TaskStatusChanged;
+  | RunnerStatusChanged | TaskCreated | TaskStatusChanged | ArtifactHeld | ArtifactDropped;
 export type ClusterEventType = ClusterEvent['type'];
 
 /** One log entry. `at` is stamped by the leader's shell; apply only stores it. */
@@ -124,7 +126,7 @@ export type { Json } from '../core/topology/reader.js';
 
 export const CLUSTER_EVENT_TYPES = ['NodeJoined', 'NodeProfileUpdated', 'NodeGone', 'LinkUp', 'LinkMeasured', 'LinkDown',
   'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceDeleted',
-  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged'] as const satisfies readonly ClusterEventType[];
+  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged', 'ArtifactHeld', 'ArtifactDropped'] as const satisfies readonly ClusterEventType[];
 
 export function decodeNetInterface(v: unknown, p: string): NetInterface {
   const o = obj(W, v, p, ['name', 'ips', 'type'], ['speedMbps']);
@@ -194,6 +196,7 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     type: 'TaskStatusChanged', taskId: id(W, o.taskId, `${p}.taskId`), status: oneOf(W, o.status, `${p}.status`, TASK_STATUSES),
     result: opt(o.result, (x) => json(W, x, `${p}.result`)), error: opt(o.error, (x) => reason(x, `${p}.error`)),
   })],
+  ...ARTIFACT_EVENT_DECODERS,
 };
 
 function decodeEventAt(v: unknown, p: string): ClusterEvent {
