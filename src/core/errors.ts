@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   TORUS_EVENT_CONFLICT: 409,
   TORUS_EVENT_STALE: 409,
   TORUS_INTERNAL: 500,
+  /** A configured bound was reached (e.g. --max-instances); the message names it. */
+  TORUS_QUOTA_EXCEEDED: 429,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

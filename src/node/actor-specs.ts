@@ -48,9 +48,10 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       // Static peers are given as API addresses (what users know); the cluster listens one port above.
       peerPortOffset: 1,
     },
-    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort },
+    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, runners: { allowExec: config.allowExec, maxRunners: config.maxRunners } },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
-    'runner-supervisor': { ...common },
+    // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
+    'runner-supervisor': { ...common, allowExec: config.allowExec, maxRunners: config.maxRunners },
   };
   return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
 }

@@ -6,7 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { TorusError, ValidationError } from '../core/errors.js';
 import type { PlacementTaskOutput, Refusal } from '../core/placement/index.js';
+import { holdsRunners, ineligibleNodes, withoutNodes, type Exclusion } from '../core/placement/runner-eligibility.js';
 import { toPlacementState } from '../core/topology/placement-state.js';
+import { DEFAULT_MAX_INSTANCES } from '../core/runner/exec-policy.js';
+import { createLogger } from '../runtime/log.js';
 import type { ClusterState } from '../core/topology/state.js';
 import { decodeCommand, type ClusterEvent, type Command, type InstancePlan, type WorkloadSpec } from '../protocols/events.js';
 import type { Body } from '../protocols/mailbox.js';
@@ -18,6 +21,12 @@ export interface CommandOutcome {
 }
 
 const PLAN_TIMEOUT_MS = 60_000;
+const log = createLogger({ component: 'commands' });
+
+export interface CommandHandlerOptions {
+  /** Live instances the cluster holds at most (`--max-instances`); more are refused with TORUS_QUOTA_EXCEEDED. */
+  readonly maxInstances?: number;
+}
 
 function planRequestFor(workload: WorkloadSpec, options: { sharding?: string | undefined; backend?: string | undefined; minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): Record<string, unknown> {
   const { kind: _kind, ...rest } = workload as WorkloadSpec & Record<string, unknown>;
@@ -41,9 +50,25 @@ function compactConstraints(from: { minNodes?: number | undefined; requiredNodes
 
 export class CommandHandler {
   readonly #runtime: Runtime;
+  readonly #maxInstances: number;
+  #atLimit = false;
 
-  constructor(runtime: Runtime) {
+  constructor(runtime: Runtime, options: CommandHandlerOptions = {}) {
     this.#runtime = runtime;
+    this.#maxInstances = options.maxInstances ?? DEFAULT_MAX_INSTANCES;
+  }
+
+  /** Refuses a new instance when the cluster already holds --max-instances live ones (logged once per episode). */
+  #checkQuota(state: ClusterState): void {
+    const live = Object.values(state.instances).filter(holdsRunners).length;
+    if (live < this.#maxInstances) {
+      this.#atLimit = false;
+      return;
+    }
+    const message = `the cluster holds ${live} live instances, its limit (--max-instances=${this.#maxInstances}); delete one first`;
+    if (!this.#atLimit) log.warn('instance quota reached; new instances are refused', { live, maxInstances: this.#maxInstances });
+    this.#atLimit = true;
+    throw new TorusError('TORUS_QUOTA_EXCEEDED', message, { quota: 'max-instances', limit: this.#maxInstances, live });
   }
 
   /** The service entry: `{type: 'handle-command', command, state}` → `{events, outcome?}`. */
@@ -58,7 +83,8 @@ export class CommandHandler {
   async handle(command: Command, state: ClusterState): Promise<CommandOutcome> {
     switch (command.type) {
       case 'PlaceInstance': {
-        const plan = await this.#plan(state, planRequestFor(command.workload, command));
+        this.#checkQuota(state);
+        const plan = await this.#plan(state, planRequestFor(command.workload, command), command.workload);
         const id = command.instanceId ?? plan.id;
         if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${id} already exists`, { instanceId: id });
         const instance: InstancePlan = { ...plan, id };
@@ -69,6 +95,10 @@ export class CommandHandler {
         if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${command.instance.id} already exists`);
         const missing = command.instance.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
         if (missing.length) throw new TorusError('TORUS_NODE_UNKNOWN', `nodes not in the cluster: ${missing.join(', ')}`, { missing });
+        this.#checkQuota(state);
+        // A given plan is not re-planned, but it may not name a node that would refuse its runner.
+        const refusing = ineligibleNodes(state, command.workload).filter((e) => command.instance.nodes.includes(e.node));
+        if (refusing.length) throw refusedOn(refusing, 'the plan names nodes that refuse this workload');
         return { events: [{ type: 'InstanceCreated', instance: command.instance, workload: command.workload }], outcome: { instanceId: command.instance.id } };
       }
       case 'DeleteInstance': {
@@ -80,7 +110,7 @@ export class CommandHandler {
         const reason = command.reason ?? record.reason ?? 're-placement requested';
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
-          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }));
+          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }), record.workload, command.instanceId);
           const instance: InstancePlan = { ...plan, id: command.instanceId };
           return { events: [{ type: 'InstanceReplaced', instance, reason: `re-placed on ${instance.nodes.join(', ')}: ${reason}` }], outcome: { instanceId: command.instanceId, nodes: instance.nodes } };
         } catch (error) {
@@ -110,13 +140,27 @@ export class CommandHandler {
     return record;
   }
 
-  async #plan(state: ClusterState, request: Record<string, unknown>): Promise<InstancePlan> {
-    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: toPlacementState(state), request }, { timeoutMs: PLAN_TIMEOUT_MS });
+  /** Plans on the nodes that can hold this workload's runners; a refusal names the nodes left out and why. */
+  async #plan(state: ClusterState, request: Record<string, unknown>, workload: WorkloadSpec, replacing?: string): Promise<InstancePlan> {
+    const excluded = ineligibleNodes(state, workload, replacing);
+    const required = (request.requiredNodes as readonly string[] | undefined) ?? [];
+    const requiredOut = excluded.filter((e) => required.includes(e.node));
+    if (requiredOut.length) throw refusedOn(requiredOut, 'a required node cannot run this workload');
+    if (excluded.length === Object.keys(state.nodes).length && excluded.length > 0) throw refusedOn(excluded, 'no node can run this workload');
+    const placementState = withoutNodes(toPlacementState(state), excluded);
+    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: placementState, request }, { timeoutMs: PLAN_TIMEOUT_MS });
     if ('refusal' in result) {
       const refusal: Refusal = result.refusal;
-      throw new TorusError('TORUS_PLACEMENT_REFUSED', refusal.message, { kind: refusal.kind, explanation: refusal.explanation });
+      const left = excluded.length ? `; left out: ${excluded.map((e) => e.reason).join('; ')}` : '';
+      throw new TorusError('TORUS_PLACEMENT_REFUSED', `${refusal.message}${left}`.slice(0, 4000), {
+        kind: refusal.kind, explanation: refusal.explanation, ...(excluded.length ? { excluded } : {}),
+      });
     }
     if (!('instance' in result)) throw new TorusError('TORUS_INTERNAL', 'the planner answered without a plan');
     return result.instance as InstancePlan;
   }
+}
+
+function refusedOn(excluded: readonly Exclusion[], what: string): TorusError {
+  return new TorusError('TORUS_PLACEMENT_REFUSED', `${what}: ${excluded.map((e) => e.reason).join('; ')}`.slice(0, 4000), { kind: 'nodes', excluded });
 }

@@ -46,6 +46,12 @@ export interface NetInterface {
   /** link speed the OS reports, where it does */
   readonly speedMbps?: number;
 }
+/** What a node lets the runner supervisor start (issue 12): advertised so placement skips nodes that would refuse. */
+export interface RunnerPolicy {
+  /** false: no `exec` workloads; true: any; a list: only these commands (basename or absolute path). */
+  readonly allowExec: boolean | readonly string[];
+  readonly maxRunners: number;
+}
 export interface MemoryInfo {
   readonly ramTotal: number;
   readonly ramAvailable: number;
@@ -65,6 +71,7 @@ export interface NodeProfileUpdated {
   readonly interfaces: readonly NetInterface[]; readonly memory: MemoryInfo; readonly rdmaEnabled?: boolean;
   /** fraction (0..1) of each workload already cached on this node */
   readonly cached?: Readonly<Record<string, number>>;
+  readonly runners?: RunnerPolicy;
 }
 export interface NodeGone { readonly type: 'NodeGone'; readonly nodeId: NodeId; readonly reason: string }
 /** `source` reached `sink` at `ip` (one of the sink's addresses); `type` is the sink interface's type. */
@@ -142,6 +149,13 @@ export function decodeMemoryInfo(v: unknown, p: string): MemoryInfo {
   });
 }
 
+export function decodeRunnerPolicy(v: unknown, p: string): RunnerPolicy {
+  const o = obj(W, v, p, ['allowExec', 'maxRunners']);
+  const allowExec = typeof o.allowExec === 'boolean' ? o.allowExec
+    : arr(W, o.allowExec, `${p}.allowExec`, (y, q) => str(W, y, q, { min: 1, max: 1024 }), 256);
+  return { allowExec, maxRunners: int(W, o.maxRunners, `${p}.maxRunners`, 1, 1_000_000) };
+}
+
 const link = (o: Fields, p: string) => ({ source: nodeId(o.source, `${p}.source`), sink: nodeId(o.sink, `${p}.sink`), ip: decodeIp(o.ip, `${p}.ip`) });
 const srcInc = (o: Fields, p: string) => optInt(o.sourceIncarnation, `${p}.sourceIncarnation`);
 
@@ -153,11 +167,12 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     apiAddresses: arr(W, o.apiAddresses, `${p}.apiAddresses`, endpoint, 64),
     peerPort: optInt(o.peerPort, `${p}.peerPort`), version: str(W, o.version, `${p}.version`, { max: 64 }),
   })],
-  NodeProfileUpdated: [['nodeId', 'interfaces', 'memory'], ['incarnation', 'rdmaEnabled', 'cached'], (o, p) => compact({
+  NodeProfileUpdated: [['nodeId', 'interfaces', 'memory'], ['incarnation', 'rdmaEnabled', 'cached', 'runners'], (o, p) => compact({
     type: 'NodeProfileUpdated', nodeId: nodeId(o.nodeId, `${p}.nodeId`), incarnation: optInt(o.incarnation, `${p}.incarnation`),
     interfaces: arr(W, o.interfaces, `${p}.interfaces`, decodeNetInterface, 256), memory: decodeMemoryInfo(o.memory, `${p}.memory`),
     rdmaEnabled: opt(o.rdmaEnabled, (x) => bool(W, x, `${p}.rdmaEnabled`)),
     cached: opt(o.cached, (x) => record(W, x, `${p}.cached`, (k, q) => id(W, k, q), (y, q) => num(W, y, q, 0, 1), 1024)),
+    runners: opt(o.runners, (x) => decodeRunnerPolicy(x, `${p}.runners`)),
   })],
   NodeGone: [['nodeId', 'reason'], [], (o, p) => ({ type: 'NodeGone', nodeId: nodeId(o.nodeId, `${p}.nodeId`), reason: reason(o.reason, `${p}.reason`) })],
   LinkUp: [['source', 'sink', 'ip', 'linkType'], ['sourceIncarnation'], (o, p) => compact({

@@ -9,6 +9,7 @@
  */
 import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
 import { decideNextStep } from '../core/runner/coordination.js';
+import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../core/runner/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
 import type { InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
@@ -37,7 +38,17 @@ export interface RunnerManagerOptions {
   readonly runnerEnv?: Readonly<Record<string, string>>;
   /** Told of every runner process started (logging, tests). */
   readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
+  /**
+   * Which `exec` commands this node runs (issue 12). Checked here, at spawn time, whoever proposed the instance:
+   * a refused runner is Failed with the reason and no process is started. Default false: exec is off.
+   */
+  readonly allowExec?: ExecPolicy;
+  /** Runners held at once (default 8); one more is refused the same way, naming the quota. */
+  readonly maxRunners?: number;
+  /** Told once each time the runner quota is reached (the node logs it). */
+  readonly onLimit?: (message: string) => void;
 }
+
 
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
@@ -48,6 +59,7 @@ export class RunnerManager {
   readonly #admitted = new Set<string>();
   readonly #pids: number[] = [];
   #stopping = false;
+  #atLimit = false;
 
   constructor(options: RunnerManagerOptions) {
     this.#o = options;
@@ -72,8 +84,39 @@ export class RunnerManager {
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
     const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
+    const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
+    if (refusal) return this.#refuse(local, refusal);
     this.#spawn(local);
+  }
+
+  /** Why this node will not start a runner for `instance` (exec policy, runner quota), or undefined. */
+  #refusal(instance: RunnerInstance): string | undefined {
+    const node = this.#o.nodeId;
+    if (instance.workload.kind === 'exec') {
+      const command = instance.workload.command[0] ?? '';
+      const decision = execDecision(this.#o.allowExec ?? false, command);
+      if (!decision.allowed) return `node ${node} refuses to run ${JSON.stringify(command.slice(0, 200))}: ${decision.rule}`.slice(0, 900);
+    }
+    const max = this.#o.maxRunners ?? DEFAULT_MAX_RUNNERS;
+    const held = [...this.#locals.values()].filter((l) => !l.gaveUp && !l.deleting).length;
+    if (held < max) {
+      this.#atLimit = false;
+      return undefined;
+    }
+    const message = `node ${node} is at its runner quota: ${held} of ${max} runners (--max-runners=${max})`;
+    if (!this.#atLimit) this.#o.onLimit?.(message);
+    this.#atLimit = true;
+    return message;
+  }
+
+  /** A runner that must not start: Failed with the reason, no process, and the instance fails (its siblings stop). */
+  #refuse(local: Local, reason: string): void {
+    local.gaveUp = true;
+    const status: RunnerStatus = { state: 'Failed', reason, diagnostics: [] };
+    local.status = status;
+    this.#proposeStatus(local, status);
+    this.#emit({ type: 'InstanceFailed', instanceId: local.instance.id, reason });
   }
 
   /** A new plan for the same instance id: stop the old runner, start per the new plan with a clean slate. */
@@ -150,7 +193,7 @@ export class RunnerManager {
     local.autoQueued = false;
     local.status = undefined;
     local.stepInFlight = undefined;
-    const dir = runnerDir(this.#o.dataDir, local.runnerId);
+    const dir = runnerDir(this.#o.dataDir, local.instance.id, this.#o.nodeId);
     const proc: RunnerProcess = new RunnerProcess({
       config: startConfig(local.instance, this.#o.nodeId, local.runnerId, dir),
       logDir: dir,

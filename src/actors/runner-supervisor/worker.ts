@@ -6,10 +6,11 @@
  * SIGKILL), so no runner outlives its node.
  *
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
- * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv.
+ * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners.
  */
 import { asTorusError } from '../../core/errors.js';
 import type { RestartPolicy } from '../../core/runner/backoff.js';
+import type { ExecPolicy } from '../../core/runner/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';
 import { RunnerManager } from '../../runner/runner-manager.js';
@@ -29,6 +30,10 @@ interface SupervisorOptions {
   readonly runnerEnv?: Readonly<Record<string, string>>;
   /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
   readonly pollMs?: number;
+  /** `exec` commands this node runs (default false: none), enforced at spawn time. */
+  readonly allowExec?: ExecPolicy;
+  /** Runners held at once (default 8). */
+  readonly maxRunners?: number;
 }
 
 /** The node's own stop deadline must cover these: 2 + 1.5 + 1 s. */
@@ -78,6 +83,9 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: options.cancelTimeoutMs } : {}),
       ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
+      allowExec: options.allowExec ?? false,
+      ...(options.maxRunners !== undefined ? { maxRunners: options.maxRunners } : {}),
+      onLimit: (message) => log.warn('runner quota reached; further runners are refused', { message }),
       onEvent: (event) => {
         if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
         queue.push(event);

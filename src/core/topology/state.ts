@@ -5,7 +5,7 @@
  * Records are keyed by id; read them with `own()` (ids such as "constructor" must not hit Object.prototype).
  */
 import type {
-  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerStatus,
+  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerPolicy, RunnerStatus,
   TaskId, TaskStatus, WorkloadSpec,
 } from '../../protocols/events.js';
 
@@ -14,6 +14,8 @@ export interface NodeProfile {
   readonly memory: MemoryInfo;
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
+  /** exec policy and runner quota the node advertises (issue 12); absent: an older node, exec refused */
+  readonly runners?: RunnerPolicy;
   readonly updatedAt?: number;
 }
 
