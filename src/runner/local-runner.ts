@@ -4,6 +4,7 @@
  */
 import type { CommandOutcome } from '../core/runner/command-outcome.js';
 import { createHash } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { execEnv, ringHosts } from '../core/runner/exec-env.js';
 import { runnerIdOf, shardOf, type RunnerInstance } from '../core/runner/instance.js';
@@ -73,6 +74,12 @@ export function runnerDir(dataDir: string, instanceId: string, nodeId: string): 
   return join(dataDir, 'runners', name);
 }
 
+/** The interface holding `ip` on this machine (what this node's profile lists), or undefined. */
+export function localInterfaceOf(ip: string): string | undefined {
+  for (const [name, addrs] of Object.entries(networkInterfaces())) if (addrs?.some((a) => a.address === ip)) return name;
+  return undefined;
+}
+
 export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: string, dir: string): RunnerStartConfig {
   const shard = shardOf(instance, nodeId);
   if (!shard) throw new Error(`node ${nodeId} has no shard in instance ${instance.id}`);
@@ -82,7 +89,7 @@ export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: 
     runnerId, instanceId: instance.id, nodeId, rank: shard.rank, worldSize: shard.worldSize, layerStart: shard.startLayer, layerEnd: shard.endLayer,
     workload: workload.kind === 'exec' ? { kind: 'exec', command: workload.command, ...(workload.cwd ? { cwd: workload.cwd } : {}) } : { kind: 'ring' },
     hosts: ringHosts(instance, nodeId), hostfilePath,
-    // The workload's own variables first: the placement's win on a conflict.
-    env: { ...(workload.kind === 'exec' ? workload.env ?? {} : {}), ...execEnv(instance, nodeId, { hostfilePath }) },
+    // The placement's variables, then the workload's own: what the user set wins (as with torchrun).
+    env: { ...execEnv(instance, nodeId, { hostfilePath, ifaceOf: localInterfaceOf }), ...(workload.kind === 'exec' ? workload.env ?? {} : {}) },
   };
 }
