@@ -52,6 +52,11 @@ export const createInstanceRequestSchema: Schema = {
         args: { kind: 'array', items: { kind: 'string', maxLength: 4096 }, maxItems: 256, description: 'its arguments' },
         env: { kind: 'object', properties: {}, values: { kind: 'string', maxLength: 65536 }, description: 'extra environment' },
         cwd: { kind: 'string', minLength: 1, maxLength: 4096 },
+        restart: {
+          kind: 'object', description: 'kind=exec: restart the whole job when a rank fails (torchrun --max-restarts)',
+          properties: { policy: { kind: 'string', enum: ['never', 'on-failure'] }, max: { kind: 'integer', minimum: 0, maximum: 100 } },
+          required: ['policy'],
+        },
       },
       required: ['id', 'memoryBytes', 'layers'],
     },

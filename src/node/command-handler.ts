@@ -108,11 +108,18 @@ export class CommandHandler {
       case 'ReplaceInstance': {
         const record = this.#instance(state, command.instanceId);
         const reason = command.reason ?? record.reason ?? 're-placement requested';
+        const job = jobRestart(record, reason);
+        if (job.kind === 'nothing') return { events: [], outcome: { instanceId: command.instanceId, unchanged: record.status } };
+        if (job.kind === 'fail') return { events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: job.reason }], outcome: { instanceId: command.instanceId, failed: true } };
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
           const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }), record.workload, command.instanceId);
           const instance: InstancePlan = { ...plan, id: command.instanceId };
-          return { events: [{ type: 'InstanceReplaced', instance, reason: `re-placed on ${instance.nodes.join(', ')}: ${reason}` }], outcome: { instanceId: command.instanceId, nodes: instance.nodes } };
+          const what = job.kind === 'restart' ? `restart ${job.restarts} of ${job.max}, ` : '';
+          return {
+            events: [{ type: 'InstanceReplaced', instance, reason: `${what}re-placed on ${instance.nodes.join(', ')}: ${reason}`.slice(0, 1024), ...(job.kind === 'restart' ? { restarts: job.restarts } : {}) }],
+            outcome: { instanceId: command.instanceId, nodes: instance.nodes },
+          };
         } catch (error) {
           if (!(error instanceof TorusError) || error.code !== 'TORUS_PLACEMENT_REFUSED') throw error;
           return { events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: `cannot re-place (${reason}): ${error.message}` }], outcome: { instanceId: command.instanceId, failed: true } };
@@ -163,4 +170,22 @@ export class CommandHandler {
 
 function refusedOn(excluded: readonly Exclusion[], what: string): TorusError {
   return new TorusError('TORUS_PLACEMENT_REFUSED', `${what}: ${excluded.map((e) => e.reason).join('; ')}`.slice(0, 4000), { kind: 'nodes', excluded });
+}
+
+type JobRestart = { kind: 'replace' } | { kind: 'restart'; restarts: number; max: number } | { kind: 'fail'; reason: string } | { kind: 'nothing' };
+
+/**
+ * What a re-placement means for this instance. Without a restart policy: re-place as always (node lost). A job
+ * with one (torchrun's --max-restarts): a failure or a lost node restarts the whole group while restarts are
+ * left, else the job fails; a finished job (failed for good, or completed) is left alone.
+ */
+function jobRestart(record: ClusterState['instances'][string], reason: string): JobRestart {
+  const restart = record.workload.kind === 'exec' ? record.workload.restart : undefined;
+  if (record.status === 'completed') return { kind: 'nothing' };
+  if (!restart) return { kind: 'replace' };
+  const done = record.restarts ?? 0;
+  if (restart.policy === 'on-failure' && done < restart.max) return { kind: 'restart', restarts: done + 1, max: restart.max };
+  if (record.status === 'failed') return { kind: 'nothing' };
+  const why = restart.policy === 'never' ? 'restart policy never' : `gave up after ${done} restarts`;
+  return { kind: 'fail', reason: `${reason}; ${why}`.slice(0, 1024) };
 }

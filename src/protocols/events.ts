@@ -94,8 +94,15 @@ export interface InstanceCreated {
 }
 export interface InstanceNeedsReplacement { readonly type: 'InstanceNeedsReplacement'; readonly instanceId: InstanceId; readonly reason: string }
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. */
-export interface InstanceReplaced { readonly type: 'InstanceReplaced'; readonly instance: InstancePlan; readonly reason: string }
-export interface InstanceFailed { readonly type: 'InstanceFailed'; readonly instanceId: InstanceId; readonly reason: string }
+/** `restarts`: set when this re-placement restarts a failed job (its count so far, torchrun's restart count). */
+export interface InstanceReplaced { readonly type: 'InstanceReplaced'; readonly instance: InstancePlan; readonly reason: string; readonly restarts?: number }
+/** A job's failing rank is named (rank, node, exit code or signal) when one caused it. The first failure wins. */
+export interface InstanceFailed {
+  readonly type: 'InstanceFailed'; readonly instanceId: InstanceId; readonly reason: string;
+  readonly rank?: number; readonly nodeId?: NodeId; readonly exitCode?: number; readonly signal?: string;
+}
+/** Every rank of an `exec` job exited 0 (a job's end; its runners stop). */
+export interface InstanceCompleted { readonly type: 'InstanceCompleted'; readonly instanceId: InstanceId; readonly reason: string }
 export interface InstanceDeleted { readonly type: 'InstanceDeleted'; readonly instanceId: InstanceId; readonly reason: string }
 export interface RunnerStatusChanged {
   readonly type: 'RunnerStatusChanged'; readonly instanceId: InstanceId; readonly nodeId: NodeId; readonly status: RunnerStatus;
@@ -113,7 +120,7 @@ export interface TaskStatusChanged {
 
 export type ClusterEvent =
   | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
-  | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceDeleted
+  | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceCompleted | InstanceDeleted
   | RunnerStatusChanged | TaskCreated | TaskStatusChanged;
 export type ClusterEventType = ClusterEvent['type'];
 
@@ -130,7 +137,7 @@ export type { Json } from '../core/topology/reader.js';
 // ---- decoders -----------------------------------------------------------------------------------------
 
 export const CLUSTER_EVENT_TYPES = ['NodeJoined', 'NodeProfileUpdated', 'NodeGone', 'LinkUp', 'LinkMeasured', 'LinkDown',
-  'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceDeleted',
+  'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceCompleted', 'InstanceDeleted',
   'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged'] as const satisfies readonly ClusterEventType[];
 
 export function decodeNetInterface(v: unknown, p: string): NetInterface {
@@ -190,8 +197,15 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     minNodes: optInt(o.minNodes, `${p}.minNodes`, 1), requiredNodes: opt(o.requiredNodes, (x) => arr(W, x, `${p}.requiredNodes`, nodeId, 1024)),
   })],
   InstanceNeedsReplacement: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceNeedsReplacement', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
-  InstanceReplaced: [['instance', 'reason'], [], (o, p) => ({ type: 'InstanceReplaced', instance: decodeInstancePlan(o.instance, `${p}.instance`), reason: reason(o.reason, `${p}.reason`) })],
-  InstanceFailed: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceFailed', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
+  InstanceReplaced: [['instance', 'reason'], ['restarts'], (o, p) => compact({
+    type: 'InstanceReplaced', instance: decodeInstancePlan(o.instance, `${p}.instance`), reason: reason(o.reason, `${p}.reason`), restarts: optInt(o.restarts, `${p}.restarts`),
+  })],
+  InstanceFailed: [['instanceId', 'reason'], ['rank', 'nodeId', 'exitCode', 'signal'], (o, p) => compact({
+    type: 'InstanceFailed', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`),
+    rank: optInt(o.rank, `${p}.rank`), nodeId: opt(o.nodeId, (x) => nodeId(x, `${p}.nodeId`)),
+    exitCode: opt(o.exitCode, (x) => int(W, x, `${p}.exitCode`, -(2 ** 31), 2 ** 32)), signal: opt(o.signal, (x) => str(W, x, `${p}.signal`, { max: 32 })),
+  })],
+  InstanceCompleted: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceCompleted', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
   InstanceDeleted: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceDeleted', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
   RunnerStatusChanged: [['instanceId', 'nodeId', 'status'], ['reason', 'diagnostics', 'exitCode', 'signal', 'attempt'], (o, p) => compact({
     type: 'RunnerStatusChanged', instanceId: id(W, o.instanceId, `${p}.instanceId`), nodeId: nodeId(o.nodeId, `${p}.nodeId`),

@@ -90,6 +90,8 @@ export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: 
     workload: workload.kind === 'exec' ? { kind: 'exec', command: workload.command, ...(workload.cwd ? { cwd: workload.cwd } : {}) } : { kind: 'ring' },
     hosts: ringHosts(instance, nodeId), hostfilePath,
     // The placement's variables, then the workload's own: what the user set wins (as with torchrun).
-    env: { ...execEnv(instance, nodeId, { hostfilePath, ifaceOf: localInterfaceOf }), ...(workload.kind === 'exec' ? workload.env ?? {} : {}) },
+    env: { ...execEnv(instance, nodeId, {
+      hostfilePath, ifaceOf: localInterfaceOf, restartCount: instance.restarts ?? 0, maxRestarts: workload.kind === 'exec' ? workload.maxRestarts ?? 0 : 0,
+    }), ...(workload.kind === 'exec' ? workload.env ?? {} : {}) },
   };
 }

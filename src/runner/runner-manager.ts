@@ -12,14 +12,15 @@ import { decideNextStep } from '../core/runner/coordination.js';
 import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../core/runner/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
-import type { InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import type { InstanceCompleted, InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import { jobFailure } from './job-outcome.js';
 import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
 import { dispatchNext, failSentTasks, settleTaskStatus } from './runner-tasks.js';
 
 export type { TaskSpec } from './local-runner.js';
 
-export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed;
+export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed | InstanceCompleted;
 
 export interface RunnerManagerOptions {
   readonly nodeId: string;
@@ -54,6 +55,8 @@ export class RunnerManager {
   readonly #o: RunnerManagerOptions;
   readonly #locals = new Map<string, Local>();
   readonly #peers = new Map<string, Map<string, RunnerStatus>>();
+  /** Per exec instance, the nodes whose command exited 0 (a job completes when every rank's did). */
+  readonly #exitedOk = new Map<string, Set<string>>();
   readonly #cancelled = new Set<string>();
   /** Every task id ever admitted: a task delivered twice (event and state catch-up) runs once. */
   readonly #admitted = new Set<string>();
@@ -127,6 +130,7 @@ export class RunnerManager {
 
   async instanceDeleted(instanceId: string): Promise<void> {
     this.#peers.delete(instanceId);
+    this.#exitedOk.delete(instanceId);
     const local = this.#locals.get(instanceId);
     if (!local) return;
     this.#locals.delete(instanceId);
@@ -134,12 +138,22 @@ export class RunnerManager {
   }
 
   /** Another node's runner status, from the applied cluster state (this node's own echoes are ignored). */
-  runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus): void {
+  runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus, exitCode?: number): void {
     if (nodeId === this.#o.nodeId) return;
     const peers = this.#peers.get(instanceId) ?? new Map<string, RunnerStatus>();
     this.#peers.set(instanceId, peers.set(nodeId, status));
     const local = this.#locals.get(instanceId);
+    if (status.state === 'Ready' && exitCode === 0 && local) this.#rankExitedOk(local, nodeId);
     if (local) this.#tick(local);
+  }
+
+  /** A rank's command exited 0: once every rank's has, this node reports the job completed (any node may; apply dedupes). */
+  #rankExitedOk(local: Local, nodeId: string): void {
+    const done = this.#exitedOk.get(local.instance.id) ?? new Set<string>();
+    this.#exitedOk.set(local.instance.id, done.add(nodeId));
+    if (local.instance.nodes.every((n) => done.has(n)) && done.has(this.#o.nodeId)) {
+      this.#emit({ type: 'InstanceCompleted', instanceId: local.instance.id, reason: `every rank (${local.instance.nodes.length}) exited with code 0` });
+    }
   }
 
   taskCreated(task: TaskSpec): void {
@@ -255,9 +269,20 @@ export class RunnerManager {
       this.#tick(local);
       return;
     }
+    const before = local.commandOutcome;
     const settled = settleTaskStatus(local, taskId, status, result, error);
     if (!settled) return;
     if (settled.report) this.#emit(settled.report);
+    const outcome = local.commandOutcome;
+    if (outcome && outcome !== before && status !== 'cancelled') {
+      // The job's command on this rank ended: 0 counts toward completion; anything else fails the whole job.
+      if (outcome.exitCode === 0 && status === 'complete') this.#rankExitedOk(local, this.#o.nodeId);
+      else {
+        // The command's last output may still be in the pipes when its exit is reported: read the tail a moment later.
+        const proc = local.proc;
+        setTimeout(() => this.#emit(jobFailure(local, this.#o.nodeId, outcome, proc?.diagnostics ?? [])), 150);
+      }
+    }
     this.#tick(local);
   }
 

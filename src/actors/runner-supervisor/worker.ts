@@ -156,7 +156,7 @@ async function perform(manager: RunnerManager, effect: SupervisorEffect): Promis
     case 'start': return manager.instanceCreated(effect.instance);
     case 'replace': return manager.instanceReplaced(effect.instance);
     case 'stop': return manager.instanceDeleted(effect.instanceId);
-    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status);
+    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status, effect.exitCode);
     case 'task': return manager.taskCreated({ taskId: effect.taskId, instanceId: effect.instanceId, kind: effect.kind,
       ...(effect.params !== undefined && effect.params !== null && typeof effect.params === 'object' && !Array.isArray(effect.params)
         ? { params: effect.params as Record<string, unknown> } : {}),
