@@ -13,6 +13,7 @@ import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { NodeConfig } from './config.js';
+import { openRunnerLog, type LogRequest } from '../runner/runner-logs.js';
 
 export interface FacadeContext {
   readonly runtime: Runtime;
@@ -54,6 +55,11 @@ export class ActorNodeFacade implements NodeFacade {
 
   async #stateAnswer(): Promise<StateAnswer> {
     return this.#ctx.runtime.request<StateAnswer>('topology-keeper', { type: 'state' });
+  }
+
+  runnerLog(request: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    const c = this.#ctx;
+    return openRunnerLog({ nodeId: c.nodeId, dataDir: c.config.dataDir, state: async () => (await this.#stateAnswer()).state }, request, signal);
   }
 
   async state(): Promise<StateView> {

@@ -1,10 +1,8 @@
 /**
  * Issue 12 end to end, real nodes in lab namespaces: h0 `--allow-exec=python3`, h1 `--allow-exec`, h2 without
  * (exec off), all `--max-instances=2`. Placement skips the nodes that would refuse and a refusal names them with
- * their rule; python3 runs where only python3 is allowed; the instance quota answers 429; and a node restarted
- * without `--allow-exec` refuses, at spawn time, the exec instance that the replicated state still assigns to it
- * (the issue's "runs again on every restart"): its runner is Failed naming the node and the rule, the instance
- * fails, and the command never starts again.
+ * their rule; python3 runs where only python3 is allowed; the instance quota answers 429. (The spawn-time refusal
+ * after a restart without --allow-exec: exec-restart-refusal-lab.test.ts.)
  */
 import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
@@ -30,7 +28,6 @@ t.test('exec policy, placement refusals and quotas across 3 lab hosts', { timeou
   const allow: Record<number, string[]> = { 0: ['--allow-exec=python3'], 1: ['--allow-exec'], 2: [] };
   await withLab(t, { hosts: 3 }, async (lab) => {
     const c = await E2eCluster.start(t, lab, {
-      failureTimeoutMs: 60_000, // h1 restarts in place: it must not be declared gone (that would re-place the job)
       nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', '--max-instances', '2', ...allow[h]!],
     });
     await c.converged(100_000, profiled);
@@ -58,21 +55,5 @@ t.test('exec policy, placement refusals and quotas across 3 lab hosts', { timeou
     t.not(third.code, 0, 'a third live instance is refused');
     t.match(third.stderr + third.stdout, /--max-instances=2/, 'naming the quota');
 
-    // h1 crashes and comes back without --allow-exec: the state still gives it sh-1.
-    c.nodes[1]!.kill('SIGKILL');
-    await c.until('h1 exited', async () => !c.nodes[1]!.alive, 10_000, 100);
-    await c.until('the old command is gone with its node', async () => (await withMarker(lab, 1, marker)) === 0, 20_000, 500);
-    allow[1] = [];
-    c.startNode(1);
-    const failed = await c.until('sh-1 failed', async () => {
-      const v = await c.nodes[0]!.tryGet<Inst>('/v1/instances/sh-1');
-      return v?.status === 'failed' && v;
-    }, 90_000, 500);
-    t.match(failed.reason, new RegExp(`node ${h1} refuses to run "sh": exec is off \\(no --allow-exec\\)`), 'the instance fails naming the node and the rule');
-    const runner = failed.runners.find((r) => r.node === h1);
-    t.match(runner, { status: 'Failed', reason: /exec is off/ }, 'its runner status is Failed with the reason');
-    await new Promise((r) => setTimeout(r, 2000));
-    t.equal(await withMarker(lab, 1, marker), 0, 'no process with the command in h1');
-    t.equal(readFileSync(join(out, 'ran-sh-1'), 'utf8').trim().split('\n').length, 1, 'the command ran once, before the restart, never after');
   });
 });
