@@ -34,6 +34,8 @@ export interface ClusterNodeOptions<S> {
   readonly persistDir?: string;
   /** Entries appended to the saved log between two saved snapshots (default 1000). */
   readonly persistCompactEvery?: number;
+  /** Inbound connections in their handshake at once (handshake-budget.ts). */
+  readonly maxPendingHandshakes?: number;
   readonly tickMs?: number;
   readonly commandTimeoutMs?: number;
   /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */

@@ -30,6 +30,7 @@ export const SHUTDOWN_ORDER: readonly ActorName[] = ['placement-planner', 'runne
 export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): ActorSpec[] {
   const { config, identity } = ctx;
   const common = { nodeId: identity.nodeId, incarnation: identity.incarnation, dataDir: config.dataDir };
+  const dataKey = ctx.credential.mode === 'secret' ? ctx.credential.keys.dataKey : null;
   const all: Record<ActorName, unknown> = {
     'topology-keeper': { ...common, reportTo: 'cluster' },
     cluster: {
@@ -44,14 +45,16 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       apiPort: ctx.apiPort,
       mdns: config.mdns,
       failureTimeoutMs: config.failureTimeoutMs,
+      maxPendingHandshakes: config.maxPendingHandshakes,
       version: ctx.version,
       // Static peers are given as API addresses (what users know); the cluster listens one port above.
       peerPortOffset: 1,
     },
-    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, runners: { allowExec: config.allowExec, maxRunners: config.maxRunners } },
+    // Data-plane proofs (probe requests, ring sockets) use their own derived key; null in open mode.
+    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, dataKey, runners: { allowExec: config.allowExec, maxRunners: config.maxRunners } },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
-    'runner-supervisor': { ...common, allowExec: config.allowExec, maxRunners: config.maxRunners },
+    'runner-supervisor': { ...common, dataKey, allowExec: config.allowExec, maxRunners: config.maxRunners },
   };
   return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
 }

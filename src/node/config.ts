@@ -10,13 +10,14 @@ import { ValidationError } from '../core/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
 import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS, parseExecPolicy, type ExecPolicy } from '../core/runner/exec-policy.js';
+import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
 export type InterfaceType = (typeof INTERFACE_TYPES)[number];
 
 export const DEFAULT_PORT = 52_515;
 
-export interface NodeConfig {
+export interface NodeConfig extends ApiConfig {
   readonly dataDir: string;
   readonly port: number;
   /** Address the API and cluster listeners bind to. */
@@ -44,6 +45,9 @@ export interface NodeConfig {
   readonly maxRunners: number;
   /** Live instances in the cluster this node accepts when it leads (default 64). */
   readonly maxInstances: number;
+  // ---- cluster-port limits (peer helper, issue 12) ----
+  /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
+  readonly maxPendingHandshakes: number;
 }
 
 
@@ -67,6 +71,8 @@ export const NODE_FLAGS = {
   'allow-exec': { type: 'string' },
   'max-runners': { type: 'string' },
   'max-instances': { type: 'string' },
+  'max-pending-handshakes': { type: 'string' },
+  ...API_FLAGS,
 } as const;
 
 export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
@@ -75,7 +81,7 @@ Starts a torus node: discovers peers, measures links, joins the cluster's event 
 and dashboard, and runs the runners placed on this machine.
 
 Options:
-  --data-dir DIR          where the node id, logs and runner files live (default ~/.torus)
+  --data-dir DIR          where the node id, logs and runner files live (default TORUS_DATA_DIR, else ~/.torus)
   --port N                API port (default ${DEFAULT_PORT}; 0 picks a free one); the cluster listens on
                           N+1, and static peers are given by their API port
   --host ADDR             address to listen on (default 0.0.0.0)
@@ -96,6 +102,9 @@ Options:
                           commands listed (basename, or absolute path). Off by default (docs/security.md)
   --max-runners N         runners this node holds at once (default ${DEFAULT_MAX_RUNNERS})
   --max-instances N       live instances in the cluster, checked by the leader (default ${DEFAULT_MAX_INSTANCES})
+  --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
+                          (default 64; members are counted apart)
+${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
@@ -154,7 +163,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs',
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS,
     'allowExec', 'maxRunners', 'maxInstances'];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
@@ -241,6 +250,12 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
   }
 
+  const pending = pick('max-pending-handshakes', 'maxPendingHandshakes');
+  const maxPendingHandshakes = pending.value === undefined ? 64 : Number(pending.value);
+  if (!Number.isInteger(maxPendingHandshakes) || maxPendingHandshakes < 1 || maxPendingHandshakes > 4096) {
+    throw new ValidationError(pending.where, pending.path, 'expected an integer between 1 and 4096');
+  }
+
   const { secret, source: secretSource } = pickSecret(values, file, env);
   if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean') throw new ValidationError('config', 'insecureOpen', 'expected true or false');
   const insecureOpen = values['insecure-open'] === true || file.insecureOpen === true;
@@ -265,7 +280,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     help: values.help === true,
     config: {
-      dataDir: dataDir.value === undefined ? join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      dataDir: dataDir.value === undefined ? env.TORUS_DATA_DIR || join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
       port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
       host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
@@ -282,6 +297,8 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       allowExec: execPolicyOf(exec.value, exec.where, exec.path),
       maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
       maxInstances: parseCount(maxInstances.value, DEFAULT_MAX_INSTANCES, maxInstances.where, maxInstances.path, 100_000),
+      maxPendingHandshakes,
+      ...parseApiConfig(pick),
     },
   };
 }

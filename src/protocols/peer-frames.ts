@@ -1,6 +1,7 @@
 /**
  * Node-to-node frames of the cluster protocol (DESIGN.md §4). On the wire each frame is
- * `[u32 BE length][32-byte HMAC, only once authenticated with a secret][msgpack body]`; the framing lives in
+ * `[u32 BE length][msgpack body]`, the body sealed with aes-256-gcm once the handshake proved the cluster key
+ * (v3); the framing lives in
  * src/cluster/frame-codec.ts, this file is the schema. `decodePeerFrame` is strict: unknown types and unknown
  * fields are rejected, every number is range-checked, and it never throws anything but ValidationError.
  */
@@ -12,7 +13,11 @@ import { arr, body, bool, errorJson, fail, int, num, oneOf, optStr, record, str,
  * unchanged, but a v1 node would still elect itself alone in a minority, so the two are not mixed in one cluster
  * (each lists the other as `incompatible-version`).
  */
-export const PROTOCOL_VERSION = 2;
+/*
+ * 3: the handshake proof covers both hellos and every frame after it is encrypted (docs/cluster.md, Handshake);
+ * open-mode nodes must answer with a proof too. v2 and v3 cannot talk.
+ */
+export const PROTOCOL_VERSION = 3;
 /** Largest frame body accepted after the handshake (snapshots are the big ones). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Largest frame accepted before the peer is authenticated: hello/auth/refuse only. */
@@ -43,7 +48,7 @@ export interface Hello {
 
 export type PeerFrame =
   | Hello
-  /** Proof of the secret: HMAC(secret, 'auth' | receiver's nonce | sender's nonce | sender id), hex. */
+  /** Proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/cluster/auth.ts). */
   | { readonly type: 'auth'; readonly proof: string }
   /** Sent just before closing a connection that will not be joined, so the other side can list why. */
   | { readonly type: 'refuse'; readonly reason: RefuseReason; readonly detail?: string }

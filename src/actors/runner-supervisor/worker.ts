@@ -27,6 +27,8 @@ interface SupervisorOptions {
   readonly deadlines?: ShutdownDeadlines;
   readonly policy?: RestartPolicy;
   readonly cancelTimeoutMs?: number;
+  /** Data-plane key for the ring sockets of this node's runners (null/absent: open mode). */
+  readonly dataKey?: string | null;
   readonly runnerEnv?: Readonly<Record<string, string>>;
   /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
   readonly pollMs?: number;
@@ -86,6 +88,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       allowExec: options.allowExec ?? false,
       ...(options.maxRunners !== undefined ? { maxRunners: options.maxRunners } : {}),
       onLimit: (message) => log.warn('runner quota reached; further runners are refused', { message }),
+      ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
         if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
         queue.push(event);
