@@ -3,9 +3,6 @@
  * exec job, streams every rank's stdout and stderr to the terminal as written, each line prefixed
  * `[rank N node]`, stops the job on every node at Ctrl-C, and exits with the job's exit code.
  */
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { InstanceView } from '../api/node-facade.js';
 import { parseBytes } from './table.js';
 import { parseCli, processIo, runCli, UsageError, type ApiClient, type CliIo } from './api-client.js';
@@ -26,20 +23,8 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
 
 const OPTIONS = {
   'min-nodes': { type: 'string' }, nodes: { type: 'string' }, memory: { type: 'string' }, workload: { type: 'string' },
-  'instance-id': { type: 'string' }, restart: { type: 'string' }, token: { type: 'string' }, 'data-dir': { type: 'string' },
+  'instance-id': { type: 'string' }, restart: { type: 'string' },
 } as const;
-
-/** The agreed lookup: --token, TORUS_TOKEN, <data dir>/api-token (data dir: --data-dir, TORUS_DATA_DIR, ~/.torus). */
-function tokenOf(values: Record<string, unknown>): string | undefined {
-  if (typeof values.token === 'string') return values.token;
-  if (process.env.TORUS_TOKEN) return process.env.TORUS_TOKEN;
-  const dir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.env.TORUS_DATA_DIR ?? join(homedir(), '.torus');
-  try {
-    return readFileSync(join(dir, 'api-token'), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function restartOf(text: unknown): { policy: 'never' | 'on-failure'; max?: number } | undefined {
   if (text === undefined) return undefined;
@@ -68,7 +53,7 @@ export async function runRunCommand(args: string[], io: CliIo = processIo, signa
       ...(typeof values.nodes === 'string' ? { requiredNodes: values.nodes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
       ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
     };
-    const token = tokenOf(values as Record<string, unknown>);
+    const token = client.token.token;
     const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
     return follow(client, token, instance, io, signals);
   });

@@ -4,11 +4,12 @@
  * longer live); any other node proxies to the holder's API at an address this node reached it by (a measured
  * link), with the cluster's API token (the same on every node). Bytes pass through unchanged.
  */
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../core/errors.js';
 import type { ClusterState } from '../core/topology/state.js';
+import { readApiTokenIn } from '../node/credentials.js';
 import { runnerDir } from './local-runner.js';
 
 export type LogStream = 'stdout' | 'stderr';
@@ -100,7 +101,7 @@ function apiUrlOf(state: ClusterState, self: string, holder: string): string {
 }
 
 async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
-  const token = await readFile(join(deps.dataDir, 'api-token'), 'utf8').then((t) => t.trim(), () => undefined);
+  const token = readApiTokenIn(deps.dataDir); // the node's effective token, the same on every node of the cluster
   const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
   let res: Response;
