@@ -14,6 +14,7 @@ const COMMANDS: Record<string, Command> = {
   plan: async (args) => (await import('./cli/plan.js')).runPlanCommand(args),
   status: async (args) => (await import('./cli/status.js')).runStatusCommand(args),
   place: async (args) => (await import('./cli/place.js')).runPlaceCommand(args),
+  run: async (args) => (await import('./cli/run.js')).runRunCommand(args),
   instances: async (args) => (await import('./cli/instances.js')).runInstancesCommand(args),
   delete: async (args) => (await import('./cli/delete.js')).runDeleteCommand(args),
   peers: async (args) => (await import('./cli/peers.js')).runPeersCommand(args),

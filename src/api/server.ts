@@ -15,6 +15,7 @@ import { clusterRoutes } from './routes/cluster-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { eventsRoute } from './routes/events-route.js';
 import { instanceRoutes } from './routes/instance-routes.js';
+import { logRoutes } from './routes/log-routes.js';
 import { loginRoutes } from './routes/login-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
@@ -61,7 +62,7 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes, ...artifactRoutes];
+  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, ...logRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes, ...artifactRoutes];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {

@@ -36,8 +36,13 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
   const { plan } = record;
   const runners: RunnerView[] = plan.nodes.map((node, rank) => {
     const r = Object.hasOwn(record.runners, node) ? record.runners[node] : undefined;
-    return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt };
+    return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt, exitCode: r?.exitCode, signal: r?.signal };
   });
+  // An exec instance is a job (issue 14): running → completed (every rank exited 0) or failed (the first failing rank).
+  const job = record.workload.kind === 'exec' ? {
+    state: record.status === 'completed' ? 'completed' : record.status === 'failed' ? 'failed' : 'running',
+    exitCode: record.exitCode, signal: record.signal, failedRank: record.failedRank, failedNode: record.failedNode, restarts: record.restarts ?? 0,
+  } : undefined;
   return {
     id,
     nodes: plan.nodes,
@@ -47,6 +52,8 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     status: record.status,
     reason: record.reason,
     generation: record.generation,
+    exitCode: record.exitCode,
+    job,
     workload: record.workload,
     plan,
   };

@@ -24,15 +24,19 @@ export async function runInstancesCommand(args: string[], io: CliIo = processIo)
 export function renderInstances(instances: readonly InstanceView[], detailed: boolean): string {
   if (!detailed) {
     return renderTable(
-      ['ID', 'BACKEND', 'SHARDING', 'STATUS', 'RING ORDER', 'RUNNERS'],
-      instances.map((i) => [i.id, i.backend ?? '', i.sharding ?? '', i.status ?? '', i.nodes.join(' → '), summarise(i)]),
+      ['ID', 'BACKEND', 'SHARDING', 'STATUS', 'JOB', 'EXIT', 'RING ORDER', 'RUNNERS'],
+      instances.map((i) => [i.id, i.backend ?? '', i.sharding ?? '', i.status ?? '', jobOf(i)?.state ?? '', exitOf(i.exitCode), i.nodes.join(' → '), summarise(i)]),
     );
   }
   return instances
     .map((i) => `instance ${i.id}: ${i.backend ?? '?'} / ${i.sharding ?? '?'}, ${i.status ?? ''}${typeof i.reason === 'string' ? ` (${i.reason})` : ''}\n` +
-      renderTable(['RANK', 'NODE', 'STATUS', 'RESTARTS', 'REASON'], i.runners.map((r) => [String(r.rank ?? '?'), r.node, r.status, String(r.restarts ?? 0), r.reason ?? ''])))
+      (jobOf(i) ? `job ${jobOf(i)!.state}, exit code ${exitOf(i.exitCode) || '-'}, restarts ${jobOf(i)!.restarts ?? 0}\n` : '') +
+      renderTable(['RANK', 'NODE', 'STATUS', 'EXIT', 'RESTARTS', 'REASON'], i.runners.map((r) => [String(r.rank ?? '?'), r.node, r.status, exitOf(r.exitCode), String(r.restarts ?? 0), r.reason ?? ''])))
     .join('\n');
 }
+
+const jobOf = (i: InstanceView): { state: string; restarts?: number } | undefined => (i.job && typeof i.job === 'object' ? i.job as { state: string; restarts?: number } : undefined);
+const exitOf = (code: unknown): string => (typeof code === 'number' ? String(code) : '');
 
 /** "3 Ready, 1 Failed" */
 function summarise(i: InstanceView): string {

@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   TORUS_EVENT_CONFLICT: 409,
   TORUS_EVENT_STALE: 409,
   TORUS_INTERNAL: 500,
+  /** A configured bound was reached (e.g. --max-instances); the message names it. */
+  TORUS_QUOTA_EXCEEDED: 429,
   // HTTP API security (#12): no/wrong credential, a Host not of this node (DNS rebinding), a foreign Origin,
   // a server-wide limit reached (connections, SSE clients), a per-client write rate exceeded.
   TORUS_UNAUTHENTICATED: 401,

@@ -51,9 +51,10 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       peerPortOffset: 1,
     },
     // Data-plane proofs (probe requests, ring sockets) use their own derived key; null in open mode.
-    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, dataKey },
+    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, dataKey, runners: { allowExec: config.allowExec, maxRunners: config.maxRunners } },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
-    'runner-supervisor': { ...common, dataKey },
+    // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
+    'runner-supervisor': { ...common, dataKey, allowExec: config.allowExec, maxRunners: config.maxRunners },
   };
   return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
 }

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../core/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS, parseExecPolicy, type ExecPolicy } from '../core/runner/exec-policy.js';
 import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
@@ -37,10 +38,18 @@ export interface NodeConfig extends ApiConfig {
   readonly mdns: boolean;
   /** Heartbeat silence after which a node is declared gone. */
   readonly failureTimeoutMs: number;
+  // ---- runners (issue 12): exec off by default, bounded runners and instances ----
+  /** `exec` workloads this node runs: none (default), any (`--allow-exec`), or an allow-list of commands. */
+  readonly allowExec: ExecPolicy;
+  /** Runners this node holds at once (default 8); more are refused with a Failed status naming the quota. */
+  readonly maxRunners: number;
+  /** Live instances in the cluster this node accepts when it leads (default 64). */
+  readonly maxInstances: number;
   // ---- cluster-port limits (peer helper, issue 12) ----
   /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
   readonly maxPendingHandshakes: number;
 }
+
 
 export const NODE_FLAGS = {
   help: { type: 'boolean', short: 'h' },
@@ -59,6 +68,9 @@ export const NODE_FLAGS = {
   'log-level': { type: 'string' },
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
+  'allow-exec': { type: 'string' },
+  'max-runners': { type: 'string' },
+  'max-instances': { type: 'string' },
   'max-pending-handshakes': { type: 'string' },
   ...API_FLAGS,
 } as const;
@@ -86,6 +98,10 @@ Options:
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
   --no-mdns               do not use multicast discovery (static peers only)
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+  --allow-exec[=CMD,...]  run 'exec' workloads (arbitrary commands) placed here: all of them, or only the
+                          commands listed (basename, or absolute path). Off by default (docs/security.md)
+  --max-runners N         runners this node holds at once (default ${DEFAULT_MAX_RUNNERS})
+  --max-instances N       live instances in the cluster, checked by the leader (default ${DEFAULT_MAX_INSTANCES})
   --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
                           (default 64; members are counted apart)
 ${API_USAGE}
@@ -93,7 +109,7 @@ ${API_USAGE}
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
 
-Other commands: plan, status, place, instances, delete, peers, measure, bench ring, token (each with --help).`;
+Other commands: plan, status, place, run, instances, delete, peers, measure, bench ring, token (each with --help).`;
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
@@ -147,7 +163,8 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS];
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS,
+    'allowExec', 'maxRunners', 'maxInstances'];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -181,6 +198,29 @@ function pickSecret(values: Record<string, unknown>, file: Record<string, unknow
   return {};
 }
 
+/** `--allow-exec` alone is the boolean form: parseArgs has no optional values, so it becomes `--allow-exec=*`. */
+const ALLOW_ALL = '*';
+function normalizeArgs(args: readonly string[]): string[] {
+  return args.map((a) => (a === '--allow-exec' ? `--allow-exec=${ALLOW_ALL}` : a));
+}
+
+function parseCount(value: unknown, fallback: number, where: 'flag' | 'config', path: string, max: number): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new ValidationError(where, path, `expected a whole number 1-${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function execPolicyOf(value: unknown, where: 'flag' | 'config', path: string): ExecPolicy {
+  if (value === undefined) return false;
+  if (value === ALLOW_ALL && where === 'flag') return true;
+  try {
+    return parseExecPolicy(value);
+  } catch (error) {
+    throw new ValidationError(where, path, (error as Error).message);
+  }
+}
+
 export interface ParsedNodeArgs {
   readonly help: boolean;
   readonly config: NodeConfig;
@@ -190,7 +230,7 @@ export interface ParsedNodeArgs {
 export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ParsedNodeArgs {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: [...args], options: NODE_FLAGS, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: normalizeArgs(args), options: NODE_FLAGS, strict: true, allowPositionals: false }));
   } catch (error) {
     throw new ValidationError('flag', '', (error as Error).message);
   }
@@ -233,6 +273,9 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   const host = pick('host', 'host');
   const mdnsOff = values['no-mdns'] === true || file.mdns === false;
   if (file.mdns !== undefined && typeof file.mdns !== 'boolean') throw new ValidationError('config', 'mdns', 'expected true or false');
+  const exec = pick('allow-exec', 'allowExec');
+  const maxRunners = pick('max-runners', 'maxRunners');
+  const maxInstances = pick('max-instances', 'maxInstances');
 
   return {
     help: values.help === true,
@@ -251,6 +294,9 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       logLevel,
       mdns: !mdnsOff,
       failureTimeoutMs,
+      allowExec: execPolicyOf(exec.value, exec.where, exec.path),
+      maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
+      maxInstances: parseCount(maxInstances.value, DEFAULT_MAX_INSTANCES, maxInstances.where, maxInstances.path, 100_000),
       maxPendingHandshakes,
       ...parseApiConfig(pick),
     },

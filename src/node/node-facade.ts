@@ -14,6 +14,7 @@ import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
+import { openRunnerLog, type LogRequest } from '../runner/runner-logs.js';
 
 export interface FacadeContext {
   readonly runtime: Runtime;
@@ -60,6 +61,11 @@ export class ActorNodeFacade implements NodeFacade {
 
   async #stateAnswer(): Promise<StateAnswer> {
     return this.#ctx.runtime.request<StateAnswer>('topology-keeper', { type: 'state' });
+  }
+
+  runnerLog(request: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    const c = this.#ctx;
+    return openRunnerLog({ nodeId: c.nodeId, dataDir: c.config.dataDir, state: async () => (await this.#stateAnswer()).state }, request, signal);
   }
 
   async state(): Promise<StateView> {

@@ -8,7 +8,8 @@ import type { IndexedEvent } from '../protocols/events.js';
 import type { Logger } from '../runtime/log.js';
 import type { Runtime } from '../runtime/runtime.js';
 
-const TRIGGERS = new Set(['NodeGone', 'InstanceNeedsReplacement', 'NodeJoined']);
+// InstanceFailed: a failed job with restart policy on-failure is restarted (re-placed) as a whole group.
+const TRIGGERS = new Set(['NodeGone', 'InstanceNeedsReplacement', 'NodeJoined', 'InstanceFailed']);
 
 export class Replacer {
   readonly #runtime: Runtime;

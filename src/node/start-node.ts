@@ -17,6 +17,7 @@ import { resolveCredential, type ClusterCredential } from './credentials.js';
 import { createProbeHandler } from '../profiler/probe-handler.js';
 import { CommandHandler } from './command-handler.js';
 import { Replacer } from './replacer.js';
+import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from './ring-bench-live.js';
 import { createArtifactService } from './artifact-service.js';
 
@@ -43,6 +44,7 @@ const log = createLogger({ component: 'node' });
 
 export async function startNode(config: NodeConfig, options: StartOptions = {}): Promise<TorusNode> {
   setLogLevel(config.logLevel);
+  secureDataDir(config.dataDir, (message, fields) => log.warn(message, fields));
   const identity = await loadOrCreateIdentity(config.dataDir);
   const credential = resolveCredential(config, (what) => log.info(`cluster secret ${what}`, { dataDir: config.dataDir }));
   const startedAt = Date.now();
@@ -75,7 +77,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     return null;
   });
   // The cluster actor asks this service to turn commands into events when this node leads.
-  const commands = new CommandHandler(runtime);
+  const commands = new CommandHandler(runtime, { maxInstances: config.maxInstances });
   runtime.register('commands', (body) => commands.serve(body));
 
   const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);

@@ -48,6 +48,12 @@ export interface NetInterface {
   /** link speed the OS reports, where it does */
   readonly speedMbps?: number;
 }
+/** What a node lets the runner supervisor start (issue 12): advertised so placement skips nodes that would refuse. */
+export interface RunnerPolicy {
+  /** false: no `exec` workloads; true: any; a list: only these commands (basename or absolute path). */
+  readonly allowExec: boolean | readonly string[];
+  readonly maxRunners: number;
+}
 export interface MemoryInfo {
   readonly ramTotal: number;
   readonly ramAvailable: number;
@@ -67,6 +73,7 @@ export interface NodeProfileUpdated {
   readonly interfaces: readonly NetInterface[]; readonly memory: MemoryInfo; readonly rdmaEnabled?: boolean;
   /** fraction (0..1) of each workload already cached on this node */
   readonly cached?: Readonly<Record<string, number>>;
+  readonly runners?: RunnerPolicy;
 }
 export interface NodeGone { readonly type: 'NodeGone'; readonly nodeId: NodeId; readonly reason: string }
 /** `source` reached `sink` at `ip` (one of the sink's addresses); `type` is the sink interface's type. */
@@ -89,8 +96,15 @@ export interface InstanceCreated {
 }
 export interface InstanceNeedsReplacement { readonly type: 'InstanceNeedsReplacement'; readonly instanceId: InstanceId; readonly reason: string }
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. */
-export interface InstanceReplaced { readonly type: 'InstanceReplaced'; readonly instance: InstancePlan; readonly reason: string }
-export interface InstanceFailed { readonly type: 'InstanceFailed'; readonly instanceId: InstanceId; readonly reason: string }
+/** `restarts`: set when this re-placement restarts a failed job (its count so far, torchrun's restart count). */
+export interface InstanceReplaced { readonly type: 'InstanceReplaced'; readonly instance: InstancePlan; readonly reason: string; readonly restarts?: number }
+/** A job's failing rank is named (rank, node, exit code or signal) when one caused it. The first failure wins. */
+export interface InstanceFailed {
+  readonly type: 'InstanceFailed'; readonly instanceId: InstanceId; readonly reason: string;
+  readonly rank?: number; readonly nodeId?: NodeId; readonly exitCode?: number; readonly signal?: string;
+}
+/** Every rank of an `exec` job exited 0 (a job's end; its runners stop). */
+export interface InstanceCompleted { readonly type: 'InstanceCompleted'; readonly instanceId: InstanceId; readonly reason: string }
 export interface InstanceDeleted { readonly type: 'InstanceDeleted'; readonly instanceId: InstanceId; readonly reason: string }
 export interface RunnerStatusChanged {
   readonly type: 'RunnerStatusChanged'; readonly instanceId: InstanceId; readonly nodeId: NodeId; readonly status: RunnerStatus;
@@ -108,7 +122,7 @@ export interface TaskStatusChanged {
 
 export type ClusterEvent =
   | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
-  | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceDeleted
+  | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceCompleted | InstanceDeleted
   | RunnerStatusChanged | TaskCreated | TaskStatusChanged | ArtifactHeld | ArtifactDropped;
 export type ClusterEventType = ClusterEvent['type'];
 
@@ -125,7 +139,7 @@ export type { Json } from '../core/topology/reader.js';
 // ---- decoders -----------------------------------------------------------------------------------------
 
 export const CLUSTER_EVENT_TYPES = ['NodeJoined', 'NodeProfileUpdated', 'NodeGone', 'LinkUp', 'LinkMeasured', 'LinkDown',
-  'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceDeleted',
+  'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceCompleted', 'InstanceDeleted',
   'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged', 'ArtifactHeld', 'ArtifactDropped'] as const satisfies readonly ClusterEventType[];
 
 export function decodeNetInterface(v: unknown, p: string): NetInterface {
@@ -144,6 +158,13 @@ export function decodeMemoryInfo(v: unknown, p: string): MemoryInfo {
   });
 }
 
+export function decodeRunnerPolicy(v: unknown, p: string): RunnerPolicy {
+  const o = obj(W, v, p, ['allowExec', 'maxRunners']);
+  const allowExec = typeof o.allowExec === 'boolean' ? o.allowExec
+    : arr(W, o.allowExec, `${p}.allowExec`, (y, q) => str(W, y, q, { min: 1, max: 1024 }), 256);
+  return { allowExec, maxRunners: int(W, o.maxRunners, `${p}.maxRunners`, 1, 1_000_000) };
+}
+
 const link = (o: Fields, p: string) => ({ source: nodeId(o.source, `${p}.source`), sink: nodeId(o.sink, `${p}.sink`), ip: decodeIp(o.ip, `${p}.ip`) });
 const srcInc = (o: Fields, p: string) => optInt(o.sourceIncarnation, `${p}.sourceIncarnation`);
 
@@ -155,11 +176,12 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     apiAddresses: arr(W, o.apiAddresses, `${p}.apiAddresses`, endpoint, 64),
     peerPort: optInt(o.peerPort, `${p}.peerPort`), version: str(W, o.version, `${p}.version`, { max: 64 }),
   })],
-  NodeProfileUpdated: [['nodeId', 'interfaces', 'memory'], ['incarnation', 'rdmaEnabled', 'cached'], (o, p) => compact({
+  NodeProfileUpdated: [['nodeId', 'interfaces', 'memory'], ['incarnation', 'rdmaEnabled', 'cached', 'runners'], (o, p) => compact({
     type: 'NodeProfileUpdated', nodeId: nodeId(o.nodeId, `${p}.nodeId`), incarnation: optInt(o.incarnation, `${p}.incarnation`),
     interfaces: arr(W, o.interfaces, `${p}.interfaces`, decodeNetInterface, 256), memory: decodeMemoryInfo(o.memory, `${p}.memory`),
     rdmaEnabled: opt(o.rdmaEnabled, (x) => bool(W, x, `${p}.rdmaEnabled`)),
     cached: opt(o.cached, (x) => record(W, x, `${p}.cached`, (k, q) => id(W, k, q), (y, q) => num(W, y, q, 0, 1), 1024)),
+    runners: opt(o.runners, (x) => decodeRunnerPolicy(x, `${p}.runners`)),
   })],
   NodeGone: [['nodeId', 'reason'], [], (o, p) => ({ type: 'NodeGone', nodeId: nodeId(o.nodeId, `${p}.nodeId`), reason: reason(o.reason, `${p}.reason`) })],
   LinkUp: [['source', 'sink', 'ip', 'linkType'], ['sourceIncarnation'], (o, p) => compact({
@@ -177,8 +199,15 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     minNodes: optInt(o.minNodes, `${p}.minNodes`, 1), requiredNodes: opt(o.requiredNodes, (x) => arr(W, x, `${p}.requiredNodes`, nodeId, 1024)),
   })],
   InstanceNeedsReplacement: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceNeedsReplacement', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
-  InstanceReplaced: [['instance', 'reason'], [], (o, p) => ({ type: 'InstanceReplaced', instance: decodeInstancePlan(o.instance, `${p}.instance`), reason: reason(o.reason, `${p}.reason`) })],
-  InstanceFailed: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceFailed', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
+  InstanceReplaced: [['instance', 'reason'], ['restarts'], (o, p) => compact({
+    type: 'InstanceReplaced', instance: decodeInstancePlan(o.instance, `${p}.instance`), reason: reason(o.reason, `${p}.reason`), restarts: optInt(o.restarts, `${p}.restarts`),
+  })],
+  InstanceFailed: [['instanceId', 'reason'], ['rank', 'nodeId', 'exitCode', 'signal'], (o, p) => compact({
+    type: 'InstanceFailed', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`),
+    rank: optInt(o.rank, `${p}.rank`), nodeId: opt(o.nodeId, (x) => nodeId(x, `${p}.nodeId`)),
+    exitCode: opt(o.exitCode, (x) => int(W, x, `${p}.exitCode`, -(2 ** 31), 2 ** 32)), signal: opt(o.signal, (x) => str(W, x, `${p}.signal`, { max: 32 })),
+  })],
+  InstanceCompleted: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceCompleted', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
   InstanceDeleted: [['instanceId', 'reason'], [], (o, p) => ({ type: 'InstanceDeleted', instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: reason(o.reason, `${p}.reason`) })],
   RunnerStatusChanged: [['instanceId', 'nodeId', 'status'], ['reason', 'diagnostics', 'exitCode', 'signal', 'attempt'], (o, p) => compact({
     type: 'RunnerStatusChanged', instanceId: id(W, o.instanceId, `${p}.instanceId`), nodeId: nodeId(o.nodeId, `${p}.nodeId`),

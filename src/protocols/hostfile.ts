@@ -1,8 +1,9 @@
 /**
  * MLX ring hostfile format and the runner environment contract.
  *
- * Hostfile (what `TORUS_HOSTFILE` / `MLX_HOSTFILE` point at): a JSON array with one `"ip:port"` string per
- * rank, in rank order, as MLX's ring backend reads it. A rank's own entry is `0.0.0.0:port` (listen on all
+ * Hostfile (what `TORUS_HOSTFILE` / `MLX_HOSTFILE` point at): what `mlx.launch` writes for MLX's ring backend, a
+ * JSON array with one entry per rank in rank order, each entry an array of `"ip:port"` strings (one here: the
+ * planned address) — `[["0.0.0.0:5000"],["10.77.0.2:5000"]]`. A rank's own entry is `0.0.0.0:port` (listen on all
  * addresses), its two ring neighbours are the planned addresses, every other rank is the placeholder
  * `198.51.100.1:0` (RFC 5737 TEST-NET-2: a rank only ever talks to its neighbours).
  */
@@ -46,9 +47,9 @@ export function formatHostPort(host: HostPort): string {
   return host.ip.includes(':') ? `[${host.ip}]:${host.port}` : `${host.ip}:${host.port}`;
 }
 
-/** The file body: `["0.0.0.0:5000", "10.77.0.2:5000", ...]` plus a newline. */
+/** The file body, mlx.launch's shape: `[["0.0.0.0:5000"], ["10.77.0.2:5000"], ...]` plus a newline. */
 export function encodeHostfile(hosts: readonly HostPort[]): string {
-  return JSON.stringify(hosts.map(formatHostPort)) + '\n';
+  return JSON.stringify(hosts.map((h) => [formatHostPort(h)])) + '\n';
 }
 
 /** Strict parse of a hostfile's text (or already-parsed JSON). */
@@ -61,11 +62,13 @@ export function decodeHostfile(input: unknown): HostPort[] {
       throw new ValidationError('config', 'hostfile', 'not JSON');
     }
   }
-  if (!Array.isArray(value)) throw new ValidationError('config', 'hostfile', 'expected a JSON array of "ip:port" strings');
+  if (!Array.isArray(value)) throw new ValidationError('config', 'hostfile', 'expected a JSON array, one entry per rank');
   if (value.length === 0 || value.length > 65536) throw new ValidationError('config', 'hostfile', 'expected 1..65536 entries');
-  return value.map((entry, i) => {
-    if (typeof entry !== 'string') throw new ValidationError('config', `hostfile[${i}]`, 'expected a string');
-    return parseHostPort(entry, `hostfile[${i}]`);
+  // A rank's entry: mlx.launch's array of "ip:port" (its first address is the one used here), or a bare string.
+  return value.map((entry: unknown, i) => {
+    const first = Array.isArray(entry) && entry.length >= 1 && entry.length <= 64 ? entry[0] : entry;
+    if (typeof first !== 'string') throw new ValidationError('config', `hostfile[${i}]`, 'expected ["ip:port", ...] or "ip:port"');
+    return parseHostPort(first, `hostfile[${i}]`);
   });
 }
 

@@ -143,8 +143,9 @@ function decodeWorkload(v: unknown, path: string): Workload {
 }
 
 export function decodeStartConfig(v: unknown, path = 'config'): RunnerStartConfig {
+  // ringKey is optional (open mode, embedding without a cluster key): listed as required, every such runner failed to start.
   const o = object(v, path, ['runnerId', 'instanceId', 'nodeId', 'rank', 'worldSize', 'layerStart', 'layerEnd', 'workload', 'hosts',
-    'hostfilePath', 'env', 'ringKey']);
+    'hostfilePath', 'env'], ['ringKey']);
   const ringKey = o.ringKey === undefined ? undefined : str(o.ringKey, `${path}.ringKey`);
   if (ringKey !== undefined && !/^[0-9a-f]{32,128}$/.test(ringKey)) throw new ValidationError('frame', `${path}.ringKey`, 'expected a hex key');
   const worldSize = int(o.worldSize, `${path}.worldSize`, 1, 65536);

@@ -5,7 +5,8 @@
  * The command stays in the runner's process group, so the supervisor's group kill reaches it too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { dirname } from 'node:path';
 import { TorusError } from '../core/errors.js';
 import { decodeHostfile, encodeHostfile } from '../protocols/hostfile.js';
@@ -30,8 +31,8 @@ export function execWorkload(config: RunnerStartConfig, diagnostic: (message: st
 
   return {
     async connect() {
-      await mkdir(dirname(config.hostfilePath), { recursive: true });
-      await writeFile(config.hostfilePath, encodeHostfile(decodeHostfile(config.hosts)));
+      await mkdir(dirname(config.hostfilePath), { recursive: true, mode: 0o700 });
+      writeFileAtomicSync(config.hostfilePath, encodeHostfile(decodeHostfile(config.hosts)), { mode: 0o600 });
     },
     async load(report) {
       report(config.layerEnd - config.layerStart);

@@ -3,6 +3,8 @@
  * configuration of its process: placement → RunnerStartConfig (env from execEnv, MLX hostfile entries).
  */
 import type { CommandOutcome } from '../core/runner/command-outcome.js';
+import { createHash } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { execEnv, ringHosts } from '../core/runner/exec-env.js';
 import { runnerIdOf, shardOf, type RunnerInstance } from '../core/runner/instance.js';
@@ -56,11 +58,26 @@ export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: n
   };
 }
 
-const safe = (id: string): string => id.replace(/[^A-Za-z0-9._@-]/g, '_');
+/** Percent-style escaping of everything but [A-Za-z0-9._-] ('@' included): injective, and safe as a file name. */
+const escapeId = (id: string): string => id.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+/** File names stay under the usual 255-byte limit; longer names keep a prefix plus a hash of both ids. */
+const MAX_NAME = 200;
 
-/** `<dataDir>/runners/<runnerId>/`: hostfile.json, stdout.log, stderr.log. */
-export function runnerDir(dataDir: string, runnerId: string): string {
-  return join(dataDir, 'runners', safe(runnerId));
+/**
+ * `<dataDir>/runners/<instance>@<node>/` (hostfile.json, stdout.log, stderr.log), each id escaped so that distinct
+ * (instance, node) pairs never share a directory (`a:b` and `a_b` used to). Over-long names end in `~<hash>`;
+ * `~` never appears in an escaped id, so a hashed name cannot equal a plain one.
+ */
+export function runnerDir(dataDir: string, instanceId: string, nodeId: string): string {
+  let name = `${escapeId(instanceId)}@${escapeId(nodeId)}`;
+  if (name.length > MAX_NAME) name = `${name.slice(0, MAX_NAME - 34)}~${createHash('sha256').update(`${instanceId}\0${nodeId}`).digest('hex').slice(0, 32)}`;
+  return join(dataDir, 'runners', name);
+}
+
+/** The interface holding `ip` on this machine (what this node's profile lists), or undefined. */
+export function localInterfaceOf(ip: string): string | undefined {
+  for (const [name, addrs] of Object.entries(networkInterfaces())) if (addrs?.some((a) => a.address === ip)) return name;
+  return undefined;
 }
 
 export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: string, dir: string): RunnerStartConfig {
@@ -72,7 +89,9 @@ export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: 
     runnerId, instanceId: instance.id, nodeId, rank: shard.rank, worldSize: shard.worldSize, layerStart: shard.startLayer, layerEnd: shard.endLayer,
     workload: workload.kind === 'exec' ? { kind: 'exec', command: workload.command, ...(workload.cwd ? { cwd: workload.cwd } : {}) } : { kind: 'ring' },
     hosts: ringHosts(instance, nodeId), hostfilePath,
-    // The workload's own variables first: the placement's win on a conflict.
-    env: { ...(workload.kind === 'exec' ? workload.env ?? {} : {}), ...execEnv(instance, nodeId, { hostfilePath }) },
+    // The placement's variables, then the workload's own: what the user set wins (as with torchrun).
+    env: { ...execEnv(instance, nodeId, {
+      hostfilePath, ifaceOf: localInterfaceOf, restartCount: instance.restarts ?? 0, maxRestarts: workload.kind === 'exec' ? workload.maxRestarts ?? 0 : 0,
+    }), ...(workload.kind === 'exec' ? workload.env ?? {} : {}) },
   };
 }

@@ -9,16 +9,18 @@
  */
 import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../core/runner/backoff.js';
 import { decideNextStep } from '../core/runner/coordination.js';
+import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../core/runner/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
-import type { InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import type { InstanceCompleted, InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
+import { jobFailure } from './job-outcome.js';
 import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
 import { dispatchNext, failSentTasks, settleTaskStatus } from './runner-tasks.js';
 
 export type { TaskSpec } from './local-runner.js';
 
-export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed;
+export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed | InstanceCompleted;
 
 export interface RunnerManagerOptions {
   readonly nodeId: string;
@@ -39,17 +41,30 @@ export interface RunnerManagerOptions {
   readonly dataKey?: string | null;
   /** Told of every runner process started (logging, tests). */
   readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
+  /**
+   * Which `exec` commands this node runs (issue 12). Checked here, at spawn time, whoever proposed the instance:
+   * a refused runner is Failed with the reason and no process is started. Default false: exec is off.
+   */
+  readonly allowExec?: ExecPolicy;
+  /** Runners held at once (default 8); one more is refused the same way, naming the quota. */
+  readonly maxRunners?: number;
+  /** Told once each time the runner quota is reached (the node logs it). */
+  readonly onLimit?: (message: string) => void;
 }
+
 
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
   readonly #locals = new Map<string, Local>();
   readonly #peers = new Map<string, Map<string, RunnerStatus>>();
+  /** Per exec instance, the nodes whose command exited 0 (a job completes when every rank's did). */
+  readonly #exitedOk = new Map<string, Set<string>>();
   readonly #cancelled = new Set<string>();
   /** Every task id ever admitted: a task delivered twice (event and state catch-up) runs once. */
   readonly #admitted = new Set<string>();
   readonly #pids: number[] = [];
   #stopping = false;
+  #atLimit = false;
 
   constructor(options: RunnerManagerOptions) {
     this.#o = options;
@@ -74,8 +89,39 @@ export class RunnerManager {
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
     const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
+    const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
+    if (refusal) return this.#refuse(local, refusal);
     this.#spawn(local);
+  }
+
+  /** Why this node will not start a runner for `instance` (exec policy, runner quota), or undefined. */
+  #refusal(instance: RunnerInstance): string | undefined {
+    const node = this.#o.nodeId;
+    if (instance.workload.kind === 'exec') {
+      const command = instance.workload.command[0] ?? '';
+      const decision = execDecision(this.#o.allowExec ?? false, command);
+      if (!decision.allowed) return `node ${node} refuses to run ${JSON.stringify(command.slice(0, 200))}: ${decision.rule}`.slice(0, 900);
+    }
+    const max = this.#o.maxRunners ?? DEFAULT_MAX_RUNNERS;
+    const held = [...this.#locals.values()].filter((l) => !l.gaveUp && !l.deleting).length;
+    if (held < max) {
+      this.#atLimit = false;
+      return undefined;
+    }
+    const message = `node ${node} is at its runner quota: ${held} of ${max} runners (--max-runners=${max})`;
+    if (!this.#atLimit) this.#o.onLimit?.(message);
+    this.#atLimit = true;
+    return message;
+  }
+
+  /** A runner that must not start: Failed with the reason, no process, and the instance fails (its siblings stop). */
+  #refuse(local: Local, reason: string): void {
+    local.gaveUp = true;
+    const status: RunnerStatus = { state: 'Failed', reason, diagnostics: [] };
+    local.status = status;
+    this.#proposeStatus(local, status);
+    this.#emit({ type: 'InstanceFailed', instanceId: local.instance.id, reason });
   }
 
   /** A new plan for the same instance id: stop the old runner, start per the new plan with a clean slate. */
@@ -86,6 +132,7 @@ export class RunnerManager {
 
   async instanceDeleted(instanceId: string): Promise<void> {
     this.#peers.delete(instanceId);
+    this.#exitedOk.delete(instanceId);
     const local = this.#locals.get(instanceId);
     if (!local) return;
     this.#locals.delete(instanceId);
@@ -93,12 +140,22 @@ export class RunnerManager {
   }
 
   /** Another node's runner status, from the applied cluster state (this node's own echoes are ignored). */
-  runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus): void {
+  runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus, exitCode?: number): void {
     if (nodeId === this.#o.nodeId) return;
     const peers = this.#peers.get(instanceId) ?? new Map<string, RunnerStatus>();
     this.#peers.set(instanceId, peers.set(nodeId, status));
     const local = this.#locals.get(instanceId);
+    if (status.state === 'Ready' && exitCode === 0 && local) this.#rankExitedOk(local, nodeId);
     if (local) this.#tick(local);
+  }
+
+  /** A rank's command exited 0: once every rank's has, this node reports the job completed (any node may; apply dedupes). */
+  #rankExitedOk(local: Local, nodeId: string): void {
+    const done = this.#exitedOk.get(local.instance.id) ?? new Set<string>();
+    this.#exitedOk.set(local.instance.id, done.add(nodeId));
+    if (local.instance.nodes.every((n) => done.has(n)) && done.has(this.#o.nodeId)) {
+      this.#emit({ type: 'InstanceCompleted', instanceId: local.instance.id, reason: `every rank (${local.instance.nodes.length}) exited with code 0` });
+    }
   }
 
   taskCreated(task: TaskSpec): void {
@@ -152,7 +209,7 @@ export class RunnerManager {
     local.autoQueued = false;
     local.status = undefined;
     local.stepInFlight = undefined;
-    const dir = runnerDir(this.#o.dataDir, local.runnerId);
+    const dir = runnerDir(this.#o.dataDir, local.instance.id, this.#o.nodeId);
     const proc: RunnerProcess = new RunnerProcess({
       config: { ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir), ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}) },
       logDir: dir,
@@ -214,9 +271,20 @@ export class RunnerManager {
       this.#tick(local);
       return;
     }
+    const before = local.commandOutcome;
     const settled = settleTaskStatus(local, taskId, status, result, error);
     if (!settled) return;
     if (settled.report) this.#emit(settled.report);
+    const outcome = local.commandOutcome;
+    if (outcome && outcome !== before && status !== 'cancelled') {
+      // The job's command on this rank ended: 0 counts toward completion; anything else fails the whole job.
+      if (outcome.exitCode === 0 && status === 'complete') this.#rankExitedOk(local, this.#o.nodeId);
+      else {
+        // The command's last output may still be in the pipes when its exit is reported: read the tail a moment later.
+        const proc = local.proc;
+        setTimeout(() => this.#emit(jobFailure(local, this.#o.nodeId, outcome, proc?.diagnostics ?? [])), 150);
+      }
+    }
     this.#tick(local);
   }
 

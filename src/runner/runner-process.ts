@@ -8,7 +8,8 @@
  * is a fault — the runner is killed and reported Failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ClosedResourceError } from '../core/errors.js';
@@ -109,14 +110,19 @@ export class RunnerProcess {
   start(): void {
     if (this.#child) return;
     const { config, logDir } = this.#opts;
-    mkdirSync(logDir, { recursive: true });
+    // Logs hold whatever the job prints (tokens, data): owner only (issue 12). chmod too: older files were 0644.
+    mkdirSync(dirname(logDir), { recursive: true, mode: 0o700 });
+    mkdirSync(logDir, { recursive: true, mode: 0o700 });
+    chmodSync(logDir, 0o700);
     const entry = siblingModule(import.meta.url, './runner-main');
     const child = spawn(process.execPath, [...childExecArgv(import.meta.url), entry.pathname], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...this.#opts.env },
     });
     this.#child = child;
     for (const [name, stream] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
-      const file = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+      const path = join(logDir, `${name}.log`);
+      const file = createWriteStream(path, { flags: 'a', mode: 0o600 });
+      file.once('open', () => { try { chmodSync(path, 0o600); } catch { /* gone: nothing to protect */ } });
       file.on('error', () => {}); // a full disk must not take the supervisor down
       this.#logs.push(file);
       stream?.on('data', (chunk: Buffer) => {

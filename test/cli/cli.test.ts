@@ -70,11 +70,11 @@ t.test('place, instances, delete (readable and --json)', async (t) => {
   const p2 = io();
   t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w2', '--memory', '512MiB', '--layers', '2', '--exec', '/bin/true', '--arg=-x'], p2.io), 0, p2.err());
   t.match(p2.out(), /^placed inst-\d+ on node-a → node-b → node-c\ninstance inst-\d+: ring \/ pipeline, active\n/);
-  t.match(p2.out(), /RANK +NODE +STATUS +RESTARTS/);
+  t.match(p2.out(), /RANK +NODE +STATUS +EXIT +RESTARTS/);
 
   const l = io();
   t.equal(await runInstancesCommand(['--api', api.url], l.io), 0);
-  t.match(l.out(), /from-file +ring +pipeline +active +node-a → node-b → node-c +3 Ready/);
+  t.match(l.out(), /from-file +ring +pipeline +active +running +node-a → node-b → node-c +3 Ready/);
   const one = io();
   t.equal(await runInstancesCommand(['from-file', '--api', api.url, '--json'], one.io), 0);
   t.equal(JSON.parse(one.out()).runners.length, 3);

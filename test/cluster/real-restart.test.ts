@@ -15,7 +15,7 @@ const FAILURE_TIMEOUT_MS = 3000;
 
 t.test('whole-cluster restart: the saved state comes back on every node', { timeout: 200_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });
     // Placement needs the nodes' profiles: wait for every link measured, as a user would see a ready cluster.
     await c.converged(90_000, (vs) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number')));
     const [n0] = c.nodes as [typeof c.nodes[0]];

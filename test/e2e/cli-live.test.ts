@@ -15,7 +15,7 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     const c = await E2eCluster.start(t, lab, {
       clusterOf: (h) => (h === 3 ? 'other' : 'e2e'),
       // h0 also has a static peer nobody answers at (listed as unreachable).
-      nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : []), ...(h === 0 ? ['--peers', '10.77.0.99:52515'] : [])],
+      nodeArgs: (h) => ['--allow-exec', '--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : []), ...(h === 0 ? ['--peers', '10.77.0.99:52515'] : [])],
     });
     const members = () => c.nodes.slice(0, 3).filter((n) => n.alive);
     const ids = () => c.nodes.map((n) => n.id || n.printedId); // h3 is not a member: its id is the one it printed

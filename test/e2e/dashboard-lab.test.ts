@@ -24,7 +24,7 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
     const t0 = Date.now();
     const c = await E2eCluster.start(t, lab, {
       failureTimeoutMs: FAILURE_TIMEOUT_MS,
-      nodeArgs: (h) => ['--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : [])],
+      nodeArgs: (h) => ['--allow-exec', '--iface-type', 'lan0=ethernet', ...(h <= 1 ? ['--iface-type', `${lab.ifName(h, h === 0 ? 1 : 0)}=thunderbolt`] : [])],
     });
     const measured = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 8 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
     const vs = await c.converged(90_000, measured);

@@ -19,7 +19,7 @@ type Cut = 'a follower' | 'the leader';
 for (const which of ['a follower', 'the leader'] as Cut[]) {
 t.test(`partition ${which} off the LAN, then heal: the cluster merges back with every link`, { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });
     const full = (vs: NodeView[]) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
     const formed = await c.converged(90_000, full);
     const leaderHost = formed.find((v) => v.node.role === 'leader')!.host;

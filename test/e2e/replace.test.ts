@@ -23,7 +23,7 @@ t.test('kill -9 the leader under a running instance: new leader, re-placed on th
     // No multicast on this LAN: static peers only (given as API addresses; the cluster port is one above).
     for (const h of HOSTS) await lab.blockMulticast(h);
     const peerOf = (h: number) => `${lab.hosts[h === 0 ? 1 : 0]!.lanIp}:52515`;
-    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: (h) => ['--no-mdns', '--peers', peerOf(h), '--iface-type', 'lan0=ethernet'] });
+    const c = await E2eCluster.start(t, lab, { failureTimeoutMs: FAILURE_TIMEOUT_MS, nodeArgs: (h) => ['--allow-exec', '--no-mdns', '--peers', peerOf(h), '--iface-type', 'lan0=ethernet'] });
     const vs = await c.converged(120_000, (v) => v.every((x) => x.topology.links.length === 12));
     const leaderHost = vs.find((v) => v.node.role === 'leader')!.host;
     const follower = c.nodes.find((n) => n.host !== leaderHost)!;

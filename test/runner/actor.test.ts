@@ -25,7 +25,7 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
     if (!stopped) await runtime.shutdown();
   });
   runtime.onFault((actor, error) => t.comment(`fault ${actor}: ${error.message} ${JSON.stringify(error.details)}`));
-  await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir } });
+  await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir, allowExec: true } });
   const out = join(dir, 'env.txt');
   const { workload: _w, ...plan } = await loopbackInstance('i1', ['a'], { kind: 'ring' });
   const created: ClusterEvent = {

@@ -29,8 +29,9 @@ t.test('3 lab hosts: exec runners see rank, world size, planned hostfile and coo
         t.equal(s.hosts[nb], `${ipOf(inst.nodes[nb]!)}:${inst.plan.port}`, `rank ${rank}: neighbour rank ${nb} at its LAN address`);
       }
       t.equal(s.hosts[rank], `0.0.0.0:${inst.plan.port}`, `rank ${rank}: listens on all addresses`);
-      const coordinator = rank === 0 ? '127.0.0.1' : ipOf(inst.nodes[0]!);
-      t.equal(s.env.MASTER_ADDR, coordinator, `rank ${rank}: MASTER_ADDR is rank 0 as reached from here`);
+      const coordinator = ipOf(inst.nodes[0]!);
+      t.equal(s.env.MASTER_ADDR, coordinator, `rank ${rank}: MASTER_ADDR is rank 0's planned LAN address (rank 0 included)`);
+      t.equal(s.env.GLOO_SOCKET_IFNAME, 'lan0', `rank ${rank}: Gloo binds the interface of its planned address`);
       t.equal(s.env.MLX_JACCL_COORDINATOR, rank === 0 ? `0.0.0.0:${inst.plan.port + 1}` : `${coordinator}:${inst.plan.port + 1}`, `rank ${rank}: coordinator`);
     }
     await c.until('runners Running everywhere', async () => {

@@ -45,6 +45,6 @@ t.test('exec runner: canonical sequence, task once, logs, clean exit', async (t)
     'shutdown:i1@a running', 'ShuttingDown', 'shutdown:i1@a complete', 'Shutdown']);
   t.match(readFileSync(join(dir, 'logs', 'stdout.log'), 'utf8'), 'rank=0 var=hello');
   t.match(readFileSync(join(dir, 'logs', 'stderr.log'), 'utf8'), 'oops');
-  t.same(JSON.parse(readFileSync(join(dir, 'hostfile.json'), 'utf8')), ['0.0.0.0:50000']);
+  t.same(JSON.parse(readFileSync(join(dir, 'hostfile.json'), 'utf8')), [['0.0.0.0:50000']]);
   t.same(await allGone([pid]), [], 'runner gone');
 });

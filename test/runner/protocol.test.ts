@@ -59,9 +59,10 @@ t.test('hostile frames are ValidationErrors, never crashes', async (t) => {
 
 t.test('hostfile format', async (t) => {
   const text = encodeHostfile([{ ip: '0.0.0.0', port: 5000 }, { ip: '10.77.0.2', port: 5000 }, { ip: 'fe80::1', port: 7 }]);
-  t.equal(text, '["0.0.0.0:5000","10.77.0.2:5000","[fe80::1]:7"]\n');
+  t.equal(text, '[["0.0.0.0:5000"],["10.77.0.2:5000"],["[fe80::1]:7"]]\n', "mlx.launch's shape: one array of addresses per rank");
   t.same(decodeHostfile(text), [{ ip: '0.0.0.0', port: 5000 }, { ip: '10.77.0.2', port: 5000 }, { ip: 'fe80::1', port: 7 }]);
-  for (const bad of ['', '{}', '[]', '[1]', '["x:1"]', '["1.2.3.4:99999"]', '["1.2.3.4"]', '["256.1.1.1:1"]']) {
+  t.same(decodeHostfile('["1.2.3.4:5","1.2.3.5:5"]'), [{ ip: '1.2.3.4', port: 5 }, { ip: '1.2.3.5', port: 5 }], 'bare strings are read too');
+  for (const bad of ['', '{}', '[]', '[1]', '[[]]', '[[1]]', '["x:1"]', '["1.2.3.4:99999"]', '["1.2.3.4"]', '["256.1.1.1:1"]']) {
     t.throws(() => decodeHostfile(bad), ValidationError, bad);
   }
   t.same(parseHostPort('198.51.100.1:0'), { ip: '198.51.100.1', port: 0 });
@@ -83,11 +84,20 @@ t.test('execEnv: rank, world, hostfile, coordinator, torch variables, layers', a
   t.match(b, { TORUS_RANK: '1', TORUS_WORLD_SIZE: '3', TORUS_HOSTFILE: '/d/h.json', MLX_RANK: '1', MLX_HOSTFILE: '/d/h.json',
     MASTER_ADDR: '10.77.0.1', MASTER_PORT: '52001', RANK: '1', WORLD_SIZE: '3', TORUS_LAYER_START: '3', TORUS_LAYER_END: '6',
     MLX_JACCL_COORDINATOR: '10.77.0.1:52001' });
-  t.match(execEnv(inst, 'a', { hostfilePath: '/x' }), { MASTER_ADDR: '127.0.0.1', MLX_JACCL_COORDINATOR: '0.0.0.0:52001', RANK: '0' });
+  t.match(execEnv(inst, 'a', { hostfilePath: '/x' }), { MASTER_ADDR: '10.77.0.1', MLX_JACCL_COORDINATOR: '0.0.0.0:52001', RANK: '0' },
+    'rank 0 gets its own planned address, never loopback');
+  t.match(execEnv(inst, 'c', { hostfilePath: '/x', ifaceOf: (ip) => (ip === '10.77.0.3' ? 'lan0' : undefined), restartCount: 2, maxRestarts: 3 }), {
+    GLOO_SOCKET_IFNAME: 'lan0', NCCL_SOCKET_IFNAME: 'lan0', TP_SOCKET_IFNAME: 'lan0', LOCAL_RANK: '0', LOCAL_WORLD_SIZE: '1', GROUP_RANK: '2',
+    GROUP_WORLD_SIZE: '3', ROLE_RANK: '2', ROLE_WORLD_SIZE: '3', TORCHELASTIC_RUN_ID: 'torus-i1', TORCHELASTIC_RESTART_COUNT: '2', TORCHELASTIC_MAX_RESTARTS: '3',
+  }, "torchrun's variables; the interface of this node's planned address");
+  t.notOk('GLOO_SOCKET_IFNAME' in execEnv(inst, 'c', { hostfilePath: '/x' }), 'no interface known: not set');
+  const single: RunnerInstance = { ...inst, nodes: ['a'], shards: [{ node: 'a', rank: 0, worldSize: 1, startLayer: 0, endLayer: 12 }], hostsByNode: { a: [{ ip: '0.0.0.0', port: 52000 }] } };
+  t.match(execEnv(single, 'a', { hostfilePath: '/x' }), { MASTER_ADDR: '127.0.0.1' }, 'a single rank talks to itself on loopback');
   t.same(ringHosts(inst, 'c'), ['10.77.0.1:52000', '10.77.0.2:52000', '0.0.0.0:52000']);
   const jaccl: RunnerInstance = { ...inst, backend: 'jaccl', hostsByNode: undefined,
     jacclCoordinators: { a: '0.0.0.0:6000', b: '10.77.1.1:6000', c: '10.77.1.1:6000' } } as RunnerInstance;
   t.match(execEnv(jaccl, 'c', { hostfilePath: '/x' }), { MASTER_ADDR: '10.77.1.1', MASTER_PORT: '6000', MLX_JACCL_COORDINATOR: '10.77.1.1:6000' });
+  t.match(execEnv(jaccl, 'a', { hostfilePath: '/x' }), { MASTER_ADDR: '10.77.1.1', MLX_JACCL_COORDINATOR: '0.0.0.0:6000' }, 'jaccl rank 0: the address the others dial');
   t.same(ringHosts(jaccl, 'b'), ['198.51.100.1:0', '0.0.0.0:52000', '198.51.100.1:0']);
   t.throws(() => execEnv(inst, 'zz', { hostfilePath: '/x' }));
 });

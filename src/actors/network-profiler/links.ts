@@ -1,5 +1,5 @@
 /** Pure helpers of the network profiler: link keys, profile change detection, peer targets from the topology. */
-import type { InterfaceType, MemoryInfo, NetInterface } from '../../protocols/events.js';
+import type { InterfaceType, MemoryInfo, NetInterface, RunnerPolicy } from '../../protocols/events.js';
 import type { PeerTarget } from '../../profiler/reachability.js';
 
 export interface LinkRecord {
@@ -15,6 +15,8 @@ export interface LinkRecord {
 export interface Profile {
   readonly interfaces: readonly NetInterface[];
   readonly memory: MemoryInfo;
+  /** The node's exec policy and runner quota, advertised with the profile (static for a process). */
+  readonly runners?: RunnerPolicy;
 }
 
 export const linkKey = (sink: string, ip: string): string => `${sink}|${ip}`;

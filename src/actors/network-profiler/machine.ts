@@ -96,7 +96,7 @@ export const networkProfilerMachine = setup({
       if (event.type !== 'profile') return;
       const ifChanged = interfacesChanged(context.profile?.interfaces, event.profile.interfaces);
       if (!ifChanged && !memoryChanged(context.profile?.memory, event.profile.memory)) return;
-      enqueue.emit({ type: 'NodeProfileUpdated', nodeId: context.nodeId, ...(context.incarnation !== undefined ? { incarnation: context.incarnation } : {}), interfaces: event.profile.interfaces, memory: event.profile.memory });
+      enqueue.emit({ type: 'NodeProfileUpdated', nodeId: context.nodeId, ...(context.incarnation !== undefined ? { incarnation: context.incarnation } : {}), interfaces: event.profile.interfaces, memory: event.profile.memory, ...(event.profile.runners ? { runners: event.profile.runners } : {}) });
       // Our own interfaces changed: every link may now run differently, so re-probe and re-measure them all.
       enqueue.assign({ profile: event.profile, ...(ifChanged && context.profile ? { dirty: true, toMeasure: Object.keys(context.links) } : {}) });
     }),

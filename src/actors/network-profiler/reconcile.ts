@@ -21,7 +21,7 @@ export interface ReconcileInput {
   readonly profile: Profile | undefined;
 }
 
-interface StateNode { id?: unknown; incarnation?: unknown; profile?: { interfaces?: unknown } }
+interface StateNode { id?: unknown; incarnation?: unknown; profile?: { interfaces?: unknown; runners?: unknown } }
 interface StateLink { source?: unknown; sink?: unknown; ip?: unknown; bandwidthBps?: unknown }
 
 export function reconcileWithState(answer: unknown, me: ReconcileInput): ProfilerEmitted[] {
@@ -35,8 +35,9 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
   const out: ProfilerEmitted[] = [];
 
   const stateIfaces = self.profile?.interfaces;
-  if (me.profile && (!Array.isArray(stateIfaces) || interfacesChanged(stateIfaces as Profile['interfaces'], me.profile.interfaces))) {
-    const e: NodeProfileUpdated = { type: 'NodeProfileUpdated', nodeId: me.nodeId, ...(me.incarnation !== undefined ? { incarnation: me.incarnation } : {}), interfaces: me.profile.interfaces, memory: me.profile.memory };
+  const policyDiffers = JSON.stringify(self.profile?.runners) !== JSON.stringify(me.profile?.runners);
+  if (me.profile && (!Array.isArray(stateIfaces) || interfacesChanged(stateIfaces as Profile['interfaces'], me.profile.interfaces) || policyDiffers)) {
+    const e: NodeProfileUpdated = { type: 'NodeProfileUpdated', nodeId: me.nodeId, ...(me.incarnation !== undefined ? { incarnation: me.incarnation } : {}), interfaces: me.profile.interfaces, memory: me.profile.memory, ...(me.profile.runners ? { runners: me.profile.runners } : {}) };
     out.push(e);
   }
 

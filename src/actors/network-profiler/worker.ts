@@ -10,7 +10,7 @@
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { fromCallback } from 'xstate';
 import { serveActor } from '../../runtime/serve-actor.js';
-import type { InterfaceType } from '../../protocols/events.js';
+import type { InterfaceType, RunnerPolicy } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from '../../profiler/measure.js';
@@ -54,6 +54,8 @@ export interface ProfilerOptions {
   /** actors that get each event as a plain message too (tests, dashboards) */
   readonly notify?: readonly string[];
   readonly sysRoot?: string;
+  /** This node's exec policy and runner quota, advertised in its profile (placement skips nodes that refuse). */
+  readonly runners?: RunnerPolicy;
 }
 
 const o = ((workerData ?? {}) as { options?: ProfilerOptions }).options ?? ({ nodeId: 'unknown' } as ProfilerOptions);
@@ -178,7 +180,7 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     const readProfile = async (): Promise<void> => {
       try {
         const [interfaces, memory] = await Promise.all([discoverInterfaces({ overrides: o.ifaceTypes ?? {}, ...(o.sysRoot ? { sysRoot: o.sysRoot } : {}) }), readMemory()]);
-        ctx.actor.send({ type: 'profile', profile: { interfaces: interfaces.map(({ reason: _r, ...i }) => i), memory } });
+        ctx.actor.send({ type: 'profile', profile: { interfaces: interfaces.map(({ reason: _r, ...i }) => i), memory, ...(o.runners ? { runners: o.runners } : {}) } });
       } catch (error) {
         ctx.log.warn('profile read failed', { error });
       }

@@ -38,13 +38,14 @@ export function decodeStateView(v: unknown, path = 'state'): StateView {
   for (const [id, rec] of Object.entries(v.instances)) {
     const p = `${path}.instances.${id}`;
     if (!isObj(rec) || !isObj(rec.runners)) throw new ValidationError('event', p, 'expected an instance record');
-    const runners: Record<string, { status: string; reason?: string; diagnostics?: string[] }> = {};
+    const runners: Record<string, { status: string; reason?: string; diagnostics?: string[]; exitCode?: number }> = {};
     for (const [node, r] of Object.entries(rec.runners)) {
       if (!isObj(r)) throw new ValidationError('event', `${p}.runners.${node}`, 'expected a runner record');
       runners[node] = {
         status: str(r.status, `${p}.runners.${node}.status`),
         ...(typeof r.reason === 'string' ? { reason: r.reason } : {}),
         ...(Array.isArray(r.diagnostics) ? { diagnostics: r.diagnostics.filter((d): d is string => typeof d === 'string') } : {}),
+        ...(typeof r.exitCode === 'number' && Number.isInteger(r.exitCode) ? { exitCode: r.exitCode } : {}),
       };
     }
     instances[id] = { plan: decodeInstancePlan(rec.plan, `${p}.plan`), workload: decodeWorkloadSpec(rec.workload, `${p}.workload`),

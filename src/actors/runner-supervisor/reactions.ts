@@ -16,7 +16,7 @@ export type SupervisorEffect =
   | { readonly type: 'start'; readonly instance: RunnerInstance }
   | { readonly type: 'replace'; readonly instance: RunnerInstance }
   | { readonly type: 'stop'; readonly instanceId: string; readonly reason: string }
-  | { readonly type: 'peer'; readonly instanceId: string; readonly nodeId: string; readonly status: RunnerStatus }
+  | { readonly type: 'peer'; readonly instanceId: string; readonly nodeId: string; readonly status: RunnerStatus; readonly exitCode?: number }
   | { readonly type: 'task'; readonly taskId: string; readonly instanceId: string; readonly kind: string; readonly params?: Json; readonly timeoutMs?: number }
   | { readonly type: 'cancel'; readonly taskId: string };
 
@@ -25,13 +25,14 @@ export interface Reaction {
   readonly effects: readonly SupervisorEffect[];
 }
 
-export function toRunnerInstance(plan: InstancePlan, workload: WorkloadSpec): RunnerInstance {
+export function toRunnerInstance(plan: InstancePlan, workload: WorkloadSpec, record?: { readonly restarts?: number }): RunnerInstance {
   const base = { ...plan };
   if (workload.kind === 'ring') return { ...base, workload: { kind: 'ring' } };
   return {
     ...base,
+    ...(record?.restarts !== undefined ? { restarts: record.restarts } : {}),
     workload: {
-      kind: 'exec', command: [workload.command, ...(workload.args ?? [])],
+      kind: 'exec', command: [workload.command, ...(workload.args ?? [])], ...(workload.restart ? { maxRestarts: workload.restart.max } : {}),
       ...(workload.cwd ? { cwd: workload.cwd } : {}), ...(workload.env ? { env: workload.env } : {}),
     },
   };
@@ -64,11 +65,12 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
       const old = known[event.instance.id];
       if (!old) return { known, effects: [] };
       const next = { ...known, [event.instance.id]: { plan: event.instance, workload: old.workload } };
-      if (hosts(event.instance, nodeId)) return { known: next, effects: [{ type: 'replace', instance: toRunnerInstance(event.instance, old.workload) }] };
+      if (hosts(event.instance, nodeId)) return { known: next, effects: [{ type: 'replace', instance: toRunnerInstance(event.instance, old.workload, event.restarts !== undefined ? { restarts: event.restarts } : undefined) }] };
       return { known: next, effects: hosts(old.plan, nodeId) ? [{ type: 'stop', instanceId: event.instance.id, reason: `re-placed: ${event.reason}` }] : [] };
     }
     case 'InstanceDeleted':
     case 'InstanceFailed':
+    case 'InstanceCompleted':
     case 'InstanceNeedsReplacement': {
       const old = known[event.instanceId];
       if (!old) return { known, effects: [] };
@@ -77,12 +79,14 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
         const { [event.instanceId]: _gone, ...rest } = known;
         next = rest;
       }
-      const why = event.type === 'InstanceDeleted' ? 'deleted' : event.type === 'InstanceFailed' ? 'failed' : 'needs re-placement';
+      const why = event.type === 'InstanceDeleted' ? 'deleted' : event.type === 'InstanceFailed' ? 'failed'
+        : event.type === 'InstanceCompleted' ? 'completed' : 'needs re-placement';
       return { known: next, effects: hosts(old.plan, nodeId) ? [{ type: 'stop', instanceId: event.instanceId, reason: `${why}: ${event.reason}` }] : [] };
     }
     case 'RunnerStatusChanged': {
       if (event.nodeId === nodeId || !known[event.instanceId]) return { known, effects: [] };
-      return { known, effects: [{ type: 'peer', instanceId: event.instanceId, nodeId: event.nodeId, status: statusFromRecord(event.status, event.reason, event.diagnostics) }] };
+      return { known, effects: [{ type: 'peer', instanceId: event.instanceId, nodeId: event.nodeId, status: statusFromRecord(event.status, event.reason, event.diagnostics),
+        ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}) }] };
     }
     case 'TaskCreated': {
       const inst = known[event.instanceId];
@@ -101,7 +105,7 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
 export interface StateView {
   readonly instances: Readonly<Record<string, {
     readonly plan: InstancePlan; readonly workload: WorkloadSpec; readonly status: string;
-    readonly runners: Readonly<Record<string, { readonly status: string; readonly reason?: string; readonly diagnostics?: readonly string[] }>>;
+    readonly runners: Readonly<Record<string, { readonly status: string; readonly reason?: string; readonly diagnostics?: readonly string[]; readonly exitCode?: number }>>;
   }>>;
   readonly tasks: Readonly<Record<string, { readonly id: string; readonly instanceId: string; readonly kind: string; readonly params?: Json;
     readonly timeoutMs?: number; readonly status: string }>>;
@@ -129,7 +133,7 @@ export function reactToState(nodeId: string, known: Known, state: StateView, new
     if (rec.status !== 'active' || !hosts(rec.plan, nodeId)) continue;
     effects.push({ type: 'start', instance: toRunnerInstance(rec.plan, rec.workload) });
     for (const [node, r] of Object.entries(rec.runners)) {
-      if (node !== nodeId) effects.push({ type: 'peer', instanceId: id, nodeId: node, status: statusFromRecord(r.status, r.reason, r.diagnostics) });
+      if (node !== nodeId) effects.push({ type: 'peer', instanceId: id, nodeId: node, status: statusFromRecord(r.status, r.reason, r.diagnostics), ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}) });
     }
   }
   for (const task of Object.values(state.tasks)) {

@@ -6,10 +6,11 @@
  * SIGKILL), so no runner outlives its node.
  *
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
- * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv.
+ * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners.
  */
 import { asTorusError } from '../../core/errors.js';
 import type { RestartPolicy } from '../../core/runner/backoff.js';
+import type { ExecPolicy } from '../../core/runner/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';
 import { RunnerManager } from '../../runner/runner-manager.js';
@@ -31,6 +32,10 @@ interface SupervisorOptions {
   readonly runnerEnv?: Readonly<Record<string, string>>;
   /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
   readonly pollMs?: number;
+  /** `exec` commands this node runs (default false: none), enforced at spawn time. */
+  readonly allowExec?: ExecPolicy;
+  /** Runners held at once (default 8). */
+  readonly maxRunners?: number;
 }
 
 /** The node's own stop deadline must cover these: 2 + 1.5 + 1 s. */
@@ -80,6 +85,9 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: options.cancelTimeoutMs } : {}),
       ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
+      allowExec: options.allowExec ?? false,
+      ...(options.maxRunners !== undefined ? { maxRunners: options.maxRunners } : {}),
+      onLimit: (message) => log.warn('runner quota reached; further runners are refused', { message }),
       ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
         if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
@@ -151,7 +159,7 @@ async function perform(manager: RunnerManager, effect: SupervisorEffect): Promis
     case 'start': return manager.instanceCreated(effect.instance);
     case 'replace': return manager.instanceReplaced(effect.instance);
     case 'stop': return manager.instanceDeleted(effect.instanceId);
-    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status);
+    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status, effect.exitCode);
     case 'task': return manager.taskCreated({ taskId: effect.taskId, instanceId: effect.instanceId, kind: effect.kind,
       ...(effect.params !== undefined && effect.params !== null && typeof effect.params === 'object' && !Array.isArray(effect.params)
         ? { params: effect.params as Record<string, unknown> } : {}),

@@ -10,6 +10,11 @@ export const LISTEN_ALL_IP = '0.0.0.0';
 export interface ExecEnvOptions {
   /** Where the caller writes `ringHosts(instance, node)` as JSON (MLX ring hostfile). */
   readonly hostfilePath: string;
+  /** The interface holding a local address (this node's profile / OS); unset: no *_SOCKET_IFNAME variables. */
+  readonly ifaceOf?: (ip: string) => string | undefined;
+  /** Group restarts so far (torchrun's TORCHELASTIC_RESTART_COUNT) and the most allowed. */
+  readonly restartCount?: number;
+  readonly maxRestarts?: number;
 }
 
 /**
@@ -37,17 +42,40 @@ function splitHostPort(text: string): { ip: string; port: number } | undefined {
 const usable = (ip: string | undefined): ip is string => ip !== undefined && ip !== PLACEHOLDER_IP && ip !== LISTEN_ALL_IP;
 
 /**
+ * The address the other ranks reach `nodeId` at (its planned address): a ring neighbour's hostfile entry for it
+ * (right neighbour first), else any other node's; for rank 0 of a jaccl plan, the others' coordinator entry.
+ * Undefined for a single-node instance (nobody reaches it).
+ */
+export function plannedAddressOf(instance: RunnerInstance, nodeId: string): string | undefined {
+  const shard = requireShard(instance, nodeId);
+  const n = instance.nodes.length;
+  const order = [1, n - 1, ...Array.from({ length: n }, (_, i) => i)].map((d) => instance.nodes[(shard.rank + d) % n]!);
+  for (const other of order) {
+    if (other === nodeId) continue;
+    const ip = instance.hostsByNode?.[other]?.[shard.rank]?.ip;
+    if (usable(ip)) return ip;
+    if (shard.rank === 0) {
+      const coord = instance.jacclCoordinators?.[other];
+      const parsed = coord ? splitHostPort(coord) : undefined;
+      if (parsed && usable(parsed.ip)) return parsed.ip;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Rank 0's address as seen from `nodeId`, for torch's MASTER_ADDR and MLX_JACCL_COORDINATOR. In order:
  * the plan's jaccl coordinator entry for this node; this node's own ring entry for rank 0 (rank 0 is a
  * neighbour); any other node's ring entry for rank 0 (its neighbours reach it there, and on a LAN so can we).
- * Rank 0 itself uses loopback to reach its own store.
+ * Rank 0 itself uses its planned address too (the one the others dial: a script that picks its interface from
+ * MASTER_ADDR must not pick loopback); only a single-node instance uses loopback.
  */
 export function coordinatorFor(instance: RunnerInstance, nodeId: string): { addr: string; port: number } {
   const shard = requireShard(instance, nodeId);
   const coord = instance.jacclCoordinators?.[nodeId];
   const parsed = coord ? splitHostPort(coord) : undefined;
   const port = parsed?.port ?? (instance.port < 65535 ? instance.port + 1 : instance.port - 1);
-  if (shard.rank === 0) return { addr: '127.0.0.1', port };
+  if (shard.rank === 0) return { addr: plannedAddressOf(instance, nodeId) ?? '127.0.0.1', port };
   if (parsed && usable(parsed.ip)) return { addr: parsed.ip, port };
   const own = instance.hostsByNode?.[nodeId]?.[0]?.ip;
   if (usable(own)) return { addr: own, port };
@@ -81,7 +109,22 @@ export function execEnv(instance: RunnerInstance, nodeId: string, options: ExecE
     MASTER_PORT: String(coordinator.port),
     RANK: String(shard.rank),
     WORLD_SIZE: String(shard.worldSize),
+    // torchrun's contract, one process per node: https://pytorch.org/docs/stable/elastic/run.html
+    LOCAL_RANK: '0',
+    LOCAL_WORLD_SIZE: '1',
+    GROUP_RANK: String(shard.rank),
+    GROUP_WORLD_SIZE: String(shard.worldSize),
+    ROLE_NAME: 'default',
+    ROLE_RANK: String(shard.rank),
+    ROLE_WORLD_SIZE: String(shard.worldSize),
+    TORCHELASTIC_RUN_ID: `torus-${instance.id}`,
+    TORCHELASTIC_RESTART_COUNT: String(options.restartCount ?? 0),
+    TORCHELASTIC_MAX_RESTARTS: String(options.maxRestarts ?? 0),
   };
+  // Gloo, NCCL and TensorPipe bind where the host name resolves (often loopback) unless told the interface.
+  const own = plannedAddressOf(instance, nodeId);
+  const iface = own !== undefined ? options.ifaceOf?.(own) : undefined;
+  if (iface) env.GLOO_SOCKET_IFNAME = env.NCCL_SOCKET_IFNAME = env.TP_SOCKET_IFNAME = iface;
   if (instance.jacclDevices) env.MLX_IBV_DEVICES = JSON.stringify(instance.jacclDevices);
   return env;
 }

@@ -5,7 +5,9 @@
  */
 export type Workload =
   | { readonly kind: 'ring' }
-  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>> };
+  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>>;
+    /** The job's restart budget (torchrun's --max-restarts), for TORCHELASTIC_MAX_RESTARTS. */
+    readonly maxRestarts?: number };
 
 export interface HostAddress {
   readonly ip: string;
@@ -34,6 +36,8 @@ export interface RunnerInstance {
   readonly jacclCoordinators?: Readonly<Record<string, string>>;
   readonly jacclDevices?: readonly (readonly (string | null)[])[];
   readonly workload: Workload;
+  /** Group restarts of this job so far (TORCHELASTIC_RESTART_COUNT). */
+  readonly restarts?: number;
 }
 
 /** One runner per (instance, node): its id is derived, so every node names the same runner the same way. */

@@ -42,7 +42,7 @@ export function applyNodeJoined(state: ClusterState, e: NodeJoined, at: At): Clu
 export function applyNodeProfileUpdated(state: ClusterState, e: NodeProfileUpdated, at: At): ClusterState {
   const node = own(state.nodes, e.nodeId);
   if (!node || (e.incarnation !== undefined && e.incarnation !== node.incarnation)) return state;
-  const profile = compact({ interfaces: e.interfaces, memory: e.memory, rdmaEnabled: e.rdmaEnabled, cached: e.cached, updatedAt: at });
+  const profile = compact({ interfaces: e.interfaces, memory: e.memory, rdmaEnabled: e.rdmaEnabled, cached: e.cached, runners: e.runners, updatedAt: at });
   return { ...state, nodes: withEntry(state.nodes, e.nodeId, { ...node, profile }) };
 }
 

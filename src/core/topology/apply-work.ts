@@ -3,7 +3,7 @@
  * unknown instances or tasks change nothing; creating an id that exists is idempotent (the first one wins).
  */
 import type {
-  InstanceCreated, InstanceDeleted, InstanceFailed, InstanceNeedsReplacement, InstanceReplaced,
+  InstanceCompleted, InstanceCreated, InstanceDeleted, InstanceFailed, InstanceNeedsReplacement, InstanceReplaced,
   RunnerStatusChanged, TaskCreated, TaskStatusChanged,
 } from '../../protocols/events.js';
 import { compact, own, withEntry, withoutEntry, type ClusterState, type InstanceRecord, type InstanceStatus } from './state.js';
@@ -29,16 +29,30 @@ export function applyInstanceNeedsReplacement(state: ClusterState, e: InstanceNe
   return withStatus(state, e.instanceId, 'needs-replacement', e.reason, at);
 }
 
+/** The first failure wins: later ranks stopped because of it, or late reports, do not rename the cause. */
 export function applyInstanceFailed(state: ClusterState, e: InstanceFailed, at: At): ClusterState {
-  return withStatus(state, e.instanceId, 'failed', e.reason, at);
+  const inst = own(state.instances, e.instanceId);
+  if (!inst || inst.status === 'failed' || inst.status === 'completed') return state;
+  return { ...state, instances: withEntry(state.instances, e.instanceId, compact({
+    ...inst, status: 'failed', reason: e.reason, exitCode: e.exitCode, signal: e.signal, failedRank: e.rank, failedNode: e.nodeId, updatedAt: at,
+  })) };
+}
+
+/** Only a live job completes (a failed one stays failed). */
+export function applyInstanceCompleted(state: ClusterState, e: InstanceCompleted, at: At): ClusterState {
+  const inst = own(state.instances, e.instanceId);
+  if (!inst || inst.status !== 'active') return state;
+  return { ...state, instances: withEntry(state.instances, e.instanceId, compact({ ...inst, status: 'completed', reason: e.reason, exitCode: 0, updatedAt: at })) };
 }
 
 /** A new plan under the same id: active again, next generation, runner records start over. */
 export function applyInstanceReplaced(state: ClusterState, e: InstanceReplaced, at: At): ClusterState {
   const inst = own(state.instances, e.instance.id);
   if (!inst) return state;
+  const { exitCode: _c, signal: _s, failedRank: _r, failedNode: _n, ...live } = inst;
   const record: InstanceRecord = compact({
-    ...inst, plan: e.instance, status: 'active', reason: e.reason, generation: inst.generation + 1, runners: {}, updatedAt: at,
+    ...live, plan: e.instance, status: 'active', reason: e.reason, generation: inst.generation + 1, runners: {}, updatedAt: at,
+    restarts: e.restarts ?? inst.restarts,
   });
   return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
 }

@@ -10,7 +10,7 @@ import {
   applyLinkDown, applyLinkMeasured, applyLinkUp, applyNodeGone, applyNodeJoined, applyNodeProfileUpdated,
 } from './apply-nodes.js';
 import {
-  applyInstanceCreated, applyInstanceDeleted, applyInstanceFailed, applyInstanceNeedsReplacement, applyInstanceReplaced,
+  applyInstanceCompleted, applyInstanceCreated, applyInstanceDeleted, applyInstanceFailed, applyInstanceNeedsReplacement, applyInstanceReplaced,
   applyRunnerStatusChanged, applyTaskCreated, applyTaskStatusChanged,
 } from './apply-work.js';
 import { applyArtifactDropped, applyArtifactHeld, dropNodeHoldings } from './apply-artifacts.js';
@@ -62,6 +62,7 @@ function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number 
     case 'InstanceNeedsReplacement': return applyInstanceNeedsReplacement(state, event, at);
     case 'InstanceReplaced': return applyInstanceReplaced(state, event, at);
     case 'InstanceFailed': return applyInstanceFailed(state, event, at);
+    case 'InstanceCompleted': return applyInstanceCompleted(state, event, at);
     case 'InstanceDeleted': return applyInstanceDeleted(state, event);
     case 'RunnerStatusChanged': return applyRunnerStatusChanged(state, event, at);
     case 'TaskCreated': return applyTaskCreated(state, event, at);

@@ -67,10 +67,18 @@ export function instancesToReplace(state: ClusterState): ReplacementNeed[] {
   for (const id of Object.keys(state.instances).sort(cmp)) {
     const instance = state.instances[id]!;
     const lostNodes = instance.plan.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
-    if (instance.status === 'failed') continue;
+    if (instance.status === 'completed') continue;
+    // A failed job whose restart policy allows another run is restarted as a whole group (re-placed).
+    if (instance.status === 'failed' && !restartable(instance)) continue;
     if (instance.status === 'active' && lostNodes.length === 0) continue;
     const reason = instance.reason ?? `nodes left: ${lostNodes.join(', ')}`;
     out.push({ instanceId: id, reason, lostNodes, remainingNodes: instance.plan.nodes.filter((n) => !lostNodes.includes(n)), instance });
   }
   return out;
+}
+
+/** A failed exec job with restart policy on-failure and restarts left (torchrun's --max-restarts). */
+export function restartable(instance: InstanceRecord): boolean {
+  const restart = instance.workload.kind === 'exec' ? instance.workload.restart : undefined;
+  return restart?.policy === 'on-failure' && (instance.restarts ?? 0) < restart.max;
 }

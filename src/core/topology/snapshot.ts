@@ -5,7 +5,7 @@
  * (It reuses the event decoders for the shapes events carry: the snapshot is the fold of those events.)
  */
 import {
-  decodeInstancePlan, decodeIp, decodeMemoryInfo, decodeNetInterface, decodeWorkloadSpec,
+  decodeInstancePlan, decodeIp, decodeMemoryInfo, decodeNetInterface, decodeRunnerPolicy, decodeWorkloadSpec,
   ARTIFACT_ID_PATTERN, INTERFACE_TYPES, RUNNER_STATUSES, TASK_STATUSES,
 } from '../../protocols/events.js';
 import { arr, bool, fail, guarded, id, int, json, num, obj, oneOf, opt, record, str, type Where } from './reader.js';
@@ -40,11 +40,12 @@ function node(v: unknown, p: string): NodeRecord {
     peerPort: opt(o.peerPort, (x) => int(W, x, `${p}.peerPort`, 0, 65535)), version: str(W, o.version, `${p}.version`, { max: 64 }),
     joinedAt: optTime(o.joinedAt, `${p}.joinedAt`),
     profile: opt(o.profile, (x) => {
-      const q = obj(W, x, `${p}.profile`, ['interfaces', 'memory'], ['rdmaEnabled', 'cached', 'updatedAt']);
+      const q = obj(W, x, `${p}.profile`, ['interfaces', 'memory'], ['rdmaEnabled', 'cached', 'runners', 'updatedAt']);
       return compact({
         interfaces: arr(W, q.interfaces, `${p}.profile.interfaces`, decodeNetInterface, 256), memory: decodeMemoryInfo(q.memory, `${p}.profile.memory`),
         rdmaEnabled: opt(q.rdmaEnabled, (y) => bool(W, y, `${p}.profile.rdmaEnabled`)),
         cached: opt(q.cached, (y) => record(W, y, `${p}.profile.cached`, (k, r) => id(W, k, r), (z, r) => num(W, z, r, 0, 1), 1024)),
+        runners: opt(q.runners, (y) => decodeRunnerPolicy(y, `${p}.profile.runners`)),
         updatedAt: optTime(q.updatedAt, `${p}.profile.updatedAt`),
       });
     }),
@@ -72,12 +73,19 @@ function runner(v: unknown, p: string): RunnerRecord {
 }
 
 function instance(v: unknown, p: string): InstanceRecord {
-  const o = obj(W, v, p, ['plan', 'workload', 'status', 'generation', 'runners'], ['reason', 'createdAt', 'updatedAt']);
+  const o = obj(W, v, p, ['plan', 'workload', 'status', 'generation', 'runners'], ['reason', 'createdAt', 'updatedAt', 'minNodes', 'requiredNodes',
+    'restarts', 'exitCode', 'signal', 'failedRank', 'failedNode']);
   const plan = decodeInstancePlan(o.plan, `${p}.plan`);
   const member = (k: string, q: string) => (plan.nodes.includes(k) ? k : fail(W, q, 'runner of a node outside the plan'));
   return compact({
     plan, workload: decodeWorkloadSpec(o.workload, `${p}.workload`),
-    status: oneOf(W, o.status, `${p}.status`, ['active', 'needs-replacement', 'failed'] as const), reason: opt(o.reason, (x) => text(x, `${p}.reason`)),
+    // The placement constraints InstanceCreated carries (a snapshot without them could not be installed).
+    minNodes: opt(o.minNodes, (x) => int(W, x, `${p}.minNodes`, 1)),
+    requiredNodes: opt(o.requiredNodes, (x) => arr(W, x, `${p}.requiredNodes`, (y, q) => id(W, y, q), 1024)),
+    status: oneOf(W, o.status, `${p}.status`, ['active', 'needs-replacement', 'failed', 'completed'] as const),
+    restarts: opt(o.restarts, (x) => int(W, x, `${p}.restarts`)), exitCode: opt(o.exitCode, (x) => int(W, x, `${p}.exitCode`, -(2 ** 31), 2 ** 32)),
+    signal: opt(o.signal, (x) => str(W, x, `${p}.signal`, { max: 32 })), failedRank: opt(o.failedRank, (x) => int(W, x, `${p}.failedRank`)),
+    failedNode: opt(o.failedNode, (x) => id(W, x, `${p}.failedNode`)), reason: opt(o.reason, (x) => text(x, `${p}.reason`)),
     generation: int(W, o.generation, `${p}.generation`, 1), runners: record(W, o.runners, `${p}.runners`, member, runner),
     createdAt: optTime(o.createdAt, `${p}.createdAt`), updatedAt: optTime(o.updatedAt, `${p}.updatedAt`),
   });

@@ -5,7 +5,7 @@
  * Records are keyed by id; read them with `own()` (ids such as "constructor" must not hit Object.prototype).
  */
 import type {
-  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerStatus,
+  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerPolicy, RunnerStatus,
   TaskId, TaskStatus, WorkloadSpec,
 } from '../../protocols/events.js';
 
@@ -14,6 +14,8 @@ export interface NodeProfile {
   readonly memory: MemoryInfo;
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
+  /** exec policy and runner quota the node advertises (issue 12); absent: an older node, exec refused */
+  readonly runners?: RunnerPolicy;
   readonly updatedAt?: number;
 }
 
@@ -52,7 +54,8 @@ export interface RunnerRecord {
   readonly since?: number;
 }
 
-export type InstanceStatus = 'active' | 'needs-replacement' | 'failed';
+/** `completed`: every rank of an exec job exited 0. `failed` and `completed` are final (a job restart re-places). */
+export type InstanceStatus = 'active' | 'needs-replacement' | 'failed' | 'completed';
 
 export interface InstanceRecord {
   readonly plan: InstancePlan;
@@ -64,6 +67,13 @@ export interface InstanceRecord {
   readonly reason?: string;
   /** 1 at creation, +1 per re-placement */
   readonly generation: number;
+  /** A job's group restarts so far (restart policy on-failure). */
+  readonly restarts?: number;
+  /** A finished job: 0 when completed; the failing rank's code (or signal) when failed. */
+  readonly exitCode?: number;
+  readonly signal?: string;
+  readonly failedRank?: number;
+  readonly failedNode?: NodeId;
   readonly runners: Readonly<Record<NodeId, RunnerRecord>>;
   readonly createdAt?: number;
   readonly updatedAt?: number;

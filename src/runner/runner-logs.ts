@@ -1,0 +1,124 @@
+/**
+ * A rank's log, from whichever node is asked (issue 14: `GET /v1/instances/:id/logs?rank=N&follow=1`). The node
+ * that holds the rank's runner reads its log file (and with `follow`, what is appended until the instance is no
+ * longer live); any other node proxies to the holder's API at an address this node reached it by (a measured
+ * link), with the cluster's API token (the same on every node). Bytes pass through unchanged.
+ */
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TorusError } from '../core/errors.js';
+import type { ClusterState } from '../core/topology/state.js';
+import { readApiTokenIn } from '../node/credentials.js';
+import { runnerDir } from './local-runner.js';
+
+export type LogStream = 'stdout' | 'stderr';
+
+export interface LogRequest {
+  readonly instanceId: string;
+  readonly rank: number;
+  readonly stream: LogStream;
+  readonly follow: boolean;
+}
+
+export interface LogDeps {
+  readonly nodeId: string;
+  readonly dataDir: string;
+  readonly state: () => Promise<ClusterState>;
+  /** How often a followed log is checked for new bytes. */
+  readonly pollMs?: number;
+}
+
+const live = (state: ClusterState, id: string): boolean => {
+  const s = Object.hasOwn(state.instances, id) ? state.instances[id]!.status : undefined;
+  return s === 'active' || s === 'needs-replacement';
+};
+
+/** Which node holds `rank` of the instance (404 / 400 as TorusErrors). */
+export function holderOf(state: ClusterState, req: LogRequest): string {
+  const record = Object.hasOwn(state.instances, req.instanceId) ? state.instances[req.instanceId] : undefined;
+  if (!record) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${req.instanceId}`, { instanceId: req.instanceId });
+  const node = record.plan.nodes[req.rank];
+  if (node === undefined) throw new TorusError('TORUS_API_VALIDATION', `rank ${req.rank} is not in instance ${req.instanceId} (world size ${record.plan.nodes.length})`);
+  return node;
+}
+
+/** The rank's log as chunks: local file, or the holder's answer. */
+export async function openRunnerLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+  const state = await deps.state();
+  const holder = holderOf(state, req);
+  if (holder === deps.nodeId) return localLog(deps, req, signal);
+  return proxiedLog(deps, state, holder, req, signal);
+}
+
+async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  const path = join(runnerDir(deps.dataDir, req.instanceId, deps.nodeId), `${req.stream}.log`);
+  let offset = 0;
+  let quietAfterEnd = 0;
+  for (;;) {
+    const chunk = await readFrom(path, offset);
+    if (chunk.length > 0) {
+      offset += chunk.length;
+      yield chunk;
+      continue;
+    }
+    if (!req.follow || signal.aborted) return;
+    // Stop once the instance is no longer live and two checks found nothing new (the last bytes are flushed).
+    if (!live(await deps.state(), req.instanceId)) quietAfterEnd += 1;
+    if (quietAfterEnd >= 2) return;
+    try {
+      await sleep(deps.pollMs ?? 200, undefined, { signal });
+    } catch {
+      return;
+    }
+  }
+}
+
+async function readFrom(path: string, offset: number): Promise<Uint8Array> {
+  let file;
+  try {
+    file = await open(path, 'r');
+  } catch {
+    return new Uint8Array(0); // not written yet
+  }
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
+}
+
+/** The holder's API address: one this node reached it at (a link from here), else any non-loopback address it gave. */
+function apiUrlOf(state: ClusterState, self: string, holder: string): string {
+  const node = state.nodes[holder];
+  if (!node) throw new TorusError('TORUS_NODE_UNKNOWN', `node ${holder} (holding the log) is not in the cluster`);
+  const link = state.links.find((l) => l.source === self && l.sink === holder);
+  const ip = link?.ip ?? node.apiAddresses.find((a) => !a.ip.startsWith('127.') && a.ip !== '::1')?.ip;
+  if (!ip) throw new TorusError('TORUS_API_UNREACHABLE', `no address of node ${holder} is known here`);
+  return ip.includes(':') ? `http://[${ip}]:${node.apiPort}` : `http://${ip}:${node.apiPort}`;
+}
+
+async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  const token = readApiTokenIn(deps.dataDir); // the node's effective token, the same on every node of the cluster
+  const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}`;
+  const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+  } catch (error) {
+    throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
+  }
+  if (!res.ok || !res.body) throw new TorusError('TORUS_API_UNREACHABLE', `node ${holder} answered HTTP ${res.status} for the log`, { node: holder, status: res.status });
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
