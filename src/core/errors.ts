@@ -33,6 +33,10 @@ export const ERROR_STATUS = {
   TORUS_EVENT_CONFLICT: 409,
   TORUS_EVENT_STALE: 409,
   TORUS_INTERNAL: 500,
+  /** A write the leader could not get onto a quorum of the members: never applied by this leader, outcome unknown. */
+  TORUS_NOT_COMMITTED: 503,
+  /** A saved cluster-state file is damaged: the node refuses to start (`--repair-state` recovers). */
+  TORUS_STATE_CORRUPT: 500,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -36,6 +36,11 @@ export interface NodeConfig {
   readonly mdns: boolean;
   /** Heartbeat silence after which a node is declared gone. */
   readonly failureTimeoutMs: number;
+  /**
+   * Saved cluster state (issue #13): a damaged file is refused unless this is set; then the readable part is
+   * kept, the rest moved aside, and the node catches up from the leader before it votes or leads.
+   */
+  readonly repairState: boolean;
 }
 
 export const NODE_FLAGS = {
@@ -55,6 +60,7 @@ export const NODE_FLAGS = {
   'log-level': { type: 'string' },
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
+  'repair-state': { type: 'boolean' },
 } as const;
 
 export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
@@ -80,6 +86,8 @@ Options:
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
   --no-mdns               do not use multicast discovery (static peers only)
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+  --repair-state          the saved cluster state is damaged (the node refused to start and said where): keep
+                          its readable part, move the rest aside, and catch up from the cluster's leader
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
@@ -236,6 +244,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       logLevel,
       mdns: !mdnsOff,
       failureTimeoutMs,
+      repairState: values['repair-state'] === true,
     },
   };
 }

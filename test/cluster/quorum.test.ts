@@ -8,7 +8,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { quorumOf } from '../../src/cluster/quorum.js';
-import { SimNet, membersOf } from './fixtures/sim-net.js';
+import { SimNet, membersOf, notNoop } from './fixtures/sim-net.js';
 
 t.test('quorumOf: majority of the last known membership, exact half only with the lowest id', async (t) => {
   const rows: [string[], string, string[], boolean][] = [
@@ -89,7 +89,7 @@ t.test('partition of a follower: it stays leaderless in its term, the majority k
   t.same(net.leaders(), ['a'], 'only the majority has a leader');
   t.equal(net.nodes.get('c')!.state.term, termBefore, 'the cut node did not start a term');
   t.equal(net.nodes.get('c')!.state.quorum?.ok, false, 'the cut node knows it has no quorum');
-  t.same(net.nodes.get('c')!.applied.map((e) => e.event), [join('a'), join('b'), join('c'), ev(1)], 'its state is still readable, unchanged');
+  t.same(net.nodes.get('c')!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), join('c'), ev(1)], 'its state is still readable, unchanged');
 
   net.mesh();
   net.run(2000);
@@ -98,7 +98,7 @@ t.test('partition of a follower: it stays leaderless in its term, the majority k
   mark('healed: c follows a and catches up; a re-admits it');
   t.same(net.leaders(), ['a'], 'the majority leader stays');
   const want = [join('a'), join('b'), join('c'), ev(1), gone('c'), ev(2), join('c')];
-  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event), want, `${id} holds the majority's log`);
+  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), want, `${id} holds the majority's log`);
   t.same(membersOf(net.nodes.get('c')!.applied), ['a', 'b', 'c']);
 
   const text = out.join('\n') + '\n';
@@ -122,7 +122,7 @@ t.test('partition of the leader: it steps down on losing the quorum; the majorit
   net.propose([join('a')]);
   net.run(500);
   t.same(net.leaders(), ['b']);
-  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event), [join('a'), join('b'), join('c'), ev(1), gone('a'), ev(2), join('a')], `${id} holds the majority's log`);
+  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), join('c'), ev(1), gone('a'), ev(2), join('a')], `${id} holds the majority's log`);
 });
 
 t.test('two-node cluster: the lowest id keeps leading alone; the other keeps its state read-only', async (t) => {
@@ -143,7 +143,7 @@ t.test('two-node cluster: the lowest id keeps leading alone; the other keeps its
     net.propose([join('b')]);
     net.run(500);
     t.same(net.leaders(), ['a']);
-    t.same(b.applied.map((e) => e.event), [join('a'), join('b'), ev(1), gone('b'), join('b')], 'b rejoins and catches up');
+    t.same(b.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), ev(1), gone('b'), join('b')], 'b rejoins and catches up');
   }
 });
 
@@ -174,5 +174,5 @@ t.test('two nodes: the lowest id restarts without its state and leads alone befo
   t.ok(net.nodes.get('a')!.log.some((l) => l.includes('yielding to a candidate with a more complete log')));
   const terms = net.transcript.filter((l) => / candidate /.test(l)).length;
   t.ok(terms <= 3, `no election storm (${terms} campaigns)`);
-  for (const id of ['a', 'b']) t.same(net.nodes.get(id)!.applied.map((e) => e.event), [join('a'), join('b'), ev(1)], `${id} holds b's log`);
+  for (const id of ['a', 'b']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), ev(1)], `${id} holds b's log`);
 });
