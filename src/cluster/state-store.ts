@@ -101,7 +101,9 @@ export class StateStore<S> {
       try {
         r = restoreStored(this.#o.replica, this.#o.cluster, texts, this.#o.retain);
       } catch (err) {
-        if (!(err instanceof StateCorruptError) || !this.#o.repair || attempt > 2) throw err;
+        if (!(err instanceof StateCorruptError)) throw err;
+        // Name the file by its full path: the operator must find it.
+        if (!this.#o.repair || attempt > 2) throw new StateCorruptError(join(this.dir, err.file), err.record, err.offset, err.details.detail as string);
         this.#repair(err, texts.log);
       }
     }
