@@ -14,7 +14,7 @@ import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type Agreem
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
 import type { MdnsDiscovery } from './discovery.js';
-import { lastIndex, lastTerm } from './log.js';
+import { entryAt, lastIndex, lastTerm } from './log.js';
 import { CommitWaiters } from './commit-waiters.js';
 import { performEffects, type EffectShell } from './cluster-effects.js';
 import { ClusterPersistence } from './cluster-persistence.js';
@@ -292,12 +292,36 @@ export class ClusterNode<S> extends EventEmitter {
     });
   }
 
-  /** The core decides quorum on the membership the state lists: tell it when that changed. */
+  /**
+   * The core decides quorum on the membership: the one the log lists, committed or not (Raft's rule for
+   * configurations: a node that has received a NodeJoined acts on it before it learns that it committed, so a
+   * follower of a new cluster never takes itself for a fresh node alone). Tell the core when it changed.
+   */
   #feedMembers(now: number): void {
-    const members = this.#o.replica.members(this.#state).map((m) => m.nodeId).sort();
+    const members = this.#o.replica.members(this.#logState()).map((m) => m.nodeId).sort();
     const known = this.#core.members;
     if (members.length === known.length && members.every((id, i) => id === known[i])) return;
     this.#run({ kind: 'members', now, members });
+  }
+
+  #spec: { commit: number; last: number; state: S; from: S } | null = null;
+
+  /** The state with the log's uncommitted entries applied too (cached; recomputed only when the log moved). */
+  #logState(): S {
+    const core = this.#core;
+    const last = lastIndex(core.log);
+    if (last <= core.commit) return this.#state;
+    const spec = this.#spec;
+    if (spec && spec.from === this.#state && spec.commit === core.commit && spec.last === last) return spec.state;
+    let state = spec && spec.from === this.#state && spec.commit === core.commit && spec.last < last ? spec.state : this.#state;
+    const start = state === this.#state ? core.commit + 1 : spec!.last + 1;
+    try {
+      for (let i = start; i <= last; i++) state = this.#o.replica.apply(state, entryAt(core.log, i)!);
+    } catch {
+      return this.#state; // an entry that does not apply will fail at commit too (and resync): use what is committed
+    }
+    this.#spec = { commit: core.commit, last, state, from: this.#state };
+    return state;
   }
 
   #tick(): void {
