@@ -338,10 +338,9 @@ export class ClusterNode<S> extends EventEmitter {
 
   /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
   #reconcile(now: number): void {
-    // The reconciler reads the committed state: while earlier entries are not committed it would repeat them.
-    if (this.#core.commit < lastIndex(this.#core.log)) return;
     const events = this.#membership.events({
-      state: this.#state, now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
+      // The state as the log lists it, pending entries included: a NodeJoined not yet committed is not repeated.
+      state: this.#logState(), now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
     });
     if (events.length === 0) return;
     this.#sequenceQuietly(events);
