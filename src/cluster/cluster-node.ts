@@ -51,6 +51,7 @@ export class ClusterNode<S> extends EventEmitter {
   readonly #effects: EffectShell<S>;
   readonly #waiters: CommitWaiters;
   #flushScheduled = false;
+  #wasLeader = false;
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -264,9 +265,13 @@ export class ClusterNode<S> extends EventEmitter {
     }
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
+    const won = this.#core.role === 'leader' && !this.#wasLeader;
+    this.#wasLeader = this.#core.role === 'leader';
     if (becameLeader && this.#core.role === 'leader') {
-      // A new term commits nothing of the earlier ones until an entry of its own commits: write one at once.
-      if (lastTerm(this.#core.log) < this.#core.term) this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
+      // A new term commits nothing of the earlier ones until an entry of its own commits: write one at once. Only
+      // on winning: a leader that merely moves to a newer term (two leaders meeting) must not lengthen its log, or
+      // the two would outrank each other in turn by their newest entry's term.
+      if (won && lastTerm(this.#core.log) < this.#core.term) this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
       // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
       // this node (e.g. its profile) never lands before its NodeJoined.
       this.#reconcile(input.now);
