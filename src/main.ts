@@ -20,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   measure: async (args) => (await import('./cli/measure.js')).runMeasureCommand(args),
   bench: runBench,
   token: async (args) => (await import('./cli/token.js')).runTokenCommand(args),
+  members: async (args) => (await import('./cli/members.js')).runMembersCommand(args),
 };
 
 async function runBench(args: string[]): Promise<number> {

@@ -13,11 +13,12 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
+import { readApiTokenIn } from '../../src/node/credentials.js';
 import { printTable, type BenchRow } from '../table.js';
 
-/** GET inside a namespace: curl when installed (light), else Node's fetch (a whole Node start per request). */
-const FETCH = 'fetch(process.argv[1], { signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
-const getArgv = (url: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', url] : [process.execPath, '-e', FETCH, url]);
+/** GET inside a namespace with the API token: curl when installed (light), else Node's fetch (a whole Node start per request). */
+const FETCH = 'fetch(process.argv[1], { headers: { authorization: process.argv[2] }, signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
+const getArgv = (url: string, auth: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', '-H', `Authorization: ${auth}`, url] : [process.execPath, '-e', FETCH, url, auth]);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -104,11 +105,14 @@ async function run(n: number): Promise<BenchRow> {
 /** One join token for every real node of a bench cluster (each would otherwise create its own). */
 const BENCH_SECRET = 'torus-bench-' + process.pid + '-' + Date.now().toString(36);
 const realMain = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
+const benchDataDir = (lab: Lab, h: number): string => `/tmp/torus-bench-${process.pid}-${lab.id}-${h}`;
 
 /** One real node's view through its HTTP API (fetched from inside the namespace). */
 async function realView(lab: Lab, h: number): Promise<{ role: string; id: string; digest: string; nodes: string[]; links: number } | null> {
   try {
-    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:7000${path}`), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
+    // The token as the CLI on the node's machine finds it: the file the node saved in its data dir.
+    const auth = `Bearer ${readApiTokenIn(benchDataDir(lab, h)) ?? ''}`;
+    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:7000${path}`, auth), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
     const [node, st] = await Promise.all([get('/v1/node'), get('/v1/state')]);
     const state = st.state as { nodes: Record<string, unknown>; links: unknown[] };
     return { role: node.role as string, id: node.id as string, digest: st.digest as string, nodes: Object.keys(state.nodes), links: state.links.length };
@@ -122,7 +126,7 @@ async function runReal(n: number): Promise<BenchRow> {
   const lab = await Lab.create({ hosts: n });
   try {
     const t0 = performance.now();
-    const procs = lab.hosts.map((h) => lab.spawn(h.index, process.execPath, [realMain, 'start', '--port', '7000', '--data-dir', `/tmp/torus-bench-${process.pid}-${lab.id}-${h.index}`,
+    const procs = lab.hosts.map((h) => lab.spawn(h.index, process.execPath, [realMain, 'start', '--port', '7000', '--data-dir', benchDataDir(lab, h.index),
       '--cluster', 'bench', '--name', `h${h.index}`, '--failure-timeout-ms', String(FAILURE_TIMEOUT_MS)], { env: { ...process.env, TORUS_LOG_LEVEL: 'error', TORUS_SECRET: BENCH_SECRET } }));
     const views = async (hosts: number[]) => Promise.all(hosts.map((h) => realView(lab, h)));
     let converge: number | null = null;

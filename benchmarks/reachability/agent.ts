@@ -9,7 +9,7 @@ import { measureCapacity, measureRtt } from '../../src/profiler/measure.js';
 
 const [mode, a = '', b = '0', c = '500', d = '1'] = process.argv.slice(2);
 if (mode === 'server') {
-  const handler = createProbeHandler(() => ({ nodeId: a, clusterName: 'bench', incarnation: 1 }));
+  const handler = createProbeHandler(() => ({ nodeId: a, clusterName: 'bench', incarnation: 1 }), { dataKey: null });
   http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } })
     .listen(Number(b), '0.0.0.0', () => process.stdout.write(JSON.stringify({ listening: Number(b) }) + '\n'));
 } else if (mode === 'measure') {

@@ -28,7 +28,7 @@ async function listen(server: net.Server, host: string): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 async function probeServer(nodeId: string, host: string): Promise<number> {
-  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'bench', incarnation: 1 }));
+  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'bench', incarnation: 1 }), { dataKey: null });
   const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
   closers.push(() => { server.closeAllConnections(); server.close(); });
   return listen(server, host);

@@ -5,6 +5,9 @@
  *   B. 2 ranks, unshaped: small all-reduce (8 B – 64 KiB) median latency.
  *   C. 2 ranks, unshaped: large all-reduce busbw against one Node TCP stream.
  *   D. 4 ranks, unshaped: the same (4 rank processes on the machine's cores).
+ *   E. 4 ranks, lab only: torch Gloo's all_reduce beside the ring (issue 14) on a switched 1 Gbit/s LAN (the
+ *      ring's own choice: one direction) and on a ring of 5 Gbit/s point-to-point links (both directions; Gloo,
+ *      bound to one interface, stays on the LAN). Needs python3-torch; the report says so when it is missing.
  * C and D also print a ring of raw Node streams (the ring's traffic with no collective) and the
  * CPU-bound ceiling computed from the measured CPU cost per byte (docs/ring.md, "unshaped links").
  * Usage: node build/benchmarks/ring/index.js [--quick] [--json] [--mode lab|loopback]
@@ -23,7 +26,7 @@ const MiB = 1024 * 1024;
 const base: RingBenchOptions = {
   mode, ranks: 2, ops: ['all_reduce'], minBytes: 8, maxBytes: 8, factor: 2, warmup: 1, iters: 5, check: true,
   dtype: 'float32', redop: 'sum', root: 0, over: ['p2p'], directions: ['both'], connections: 1, timeoutMs: 60_000,
-  capacity: true, capacitySeconds: quick ? 1 : 3,
+  capacity: true, capacitySeconds: quick ? 1 : 3, gloo: false,
 };
 
 const scenarios: { name: string; options: RingBenchOptions }[] = [
@@ -45,6 +48,10 @@ const scenarios: { name: string; options: RingBenchOptions }[] = [
     name: 'D. 4 ranks, unshaped: large all-reduce vs one Node TCP stream',
     options: { ...base, ranks: 4, minBytes: quick ? 16 * MiB : 8 * MiB, maxBytes: quick ? 64 * MiB : 64 * MiB, factor: quick ? 4 : 2, iters: quick ? 5 : 10, directions: ['one', 'both'] },
   },
+  ...(mode === 'lab' ? [{
+    name: 'E. 4 ranks: torch Gloo vs the ring on a 1 Gbit/s LAN and on 5 Gbit/s point-to-point links',
+    options: { ...base, ranks: 4, minBytes: 8 * MiB, maxBytes: quick ? 16 * MiB : 32 * MiB, iters: quick ? 3 : 5, linkRate: '5gbit', lanRate: '1gbit', over: ['p2p', 'lan'], directions: ['auto'], capacity: false, gloo: true } as RingBenchOptions,
+  }] : []),
 ];
 
 const progress = (line: string) => process.stderr.write(process.stderr.isTTY ? `\r\x1b[K[ring bench] ${line}` : `[ring bench] ${line}\n`);
@@ -82,6 +89,16 @@ function summary(): string[] {
     const base = streamBaseline(capacity);
     const ceil = ceiling && base ? `; CPU-bound ceiling: this engine ${pct(ceiling.engine / base)}, zero-cost ring ${pct(ceiling.ideal / base)}; ranks on CPU ${pct(cpu?.busy ?? null)}` : '';
     lines.push(`| ${ranks} ranks unshaped, large all-reduce busbw / one Node TCP stream (${best?.run.label ?? 'n/a'}) | ${pct(best?.x ?? null)}; ${times(streams)} a ring of raw Node streams${ceil} | ≥ 80 % |`);
+  }
+  const e = results[4]?.result;
+  const gloo = e?.gloo;
+  if (gloo && !gloo.ok) lines.push(`| torch Gloo comparison | ${gloo.reason} | |`);
+  if (e && gloo?.ok) {
+    const large = gloo.rows.filter((r) => r.bytes >= 8 * MiB);
+    const glooBps = large.length ? (large.reduce((s, r) => s + r.busbw, 0) / large.length) * 8e9 : null;
+    const vs = (over: string) => { const run = e.runs.find((r) => r.over === over); const mine = run ? largeBusbw(run) : null; return mine !== null && glooBps ? mine / glooBps : null; };
+    lines.push(`| 4 ranks, switched 1 Gbit/s LAN, ≥ 8 MiB all-reduce busbw / torch Gloo (same hosts) | ${times(vs('lan'))} | ≥ 0.97× |`);
+    lines.push(`| 4 ranks, ring of 5 Gbit/s p2p links (Gloo on the LAN), ≥ 8 MiB busbw / torch Gloo | ${times(vs('p2p'))} | ≥ 3× |`);
   }
   return lines;
 }

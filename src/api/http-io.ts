@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TorusError, ValidationError, asTorusError } from '../core/errors.js';
+import { redactEnv } from './redact.js';
 
 /** Default request-body cap: placement requests and bench options are small; anything bigger is abuse. */
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
@@ -13,6 +14,22 @@ export const NO_LEADER_RETRY_AFTER_S = 2;
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  const text = await readTextBody(req, limit);
+  // A POST without a body reads as {} so optional-only bodies (bench) can be sent empty.
+  if (text === '') return {};
+  // JSON only: a form or text/plain POST from a foreign page (no CORS preflight) is refused.
+  if (type !== 'application/json') {
+    throw new TorusError('TORUS_API_UNSUPPORTED_MEDIA_TYPE', 'request body must be application/json', { where: 'headers', path: 'content-type' });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ValidationError('body', '', `invalid JSON (${(error as Error).message})`);
+  }
+}
+
+/** Reads the body as UTF-8 text, at most `limit` bytes (TORUS_API_BODY_TOO_LARGE beyond). */
+export async function readTextBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
@@ -22,18 +39,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     if (size > limit) throw tooLarge(limit);
     chunks.push(chunk);
   }
-  // A POST without a body reads as {} so optional-only bodies (bench) can be sent empty.
-  if (size === 0) return {};
-  // JSON only: a form or text/plain POST from a foreign page (no CORS preflight) is refused.
-  if (type !== 'application/json') {
-    throw new TorusError('TORUS_API_UNSUPPORTED_MEDIA_TYPE', 'request body must be application/json', { where: 'headers', path: 'content-type' });
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new ValidationError('body', '', `invalid JSON (${(error as Error).message})`);
-  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function tooLarge(limit: number): TorusError {
@@ -60,9 +66,11 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
   const e = asTorusError(error);
   const headers: Record<string, string> = { ...extraHeaders };
   if (e.httpStatus === 503) headers['retry-after'] = String(NO_LEADER_RETRY_AFTER_S);
+  if (e.code === 'TORUS_RATE_LIMITED') headers['retry-after'] = String(e.details.retryAfterS ?? 1);
+  if (e.code === 'TORUS_UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer realm="torus"';
   // The unread rest of an oversized body would otherwise be parsed as the next request.
   if (e.code === 'TORUS_API_BODY_TOO_LARGE') headers.connection = 'close';
   // Never leak internals (stack, paths) of an unexpected failure to the client.
-  const body = e.code === 'TORUS_INTERNAL' ? { code: e.code, message: 'internal error', details: {} } : e.toJSON();
+  const body = e.code === 'TORUS_INTERNAL' ? { code: e.code, message: 'internal error', details: {} } : redactEnv(e.toJSON());
   sendJson(res, e.httpStatus, { error: body }, headers);
 }

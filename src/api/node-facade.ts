@@ -82,7 +82,7 @@ export interface TopologyView {
 export interface PeerView {
   readonly id?: string | undefined;
   readonly address: string;
-  /** other-cluster | incompatible-version | auth-failure | unreachable (src/cluster/connections.ts HeardReason) */
+  /** other-cluster | incompatible-version | auth-required | auth-failure | unreachable (src/cluster/heard.ts HeardReason) */
   readonly reason: string;
   readonly detail?: string | undefined;
   readonly lastHeardAt?: number | undefined;
@@ -145,8 +145,17 @@ export interface MeasureLinksAnswer {
   readonly queued?: number | undefined;
 }
 
+/** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/cluster/member-removal.ts). */
+export interface MemberRemovalAnswer {
+  readonly nodeId: string;
+  readonly status: 'removed' | 'pending';
+  readonly message: string;
+}
+
 export interface NodeFacade {
   node(): Promise<NodeInfo>;
+  /** Operator removal of a dead member (refused: itself, unknown, connected). */
+  removeMember(nodeId: string): Promise<MemberRemovalAnswer>;
   state(): Promise<StateView>;
   topology(): Promise<TopologyView>;
   peers(): Promise<readonly PeerView[]>;

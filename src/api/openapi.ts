@@ -1,11 +1,12 @@
-import { ERROR_STATUS } from '../core/errors.js';
 import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
+import { responseSchemas } from './response-schemas.js';
 import { toJsonSchema } from './schema.js';
 
 /**
  * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
- * server validates with (./request-schemas.ts); a test checks that every route of the server is listed here
- * and every error code of the registry appears, so the document cannot silently fall behind.
+ * server validates with (./request-schemas.ts); answers are described exactly in ./response-schemas.ts. Tests
+ * check that every route of the server is listed here, every error code of the registry appears, and every
+ * route's real answers validate against this document (test/api/openapi-live.test.ts).
  */
 type Op = Record<string, unknown>;
 const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
@@ -13,107 +14,57 @@ const json = (schema: unknown, description: string): Op => ({ description, conte
 const error = (description: string): Op => json(ref('Error'), description);
 const body = (schema: unknown): Op => ({ required: true, content: { 'application/json': { schema } } });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const common = { '404': error('unknown route or resource'), '405': error('method not allowed (see Allow)'), '503': error('no leader or shutting down; retry after Retry-After seconds') };
+const common = { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)'), '404': error('unknown route or resource'), '405': error('method not allowed (see Allow)'), '503': error('no leader or shutting down; retry after Retry-After seconds') };
+const rateLimited = { '429': error('too many create / measure / bench requests from this client (--max-write-rate); retry after Retry-After seconds') };
 const bodyErrors = { '400': error('invalid JSON or a field failing validation; details.path names it'), '413': error('body too large'), '415': error('body is not application/json') };
 
-const openObject = { type: 'object', additionalProperties: true };
 const str = { type: 'string' };
-const num = { type: 'number' };
 
 const schemas = {
-  Error: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code', 'message'],
-        properties: {
-          code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
-          message: str,
-          details: { type: 'object', description: 'where/path for validation errors; the planner reasons for refusals', additionalProperties: true },
-        },
-      },
-    },
-  },
-  NodeInfo: {
-    type: 'object',
-    required: ['id', 'name', 'version', 'incarnation', 'uptimeMs', 'role'],
-    properties: { id: str, name: str, version: str, incarnation: { type: 'integer' }, uptimeMs: num, role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] }, leaderId: str, cluster: str,
-      quorum: { type: 'object', required: ['ok', 'members', 'reached', 'needed'], description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)', properties: { ok: { type: 'boolean' }, members: { type: 'integer' }, reached: { type: 'integer' }, needed: { type: 'integer' }, why: str } } },
-  },
-  StateView: { type: 'object', required: ['state', 'digest', 'lastIndex'], properties: { state: openObject, digest: str, lastIndex: { type: 'integer' } } },
-  Topology: {
-    type: 'object',
-    required: ['nodes', 'links'],
-    properties: {
-      nodes: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str, name: str, role: str, memory: { type: 'object', properties: { ramAvailable: num, ramTotal: num } }, interfaces: { type: 'array', items: openObject } } } },
-      links: {
-        type: 'array',
-        items: { type: 'object', required: ['source', 'sink'], properties: { source: str, sink: str, ip: str, type: str, rttMs: num, bandwidthBps: { type: 'number', description: 'bits per second' }, measuredAt: { type: 'number', description: 'epoch ms' } } },
-      },
-      lastIndex: { type: 'integer' },
-    },
-  },
-  Peer: { type: 'object', required: ['address', 'reason'], properties: { id: str, address: str, reason: str, detail: str, lastHeardAt: num } },
-  Instance: {
-    type: 'object',
-    required: ['id', 'nodes', 'runners'],
-    properties: {
-      id: str,
-      nodes: { type: 'array', items: str, description: 'ring (rank) order' },
-      runners: { type: 'array', items: { type: 'object', required: ['node', 'status'], properties: { node: str, rank: { type: 'integer' }, status: str, reason: str, restarts: { type: 'integer' } } } },
-      backend: str,
-      sharding: str,
-      status: str,
-    },
-  },
-  BenchRun: {
-    type: 'object',
-    required: ['id', 'status', 'startedAt'],
-    properties: { id: str, status: { type: 'string', enum: ['running', 'done', 'failed'] }, startedAt: num, progress: openObject, result: { description: 'the benchmark table as JSON (src/ring)' }, error: ref('Error') },
-  },
+  ...responseSchemas,
   PreviewRequest: toJsonSchema(previewRequestSchema),
   CreateInstanceRequest: toJsonSchema(createInstanceRequestSchema),
   RingBenchRequest: toJsonSchema(ringBenchRequestSchema),
   MeasureLinksRequest: toJsonSchema(measureLinksRequestSchema),
-  MeasureLinksQueued: {
-    type: 'object',
-    required: ['links'],
-    properties: {
-      links: { type: 'array', items: { type: 'object', required: ['sink', 'ip'], properties: { sink: str, ip: str, type: str, measuredAt: { type: 'number', description: 'epoch ms of the previous measurement' } } } },
-      queued: { type: 'integer', description: 'links waiting for the next measuring pass (this request and earlier ones)' },
-    },
-  },
 };
 
 const paths: Record<string, Record<string, Op>> = {
-  '/node_id': { get: { summary: "this node's id (identity probe)", responses: { '200': json(str, 'the id as a JSON string') } } },
+  '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },
   '/v1/node': { get: { summary: 'this node', responses: { '200': json(ref('NodeInfo'), 'node identity and role') } } },
   '/v1/state': { get: { summary: 'replicated state, digest, last index', responses: { '200': json(ref('StateView'), 'the state') } } },
   '/v1/topology': { get: { summary: 'nodes and measured links', responses: { '200': json(ref('Topology'), 'the topology') } } },
-  '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json({ type: 'object', properties: { peers: { type: 'array', items: ref('Peer') } } }, 'peers with reasons') } } },
+  '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } } },
   '/v1/links/measure': {
     post: {
       summary: "re-measure this node's links now (all, or to one peer / one address); new figures arrive as LinkMeasured (/v1/topology measuredAt)",
       requestBody: { required: false, content: { 'application/json': { schema: ref('MeasureLinksRequest') } } },
-      responses: { '202': json(ref('MeasureLinksQueued'), 'the links the profiler will measure'), ...bodyErrors, '404': error('no link of this node matches the filter (nothing changes)'), '503': error('this node runs no network profiler') },
+      responses: { '202': json(ref('MeasureLinksQueued'), 'the links the profiler will measure'), ...bodyErrors, ...rateLimited, '404': error('no link of this node matches the filter (nothing changes)'), '503': error('this node runs no network profiler') },
     },
   },
   '/v1/placements/preview': {
-    post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(openObject, 'plans and refusals'), ...bodyErrors, ...common } },
+    post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common } },
   },
   '/v1/instances': {
     post: {
       summary: 'place and start an instance',
       requestBody: body(ref('CreateInstanceRequest')),
-      responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused; details carry the planner's reason"), ...common },
+      responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused; details carry the planner's reason"), ...rateLimited, ...common },
     },
-    get: { summary: 'every instance', responses: { '200': json({ type: 'object', properties: { instances: { type: 'array', items: ref('Instance') } } }, 'instances') } },
+    get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },
   },
   '/v1/instances/{id}': {
     get: { summary: 'one instance with runner statuses', parameters: [idParam], responses: { '200': json(ref('Instance'), 'the instance'), ...common } },
-    delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json({ type: 'object', properties: { deleted: str } }, 'deleted'), ...common } },
+    delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json(ref('Deleted'), 'deleted'), ...common } },
+  },
+  '/v1/members/{id}': {
+    delete: {
+      summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],
+      responses: {
+        '200': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['removed'] }, message: str } }, 'the leader wrote its NodeGone'),
+        '202': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['pending'] }, message: str } }, 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
+        '400': error('the answering node itself'), '409': error('the member is connected (TORUS_MEMBER_CONNECTED)'), ...common,
+      },
+    },
   },
   '/v1/events': {
     get: {
@@ -122,16 +73,32 @@ const paths: Record<string, Record<string, Op>> = {
         { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'integer', minimum: 0 } },
         { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'default 0: replay every retained event' },
       ],
-      responses: { '200': { description: 'the stream', content: { 'text/event-stream': { schema: str } } }, '400': error('malformed Last-Event-ID / after') },
+      responses: { '200': { description: 'the stream', content: { 'text/event-stream': { schema: str } } }, '400': error('malformed Last-Event-ID / after'), '503': error('at --max-sse-clients open streams (TORUS_LIMIT_REACHED)') },
     },
   },
   '/v1/bench/ring': {
-    post: { summary: 'start a ring benchmark', requestBody: body(ref('RingBenchRequest')), responses: { '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'), ...bodyErrors, '409': error('cannot place the ring'), ...common } },
+    post: { summary: 'start a ring benchmark', requestBody: body(ref('RingBenchRequest')), responses: { '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'), ...bodyErrors, '409': error('cannot place the ring'), ...rateLimited, ...common } },
   },
   '/v1/bench/ring/{id}': { get: { summary: 'a benchmark run', parameters: [idParam], responses: { '200': json(ref('BenchRun'), 'the run'), ...common } } },
   '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format 0.0.4', content: { 'text/plain': { schema: str } } } } } },
-  '/v1/openapi.json': { get: { summary: 'this document', responses: { '200': json(openObject, 'OpenAPI 3.1') } } },
-  '/': { get: { summary: 'the dashboard', responses: { '200': { description: 'HTML page', content: { 'text/html': { schema: str } } } } } },
+  '/v1/openapi.json': { get: { summary: 'this document', responses: { '200': json(ref('OpenApiDocument'), 'OpenAPI 3.1') } } },
+  '/': {
+    get: {
+      summary: 'the dashboard; without a session the sign-in form; `?token=` with the API token starts a session (Set-Cookie torus_session) and answers 303 to /',
+      security: [],
+      parameters: [{ name: 'token', in: 'query', required: false, schema: str }],
+      responses: { '200': { description: 'HTML page (dashboard or sign-in form)', content: { 'text/html': { schema: str } } }, '303': { description: 'signed in; redirect to / without the token' }, '401': { description: 'wrong token: the sign-in form again', content: { 'text/html': { schema: str } } } },
+    },
+  },
+  '/login': {
+    get: { summary: 'the sign-in form', security: [], responses: { '200': { description: 'HTML form', content: { 'text/html': { schema: str } } } } },
+    post: {
+      summary: 'sign in with the API token (form field `token`)',
+      security: [],
+      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str } } } } },
+      responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
+    },
+  },
   '/dashboard/app.js': { get: { summary: 'dashboard script', responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } },
   '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
 };
@@ -139,9 +106,22 @@ const paths: Record<string, Record<string, Op>> = {
 export function openApiDocument(version: string): Record<string, unknown> {
   return {
     openapi: '3.1.0',
-    info: { title: 'torus node API', version, description: 'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}.' },
+    info: {
+      title: 'torus node API',
+      version,
+      description: 'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}. '
+        + 'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), '
+        + 'unless the node runs with --insecure-open. Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
+    },
     paths,
-    components: { schemas },
+    security: [{ bearerToken: [] }, { dashboardSession: [] }],
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerToken: { type: 'http', scheme: 'bearer', description: 'the API token: derived from the cluster secret, or set with --api-token-file' },
+        dashboardSession: { type: 'apiKey', in: 'cookie', name: 'torus_session', description: 'set by GET /?token= or POST /login' },
+      },
+    },
   };
 }
 

@@ -1,9 +1,12 @@
 import type { InstanceView, NodeInfo, NodeMetrics, TopologyView } from './node-facade.js';
+import { renderProcessMetrics, type ProcessSample } from './process-metrics.js';
+import { Exposition, series, type Labels, type MetricType } from './prometheus-text.js';
 
 /**
  * Renders the Prometheus text exposition format (version 0.0.4) from the facade's views. Pure: the route
  * gathers the inputs. Runner states use the "state set" idiom: one series per runner, the state as a label,
- * value 1, so `count by (state) (torus_runner_state)` works without a fixed state list.
+ * value 1, so `count by (state) (torus_runner_state)` works without a fixed state list. The process_* and
+ * nodejs_* families follow (src/api/process-metrics.ts).
  */
 export interface MetricsInput {
   readonly node: NodeInfo;
@@ -11,23 +14,16 @@ export interface MetricsInput {
   readonly topology: TopologyView;
   readonly instances: readonly InstanceView[];
   readonly metrics: NodeMetrics;
-}
-
-type Labels = Readonly<Record<string, string | number | undefined>>;
-
-const escape = (value: string): string => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-
-function series(name: string, labels: Labels, value: number): string {
-  const parts = Object.entries(labels)
-    .filter((entry): entry is [string, string | number] => entry[1] !== undefined)
-    .map(([k, v]) => `${k}="${escape(String(v))}"`);
-  return `${name}${parts.length ? `{${parts.join(',')}}` : ''} ${Number.isFinite(value) ? value : 'NaN'}`;
+  /** This process's CPU, memory, event loop and descriptors (process_* and nodejs_* families). */
+  readonly process?: ProcessSample;
+  /** Requests or connections refused at each API limit (src/api/limits.ts). */
+  readonly limitRejections?: Readonly<Record<string, number>>;
 }
 
 export function renderMetrics(input: MetricsInput): string {
-  const out: string[] = [];
-  const family = (name: string, type: 'gauge' | 'counter', help: string, lines: readonly string[]): void => {
-    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines);
+  const out = new Exposition();
+  const family = (name: string, type: MetricType, help: string, lines: readonly string[]): void => {
+    out.family(name, type, help, lines);
   };
   const { node, topology, instances } = input;
   family('torus_node_info', 'gauge', 'this node (value 1); labels carry identity and role', [
@@ -38,8 +34,9 @@ export function renderMetrics(input: MetricsInput): string {
   family('torus_cluster_nodes', 'gauge', 'nodes in the cluster state', [series('torus_cluster_nodes', {}, topology.nodes.length)]);
   family('torus_cluster_links', 'gauge', 'working links (one per source, sink and address)', [series('torus_cluster_links', {}, topology.links.length)]);
   const link = (l: TopologyView['links'][number]): Labels => ({ source: l.source, sink: l.sink, ip: l.ip, type: l.type });
-  family('torus_link_bandwidth_bits_per_second', 'gauge', 'measured throughput of a link, bits per second',
-    topology.links.filter((l) => l.bandwidthBps !== undefined).map((l) => series('torus_link_bandwidth_bits_per_second', link(l), l.bandwidthBps ?? 0)));
+  // Base unit bytes, as Prometheus asks (promtool rejects bits): the API's bandwidthBps is bits, so / 8.
+  family('torus_link_bandwidth_bytes_per_second', 'gauge', 'measured throughput of a link, bytes per second',
+    topology.links.filter((l) => l.bandwidthBps !== undefined).map((l) => series('torus_link_bandwidth_bytes_per_second', link(l), (l.bandwidthBps ?? 0) / 8)));
   family('torus_link_rtt_seconds', 'gauge', 'measured round-trip time of a link (median), seconds',
     topology.links.filter((l) => l.rttMs !== undefined).map((l) => series('torus_link_rtt_seconds', link(l), (l.rttMs ?? 0) / 1000)));
   family('torus_link_measured_timestamp_seconds', 'gauge', 'when the link was last measured, Unix seconds',
@@ -51,5 +48,8 @@ export function renderMetrics(input: MetricsInput): string {
     instances.flatMap((i) => i.runners.filter((r) => r.restarts !== undefined).map((r) => series('torus_runner_restarts_total', { instance: i.id, node: r.node }, r.restarts ?? 0))));
   family('torus_actor_restarts_total', 'counter', 'restarts of a supervised actor on this node',
     Object.entries(input.metrics.restarts).sort(([a], [b]) => (a < b ? -1 : 1)).map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)));
-  return out.join('\n') + '\n';
+  family('torus_limit_rejections_total', 'counter', 'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
+    Object.entries(input.limitRejections ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([limit, n]) => series('torus_limit_rejections_total', { limit }, n)));
+  if (input.process) renderProcessMetrics(out, input.process);
+  return out.text();
 }

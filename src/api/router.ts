@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TorusError } from '../core/errors.js';
+import type { ApiAuth } from './auth.js';
+import type { LimitStats, SseGate } from './limits.js';
 import type { NodeFacade } from './node-facade.js';
 
 /**
@@ -28,6 +30,12 @@ export interface RouteShared {
   readonly benches: Map<string, unknown>;
   /** Fan-out for non-indexed stream events (bench progress) to every open SSE client. */
   readonly broadcast: Set<(name: string, data: unknown) => void>;
+  /** Who is let in (bearer token, dashboard sessions, or open mode). */
+  readonly auth: ApiAuth;
+  /** The cap on open event streams. */
+  readonly sse: SseGate;
+  /** Rejections at each limit, for /metrics. */
+  readonly limitStats: LimitStats;
 }
 
 /** A JSON answer; handlers that stream (SSE) or send text write `res` themselves and return undefined. */
@@ -42,6 +50,10 @@ export interface Route {
   /** e.g. `/v1/instances/:id` */
   readonly path: string;
   readonly summary: string;
+  /** `public`: answered without credentials (GET /node_id, the login page; `/` shows the login form itself). */
+  readonly access?: 'public';
+  /** Expensive writes (create, measure, bench): rate-limited per client address (--max-write-rate). */
+  readonly writeRate?: true;
   readonly handler: (ctx: RouteContext) => Promise<JsonResult | undefined>;
 }
 

@@ -2,7 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { TorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';
+import { ApiAuth, type ApiAuthConfig } from './auth.js';
+import { HostPolicy } from './host-check.js';
+import { redactEnv } from './redact.js';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from './http-io.js';
+import { DEFAULT_API_LIMITS, guardConnections, LimitStats, SseGate, WriteRateLimiter, type ApiLimits } from './limits.js';
 import type { NodeFacade } from './node-facade.js';
 import { openApiDocument } from './openapi.js';
 import { matchRoute, type Route, type RouteShared } from './router.js';
@@ -11,16 +15,25 @@ import { clusterRoutes } from './routes/cluster-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { eventsRoute } from './routes/events-route.js';
 import { instanceRoutes } from './routes/instance-routes.js';
+import { loginRoutes } from './routes/login-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
+import { memberRoutes } from './routes/member-routes.js';
 
 export interface ApiServerOptions {
   readonly port: number;
   readonly host?: string;
-  /** The profiler's probe endpoints (GET /node_id …), tried first; returns true when it answered. */
+  /** Who may call the API: the bearer token every route but GET /node_id needs, or open (--insecure-open). */
+  readonly auth: ApiAuthConfig;
+  /** The profiler's probe endpoints (GET /node_id …), tried after the Host/Origin checks; true when it answered. */
   readonly probeHandler?: (req: IncomingMessage, res: ServerResponse, awaitingContinue?: boolean) => boolean;
   /** Extra origins allowed to call the API from a browser (the dashboard itself is same-origin). */
   readonly corsOrigins?: readonly string[];
+  /** Host names accepted besides this node's addresses and localhost (--api-allowed-hosts). */
+  readonly allowedHosts?: readonly string[];
+  /** For tests: the machine's addresses as the Host check sees them (default os.networkInterfaces()). */
+  readonly interfaceAddresses?: () => readonly string[];
+  readonly limits?: Partial<ApiLimits>;
   readonly bodyLimitBytes?: number;
   /** SSE heartbeat comment interval. */
   readonly heartbeatMs?: number;
@@ -47,54 +60,78 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, openapi, ...dashboardRoutes()];
+  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {
   const routes = apiRoutes();
   const closing = new AbortController();
-  const shared: RouteShared = { closing: closing.signal, heartbeatMs: options.heartbeatMs ?? 15_000, benches: new Map(), broadcast: new Set() };
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const allowed = new Set(options.corsOrigins ?? []);
+  const limits: ApiLimits = { ...DEFAULT_API_LIMITS, ...options.limits };
+  const limitStats = new LimitStats();
+  const shared: RouteShared = {
+    closing: closing.signal, heartbeatMs: options.heartbeatMs ?? 15_000, benches: new Map(), broadcast: new Set(),
+    auth: new ApiAuth(options.auth), sse: new SseGate(limits.maxSseClients, limitStats), limitStats,
+  };
+  const writeRate = new WriteRateLimiter(limits.maxWriteRate, limitStats);
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const hosts = new HostPolicy({ bindHost: options.host ?? '127.0.0.1', allowedHosts: options.allowedHosts, corsOrigins: options.corsOrigins, interfaceAddresses: options.interfaceAddresses });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Host, then Origin, before anything else (probe routes included): a rebinding page learns nothing.
+    hosts.checkHost(req);
+    const cors = hosts.corsHeaders(req);
     if (options.probeHandler?.(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://torus.invalid');
-    const cors = corsHeaders(req, allowed);
-    if (cors === 'forbidden') throw new TorusError('TORUS_API_FORBIDDEN', 'cross-origin requests are only accepted from the dashboard origin', { where: 'headers', path: 'origin' });
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE', 'access-control-allow-headers': 'content-type, last-event-id', 'access-control-max-age': '600' });
+      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE', 'access-control-allow-headers': 'authorization, content-type, last-event-id', 'access-control-max-age': '600' });
       res.end();
       return;
     }
     const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    // Credentials before 404/405: an unauthenticated caller cannot even map the routes.
+    if (match.kind !== 'found' || match.route.access !== 'public') shared.auth.require(req);
     if (match.kind === 'none') throw new TorusError('TORUS_API_NOT_FOUND', `no route ${url.pathname}`, { where: 'path', path: url.pathname });
     if (match.kind === 'method') {
       throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow });
     }
+    if (match.route.writeRate) writeRate.take(req);
     for (const [k, v] of Object.entries(cors)) res.setHeader(k, v);
-    const result = await match.route.handler({ req, res, url, params: match.params, facade, shared, body: () => readJsonBody(req, limit) });
-    if (result) sendJson(res, result.status, result.body, result.headers);
+    const result = await match.route.handler({ req, res, url, params: match.params, facade, shared, body: () => readJsonBody(req, bodyLimit) });
+    // One place for every JSON answer, so no route can forget: workload env values never leave (./redact.ts).
+    if (result) sendJson(res, result.status, redactEnv(result.body), result.headers);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      const allow = error instanceof TorusError && error.code === 'TORUS_API_METHOD_NOT_ALLOWED' ? (error.details.allow as string[]) : undefined;
-      // 503 (no leader, shutting down) is an expected, retryable answer, not a fault worth a warning.
-      if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503)) log.warn('request failed', { method: req.method, url: req.url, error });
-      sendError(res, error, allow ? { allow: allow.join(', ') } : {});
-    });
+  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
+    const allow = error instanceof TorusError && error.code === 'TORUS_API_METHOD_NOT_ALLOWED' ? (error.details.allow as string[]) : undefined;
+    // 503 (no leader, shutting down) is an expected, retryable answer, not a fault worth a warning.
+    if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503)) log.warn('request failed', { method: req.method, url: req.url, error });
+    const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : {};
+    // Refused before its body was read (no credentials, wrong Host): close rather than drain a stranger's upload.
+    if (!req.complete && !res.headersSent) headers.connection = 'close';
+    sendError(res, error, headers);
+  };
+  const server = createServer({ connectionsCheckingInterval: Math.max(100, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4) }, (req, res) => {
+    handle(req, res).catch((error: unknown) => fail(req, res, error));
   });
+  guardConnections(server, limits, limitStats);
   // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
   // upload, src/profiler/probe-handler.ts); every other request is continued at once and handled as usual.
-  server.on('checkContinue', (req, res) => {
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      hosts.checkHost(req);
+      hosts.corsHeaders(req);
+    } catch (error) {
+      fail(req, res, error);
+      return;
+    }
     if (options.probeHandler?.(req, res, true)) return;
     res.writeContinue();
     server.emit('request', req, res);
   });
-  // Slow-loris bounds: headers must arrive promptly; SSE responses are long-lived, so no overall request timeout.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 0;
+  // Slow-loris bounds: headers (an idle socket too) and the whole request must arrive in time. An SSE response is
+  // not bounded by them: Node's requestTimeout ends once the request (not the response) is complete.
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -120,23 +157,4 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
         setImmediate(() => server.closeAllConnections());
       })),
   };
-}
-
-/**
- * Same-origin requests (the dashboard served from this node) and requests without Origin (CLI, curl) pass
- * without CORS headers. An allowed foreign origin gets the CORS headers; any other origin is refused, which
- * also stops a foreign page from POSTing to a node on the user's LAN.
- */
-function corsHeaders(req: IncomingMessage, allowed: ReadonlySet<string>): Record<string, string> | 'forbidden' {
-  const origin = req.headers.origin;
-  if (origin === undefined) return {};
-  let sameHost = false;
-  try {
-    sameHost = new URL(origin).host === req.headers.host;
-  } catch {
-    return 'forbidden';
-  }
-  if (sameHost) return {};
-  if (allowed.has(origin)) return { 'access-control-allow-origin': origin, vary: 'Origin' };
-  return 'forbidden';
 }

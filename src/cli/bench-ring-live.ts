@@ -8,7 +8,7 @@ import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, typ
 import { readSse } from './sse-client.js';
 import { parseBytes, renderTable } from './table.js';
 
-export const BENCH_RING_LIVE_USAGE = `usage: torus bench ring --live [--nodes A,B,...] [-b SIZE] [-e SIZE] [-f N] [-n N] [-w N] [--ops LIST] [--dtype T] [--bidir] [--api URL] [--json]
+export const BENCH_RING_LIVE_USAGE = `usage: torus bench ring --live [--nodes A,B,...] [-b SIZE] [-e SIZE] [-f N] [-n N] [-w N] [--ops LIST] [--dtype T] [--bidir] [--api URL] [--token T | --data-dir DIR] [--json]
   Runs the ring benchmark on the running cluster (default: every node), with progress, then prints the table.
   -b/--min-bytes, -e/--max-bytes, -f/--step-factor, -n/--iters, -w/--warmup as in nccl-tests
   --ops all-reduce,all-gather,broadcast,send-recv   --dtype float32|float16|int32   --bidir both directions
@@ -48,7 +48,7 @@ export async function runBenchRingLiveCommand(args: string[], io: CliIo = proces
       stepFactor: int('step-factor'), iterations: int('iters'), warmup: int('warmup'), bidirectional: v.bidir === true ? true : undefined,
     };
     const run = await watchRun(client, request, (r) => showProgress(io, r));
-    if (io.stdout.isTTY && !values.json) io.stderr.write('\n');
+    if (io.stderr.isTTY) io.stderr.write('\n'); // ends the rewritten progress line
     if (values.json) printJson(io, run);
     else if (run.status === 'done') io.stdout.write(renderResult(run.result));
     if (run.status === 'failed') {
@@ -77,7 +77,7 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
     if (run.status !== 'running') resolveDone(run);
   };
   const stream = (async () => {
-    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { signal: abort.signal })) {
+    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, signal: abort.signal })) {
       if ('event' in item && item.event === 'bench') onRun(JSON.parse(item.data) as BenchRun);
     }
   })().catch(() => undefined);
@@ -107,8 +107,9 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
 function showProgress(io: CliIo, run: BenchRun): void {
   const p = run.progress;
   const line = `bench ${run.id.slice(0, 8)} ${run.status}${p ? ` ${p.done}/${p.total} ${'#'.repeat(Math.round((20 * p.done) / Math.max(p.total, 1))).padEnd(20, '.')}${p.message ? ` ${p.message}` : ''}` : ''}`;
-  // A TTY gets one rewritten line; pipes and logs get one line per update.
-  io.stderr.write(io.stdout.isTTY ? `\r${line}\u001b[K` : `${line}\n`);
+  // Progress goes to stderr (stdout keeps the table or JSON for pipes), so it is stderr's TTY that decides:
+  // a terminal gets one rewritten line, a pipe or log file one plain line per update.
+  io.stderr.write(io.stderr.isTTY ? `\r${line}\u001b[K` : `${line}\n`);
 }
 
 /** The ring engine's table (rows of nccl-tests columns) when present; otherwise the JSON. */

@@ -11,13 +11,15 @@ import { formatReport, runRingBench, type BenchOp, type RingBenchOptions } from 
 
 export const BENCH_RING_USAGE = `usage: torus bench ring [--mode lab|loopback] [-g RANKS] [-b SIZE] [-e SIZE] [-f FACTOR] [-w N] [-n N] [-c 0|1]
                         [-d float32|int32|float16] [-o sum|max|min] [-r ROOT] [--ops LIST] [--rate RATE] [--lan-rate RATE]
-                        [--over p2p|lan|both] [--directions both|one|compare] [--connections N] [--chunk SIZE] [--small SIZE]
-                        [--no-capacity] [--capacity-seconds S] [--timeout-ms MS] [--quick] [--json]
+                        [--over p2p|lan|both] [--directions auto|both|one|compare] [--connections N] [--chunk SIZE] [--small SIZE]
+                        [--no-capacity] [--no-gloo] [--capacity-seconds S] [--timeout-ms MS] [--quick] [--json]
   nccl-tests style sweep of the torus ring: one rank per lab namespace (root; p2p ring links labelled
   thunderbolt, shaped with tbf at --rate, plus a LAN bridge at --lan-rate) or per process on loopback.
   -g ranks (default 4)  -b/-e min/max bytes (8 / 64M)  -f step factor (2)  -w warmup (1)  -n iters (20)  -c check (1)
   --ops all-reduce,all-gather,broadcast,send-recv (default all)   --over both = the p2p vs LAN comparison
-  --directions compare = one-direction ring and both-directions ring side by side
+  --directions auto (default) = both directions over a ring of separate links, one over a shared LAN interface;
+                compare = one-direction ring and both-directions ring side by side
+  lab mode runs torch Gloo's all_reduce on the same hosts beside the ring when python3-torch is installed (--no-gloo: not)
   --quick: -b 8 -e 8M -f 8 -w 1 -n 5, all-reduce only, 1 s capacity probes (well under a minute)
 `;
 
@@ -41,7 +43,7 @@ export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: b
       'step-factor': { type: 'string', short: 'f' }, warmup: { type: 'string', short: 'w' }, iters: { type: 'string', short: 'n' }, check: { type: 'string', short: 'c' },
       datatype: { type: 'string', short: 'd' }, op: { type: 'string', short: 'o' }, root: { type: 'string', short: 'r' }, ops: { type: 'string' },
       rate: { type: 'string' }, 'lan-rate': { type: 'string' }, over: { type: 'string' }, directions: { type: 'string' }, connections: { type: 'string' },
-      chunk: { type: 'string' }, small: { type: 'string' }, 'no-capacity': { type: 'boolean' }, 'capacity-seconds': { type: 'string' },
+      chunk: { type: 'string' }, small: { type: 'string' }, 'no-capacity': { type: 'boolean' }, 'no-gloo': { type: 'boolean' }, 'capacity-seconds': { type: 'string' },
       'timeout-ms': { type: 'string' }, quick: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   });
@@ -65,8 +67,8 @@ export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: b
   });
   const over = v.over ?? 'p2p';
   if (!['p2p', 'lan', 'both'].includes(over)) throw new UsageError('--over: p2p, lan or both');
-  const directions = v.directions ?? 'both';
-  if (!['both', 'one', 'compare'].includes(directions)) throw new UsageError('--directions: both, one or compare');
+  const directions = v.directions ?? 'auto';
+  if (!['auto', 'both', 'one', 'compare'].includes(directions)) throw new UsageError('--directions: auto, both, one or compare');
   const factor = Number(v['step-factor'] ?? (quick ? 8 : 2));
   if (!(factor > 1)) throw new UsageError('-f: a factor > 1');
   const minBytes = parseSize(v['min-bytes'] ?? '8');
@@ -76,10 +78,10 @@ export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: b
     mode, ranks: int('ranks', 4, 2), ops, minBytes, maxBytes, factor,
     warmup: int('warmup', 1), iters: int('iters', quick ? 5 : 20, 1), check: int('check', 1) !== 0, dtype, redop, root: int('root', 0),
     over: over === 'both' ? ['p2p', 'lan'] : [over as 'p2p' | 'lan'],
-    directions: directions === 'compare' ? ['one', 'both'] : [directions as 'both' | 'one'],
+    directions: directions === 'compare' ? ['one', 'both'] : [directions as 'auto' | 'both' | 'one'],
     ...(v.rate ? { linkRate: v.rate } : {}), ...(v['lan-rate'] ? { lanRate: v['lan-rate'] } : {}),
     connections: int('connections', 1, 1), ...(v.chunk ? { chunkBytes: parseSize(v.chunk) } : {}), ...(v.small ? { smallMessageBytes: parseSize(v.small) } : {}),
-    timeoutMs: int('timeout-ms', 60_000, 1), capacity: v['no-capacity'] !== true, capacitySeconds: int('capacity-seconds', quick ? 1 : 3, 1),
+    timeoutMs: int('timeout-ms', 60_000, 1), capacity: v['no-capacity'] !== true, gloo: v['no-gloo'] !== true, capacitySeconds: int('capacity-seconds', quick ? 1 : 3, 1),
     json: v.json === true, help: v.help === true,
   };
 }

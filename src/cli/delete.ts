@@ -1,7 +1,7 @@
 /** `torus delete ID`: stops every runner of an instance and removes it. */
 import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 
-export const DELETE_USAGE = `usage: torus delete ID [--api URL] [--json]
+export const DELETE_USAGE = `usage: torus delete ID [--api URL] [--token T | --data-dir DIR] [--json]
   Stops every runner of instance ID and removes it from the cluster.
 `;
 

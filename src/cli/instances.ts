@@ -3,7 +3,7 @@ import type { InstanceView } from '../api/node-facade.js';
 import { parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 import { renderTable } from './table.js';
 
-export const INSTANCES_USAGE = `usage: torus instances [ID] [--api URL] [--json]
+export const INSTANCES_USAGE = `usage: torus instances [ID] [--api URL] [--token T | --data-dir DIR] [--json]
   Lists instances with ring order and runner states; with ID, that instance's runners.
 `;
 

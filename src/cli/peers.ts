@@ -3,7 +3,7 @@ import type { PeerView } from '../api/node-facade.js';
 import { parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 import { renderTable } from './table.js';
 
-export const PEERS_USAGE = `usage: torus peers [--api URL] [--json]
+export const PEERS_USAGE = `usage: torus peers [--api URL] [--token T | --data-dir DIR] [--json]
   Nodes heard on the network that did not join this cluster, with the reason.
 `;
 

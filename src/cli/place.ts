@@ -5,7 +5,7 @@ import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from '
 import { renderInstances } from './instances.js';
 import { parseBytes } from './table.js';
 
-export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workload ID --memory SIZE --layers N [options]) [--preview] [--api URL] [--json]
+export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workload ID --memory SIZE --layers N [options]) [--preview] [--api URL] [--token T | --data-dir DIR] [--json]
   Places the workload (the leader plans it) and starts its runners; prints the instance, or the planner's reason.
   --request FILE        the request as JSON (the \`plan\` command's format, plus workload.kind/command for exec)
   --workload ID         workload id            --memory SIZE   e.g. 12GiB, 512MiB or bytes

@@ -12,8 +12,8 @@ export interface SseMessage {
 
 export type SseItem = SseMessage | { readonly comment: string };
 
-export async function* readSse(url: string, options: { lastEventId?: string | number; signal?: AbortSignal } = {}): AsyncGenerator<SseItem> {
-  const headers: Record<string, string> = { accept: 'text/event-stream' };
+export async function* readSse(url: string, options: { lastEventId?: string | number; signal?: AbortSignal; headers?: Record<string, string> } = {}): AsyncGenerator<SseItem> {
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
   const res = await fetch(url, { headers, signal: options.signal ?? null });
   if (!res.ok || !res.body) {

@@ -3,7 +3,7 @@ import type { InstanceView, NodeInfo, TopologyView } from '../api/node-facade.js
 import { parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 import { formatBitsPerSecond, formatBytes, formatDuration, renderTable } from './table.js';
 
-export const STATUS_USAGE = `usage: torus status [--api URL] [--json]
+export const STATUS_USAGE = `usage: torus status [--api URL] [--token T | --data-dir DIR] [--json]
   A readable summary of the cluster as the node at --api sees it (default http://127.0.0.1:52515).
   --json  {"node","topology","instances"} as the API returns them
 `;

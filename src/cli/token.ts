@@ -28,7 +28,7 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
     io.stdout.write(USAGE + '\n');
     return 0;
   }
-  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : join(homedir(), '.torus');
+  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.env.TORUS_DATA_DIR || join(homedir(), '.torus');
   if (values.api) {
     const token = readApiTokenIn(dataDir);
     if (!token) {

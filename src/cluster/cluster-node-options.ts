@@ -39,6 +39,8 @@ export interface ClusterNodeOptions<S> {
   readonly repairState?: boolean;
   /** The fs layer of the saved state (tests count fsyncs). */
   readonly fs?: DurableFs;
+  /** Inbound connections in their handshake at once (handshake-budget.ts). */
+  readonly maxPendingHandshakes?: number;
   readonly tickMs?: number;
   readonly commandTimeoutMs?: number;
   /** Leader only: turns a command into events (or throws a TorusError that the caller receives). */

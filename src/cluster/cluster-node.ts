@@ -24,6 +24,7 @@ import { Forwarder, type CommandResult } from './forwarder.js';
 import { MembershipReconciler } from './membership-reconciler.js';
 import { startPeerDiscovery } from './peer-discovery.js';
 import { noQuorumError } from './quorum.js';
+import { isRemoveMember, REMOVED_REASON, removalRefusal, removeMemberCommand, type RemovalOutcome } from './member-removal.js';
 
 import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
 
@@ -52,6 +53,10 @@ export class ClusterNode<S> extends EventEmitter {
   readonly #waiters: CommitWaiters;
   #flushScheduled = false;
   #wasLeader = false;
+  /** Members the operator removed while no leader could write their NodeGone (member-removal.ts). */
+  readonly #removed = new Set<string>();
+  /** Of those, the ones whose NodeGone this node (as leader) already sequenced. */
+  readonly #removalWritten = new Set<string>();
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -71,6 +76,7 @@ export class ClusterNode<S> extends EventEmitter {
       },
       secret: options.secret ?? null, host: options.host ?? '0.0.0.0', port: options.port ?? 0, log: this.#log, now: this.#now,
       ...(options.redial ? { redial: options.redial } : {}),
+      ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
       onJoined: (c) => this.#onJoined(c),
       onLeft: (c, reason) => this.#onLeft(c, reason),
       onFrame: (c, f) => this.#onFrame(c, f),
@@ -207,10 +213,37 @@ export class ClusterNode<S> extends EventEmitter {
     return this.#forwarder.submit('command', command);
   }
 
+  /** Operator removal of a dead member (member-removal.ts): refused for this node, an unknown or a connected one. */
+  async removeMember(nodeId: string): Promise<RemovalOutcome> {
+    const refusal = removalRefusal(this.#removalView(), nodeId);
+    if (refusal) throw refusal;
+    if (this.#core.leader !== null || this.#core.quorum.ok) {
+      await this.command(removeMemberCommand(nodeId));
+      return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
+    }
+    this.#removed.add(nodeId);
+    this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', { nodeId });
+    this.#feedMembers(this.#now());
+    const q = this.#core.quorum;
+    return { nodeId, status: 'pending', message: q.ok
+      ? `no leader: ${nodeId} no longer counts toward this node's quorum (${q.why}); its NodeGone is written once a leader is elected`
+      : `no leader: ${nodeId} no longer counts toward this node's quorum, which still fails (${q.why}): remove more dead members` };
+  }
+
+  #removalView(): { selfId: string; members: string[]; joined: ReadonlySet<string> } {
+    return { selfId: this.nodeId, members: this.#o.replica.members(this.#state).map((m) => m.nodeId), joined: new Set(this.#conns.joined.keys()) };
+  }
+
   // ---- leader-side execution ----
 
   async #execute(kind: 'propose' | 'command', body: EventBody | readonly EventBody[]): Promise<unknown> {
     if (kind === 'propose') return { indices: await this.#commit(Array.isArray(body) ? body : [body as EventBody]) };
+    if (isRemoveMember(body as EventBody)) {
+      const id = (body as EventBody & { nodeId: string }).nodeId;
+      const refusal = removalRefusal(this.#removalView(), id);
+      if (refusal) throw refusal;
+      return { outcome: { nodeId: id }, indices: await this.#commit([this.#o.replica.goneEvent(id, REMOVED_REASON)]) };
+    }
     const handler = this.#o.onCommand;
     if (!handler) throw new TorusError('TORUS_INTERNAL', 'this node has no command handler');
     const result = await handler(body as EventBody, this.#state);
@@ -303,7 +336,12 @@ export class ClusterNode<S> extends EventEmitter {
    * follower of a new cluster never takes itself for a fresh node alone). Tell the core when it changed.
    */
   #feedMembers(now: number): void {
-    const members = this.#o.replica.members(this.#logState()).map((m) => m.nodeId).sort();
+    const listed = this.#o.replica.members(this.#logState()).map((m) => m.nodeId);
+    for (const id of this.#removed) if (!listed.includes(id)) {
+      this.#removed.delete(id);
+      this.#removalWritten.delete(id);
+    }
+    const members = listed.filter((id) => !this.#removed.has(id)).sort();
     const known = this.#core.members;
     if (members.length === known.length && members.every((id, i) => id === known[i])) return;
     this.#run({ kind: 'members', now, members });
@@ -343,6 +381,16 @@ export class ClusterNode<S> extends EventEmitter {
 
   /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
   #reconcile(now: number): void {
+    // Members the operator removed while leaderless: their NodeGone first (the membership rule would hold it).
+    const due = [...this.#removed].filter((id) => !this.#removalWritten.has(id));
+    if (due.length > 0) {
+      try {
+        due.forEach((id) => this.#removalWritten.add(id));
+        this.#sequence(due.map((id) => this.#o.replica.goneEvent(id, REMOVED_REASON)));
+      } catch (err) {
+        this.#log.error('operator removals refused', { err });
+      }
+    }
     const events = this.#membership.events({
       // The state as the log lists it, pending entries included: a NodeJoined not yet committed is not repeated.
       state: this.#logState(), now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,

@@ -7,6 +7,11 @@
  *
  * A target that refused us (secret, cluster, version) is re-dialled with an exponential backoff (redial.ts), reset
  * when the peer shows a new incarnation (advert or its own dial to us) or joins.
+ *
+ * Bounds (a stranger on the LAN can open sockets, not members): inbound connections still in their handshake have
+ * a budget of their own (`maxPendingHandshakes`, at most `maxPendingPerAddress` from one address) and a short
+ * deadline, apart from the established connections, so idle sockets cannot keep a member out. mDNS targets are
+ * capped (MAX_MDNS_TARGETS), the stalest unreachable one giving way to a new one.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../runtime/log.js';
@@ -14,6 +19,7 @@ import type { PeerAddress, PeerFrame, RefuseReason } from '../protocols/peer-fra
 import { PeerConnection, type CloseInfo, type LocalHello } from './peer-connection.js';
 import { DEFAULT_REDIAL, NO_REFUSALS, refused, shouldReset, type RedialPolicy, type Refusals } from './redial.js';
 import { listedReason, type HeardPeer, type TargetSource } from './heard.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HandshakeBudget } from './handshake-budget.js';
 
 export type { HeardPeer, HeardReason, TargetSource } from './heard.js';
 
@@ -42,14 +48,23 @@ export interface ConnectionManagerOptions {
   readonly maxFrameBytes?: number;
   /** Backoff for peers that refused us (default 10 s doubling to 5 min). */
   readonly redial?: RedialPolicy;
+  /** Inbound connections in their handshake at once (default DEFAULT_MAX_PENDING_HANDSHAKES). */
+  readonly maxPendingHandshakes?: number;
+  /** Time a connection has to complete its handshake (default DEFAULT_HANDSHAKE_TIMEOUT_MS). */
+  readonly handshakeTimeoutMs?: number;
+  /** Called with the number of dials made (for tests and metrics). */
+  readonly onDial?: (host: string, port: number) => void;
   readonly onJoined: (conn: PeerConnection) => void;
   readonly onLeft: (conn: PeerConnection, reason: string) => void;
   readonly onFrame: (conn: PeerConnection, frame: PeerFrame) => void;
 }
 
 const UNREACHABLE_AFTER = 3;
+/** Established (authenticated) connections: far above any desk cluster. */
 const MAX_CONNECTIONS = 256;
 const MAX_HEARD = 256;
+/** Dial targets learnt from mDNS adverts (static and gossiped ones come from configuration or members). */
+export const MAX_MDNS_TARGETS = 32;
 
 export class ConnectionManager {
   readonly #o: ConnectionManagerOptions;
@@ -60,22 +75,31 @@ export class ConnectionManager {
   /** Connections closed as duplicates or replaced: their close is not a departure. */
   readonly #superseded = new WeakSet<PeerConnection>();
   readonly #targetOf = new WeakMap<PeerConnection, Target>();
+  readonly #pending: HandshakeBudget<PeerConnection>;
   #server: Server | null = null;
   #local: LocalHello | null = null;
   #stopped = false;
+  #atLimitLoggedAt = -Infinity;
 
   constructor(options: ConnectionManagerOptions) {
     this.#o = options;
+    this.#pending = new HandshakeBudget(options.maxPendingHandshakes);
   }
 
   async listen(): Promise<number> {
     const server = createServer((socket) => {
-      // A flood of half-open connections must not exhaust the node: each lives at most the handshake timeout.
-      if (this.#stopped || !this.#local || this.#all.size >= MAX_CONNECTIONS) {
-        socket.destroy();
-        return;
+      if (this.#stopped || !this.#local) return void socket.destroy();
+      const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+      const why = this.#pending.refusal(from) ?? (this.#all.size - this.#pending.pending >= MAX_CONNECTIONS ? `${MAX_CONNECTIONS} connections established` : null);
+      if (why) {
+        // Logged once a minute at most: a flood must not become a log flood.
+        if (this.#o.now() - this.#atLimitLoggedAt > 60_000) {
+          this.#atLimitLoggedAt = this.#o.now();
+          this.#o.log.warn('cluster port at a limit: refusing connections', { why, from, refused: this.#pending.refused });
+        }
+        return void socket.destroy();
       }
-      this.#adopt(socket, false);
+      this.#pending.add(from, this.#adopt(socket, false));
     });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
@@ -87,6 +111,11 @@ export class ConnectionManager {
     const port = typeof addr === 'object' && addr ? addr.port : this.#o.port;
     this.#local = { ...this.#o.local, port };
     return port;
+  }
+
+  /** Inbound handshakes in progress, and connections refused at a limit since start. */
+  get handshakes(): { pending: number; refused: number } {
+    return { pending: this.#pending.pending, refused: this.#pending.refused };
   }
 
   get joined(): ReadonlyMap<string, PeerConnection> {
@@ -120,10 +149,22 @@ export class ConnectionManager {
       }
       return;
     }
+    if (source === 'mdns' && !this.#roomForMdnsTarget()) return;
     this.#targets.set(key, {
       host, port, source, failures: 0, nextAt: 0, refusals: NO_REFUSALS, everJoined: false, self: false,
       ...(nodeId !== undefined ? { nodeId } : {}), ...(incarnation !== undefined ? { incarnation } : {}),
     });
+  }
+
+  /** At the mDNS cap, the stalest mDNS target that never joined and is not connected gives way (or none can). */
+  #roomForMdnsTarget(): boolean {
+    const mdns = [...this.#targets.entries()].filter(([, t]) => t.source === 'mdns');
+    if (mdns.length < MAX_MDNS_TARGETS) return true;
+    const idle = mdns.filter(([, t]) => !t.everJoined && !t.conn && (t.failures > 0 || t.refusals.count > 0));
+    if (idle.length === 0) return false;
+    const [key] = idle.reduce((a, b) => (b[1].failures + b[1].refusals.count > a[1].failures + a[1].refusals.count ? b : a));
+    this.#targets.delete(key);
+    return true;
   }
 
   /** A peer that refused us shows a new incarnation (restarted, perhaps reconfigured): dial it again now. */
@@ -173,6 +214,7 @@ export class ConnectionManager {
   }
 
   #dial(t: Target): void {
+    this.#o.onDial?.(t.host, t.port);
     const socket = connect({ host: t.host, port: t.port });
     const conn = this.#adopt(socket, true);
     t.conn = conn;
@@ -182,6 +224,7 @@ export class ConnectionManager {
   #adopt(socket: Socket, outbound: boolean): PeerConnection {
     const conn = new PeerConnection({
       socket, outbound, local: this.#local!, secret: this.#o.secret, log: this.#o.log,
+      handshakeTimeoutMs: this.#o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
       ...(this.#o.maxFrameBytes !== undefined ? { maxFrameBytes: this.#o.maxFrameBytes } : {}),
       onReady: (c) => this.#onReady(c),
       onFrame: (c, f) => this.#onFrame(c, f),
@@ -192,6 +235,7 @@ export class ConnectionManager {
   }
 
   #onReady(conn: PeerConnection): void {
+    this.#pending.settle(conn.remoteAddress, conn);
     const remote = conn.remote!;
     const id = remote.nodeId;
     const t = this.#targetOf.get(conn);
@@ -247,6 +291,7 @@ export class ConnectionManager {
 
   #onClose(conn: PeerConnection, info: CloseInfo): void {
     this.#all.delete(conn);
+    this.#pending.settle(conn.remoteAddress, conn);
     const t = this.#targetOf.get(conn);
     const now = this.#o.now();
     if (t && t.conn === conn) {

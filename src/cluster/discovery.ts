@@ -12,7 +12,8 @@ export interface DiscoveryOptions {
   readonly advert: Advert;
   readonly addresses: readonly string[];
   readonly log: Logger;
-  readonly onAdvert: (advert: Advert, host: string) => void;
+  /** `host`: the packet's source address; `advertised`: the A records of the advert's host in the same packet. */
+  readonly onAdvert: (advert: Advert, host: string, advertised: readonly string[]) => void;
   /** Announcements at the fast rate before backing off. */
   readonly settleAnnouncements?: number;
   readonly fastIntervalMs?: number;
@@ -43,10 +44,14 @@ export class MdnsDiscovery {
       if (q.questions.some((x) => x.name === SERVICE || x.name === instance)) this.#respond();
     });
     mdns.on('response', (packet, rinfo) => {
-      for (const rr of [...packet.answers, ...(packet.additionals ?? [])]) {
+      const records = [...packet.answers, ...(packet.additionals ?? [])].slice(0, 64);
+      for (const rr of records) {
         if (rr.type !== 'TXT' || !rr.name.endsWith('.' + SERVICE)) continue;
         const advert = decodeTxt(rr.data);
-        if (advert && advert.nodeId !== this.#o.advert.nodeId) this.#o.onAdvert(advert, rinfo.address);
+        if (!advert || advert.nodeId === this.#o.advert.nodeId) continue;
+        const host = `${advert.nodeId}.local`;
+        const advertised = records.flatMap((a) => (a.type === 'A' && a.name === host && typeof a.data === 'string' ? [a.data] : []));
+        this.#o.onAdvert(advert, rinfo.address, advertised);
       }
     });
     this.#cycle();

@@ -1,7 +1,8 @@
 /** The "heard but not joined" list entries of the connection manager, and which close reasons are listed. */
 import type { CloseInfo } from './peer-connection.js';
 
-export type HeardReason = 'other-cluster' | 'incompatible-version' | 'auth-failure' | 'unreachable';
+/** `auth-required`: one side has the cluster key and the other none; `auth-failure`: both have one, not the same. */
+export type HeardReason = 'other-cluster' | 'incompatible-version' | 'auth-required' | 'auth-failure' | 'unreachable';
 
 export interface HeardPeer {
   readonly address: string;
@@ -21,8 +22,8 @@ export function listedReason(r: CloseInfo['refused']): HeardReason | undefined {
   switch (r) {
     case 'other-cluster': return 'other-cluster';
     case 'incompatible-version': return 'incompatible-version';
-    case 'auth-failure':
-    case 'auth-required': return 'auth-failure';
+    case 'auth-failure': return 'auth-failure';
+    case 'auth-required': return 'auth-required';
     default: return undefined;
   }
 }

@@ -1,5 +1,7 @@
 /**
- * One TCP connection to a peer: hello exchange, optional HMAC challenge-response, then authenticated frames.
+ * One TCP connection to a peer: hello exchange (plaintext, nothing secret), a proof of the cluster key bound to
+ * both hellos (auth.ts), then encrypted frames (frame-codec.ts). Nothing about the peer counts (it is not `ready`)
+ * before its proof checked; in open mode the proof only shows it read our hello.
  * Every way it can end (socket error, bad frame, refused, handshake timeout, local close) arrives once as
  * `onClose(reason)`; a hostile peer can make it close, never throw.
  */
@@ -7,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Logger } from '../runtime/log.js';
 import { PROTOCOL_VERSION, type Hello, type PeerFrame, type RefuseReason } from '../protocols/peer-frames.js';
-import { authProof, proofMatches, sessionKey } from './auth.js';
-import { encodeFrame, FrameDecoder, type MacState } from './frame-codec.js';
+import { authProof, frameKey, proofMatches, transcript } from './auth.js';
+import { cipherState, encodeFrame, FrameDecoder, type CipherState } from './frame-codec.js';
 
 export interface LocalHello {
   readonly nodeId: string; readonly cluster: string; readonly incarnation: number; readonly startedAt: number;
@@ -48,7 +50,9 @@ export class PeerConnection {
   readonly #o: PeerConnectionOptions;
   readonly #decoder: FrameDecoder;
   readonly #nonce = randomBytes(16).toString('hex');
-  #macOut: MacState | null = null;
+  readonly #hello: Hello;
+  #cipherOut: CipherState | null = null;
+  #transcript: Buffer | null = null;
   #timer: NodeJS.Timeout;
 
   constructor(options: PeerConnectionOptions) {
@@ -64,8 +68,9 @@ export class PeerConnection {
     socket.on('close', () => this.#end({ reason: 'socket closed by peer' }));
     this.#timer = setTimeout(() => this.close('handshake timed out'), options.handshakeTimeoutMs ?? 5000);
     const l = options.local;
-    this.#write({ type: 'hello', v: PROTOCOL_VERSION, nodeId: l.nodeId, cluster: l.cluster, incarnation: l.incarnation, startedAt: l.startedAt,
-      port: l.port, apiPort: l.apiPort, nonce: this.#nonce, auth: options.secret !== null, name: l.name, version: l.version, addresses: l.addresses });
+    this.#hello = { type: 'hello', v: PROTOCOL_VERSION, nodeId: l.nodeId, cluster: l.cluster, incarnation: l.incarnation, startedAt: l.startedAt,
+      port: l.port, apiPort: l.apiPort, nonce: this.#nonce, auth: options.secret !== null, name: l.name, version: l.version, addresses: [...l.addresses] };
+    this.#write(this.#hello);
   }
 
   get nodeId(): string | undefined {
@@ -97,7 +102,7 @@ export class PeerConnection {
       return false;
     }
     try {
-      socket.write(encodeFrame(frame, this.#macOut));
+      socket.write(encodeFrame(frame, this.#cipherOut));
       return true;
     } catch (err) {
       this.#end({ reason: `send failed: ${(err as Error).message}` });
@@ -157,31 +162,32 @@ export class PeerConnection {
         this.remote = frame;
         if (frame.nodeId === o.local.nodeId) return this.close('connected to myself', 'self');
         if (frame.cluster !== o.local.cluster) return this.close(`other cluster (${frame.cluster})`, 'other-cluster');
-        if (o.secret === null) {
-          if (frame.auth) return this.close('peer requires a cluster secret and this node has none', 'auth-required');
-          return this.#established(null);
-        }
-        if (!frame.auth) return this.close('peer has no cluster secret', 'auth-failure');
-        this.#write({ type: 'auth', proof: authProof(o.secret, frame.nonce, this.#nonce, o.local.nodeId) });
-        // Everything this side sends after its proof is authenticated.
-        this.#macOut = { key: sessionKey(o.secret, this.#nonce, frame.nonce), senderId: o.local.nodeId, seq: 0 };
+        if (o.secret === null && frame.auth) return this.close('peer requires the cluster key and this node has none (--insecure-open)', 'auth-required');
+        if (o.secret !== null && !frame.auth) return this.close('peer has no cluster key (started with --insecure-open)', 'auth-required');
+        const th = this.outbound ? transcript(this.#hello, frame) : transcript(frame, this.#hello);
+        this.#transcript = th;
+        this.#write({ type: 'auth', proof: authProof(o.secret, th, o.local.nodeId) });
+        // Everything this side sends after its proof is sealed with its direction's key.
+        if (o.secret !== null) this.#cipherOut = cipherState(frameKey(o.secret, th, this.outbound ? 'dialer-to-listener' : 'listener-to-dialer'));
         return;
       }
       case 'auth': {
         const remote = this.remote;
-        if (!remote || o.secret === null) return this.close('unexpected auth frame', 'protocol-error');
-        const expected = authProof(o.secret, this.#nonce, remote.nonce, remote.nodeId);
-        if (!proofMatches(expected, frame.proof)) return this.close('wrong cluster secret', 'auth-failure');
-        return this.#established({ key: sessionKey(o.secret, this.#nonce, remote.nonce), senderId: remote.nodeId, seq: 0 });
+        const th = this.#transcript;
+        if (!remote || !th) return this.close('auth before hello', 'protocol-error');
+        if (!proofMatches(authProof(o.secret, th, remote.nodeId), frame.proof)) {
+          return o.secret === null ? this.close('bad open-mode proof', 'protocol-error') : this.close('wrong cluster key', 'auth-failure');
+        }
+        return this.#established(o.secret === null ? null : cipherState(frameKey(o.secret, th, this.outbound ? 'listener-to-dialer' : 'dialer-to-listener')));
       }
       default:
         return this.close(`${frame.type} before the handshake`, 'protocol-error');
     }
   }
 
-  #established(macIn: MacState | null): void {
+  #established(cipherIn: CipherState | null): void {
     clearTimeout(this.#timer);
-    this.#decoder.established(macIn);
+    this.#decoder.established(cipherIn);
     this.ready = true;
     this.#o.onReady(this);
   }

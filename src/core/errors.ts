@@ -37,6 +37,14 @@ export const ERROR_STATUS = {
   TORUS_NOT_COMMITTED: 503,
   /** A saved cluster-state file is damaged: the node refuses to start (`--repair-state` recovers). */
   TORUS_STATE_CORRUPT: 500,
+  // HTTP API security (#12): no/wrong credential, a Host not of this node (DNS rebinding), a foreign Origin,
+  // a server-wide limit reached (connections, SSE clients), a per-client write rate exceeded.
+  TORUS_UNAUTHENTICATED: 401,
+  TORUS_HOST_REFUSED: 421,
+  TORUS_ORIGIN_REFUSED: 403,
+  TORUS_LIMIT_REACHED: 503,
+  TORUS_RATE_LIMITED: 429,
+  TORUS_MEMBER_CONNECTED: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

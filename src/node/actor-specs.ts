@@ -30,6 +30,7 @@ export const SHUTDOWN_ORDER: readonly ActorName[] = ['placement-planner', 'runne
 export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): ActorSpec[] {
   const { config, identity } = ctx;
   const common = { nodeId: identity.nodeId, incarnation: identity.incarnation, dataDir: config.dataDir };
+  const dataKey = ctx.credential.mode === 'secret' ? ctx.credential.keys.dataKey : null;
   const all: Record<ActorName, unknown> = {
     'topology-keeper': { ...common, reportTo: 'cluster' },
     cluster: {
@@ -45,13 +46,15 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       mdns: config.mdns,
       failureTimeoutMs: config.failureTimeoutMs,
       repairState: config.repairState,
+      maxPendingHandshakes: config.maxPendingHandshakes,
       version: ctx.version,
       // Static peers are given as API addresses (what users know); the cluster listens one port above.
       peerPortOffset: 1,
     },
-    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort },
+    // Data-plane proofs (probe requests, ring sockets) use their own derived key; null in open mode.
+    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, dataKey },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
-    'runner-supervisor': { ...common },
+    'runner-supervisor': { ...common, dataKey },
   };
   return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
 }

@@ -9,13 +9,14 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../core/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
+import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
 export type InterfaceType = (typeof INTERFACE_TYPES)[number];
 
 export const DEFAULT_PORT = 52_515;
 
-export interface NodeConfig {
+export interface NodeConfig extends ApiConfig {
   readonly dataDir: string;
   readonly port: number;
   /** Address the API and cluster listeners bind to. */
@@ -41,6 +42,9 @@ export interface NodeConfig {
    * kept, the rest moved aside, and the node catches up from the leader before it votes or leads.
    */
   readonly repairState: boolean;
+  // ---- cluster-port limits (peer helper, issue 12) ----
+  /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
+  readonly maxPendingHandshakes: number;
 }
 
 export const NODE_FLAGS = {
@@ -61,6 +65,8 @@ export const NODE_FLAGS = {
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
   'repair-state': { type: 'boolean' },
+  'max-pending-handshakes': { type: 'string' },
+  ...API_FLAGS,
 } as const;
 
 export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
@@ -69,7 +75,7 @@ Starts a torus node: discovers peers, measures links, joins the cluster's event 
 and dashboard, and runs the runners placed on this machine.
 
 Options:
-  --data-dir DIR          where the node id, logs and runner files live (default ~/.torus)
+  --data-dir DIR          where the node id, logs and runner files live (default TORUS_DATA_DIR, else ~/.torus)
   --port N                API port (default ${DEFAULT_PORT}; 0 picks a free one); the cluster listens on
                           N+1, and static peers are given by their API port
   --host ADDR             address to listen on (default 0.0.0.0)
@@ -88,6 +94,9 @@ Options:
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
   --repair-state          the saved cluster state is damaged (the node refused to start and said where): keep
                           its readable part, move the rest aside, and catch up from the cluster's leader
+  --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
+                          (default 64; members are counted apart)
+${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help
@@ -146,7 +155,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs'];
+  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -209,6 +218,12 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
   }
 
+  const pending = pick('max-pending-handshakes', 'maxPendingHandshakes');
+  const maxPendingHandshakes = pending.value === undefined ? 64 : Number(pending.value);
+  if (!Number.isInteger(maxPendingHandshakes) || maxPendingHandshakes < 1 || maxPendingHandshakes > 4096) {
+    throw new ValidationError(pending.where, pending.path, 'expected an integer between 1 and 4096');
+  }
+
   const { secret, source: secretSource } = pickSecret(values, file, env);
   if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean') throw new ValidationError('config', 'insecureOpen', 'expected true or false');
   const insecureOpen = values['insecure-open'] === true || file.insecureOpen === true;
@@ -230,7 +245,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     help: values.help === true,
     config: {
-      dataDir: dataDir.value === undefined ? join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      dataDir: dataDir.value === undefined ? env.TORUS_DATA_DIR || join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
       port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
       host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
@@ -245,6 +260,8 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       mdns: !mdnsOff,
       failureTimeoutMs,
       repairState: values['repair-state'] === true,
+      maxPendingHandshakes,
+      ...parseApiConfig(pick),
     },
   };
 }

@@ -7,7 +7,7 @@ import { TorusError } from '../core/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
-  InstanceView, MeasureLinksAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, QuorumInfo, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
+  InstanceView, MeasureLinksAnswer, MemberRemovalAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, QuorumInfo, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
@@ -64,6 +64,11 @@ export class ActorNodeFacade implements NodeFacade {
   async topology(): Promise<TopologyView> {
     const [answer, role] = await Promise.all([this.#stateAnswer(), this.#role()]);
     return topologyView(answer.state, role.leaderId);
+  }
+
+  async removeMember(nodeId: string): Promise<MemberRemovalAnswer> {
+    if (!this.#ctx.runtime.actors().includes('cluster')) throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
+    return this.#ctx.runtime.request<MemberRemovalAnswer>('cluster', { type: 'remove-member', nodeId }, { timeoutMs: COMMAND_TIMEOUT_MS });
   }
 
   async peers(): Promise<readonly PeerView[]> {

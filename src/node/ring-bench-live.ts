@@ -1,7 +1,9 @@
 /**
  * The ring benchmark on a live cluster (POST /v1/bench/ring, `bench ring --live`): places a `ring` instance over
  * the chosen nodes through the leader, waits for every runner to be Ready, submits one collective task per
- * (op, size) as cluster tasks, and collects rank 0's nccl-tests numbers into a table. The instance is deleted at
+ * (op, size) as cluster tasks, and collects rank 0's nccl-tests numbers into a table. Each task is timed as
+ * nccl-tests does (src/ring/bench/timed-collective.ts: warm-up, barrier, a timed loop with no data preparation in
+ * it; mean, median and p99 per op); the request's `bidirectional` reaches every rank with the task. The instance is deleted at
  * the end, whatever happened.
  */
 import type { EventFeed } from '../api/event-feed.js';
@@ -24,6 +26,8 @@ export interface LiveBenchRequest {
   readonly stepFactor?: number;
   readonly iterations?: number;
   readonly warmup?: number;
+  /** both ring directions (true), one (false); absent: the communicator's choice from the interfaces (directions.ts) */
+  readonly bidirectional?: boolean;
 }
 
 export interface LiveBenchRow {
@@ -35,7 +39,14 @@ export interface LiveBenchRow {
   readonly timeUs: number;
   readonly algbw: number;
   readonly busbw: number;
+  /** rank 0's per-op median and 99th percentile of the timed loop (timeUs is the loop's mean, nccl-tests) */
+  readonly medianUs: number;
+  readonly p99Us: number;
+  /** busbw at the median op time */
+  readonly busbwMedian: number;
   readonly wrong: number;
+  /** both ring directions were used */
+  readonly bidirectional: boolean;
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -152,10 +163,15 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
       const rows: LiveBenchRow[] = [];
       for (const op of ops) {
         for (const count of counts) {
-          const r = await runTask(runtime, feed, instanceId, op, { count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1 });
+          const r = await runTask(runtime, feed, instanceId, op, {
+            count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1,
+            ...(request.bidirectional !== undefined ? { bidirectional: request.bidirectional } : {}),
+          });
           const row: LiveBenchRow = {
             op, size: Number(r.bytes ?? count * elementBytes), count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
-            timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0), wrong: Number(r.wrong ?? 0),
+            timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0),
+            medianUs: Number(r.medianUs ?? 0), p99Us: Number(r.p99Us ?? 0), busbwMedian: Number(r.busbwMedian ?? 0),
+            wrong: Number(r.wrong ?? 0), bidirectional: r.bidirectional === true,
           };
           rows.push(row);
           onProgress({ done: rows.length, total, message: `${op} ${row.size} B`, row });

@@ -85,7 +85,14 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
-    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation })),
+    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source },
+    allowedHosts: config.apiAllowedHosts,
+    limits: {
+      maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
+      maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
+    },
+    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+      { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null }),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {

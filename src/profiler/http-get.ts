@@ -8,6 +8,8 @@ export interface GetOptions {
   readonly agent?: http.Agent | false;
   readonly signal?: AbortSignal;
   readonly method?: string;
+  /** Extra request headers (e.g. the probe proof). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export function httpGetJson(host: string, port: number, path: string, opts: GetOptions): Promise<unknown> {
@@ -22,7 +24,7 @@ export function httpGetJson(host: string, port: number, path: string, opts: GetO
       if (error) reject(error);
       else resolve(value);
     };
-    const req = http.request({ host, port, path, method: opts.method ?? 'GET', agent: opts.agent ?? false, headers: { accept: 'application/json' } }, (res) => {
+    const req = http.request({ host, port, path, method: opts.method ?? 'GET', agent: opts.agent ?? false, headers: { accept: 'application/json', ...opts.headers } }, (res) => {
       const chunks: Buffer[] = [];
       let n = 0;
       res.on('data', (c: Buffer) => {

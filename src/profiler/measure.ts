@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { TorusError } from '../core/errors.js';
 import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_BUSY_BUDGET_MS, PROBE_FORCE_HEADER, PROBE_PATHS, type SinkReport } from '../protocols/probe.js';
 import { httpGetJson } from './http-get.js';
+import { proofHeaders, type ProbeSigner } from '../protocols/probe-proof.js';
 import { median } from './rate.js';
 import { measureStream, type StreamProbeOptions, type StreamReport } from './stream-probe.js';
 
@@ -16,13 +17,17 @@ export interface RttOptions {
   readonly samples?: number;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Signs each request with the data key (protocols/probe-proof.ts); none in open mode. */
+  readonly signer?: ProbeSigner | null;
 }
 
 export async function measureRtt(ip: string, port: number, opts: RttOptions = {}): Promise<{ rttMs: number; samples: number[] }> {
   const n = Math.max(1, Math.min(opts.samples ?? 7, 100));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const get = (): Promise<unknown> => httpGetJson(ip, port, PROBE_PATHS.echo, { timeoutMs: opts.timeoutMs ?? 1000, agent, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const get = (): Promise<unknown> => httpGetJson(ip, port, PROBE_PATHS.echo, {
+      timeoutMs: opts.timeoutMs ?? 1000, agent, headers: proofHeaders(opts.signer, 'GET', PROBE_PATHS.echo), ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     await get(); // warm-up: connection set-up is not part of the round trip
     const samples: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -45,6 +50,7 @@ export interface ThroughputOptions {
   readonly signal?: AbortSignal;
   /** Send even if the sink is busy with another probe (protocols/probe.ts). */
   readonly force?: boolean;
+  readonly signer?: ProbeSigner | null;
 }
 
 const CHUNK = Buffer.alloc(256 * 1024, 0x5a);
@@ -67,7 +73,7 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
     };
     // Expect: 100-continue: a busy sink refuses before any byte is sent. Without it the refusal raced the upload
     // and the client often saw `write EPIPE` (the server closes after answering) instead of the 503.
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', expect: '100-continue' };
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', expect: '100-continue', ...proofHeaders(opts.signer, 'POST', PROBE_PATHS.sink) };
     if (opts.force) headers[PROBE_FORCE_HEADER] = '1';
     const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers }, (res) => {
       if (res.statusCode === 503) {

@@ -1,11 +1,16 @@
 /**
  * The probe routes (src/protocols/probe.ts) as one `(req, res) => boolean` the node's HTTP server mounts: it
  * returns true when it handled the request, false to let the server route it elsewhere.
+ *
+ * Only `/node_id` is anonymous. Every other probe route needs a proof of the data key (protocols/probe-proof.ts;
+ * 401 TORUS_UNAUTHENTICATED without one), except in open mode (no key). The force header counts only with a
+ * proof. Sizes are bounded (echo body, source bytes) and so is the number of probe requests served at once.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { BroadcastChannel } from 'node:worker_threads';
-import { decodeSourceQuery, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
+import { PROBE_PROOF_HEADER, ProofChecker } from '../protocols/probe-proof.js';
+import { decodeSourceQuery, MAX_ECHO_BODY_BYTES, MAX_PROBE_BYTES, MAX_PROBES_IN_FLIGHT, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
 import { serveStream } from './stream-source.js';
 import { steadyRate, type Sample } from './rate.js';
 
@@ -72,8 +77,15 @@ function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
   sendJson(res, 503, { error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} } });
 }
 
-function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaitingContinue: boolean): void {
-  if (gate.busy() && req.headers[PROBE_FORCE_HEADER] !== '1') return refuseBusy(req, res);
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {
+  req.resume();
+  req.on('error', () => undefined);
+  res.shouldKeepAlive = false;
+  sendJson(res, status, { error: { code, message, details: {} } });
+}
+
+function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaitingContinue: boolean, force: boolean): void {
+  if (gate.busy() && !force) return refuseBusy(req, res);
   if (awaitingContinue) res.writeContinue();
   gate.active++;
   let released = false;
@@ -120,7 +132,7 @@ function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaiti
   req.on('error', () => undefined);
 }
 
-function source(req: IncomingMessage, res: ServerResponse, params: URLSearchParams): void {
+function source(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, gate: ProbeGate, force: boolean): void {
   let bounds: { bytes: number; ms: number };
   try {
     bounds = decodeSourceQuery(params);
@@ -128,6 +140,14 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
     sendJson(res, 400, { error: { code: 'TORUS_API_VALIDATION', message: (error as Error).message, details: {} } });
     return;
   }
+  // A bulk transfer like the sink's: exclusive on this node unless a proven caller forces it.
+  if (gate.busy() && !force) return refuseBusy(req, res);
+  gate.active++;
+  let released = false;
+  res.once('close', () => {
+    if (!released) gate.active--;
+    released = true;
+  });
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
   const t0 = performance.now();
   let sent = 0;
@@ -151,24 +171,70 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
   pump();
 }
 
-export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler {
+function echo(req: IncomingMessage, res: ServerResponse): void {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_ECHO_BODY_BYTES) return refuse(req, res, 413, 'TORUS_API_BODY_TOO_LARGE', `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`);
+  let n = 0;
+  let over = false;
+  req.on('data', (c: Buffer) => {
+    n += c.length;
+    if (n > MAX_ECHO_BODY_BYTES && !over) {
+      over = true;
+      res.shouldKeepAlive = false;
+      sendJson(res, 413, { error: { code: 'TORUS_API_BODY_TOO_LARGE', message: `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`, details: {} } });
+      req.destroy();
+    }
+  });
+  req.on('error', () => undefined);
+  req.on('end', () => {
+    if (!over) sendJson(res, 200, 'ok');
+  });
+}
+
+export interface ProbeHandlerOptions {
+  /** The data-plane key (`keys.dataKey`); null in open mode (--insecure-open): no proofs asked. */
+  readonly dataKey: string | null;
+  readonly now?: () => number;
+}
+
+export function createProbeHandler(identity: () => ProbeIdentity, options: ProbeHandlerOptions): ProbeHandler {
   const gate = new ProbeGate(identity().nodeId);
+  const checker = options.dataKey === null ? null : new ProofChecker(options.dataKey, options.now);
+  let inFlight = 0;
   return (req, res, awaitingContinue = false) => {
     const url = new URL(req.url ?? '/', 'http://probe');
     const method = req.method ?? 'GET';
+    if (url.pathname !== PROBE_PATHS.nodeId && !(Object.values(PROBE_PATHS) as string[]).includes(url.pathname)) return false;
     const isSink = url.pathname === PROBE_PATHS.sink && method === 'POST';
     const handled = (): true => {
       if (awaitingContinue && !isSink) res.writeContinue();
       return true;
     };
-    switch (url.pathname) {
-      case PROBE_PATHS.nodeId:
-        if (method !== 'GET' && method !== 'HEAD') return false;
-        handled();
-        sendJson(res, 200, identity().nodeId);
+    if (url.pathname === PROBE_PATHS.nodeId) {
+      if (method !== 'GET' && method !== 'HEAD') return false;
+      handled();
+      sendJson(res, 200, identity().nodeId);
+      return true;
+    }
+    if (checker) {
+      const verdict = checker.check(req.headers[PROBE_PROOF_HEADER], method, req.url ?? '/');
+      if (!verdict.ok) {
+        refuse(req, res, 401, 'TORUS_UNAUTHENTICATED', `probe routes need a proof of the cluster key (${PROBE_PROOF_HEADER}): ${verdict.why}`);
         return true;
+      }
+    }
+    // Proven (or open mode): only then may the caller skip the one-at-a-time gate.
+    const force = req.headers[PROBE_FORCE_HEADER] === '1';
+    if (inFlight >= MAX_PROBES_IN_FLIGHT) {
+      res.setHeader('retry-after', '1');
+      refuse(req, res, 503, 'TORUS_PROBE_BUSY', `${MAX_PROBES_IN_FLIGHT} probe requests in progress on this node`);
+      return true;
+    }
+    inFlight++;
+    res.once('close', () => inFlight--);
+    switch (url.pathname) {
       case PROBE_PATHS.identity: {
-        if (method !== 'GET' && method !== 'HEAD') return false;
+        if (method !== 'GET' && method !== 'HEAD') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
         handled();
         const { nodeId, clusterName, incarnation } = identity();
         sendJson(res, 200, { nodeId, clusterName, incarnation });
@@ -176,26 +242,23 @@ export function createProbeHandler(identity: () => ProbeIdentity): ProbeHandler 
       }
       case PROBE_PATHS.echo:
         handled();
-        req.resume();
-        req.on('end', () => sendJson(res, 200, 'ok'));
+        echo(req, res);
         return true;
       case PROBE_PATHS.sink:
-        if (method !== 'POST') return false;
-        sink(req, res, gate, awaitingContinue);
+        if (method !== 'POST') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'POST only'), true;
+        sink(req, res, gate, awaitingContinue, force);
         return true;
       case PROBE_PATHS.stream:
-        if (method !== 'GET') return false;
+        if (method !== 'GET') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
         handled();
-        serveStream(req, res, url.searchParams, gate, identity().nodeId);
-        return true;
-      case PROBE_PATHS.source:
-        if (method !== 'GET') return false;
-        handled();
-        req.resume();
-        source(req, res, url.searchParams);
+        serveStream(req, res, url.searchParams, gate, identity().nodeId, force);
         return true;
       default:
-        return false;
+        if (method !== 'GET') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
+        handled();
+        req.resume();
+        source(req, res, url.searchParams, gate, force);
+        return true;
     }
   };
 }

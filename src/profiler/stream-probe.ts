@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { TorusError } from '../core/errors.js';
 import { MAX_PROBE_BYTES, MAX_PROBE_HEAD_BYTES, MAX_PROBE_MS, MAX_PROBE_STREAMS, PROBE_FORCE_HEADER, PROBE_NODE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS } from '../protocols/probe.js';
 import { steadyRate, type Sample } from './rate.js';
+import { proofHeaders, type ProbeSigner } from '../protocols/probe-proof.js';
 
 export interface StreamProbeOptions {
   /** Length of the transfer (default 300 ms, at most MAX_PROBE_MS). */
@@ -35,6 +36,8 @@ export interface StreamProbeOptions {
   /** Overall bound (default durationMs + 5 s). */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Signs each request with the data key (protocols/probe-proof.ts); none in open mode. */
+  readonly signer?: ProbeSigner | null;
 }
 
 export interface StreamReport {
@@ -73,7 +76,11 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
   const perStream = Math.ceil(maxBytes / streams);
   const query = `ms=${durationMs}&bytes=${perStream}&streams=${streams}&session=${session}`;
   const host = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-  const request = `GET ${PROBE_PATHS.stream}?${query} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n${opts.force ? `${PROBE_FORCE_HEADER}: 1\r\n` : ''}\r\n`;
+  // One proof per connection: a proof is single-use.
+  const request = (): string => {
+    const proof = Object.entries(proofHeaders(opts.signer, 'GET', `${PROBE_PATHS.stream}?${query}`)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    return `GET ${PROBE_PATHS.stream}?${query} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n${opts.force ? `${PROBE_FORCE_HEADER}: 1\r\n` : ''}${proof}\r\n`;
+  };
 
   return new Promise((resolve, reject) => {
     const sockets: net.Socket[] = [];
@@ -141,7 +148,7 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
         count(rest);
         return true;
       };
-      const socket = net.connect({ host: ip, port, noDelay: true, onread: { buffer: Buffer.allocUnsafe(1 << 20), callback: onread } }, () => socket.write(request));
+      const socket = net.connect({ host: ip, port, noDelay: true, onread: { buffer: Buffer.allocUnsafe(1 << 20), callback: onread } }, () => socket.write(request()));
       sockets.push(socket);
       socket.on('error', (e) => finish(e));
       socket.on('end', () => {

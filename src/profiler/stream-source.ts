@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { decodeStreamQuery, PROBE_FORCE_HEADER, PROBE_NODE_HEADER, PROBE_STREAM_GRACE_MS, type StreamQuery } from '../protocols/probe.js';
+import { decodeStreamQuery, PROBE_NODE_HEADER, PROBE_STREAM_GRACE_MS, type StreamQuery } from '../protocols/probe.js';
 import type { ProbeGate } from './probe-handler.js';
 
 const BLOCK = Buffer.alloc(1 << 20);
@@ -22,7 +22,8 @@ function answer(res: ServerResponse, status: number, code: string, message: stri
   res.end(text);
 }
 
-export function serveStream(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, gate: ProbeGate, nodeId: string): void {
+/** `force`: the caller proved the key and asks to skip the gate (probe-handler.ts decides). */
+export function serveStream(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, gate: ProbeGate, nodeId: string, force: boolean): void {
   req.resume();
   req.on('error', () => undefined);
   let q: StreamQuery;
@@ -31,7 +32,7 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, params: U
   } catch (error) {
     return answer(res, 400, 'TORUS_API_VALIDATION', (error as Error).message);
   }
-  if (!gate.admitStream(q.session, q.streams, req.headers[PROBE_FORCE_HEADER] === '1', q.ms)) {
+  if (!gate.admitStream(q.session, q.streams, force, q.ms)) {
     return answer(res, 503, 'TORUS_PROBE_BUSY', 'another throughput probe is running on this node', { 'retry-after': '1' });
   }
   gate.active++;

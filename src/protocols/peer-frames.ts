@@ -1,6 +1,7 @@
 /**
  * Node-to-node frames of the cluster protocol (DESIGN.md §4). On the wire each frame is
- * `[u32 BE length][32-byte HMAC, only once authenticated with a secret][msgpack body]`; the framing lives in
+ * `[u32 BE length][msgpack body]`, the body sealed with aes-256-gcm once the handshake proved the cluster key
+ * (v3); the framing lives in
  * src/cluster/frame-codec.ts, this file is the schema. `decodePeerFrame` is strict: unknown types and unknown
  * fields are rejected, every number is range-checked, and it never throws anything but ValidationError.
  */
@@ -11,10 +12,12 @@ import { arr, body, bool, errorJson, fail, int, num, oneOf, optStr, record, str,
  * 2: the quorum rule and the leader's yield to a more complete log (docs/cluster.md, Agreement). The frames are
  * unchanged, but a v1 node would still elect itself alone in a minority, so the two are not mixed in one cluster
  * (each lists the other as `incompatible-version`).
- * 3: commit before acknowledge: heartbeats and appends carry the leader's commit index (and its chain hash),
- * followers answer `append-ack` once entries are on disk; a v2 node would apply unacknowledged entries.
+ * 3: the handshake proof covers both hellos and every frame after it is encrypted (docs/cluster.md, Handshake);
+ * open-mode nodes must answer with a proof too. v2 and v3 cannot talk.
+ * 4: commit before acknowledge (#13): heartbeats and appends carry the leader's commit index (and its chain hash),
+ *    followers answer `append-ack` once entries are on disk; a v3 node would apply unacknowledged entries.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Largest frame body accepted after the handshake (snapshots are the big ones). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Largest frame accepted before the peer is authenticated: hello/auth/refuse only. */
@@ -45,7 +48,7 @@ export interface Hello {
 
 export type PeerFrame =
   | Hello
-  /** Proof of the secret: HMAC(secret, 'auth' | receiver's nonce | sender's nonce | sender id), hex. */
+  /** Proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/cluster/auth.ts). */
   | { readonly type: 'auth'; readonly proof: string }
   /** Sent just before closing a connection that will not be joined, so the other side can list why. */
   | { readonly type: 'refuse'; readonly reason: RefuseReason; readonly detail?: string }

@@ -1,5 +1,6 @@
 /**
  * Probe endpoints every node serves on its HTTP port (DESIGN.md §5, issue 3):
+ * Every route but /node_id needs a proof of the data key (header x-torus-proof, probe-proof.ts) unless open mode.
  *   GET  /node_id                       → the node id as a JSON string (exo's contract: cheap identity checks)
  *   GET  /v1/identity                   → { nodeId, clusterName, incarnation }
  *   GET  /v1/probe/echo                 → a tiny body, for RTT samples on a kept-alive connection
@@ -46,6 +47,14 @@ export const probeBusyChannelName = (nodeId: string): string => `torus-probe-mea
 /** Hard server-side bounds: a probe can never be turned into a bandwidth hog. */
 export const MAX_PROBE_BYTES = 1 << 30;
 export const MAX_PROBE_MS = 5000;
+/** `bytes` of /v1/probe/source is clamped to this (nothing in torus asks for more; the stream probe is the bulk one). */
+export const MAX_SOURCE_BYTES = 64 << 20;
+/** Largest request body /v1/probe/echo reads (its RTT samples send none). */
+export const MAX_ECHO_BODY_BYTES = 64 * 1024;
+/** Probe requests a node serves at once (bulk ones are exclusive anyway, see the gate). */
+export const MAX_PROBES_IN_FLIGHT = 32;
+/** Peer proofs on probe requests: header and format in probe-proof.ts. */
+export { PROBE_PROOF_HEADER } from './probe-proof.js';
 
 export interface ProbeIdentity {
   readonly nodeId: string;
@@ -103,7 +112,7 @@ export function decodeSourceQuery(params: URLSearchParams): { bytes: number; ms:
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new ValidationError('query', key, 'expected a non-negative integer');
     return Math.min(n, max);
   };
-  return { bytes: read('bytes', MAX_PROBE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
+  return { bytes: read('bytes', MAX_SOURCE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
 }
 
 export interface StreamQuery {

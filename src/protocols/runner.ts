@@ -33,6 +33,8 @@ export interface RunnerStartConfig {
   readonly hostfilePath: string;
   /** Environment for `exec` commands (execEnv output). */
   readonly env: Readonly<Record<string, string>>;
+  /** Data-plane key the ring sockets prove when they open (src/ring/link-proof.ts); absent in open mode. */
+  readonly ringKey?: string;
 }
 
 export type LifecycleTaskType = 'connect' | 'load' | 'warmup' | 'shutdown';
@@ -142,7 +144,9 @@ function decodeWorkload(v: unknown, path: string): Workload {
 
 export function decodeStartConfig(v: unknown, path = 'config'): RunnerStartConfig {
   const o = object(v, path, ['runnerId', 'instanceId', 'nodeId', 'rank', 'worldSize', 'layerStart', 'layerEnd', 'workload', 'hosts',
-    'hostfilePath', 'env']);
+    'hostfilePath', 'env', 'ringKey']);
+  const ringKey = o.ringKey === undefined ? undefined : str(o.ringKey, `${path}.ringKey`);
+  if (ringKey !== undefined && !/^[0-9a-f]{32,128}$/.test(ringKey)) throw new ValidationError('frame', `${path}.ringKey`, 'expected a hex key');
   const worldSize = int(o.worldSize, `${path}.worldSize`, 1, 65536);
   const rank = int(o.rank, `${path}.rank`, 0, worldSize - 1);
   const layerStart = int(o.layerStart, `${path}.layerStart`, 0, 1e9);
@@ -151,6 +155,7 @@ export function decodeStartConfig(v: unknown, path = 'config'): RunnerStartConfi
     runnerId: id(o.runnerId, `${path}.runnerId`), instanceId: id(o.instanceId, `${path}.instanceId`), nodeId: id(o.nodeId, `${path}.nodeId`),
     rank, worldSize, layerStart, layerEnd, workload: decodeWorkload(o.workload, `${path}.workload`),
     hosts: strList(o.hosts, `${path}.hosts`, 65536), hostfilePath: str(o.hostfilePath, `${path}.hostfilePath`), env: record(o.env, `${path}.env`),
+    ...(ringKey !== undefined ? { ringKey } : {}),
   };
 }
 

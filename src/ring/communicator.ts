@@ -15,6 +15,7 @@ import type { LaneIO } from './algorithms.js';
 import { OpRun } from './op-run.js';
 import { describePeer, establishLinks, onAbortFrame, readStats, type Conn, type PeerLinks } from './peer-links.js';
 import { resolveOptions, type ResolvedOptions, type RingConnectOptions } from './options.js';
+import { chooseBidirectional, interfaceOf, type DirectionsOption } from './directions.js';
 
 const log = createLogger({ component: 'ring' });
 const SMALL_WRITE = 16 * 1024;
@@ -22,7 +23,9 @@ const SMALL_WRITE = 16 * 1024;
 export class RingCommunicator implements RingContext {
   readonly rank: number;
   readonly n: number;
-  readonly options: ResolvedOptions;
+  #options: ResolvedOptions;
+  /** The ring's 'auto' choice of directions, agreed by every rank at set-up. */
+  #autoBidirectional = false;
   readonly memory = new KernelMemory();
   readonly reducer: Reducer;
   #links: PeerLinks;
@@ -43,7 +46,7 @@ export class RingCommunicator implements RingContext {
   private constructor(options: ResolvedOptions, links: PeerLinks) {
     this.rank = options.rank;
     this.n = options.hosts.length;
-    this.options = options;
+    this.#options = options;
     this.reducer = createReducer(this.memory, options.kernel);
     this.#links = links;
     for (const list of [links.readLeft, links.readRight, links.writeLeft, links.writeRight]) list.sort((a, b) => a.index - b.index);
@@ -58,11 +61,55 @@ export class RingCommunicator implements RingContext {
       ? { readLeft: [], readRight: [], writeLeft: [], writeRight: [], all: [] }
       : await establishLinks({
         rank: resolved.rank, hosts: resolved.hosts, connections: resolved.connections, ringId: resolved.ringId,
-        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs,
+        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs, key: resolved.key,
         onReaderFault: (conn, error) => { const c = conn(); if (self && c) self.#fault(c, asTorusError(error)); },
       });
     self = new RingCommunicator(resolved, links);
+    if (resolved.directions === 'auto' && self.n > 2) {
+      try {
+        await self.#agreeDirections();
+      } catch (error) {
+        await self.close();
+        throw error;
+      }
+    }
     return self;
+  }
+
+  /** Options in effect (`bidirectional` is the direction choice now in force). */
+  get options(): ResolvedOptions { return this.#options; }
+
+  /**
+   * 'auto': this rank votes for both directions when its neighbours are on different local interfaces
+   * (directions.ts); one tiny all-reduce (min, run with one direction on every rank) makes the vote the ring's.
+   */
+  async #agreeDirections(): Promise<void> {
+    const left = this.#links.readLeft[0]?.socket.localAddress, right = this.#links.readRight[0]?.socket.localAddress;
+    const vote = new Int32Array([chooseBidirectional('auto', this.n, interfaceOf(left), interfaceOf(right)) ? 1 : 0]);
+    // Part of set-up: a neighbour may still be dialling its other side, so the set-up deadline applies, not timeoutMs.
+    const timeoutMs = this.#options.timeoutMs;
+    this.#options = { ...this.#options, timeoutMs: Math.max(timeoutMs, this.#options.connectTimeoutMs) };
+    try {
+      await this.allReduce(vote, 'min');
+    } finally {
+      this.#options = { ...this.#options, timeoutMs };
+    }
+    this.#autoBidirectional = vote[0] === 1;
+    this.#options = { ...this.#options, bidirectional: this.#autoBidirectional };
+    log.debug('ring directions', { rank: this.rank, left, right, both: this.#autoBidirectional });
+  }
+
+  /**
+   * Changes the directions for the collectives issued after this call (in call order; every rank must make the
+   * same call at the same point). 'auto' restores the choice agreed at set-up. Resolves to the setting in force.
+   */
+  setDirections(directions: DirectionsOption): Promise<boolean> {
+    if (directions !== true && directions !== false && directions !== 'auto') return Promise.reject(new TorusError('TORUS_API_VALIDATION', "bidirectional must be true, false or 'auto'"));
+    return this.#enqueue(async () => {
+      const both = directions === 'auto' ? (this.#options.directions === 'auto' ? this.#autoBidirectional : this.#options.directions) : directions;
+      this.#options = { ...this.#options, bidirectional: both };
+      return both;
+    }) as Promise<boolean>;
   }
 
   get worldSize(): number { return this.n; }

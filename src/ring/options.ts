@@ -1,6 +1,7 @@
 /** Options of RingCommunicator.connect, their defaults and validation. */
 import { ValidationError } from '../core/errors.js';
 import type { RingHost } from './peer-links.js';
+import type { DirectionsOption } from './directions.js';
 
 export interface RingConnectOptions {
   /** This process's rank, 0 … hosts.length-1. */
@@ -19,8 +20,12 @@ export interface RingConnectOptions {
   readonly retryDelayMs?: number;
   /** TCP connections per neighbour and direction. Default 1 (extra sockets in one event loop gave nothing here). */
   readonly connections?: number;
-  /** Use both ring directions at once (half the data each way). Default true. */
-  readonly bidirectional?: boolean;
+  /**
+   * Use both ring directions at once (half the data each way): true, false, or 'auto' (default) = both exactly when
+   * every rank reaches its two neighbours through different local interfaces (directions.ts). Every rank must
+   * pass the same value.
+   */
+  readonly bidirectional?: DirectionsOption;
   /** Smallest pipeline chunk in bytes. Default 256 KiB. Large all-reduces use segment/8 up to maxChunkBytes. */
   readonly chunkBytes?: number;
   /** Largest pipeline chunk in bytes (adaptive chunks: segment/8 within [chunkBytes, maxChunkBytes]). Default 2 MiB. */
@@ -31,11 +36,19 @@ export interface RingConnectOptions {
   readonly minLaneBytes?: number;
   /** Distinguishes ring instances sharing ports; both ends must agree. Default 0. */
   readonly ringId?: number;
+  /** Data-plane key (keys.dataKey): each ring socket proves it when it opens. Default null (open mode, no proof). */
+  readonly key?: string | null;
   /** Reduction kernels: 'wasm' (SIMD, every dtype) or 'js'. Default 'wasm'. */
   readonly kernel?: 'wasm' | 'js';
 }
 
-export type ResolvedOptions = Required<Omit<RingConnectOptions, 'hosts'>> & { readonly hosts: readonly RingHost[] };
+export type ResolvedOptions = Required<Omit<RingConnectOptions, 'hosts' | 'bidirectional'>> & {
+  readonly hosts: readonly RingHost[];
+  /** What was asked for (true, false or 'auto'). */
+  readonly directions: DirectionsOption;
+  /** In effect: both directions or one ('auto' is decided at set-up, see directions.ts). */
+  readonly bidirectional: boolean;
+};
 
 export function parseHost(entry: RingHost | string, index: number): RingHost {
   if (typeof entry === 'string') {
@@ -65,6 +78,8 @@ export function resolveOptions(options: RingConnectOptions): ResolvedOptions {
   }
   const connections = positive(options.connections, 1, 'connections');
   if (!Number.isInteger(connections) || connections > 16) throw new ValidationError('config', 'connections', 'must be an integer 1…16');
+  const directions = options.bidirectional ?? 'auto';
+  if (directions !== true && directions !== false && directions !== 'auto') throw new ValidationError('config', 'bidirectional', "must be true, false or 'auto'");
   return {
     rank: options.rank,
     hosts,
@@ -72,12 +87,14 @@ export function resolveOptions(options: RingConnectOptions): ResolvedOptions {
     connectTimeoutMs: positive(options.connectTimeoutMs, 30_000, 'connectTimeoutMs'),
     retryDelayMs: positive(options.retryDelayMs, 50, 'retryDelayMs'),
     connections,
-    bidirectional: options.bidirectional ?? true,
+    directions,
+    bidirectional: directions === true,
     chunkBytes: positive(options.chunkBytes, 256 * 1024, 'chunkBytes', 16),
     maxChunkBytes: positive(options.maxChunkBytes, 2 * 1024 * 1024, 'maxChunkBytes', 16),
     smallMessageBytes: positive(options.smallMessageBytes, 32 * 1024, 'smallMessageBytes', 0),
     minLaneBytes: positive(options.minLaneBytes, 16 * 1024, 'minLaneBytes'),
     ringId: options.ringId ?? 0,
+    key: options.key ?? null,
     kernel: options.kernel ?? 'wasm',
   };
 }

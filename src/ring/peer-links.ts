@@ -12,6 +12,7 @@ import net from 'node:net';
 import { TorusError } from '../core/errors.js';
 import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type AbortFrame, type HelloFrame } from '../protocols/ring-frames.js';
 import { StreamReader } from './stream-reader.js';
+import { challenge, CHALLENGE_BYTES, LINK_MAC_BYTES, linkMac, linkMacMatches } from './link-proof.js';
 
 export interface RingHost {
   readonly ip: string;
@@ -42,11 +43,15 @@ export interface LinkOptions {
   readonly ringId: number;
   readonly connectTimeoutMs: number;
   readonly retryDelayMs: number;
+  /** Data-plane key: every connection proves it when it opens (link-proof.ts); null = open mode, no proof. */
+  readonly key: string | null;
   /** Faults on a dialed connection's reader (e.g. a throwing completion handler) after set-up. */
   readonly onReaderFault: (conn: () => Conn | undefined, error: unknown) => void;
 }
 
 const mod = (x: number, n: number) => ((x % n) + n) % n;
+/** Time an accepted connection has to send its hello (and proof). */
+const HELLO_DEADLINE_MS = 2000;
 
 /** Watches a send-only (accepted) connection for the one frame that may come back: an abort. */
 export function onAbortFrame(socket: net.Socket, onAbort: (frame: AbortFrame) => void, onBad: (why: string) => void): void {
@@ -96,17 +101,31 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
   const check = () => { if (links.all.length === expected) settle(null); };
   const fail = (error: TorusError) => { if (!failed) { failed = error; settle(error); } };
 
+  const key = options.key;
+  // With a key the dialer's first bytes are its hello, its nonce and its MAC over our challenge.
+  const helloBytes = FRAME_BYTES + (key === null ? 0 : CHALLENGE_BYTES + LINK_MAC_BYTES);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
+    const ours = key === null ? null : challenge();
+    if (ours) socket.write(ours);
+    // A connection that does not present its (proven) hello soon is a stranger holding a socket: drop it.
+    const stall = setTimeout(() => { sockets.delete(socket); socket.destroy(); }, HELLO_DEADLINE_MS);
     let hello = Buffer.alloc(0);
     const onData = (data: Buffer) => {
       hello = Buffer.concat([hello, data]);
-      if (hello.length < FRAME_BYTES) return;
+      if (hello.length < helloBytes) return;
       socket.off('data', onData);
+      clearTimeout(stall);
       try {
-        const frame = decodeRingFrame(new Uint8Array(hello.subarray(0, FRAME_BYTES)));
-        if (hello.length > FRAME_BYTES || frame.kind !== 'hello') throw new Error('expected one hello frame');
+        if (hello.length > helloBytes) throw new Error('expected one hello frame');
+        const helloFrame = hello.subarray(0, FRAME_BYTES);
+        const theirs = hello.subarray(FRAME_BYTES, FRAME_BYTES + CHALLENGE_BYTES);
+        if (key !== null && !linkMacMatches(linkMac(key, 'hello', helloFrame, ours!, theirs), hello.subarray(FRAME_BYTES + CHALLENGE_BYTES))) {
+          throw new Error('no proof of the cluster key');
+        }
+        const frame = decodeRingFrame(new Uint8Array(helloFrame));
+        if (frame.kind !== 'hello') throw new Error('expected one hello frame');
         if (frame.ringId !== options.ringId || frame.worldSize !== n) throw new Error(`ring ${frame.ringId}/${frame.worldSize} is not ours`);
         // The dialer says which neighbour we are to it: its right → it is our left, and the reverse.
         const side = frame.role === 'right' ? 'left' : 'right';
@@ -116,7 +135,8 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
         const conn: Conn = { socket, reader: null, peer: frame.rank, side, index: frame.connection };
         list.push(conn);
         links.all.push(conn);
-        socket.write(encodeRingFrame({ kind: 'ack', role: frame.role, ringId: options.ringId, rank, worldSize: n, connection: frame.connection }));
+        const ack = encodeRingFrame({ kind: 'ack', role: frame.role, ringId: options.ringId, rank, worldSize: n, connection: frame.connection });
+        socket.write(key === null ? ack : Buffer.concat([ack, linkMac(key, 'ack', ack, ours!, theirs)]));
         check();
       } catch {
         // A stray or foreign connection: refuse it and keep waiting for the real neighbour.
@@ -127,6 +147,7 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
     socket.on('data', onData);
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      clearTimeout(stall);
       if (links.all.some((c) => c.socket === socket)) fail(new TorusError('TORUS_RING_PEER_LOST', `connection from ${describePeer(hosts, left)} closed during ring set-up`, { rank }));
     });
   });
@@ -176,27 +197,46 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
       const onEarlyClose = () => { if (!acked) { sockets.delete(socket); reject(new Error('closed before ack')); } };
       socket.once('error', (error) => { if (!acked) { sockets.delete(socket); socket.destroy(); reject(error); } });
       socket.once('close', onEarlyClose);
+      const refuse = (why: string) => {
+        socket.destroy();
+        reject(new TorusError('TORUS_PROTOCOL_INVALID', `${describePeer(hosts, peer)} ${why}`, { rank, peer }));
+      };
+      const onAck = (ack: Uint8Array, proof: () => boolean) => {
+        let frame: HelloFrame;
+        try {
+          const decoded = decodeRingFrame(ack);
+          if (decoded.kind !== 'ack') throw new Error('expected an ack');
+          frame = decoded;
+        } catch (error) {
+          return refuse(`answered with an invalid ring ack: ${(error as Error).message}`);
+        }
+        if (!proof()) return refuse('did not prove the cluster key (a stranger on the ring port?)');
+        if (frame.rank !== peer || frame.worldSize !== n || frame.ringId !== options.ringId || frame.connection !== index) {
+          socket.destroy();
+          return reject(new TorusError('TORUS_PROTOCOL_INVALID', `${host.ip}:${host.port} is rank ${frame.rank} of ring ${frame.ringId}/${frame.worldSize}, expected ${describePeer(hosts, peer)}`, { rank, peer }));
+        }
+        acked = true;
+        socket.off('close', onEarlyClose);
+        conn = { socket, reader, peer, side, index };
+        resolve(conn);
+      };
       socket.connect({ host: host.ip, port: host.port, noDelay: true }, () => {
-        socket.write(encodeRingFrame({ kind: 'hello', role: side, ringId: options.ringId, rank, worldSize: n, connection: index }));
-        const ack = new Uint8Array(FRAME_BYTES);
-        reader.expect(ack, () => {
-          let frame: HelloFrame;
-          try {
-            const decoded = decodeRingFrame(ack);
-            if (decoded.kind !== 'ack') throw new Error('expected an ack');
-            frame = decoded;
-          } catch (error) {
-            socket.destroy();
-            return reject(new TorusError('TORUS_PROTOCOL_INVALID', `${describePeer(hosts, peer)} answered with an invalid ring ack: ${(error as Error).message}`, { rank, peer }));
-          }
-          if (frame.rank !== peer || frame.worldSize !== n || frame.ringId !== options.ringId || frame.connection !== index) {
-            socket.destroy();
-            return reject(new TorusError('TORUS_PROTOCOL_INVALID', `${host.ip}:${host.port} is rank ${frame.rank} of ring ${frame.ringId}/${frame.worldSize}, expected ${describePeer(hosts, peer)}`, { rank, peer }));
-          }
-          acked = true;
-          socket.off('close', onEarlyClose);
-          conn = { socket, reader, peer, side, index };
-          resolve(conn);
+        const hello = encodeRingFrame({ kind: 'hello', role: side, ringId: options.ringId, rank, worldSize: n, connection: index });
+        const key = options.key;
+        if (key === null) {
+          socket.write(hello);
+          const ack = new Uint8Array(FRAME_BYTES);
+          return reader.expect(ack, () => onAck(ack, () => true));
+        }
+        const theirs = new Uint8Array(CHALLENGE_BYTES);
+        reader.expect(theirs, () => {
+          const ours = challenge();
+          socket.write(Buffer.concat([hello, ours, linkMac(key, 'hello', hello, theirs, ours)]));
+          const answer = new Uint8Array(FRAME_BYTES + LINK_MAC_BYTES);
+          reader.expect(answer, () => {
+            const ack = answer.subarray(0, FRAME_BYTES);
+            onAck(ack, () => linkMacMatches(linkMac(key, 'ack', ack, theirs, ours), answer.subarray(FRAME_BYTES)));
+          });
         });
       });
     });

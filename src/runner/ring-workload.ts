@@ -5,7 +5,8 @@
  * against the exact expected value and report timings in the nccl-tests terms (time, algbw, busbw, #wrong).
  *
  * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32|float16, op: sum|max|min, iters,
- * warmup}; `all-gather` {count, dtype, iters, warmup}; `broadcast` {…, root}; `send-recv` {count, dtype, iters, warmup}.
+ * warmup}; `all-gather` {count, dtype, iters, warmup}; `broadcast` {…, root}; `send-recv` {count, dtype, iters, warmup};
+ * every collective also takes `bidirectional` (true | false | 'auto', for that task only).
  * A cancelled collective cannot be stopped half-way: the communicator is closed (the op fails on every rank)
  * and the runner reports itself Failed, so it is restarted (with its siblings) and the ring set up again;
  * the same happens when the ring breaks (a peer lost mid-collective).
@@ -13,7 +14,8 @@
 import { TorusError } from '../core/errors.js';
 import { parseHostPort } from '../protocols/hostfile.js';
 import type { RunnerStartConfig } from '../protocols/runner.js';
-import { halfToNumber, numberToHalf, RingCommunicator, type RingArray } from '../ring/index.js';
+import { RingCommunicator } from '../ring/index.js';
+import { timedCollective } from '../ring/bench/timed-collective.js';
 import { abortPromise, type RunnerWorkload } from './workload.js';
 
 /** Peers' runner processes may still be starting: be patient at set-up, bounded all the same. */
@@ -25,8 +27,6 @@ function ringIdOf(instanceId: string): number {
   for (let i = 0; i < instanceId.length; i++) h = Math.imul(h ^ instanceId.charCodeAt(i), 0x01000193) >>> 0;
   return h & 0x7fffffff;
 }
-
-const value = (rank: number, i: number): number => (rank + 1) * ((i % 7) + 1);
 
 function intParam(params: Readonly<Record<string, unknown>>, key: string, fallback: number, min: number, max: number): number {
   const v = params[key] ?? fallback;
@@ -68,56 +68,19 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
     const reduce = params.op ?? 'sum';
     if (reduce !== 'sum' && reduce !== 'max' && reduce !== 'min') throw new TorusError('TORUS_API_VALIDATION', 'ring task: op must be sum, max or min');
     const root = intParam(params, 'root', 0, 0, n - 1);
-    const make = (len: number): RingArray => (dtype === 'float32' ? new Float32Array(len) : dtype === 'int32' ? new Int32Array(len) : new Uint16Array(len));
-    // float16 travels as raw bits; the small integers used here are exact in it.
-    const put = dtype === 'float16' ? numberToHalf : (x: number) => x;
-    const get = dtype === 'float16' ? halfToNumber : (x: number) => x;
-    const fill = (a: RingArray, r: number): void => { for (let i = 0; i < a.length; i++) a[i] = put(value(r, i)); };
-    let wrong = 0;
-    let elapsed = 0;
-    for (let it = -warmup; it < iters; it++) {
-      signal.throwIfAborted();
-      let out: RingArray;
-      let expect: (i: number) => number;
-      const input = make(count);
-      fill(input, rank);
-      const t0 = performance.now();
-      switch (op) {
-        case 'all-reduce':
-          out = await Promise.race([c.allReduce(input, reduce), abortPromise(signal)]);
-          expect = (i) => (reduce === 'sum' ? (n * (n + 1)) / 2 * ((i % 7) + 1) : reduce === 'max' ? value(n - 1, i) : value(0, i));
-          break;
-        case 'all-gather':
-          out = await Promise.race([c.allGather(input, make(count * n)), abortPromise(signal)]);
-          expect = (i) => value(Math.floor(i / count), i % count);
-          break;
-        case 'broadcast':
-          out = await Promise.race([c.broadcast(input, root), abortPromise(signal)]);
-          expect = (i) => value(root, i);
-          break;
-        case 'send-recv':
-          out = await Promise.race([c.sendRecv(input, make(count), 1), abortPromise(signal)]);
-          expect = (i) => value((rank - 1 + n) % n, i);
-          break;
-        default:
-          throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
-      }
-      if (it < 0) continue; // warm-up iterations are neither timed nor checked
-      elapsed += performance.now() - t0;
-      for (let i = 0; i < out.length; i++) if (get(out[i]!) !== expect(i)) wrong += 1;
+    const bidirectional = params.bidirectional;
+    if (bidirectional !== undefined && bidirectional !== true && bidirectional !== false && bidirectional !== 'auto') {
+      throw new TorusError('TORUS_API_VALIDATION', "ring task: bidirectional must be true, false or 'auto'");
     }
-    // nccl-tests sizes all-gather by its whole output (n × count), the other collectives by their buffer.
-    const bytes = count * (dtype === 'float16' ? 2 : 4) * (op === 'all-gather' ? n : 1);
-    const timeUs = (elapsed * 1000) / iters;
-    const algbw = bytes / (timeUs * 1000); // GB/s (1e9), as nccl-tests
-    const factor = op === 'all-reduce' ? (2 * (n - 1)) / n : op === 'all-gather' ? (n - 1) / n : 1;
-    return { op, worldSize: n, count, dtype, bytes, iters, timeUs: Math.round(timeUs * 10) / 10, algbw, busbw: algbw * factor, wrong };
+    if (op !== 'all-reduce' && op !== 'all-gather' && op !== 'broadcast' && op !== 'send-recv') throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
+    // nccl-tests timing (barrier, warm-up, timed loop; fill and check outside it): src/ring/bench/timed-collective.ts
+    return timedCollective(c, { op, count, dtype, reduce, root, iters, warmup, ...(bidirectional !== undefined ? { bidirectional } : {}) }, signal);
   }
 
   return {
     async connect(signal) {
       const hosts = config.hosts.map((h, i) => parseHostPort(h, `hosts[${i}]`));
-      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId) });
+      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId), key: config.ringKey ?? null });
       try {
         comm = await Promise.race([connecting, abortPromise(signal)]);
       } catch (err) {

@@ -35,6 +35,8 @@ export interface RunnerManagerOptions {
   readonly autoExec?: boolean;
   /** Extra environment for runner processes (test hooks). */
   readonly runnerEnv?: Readonly<Record<string, string>>;
+  /** Data-plane key handed to ring runners in their start frame (never in the environment); null: open mode. */
+  readonly dataKey?: string | null;
   /** Told of every runner process started (logging, tests). */
   readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
 }
@@ -152,7 +154,7 @@ export class RunnerManager {
     local.stepInFlight = undefined;
     const dir = runnerDir(this.#o.dataDir, local.runnerId);
     const proc: RunnerProcess = new RunnerProcess({
-      config: startConfig(local.instance, this.#o.nodeId, local.runnerId, dir),
+      config: { ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir), ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}) },
       logDir: dir,
       onEvent: (event) => this.#onProcEvent(local, proc, event),
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),

@@ -1,30 +1,25 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startApi } from './fixtures/harness.js';
+import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
+import { AUTH, startApi, TEST_TOKEN } from './fixtures/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
+const noBrowser = await chromiumSkipReason();
 
-if (!existsSync(CHROMIUM)) {
-  t.test('dashboard in a real browser', { skip: `${CHROMIUM} is missing (apt-get install -y chromium)` }, async () => {});
+if (noBrowser) {
+  t.test('dashboard in a real browser', { skip: noBrowser }, async () => {});
 } else {
   t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
-    const { chromium } = await import('playwright-core');
     const { api, node } = await startApi(t, { ids: ['node-a', 'node-b', 'node-c'] });
-    const profile = await mkdtemp(join(tmpdir(), 'torus-chromium-'));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-    t.teardown(() => context.close());
-    const page = context.pages()[0] ?? (await context.newPage());
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    await page.goto(api.url + '/');
+    const { page, errors } = await openBrowserPage(t);
+    // Without a session the page is the sign-in form; a wrong token is refused; the right one (pasted, as a user
+    // would) starts a session (an HttpOnly cookie the page's script cannot read) and shows the dashboard.
+    await page.goto(`${api.url}/`);
+    await page.fill('#token', 'tt_wrong');
+    await Promise.all([page.waitForURL(`${api.url}/login`), page.click('button[type=submit]')]);
+    t.match(await page.locator('[data-testid="login-error"]').textContent(), /not this cluster/, 'a wrong token: the form again');
+    errors.length = 0; // the browser logs the 401 of the refused sign-in as a console error; that one was intended
+    await page.fill('#token', TEST_TOKEN);
+    await Promise.all([page.waitForURL(`${api.url}/`), page.click('button[type=submit]')]);
+    t.equal(await page.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
 
     await page.waitForSelector('[data-testid="live"].on', { timeout: 10_000 });
     const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
@@ -39,7 +34,7 @@ if (!existsSync(CHROMIUM)) {
     t.equal(await page.locator('[data-link="node-a>node-b@10.77.0.2"] path').getAttribute('class'), 'link bw-good');
 
     // An instance appears live, with its ring order and runner states.
-    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1024, layers: 3 }, instanceId: 'inst-live' }) });
+    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1024, layers: 3 }, instanceId: 'inst-live' }) });
     await page.waitForSelector('[data-instance-id="inst-live"]', { timeout: 5000 });
     t.match(await page.locator('[data-instance-id="inst-live"]').textContent(), /node-a → node-b → node-c.*Ready/);
 

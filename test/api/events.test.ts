@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readSse, type SseItem, type SseMessage } from '../../src/cli/sse-client.js';
 import { InProcessNode, seedCluster } from './fixtures/in-process-node.js';
-import { raw, sendJson, startApi } from './fixtures/harness.js';
+import { AUTH, raw, sendJson, startApi } from './fixtures/harness.js';
 
 const isMessage = (item: SseItem): item is SseMessage => 'data' in item;
 
@@ -12,7 +12,7 @@ async function collect(url: string, opts: { lastEventId?: number }, stop: (items
   const items: SseItem[] = [];
   try {
     let opened = false;
-    for await (const item of readSse(url, { ...opts, signal: abort.signal })) {
+    for await (const item of readSse(url, { ...opts, headers: AUTH, signal: abort.signal })) {
       items.push(item);
       if (!opened) {
         opened = true;
@@ -99,7 +99,7 @@ t.test('disconnects and server close release every subscription', async (t) => {
   const abort = new AbortController();
   const open = (async () => {
     const seen: SseItem[] = [];
-    for await (const item of readSse(`${api.url}/v1/events`, { lastEventId: node.cluster.lastIndex, signal: abort.signal })) seen.push(item);
+    for await (const item of readSse(`${api.url}/v1/events`, { lastEventId: node.cluster.lastIndex, headers: AUTH, signal: abort.signal })) seen.push(item);
     return seen;
   })();
   while (node.feed.subscribers === 0) await new Promise((r) => setTimeout(r, 10));

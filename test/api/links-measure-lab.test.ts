@@ -10,13 +10,13 @@ import t from 'tap';
 import net from 'node:net';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { PROBE_STREAM_GRACE_MS } from '../../src/protocols/probe.js';
-import { E2eCluster, e2eUnavailableReason, type NodeView } from '../e2e/lab-cluster.js';
+import { E2eCluster, e2eUnavailableReason, type E2eNode, type NodeView } from '../e2e/lab-cluster.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 type Link = NodeView['topology']['links'][number];
 
-async function post(api: string, body: string | undefined, contentType = 'application/json'): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${api}/v1/links/measure`, { method: 'POST', ...(body !== undefined ? { body, headers: { 'content-type': contentType } } : {}) });
+async function post(node: E2eNode, body: string | undefined, contentType = 'application/json'): Promise<{ status: number; json: any }> {
+  const res = await node.fetch('/v1/links/measure', { method: 'POST', ...(body !== undefined ? { body, headers: { 'content-type': contentType } } : {}) });
   const text = await res.text();
   let json: unknown = null;
   try { json = JSON.parse(text); } catch { json = text; }
@@ -37,7 +37,7 @@ t.test('POST /v1/links/measure re-measures exactly what it is asked; bad input c
     const before = new Map(settled[0]!.topology.links.map((l) => [`${l.source}>${stamp(l)}`, l.measuredAt!]));
     t.pass('4 links up, measured and confirmed');
 
-    const api0 = c.nodes[0]!.api;
+    const api0 = c.nodes[0]!;
     const tbIp = lab.linkIp(0, 1), lanIp = lab.hosts[1]!.lanIp;
     // Bad input: rejected with a clear 4xx and the error shape, nothing queued.
     const bad: [string | undefined, number, string, string?][] = [
@@ -57,7 +57,7 @@ t.test('POST /v1/links/measure re-measures exactly what it is asked; bad input c
       t.equal(r.status, status, `${body} → ${status}`);
       t.equal(r.json?.error?.code, code, `${body} → ${code}`);
     }
-    const wrongMethod = await fetch(`${api0}/v1/links/measure`);
+    const wrongMethod = await api0.fetch('/v1/links/measure');
     t.equal(wrongMethod.status, 405, 'GET → 405');
     t.equal(wrongMethod.headers.get('allow'), 'POST');
     await new Promise((r) => setTimeout(r, 4000));
@@ -89,7 +89,7 @@ t.test('POST /v1/links/measure re-measures exactly what it is asked; bad input c
     garbage.on('error', () => undefined);
     t.teardown(() => garbage.destroy());
     await new Promise((r) => setTimeout(r, 200));
-    t.equal((await fetch(`${c.nodes[1]!.api}/v1/node`)).status, 200, 'h1 answers while a probe client stalls');
+    t.equal((await c.nodes[1]!.fetch(`/v1/node`)).status, 200, 'h1 answers while a probe client stalls');
 
     // All of h0's links (empty body): both re-measured, although h1's probe was held by the stalled client.
     const since = Date.now();
@@ -102,7 +102,7 @@ t.test('POST /v1/links/measure re-measures exactly what it is asked; bad input c
       return vs && own(vs[0]!, 0).every((l) => l.measuredAt! > base.get(l.ip!)!) && vs;
     }, 40_000);
     t.pass(`both re-measured ${Date.now() - since} ms after the request (a stalled probe client is cut after 300 + ${PROBE_STREAM_GRACE_MS} ms)`);
-    t.equal((await fetch(`${c.nodes[1]!.api}/v1/node`)).status, 200, 'h1 still healthy');
+    t.equal((await c.nodes[1]!.fetch(`/v1/node`)).status, 200, 'h1 still healthy');
     t.ok(c.nodes[1]!.alive, 'h1 process alive');
 
     // The CLI (`torus measure`, inside h1's namespace, default API): h1's links to h0, waited for.

@@ -10,7 +10,11 @@ import { runInstancesCommand } from '../../src/cli/instances.js';
 import { runPeersCommand } from '../../src/cli/peers.js';
 import { runPlaceCommand } from '../../src/cli/place.js';
 import { renderStatus, runStatusCommand } from '../../src/cli/status.js';
-import { startApi } from '../api/fixtures/harness.js';
+import { startApi, TEST_TOKEN } from '../api/fixtures/harness.js';
+
+// The in-process servers accept TEST_TOKEN; the CLI finds it where a user on another machine puts it (see
+// test/cli/cli-token.test.ts for the whole lookup and the 401 message).
+process.env.TORUS_TOKEN = TEST_TOKEN;
 
 function io(tty = false) {
   const out: string[] = [];

@@ -2,9 +2,9 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { pack } from 'msgpackr';
-import { encodeFrame, FrameDecoder } from '../../src/cluster/frame-codec.js';
+import { cipherState, encodeFrame, FrameDecoder } from '../../src/cluster/frame-codec.js';
 import { decodePeerFrame, MAX_HANDSHAKE_BYTES, type PeerFrame } from '../../src/protocols/peer-frames.js';
-import { sessionKey } from '../../src/cluster/auth.js';
+import { frameKey, transcript } from '../../src/cluster/auth.js';
 import { ValidationError } from '../../src/core/errors.js';
 
 // Deterministic PRNG (mulberry32) so a failure can be replayed from its seed.
@@ -74,20 +74,53 @@ t.test('oversized, empty, pre-handshake and garbage frames close with a reason',
   t.match(established().push(framed).error, /expected an object/);
 });
 
-t.test('MAC: tampered, replayed or unauthenticated frames are refused', async (t) => {
-  const key = sessionKey('secret', 'a'.repeat(32), 'b'.repeat(32));
-  const mk = () => { const d = new FrameDecoder(); d.established({ key, senderId: 'a', seq: 0 }); return d; };
-  const out = { key, senderId: 'a', seq: 0 };
-  const f1 = encodeFrame(samples[0]!, out);
+const hello = (nodeId: string, nonce: string) => ({ type: 'hello' as const, v: 3, nodeId, cluster: 'c', incarnation: 1, startedAt: 0, port: 1, apiPort: 0,
+  nonce, auth: true, name: nodeId, version: 'x', addresses: ['127.0.0.1'] });
+const th = transcript(hello('a', 'a'.repeat(32)), hello('b', 'b'.repeat(32)));
+
+t.test('AEAD: sealed frames are unreadable; tampered, replayed, reordered, reflected or plaintext frames are refused', async (t) => {
+  const key = frameKey('secret', th, 'dialer-to-listener');
+  const mk = () => { const d = new FrameDecoder(); d.established(cipherState(key)); return d; };
+  const out = cipherState(key);
+  const secretEvent: PeerFrame = { type: 'append', term: 4, entries: [{ index: 11, term: 4, event: { type: 'InstanceCreated', command: 'sh -c secret-payload-xyzzy' } }], commit: 0, commitHash: '0' };
+  const f1 = encodeFrame(secretEvent, out);
   const f2 = encodeFrame(samples[1]!, out);
-  t.same(mk().push(Buffer.concat([f1, f2])).frames, [samples[0], samples[1]]);
-  t.match(mk().push(Buffer.concat([f1, f1])).error, /MAC mismatch/, 'replay');
-  t.match(mk().push(f2).error, /MAC mismatch/, 'reordered');
-  const tampered = Buffer.from(f1); tampered[tampered.length - 1]! ^= 1;
-  t.match(mk().push(tampered).error, /MAC mismatch/);
-  t.match(mk().push(encodeFrame(samples[0]!)).error, /MAC mismatch|too short/, 'no MAC');
-  const other = { key, senderId: 'b', seq: 0 };
-  t.match(mk().push(encodeFrame(samples[0]!, other)).error, /MAC mismatch/, 'reflected from the other direction');
+  t.notOk(f1.includes('secret-payload-xyzzy'), 'the body of a sealed frame is not in the bytes');
+  t.ok(encodeFrame(secretEvent).includes('secret-payload-xyzzy'), '(it is in a plaintext frame)');
+  t.same(mk().push(Buffer.concat([f1, f2])).frames, [secretEvent, samples[1]]);
+  t.match(mk().push(Buffer.concat([f1, f1])).error, /failed to decrypt/, 'replay');
+  t.match(mk().push(f2).error, /failed to decrypt/, 'reordered (or one dropped)');
+  for (const at of [3, 4, 10, f1.length - 1]) {
+    const tampered = Buffer.from(f1); tampered[at]! ^= 1;
+    t.ok(mk().push(tampered).error, `a flipped bit at ${at} is refused`);
+  }
+  t.match(mk().push(encodeFrame(samples[0]!)).error, /failed to decrypt/, 'plaintext frame');
+  const other = cipherState(frameKey('secret', th, 'listener-to-dialer'));
+  t.match(mk().push(encodeFrame(samples[0]!, other)).error, /failed to decrypt/, 'reflected from the other direction');
+  const wrong = cipherState(frameKey('other secret', th, 'dialer-to-listener'));
+  t.match(mk().push(encodeFrame(samples[0]!, wrong)).error, /failed to decrypt/, 'another key');
+});
+
+t.test('many small chunks: a large sealed frame split into 1..977-byte pieces decodes exactly', async (t) => {
+  const key = frameKey('secret', th, 'dialer-to-listener');
+  const out = cipherState(key);
+  const big: PeerFrame = { type: 'snapshot', term: 1, index: 1, lastTerm: 1, lastHash: 'h', digest: 'd', state: { blob: randomBytes(3 << 20).toString('base64') } };
+  const stream = Buffer.concat([encodeFrame(samples[0]!, out), encodeFrame(big, out), encodeFrame(samples[2]!, out)]);
+  const d = new FrameDecoder(); d.established(cipherState(key));
+  const got: PeerFrame[] = [];
+  const r = rng(7);
+  let pushes = 0;
+  const errors: string[] = [];
+  for (let at = 0; at < stream.length; pushes++) {
+    const n = 1 + Math.floor(r() * 977);
+    const res = d.push(stream.subarray(at, at + n));
+    if (res.error) errors.push(res.error);
+    got.push(...res.frames);
+    at += n;
+  }
+  t.same(errors, [], 'no errors');
+  t.ok(pushes > 5000, `${pushes} pushes`);
+  t.same(got, [samples[0], big, samples[2]], 'every frame, whole and in order');
 });
 
 t.test('fuzz: random and mutated streams never throw past the decoder', async (t) => {

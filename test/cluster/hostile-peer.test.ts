@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { connect, type Socket } from 'node:net';
+import { rawPeer } from './fixtures/raw-peer.js';
 import { randomBytes } from 'node:crypto';
 import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
@@ -23,16 +24,10 @@ async function until(what: string, fn: () => boolean, ms = 8000): Promise<void> 
   }
 }
 
-function evil(port: number, nodeId: string, cluster = 'test'): Promise<Socket> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1', () => {
-      s.write(encodeFrame({ type: 'hello', v: PROTOCOL_VERSION, nodeId, cluster: clusterNameHash(cluster), incarnation: 1, startedAt: 0,
-        port: 1, apiPort: 0, nonce: randomBytes(16).toString('hex'), auth: false, name: nodeId, version: 'x', addresses: ['127.0.0.1'] }));
-      resolve(s);
-    });
-    s.on('error', () => undefined);
-    s.on('data', () => undefined);
-  });
+/** A joined hostile peer: it completes the open-mode handshake, then sends what it wants. */
+async function evil(port: number, nodeId: string): Promise<Socket & { sendFrame(f: PeerFrame): void }> {
+  const p = await rawPeer(port, nodeId, { complete: true });
+  return Object.assign(p.socket, { sendFrame: (f: PeerFrame) => p.send(f) });
 }
 
 t.test('hostile peers cannot crash or corrupt a cluster', async (t) => {
@@ -58,7 +53,7 @@ t.test('hostile peers cannot crash or corrupt a cluster', async (t) => {
   const term = nodes[1]!.role().term;
   const s = await evil(pb, 'evil');
   await sleep(200);
-  const send = (f: PeerFrame) => s.write(encodeFrame(f));
+  const send = (f: PeerFrame) => s.sendFrame(f);
   send({ type: 'heartbeat', term, role: 'leader', leader: 'evil', lastIndex: 1, lastTerm: term, lastHash: '0', commit: 0, commitHash: '0' });
   send({ type: 'append', term, entries: [{ index: 3, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }], commit: 0, commitHash: '0' });
   send({ type: 'append', term, entries: [{ index: 1, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }], commit: 0, commitHash: '0' });

@@ -11,19 +11,22 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { withLab, type Lab } from '../../src/lab/index.js';
+import { readApiTokenIn } from '../../src/node/credentials.js';
 
-/** GET inside a namespace: curl when installed (light), else Node's fetch (a whole Node start per request). */
-const FETCH = 'fetch(process.argv[1], { signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
-const getArgv = (url: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', url] : [process.execPath, '-e', FETCH, url]);
+/** GET inside a namespace with the node's API token: curl when installed (light), else Node's fetch (a whole Node start per request). */
+const FETCH = 'fetch(process.argv[1], { headers: { authorization: process.argv[2] }, signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
+const getArgv = (url: string, auth: string): string[] => (existsSync('/usr/bin/curl') ? ['curl', '-s', '-m', '2', '-H', `Authorization: ${auth}`, url] : [process.execPath, '-e', FETCH, url, auth]);
 
 const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const PORT = 7000;
 
 interface View { id: string; role: string; leaderId?: string; incarnation: number; digest: string; nodes: string[]; links: { source: string; sink: string }[] }
 
-async function view(lab: Lab, h: number): Promise<View | null> {
+/** `view(lab, h, dataDir)`: the node's token is read from `<dataDir>/api-token`, as the CLI on its machine finds it. */
+async function view(lab: Lab, h: number, dataDir: string): Promise<View | null> {
   try {
-    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:${PORT}${path}`), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
+    const auth = `Bearer ${readApiTokenIn(dataDir) ?? ''}`;
+    const get = async (path: string) => JSON.parse((await lab.exec(h, getArgv(`http://127.0.0.1:${PORT}${path}`, auth), { timeoutMs: 5000 })).stdout) as Record<string, unknown>;
     const node = await get('/v1/node');
     const st = await get('/v1/state') as { digest: string; state: { nodes: Record<string, unknown>; links: { source: string; sink: string }[] } };
     return { id: node.id as string, role: node.role as string, leaderId: node.leaderId as string | undefined, incarnation: node.incarnation as number,
@@ -60,7 +63,7 @@ t.test('real nodes in the lab: converge with links, leader kill -9, restart', { 
       { env: { ...process.env, TORUS_LOG_LEVEL: 'error', TORUS_SECRET: secret } }));
     for (const h of [3, 1, 0, 2]) start(h);
     const all = async (hosts: number[]) => {
-      const vs = await Promise.all(hosts.map((h) => view(lab, h)));
+      const vs = await Promise.all(hosts.map((h) => view(lab, h, dirs[h]!)));
       return vs.every((v) => v !== null) ? (vs as View[]) : null;
     };
     const agreed = (vs: View[] | null, n: number) => !!vs && vs.every((v) => v.nodes.length === n && v.links.length === n * (n - 1) && v.leaderId)

@@ -19,7 +19,7 @@ t.test('whole-cluster restart: the saved state comes back on every node', { time
     // Placement needs the nodes' profiles: wait for every link measured, as a user would see a ready cluster.
     await c.converged(90_000, (vs) => vs.every((v) => v.topology.links.length === 6 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number')));
     const [n0] = c.nodes as [typeof c.nodes[0]];
-    const created = await fetch(`${n0.api}/v1/instances`, {
+    const created = await n0.fetch(`/v1/instances`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workload: { id: 'kept', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-before-restart' }),
     });

@@ -83,7 +83,7 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     t.match(pt.stdout, /10\.77\.0\.99:52516.*unreachable/, 'peers table: the unreachable static peer');
 
     // preview: every option, through the API with only a workload (sharding/backend are not needed) and the CLI
-    const pv = await fetch(`${c.nodes[follower]!.api}/v1/placements/preview`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 30, layers: 8 } }) });
+    const pv = await c.nodes[follower]!.fetch(`/v1/placements/preview`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 30, layers: 8 } }) });
     const pvBody = await pv.json() as { previews?: { sharding: string; backend: string; nodeCount: number; plan?: unknown }[] };
     t.equal(pv.status, 200, `POST /v1/placements/preview with only a workload: 200 (${pv.status === 200 ? '' : JSON.stringify(pvBody)})`);
     t.ok(pvBody.previews?.some((p) => p.sharding === 'pipeline' && p.backend === 'ring' && p.nodeCount === 3 && p.plan), 'a pipeline/ring plan on 3 nodes among the options');

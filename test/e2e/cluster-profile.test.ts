@@ -102,8 +102,8 @@ t.test('3 real nodes: membership, agreement, typed and measured links, LinkDown 
 
     // The same links in Prometheus form, on every node.
     for (const n of c.nodes) {
-      const text = await (await fetch(`${n.api}/metrics`)).text();
-      const series = text.split('\n').filter((l) => l.startsWith('torus_link_bandwidth_bits_per_second{'));
+      const text = await (await n.fetch(`/metrics`)).text();
+      const series = text.split('\n').filter((l) => l.startsWith('torus_link_bandwidth_bytes_per_second{'));
       t.equal(series.length, 8, `h${n.host} /metrics: one bandwidth series per link`);
       t.match(text, /^torus_cluster_nodes 3$/m, `h${n.host} /metrics: 3 nodes`);
       t.ok(series.some((l) => l.includes(`ip="${lab.linkIp(0, 1)}"`) && l.includes('type="thunderbolt"')), `h${n.host} /metrics: the thunderbolt link, labelled`);

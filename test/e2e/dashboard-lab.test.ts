@@ -12,21 +12,15 @@
  * API's same-origin rule is exercised as in real use.
  */
 import t from 'tap';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
+import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
 const FAILURE_TIMEOUT_MS = 3000;
-const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is missing (apt-get install -y chromium)`);
+const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (await chromiumSkipReason());
 
 t.test('dashboard of a live lab cluster: every node and link, live update when a node is killed', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit', label: 'thunderbolt' }] }, async (lab) => {
-    const { chromium } = await import('playwright-core');
     const t0 = Date.now();
     const c = await E2eCluster.start(t, lab, {
       failureTimeoutMs: FAILURE_TIMEOUT_MS,
@@ -41,18 +35,13 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
     const expectedLinks = vs[0]!.topology.links.map(linkKey).sort();
     const leaderId = vs[0]!.node.leaderId!;
 
-    const profile = await mkdtemp(join(tmpdir(), 'torus-chromium-'));
-    t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-    t.teardown(() => context.close());
-    const page = context.pages()[0] ?? (await context.newPage());
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const { page, errors } = await openBrowserPage(t);
 
     const served = c.nodes[0]!;
     const openedAt = Date.now();
-    await page.goto(served.api + '/');
+    // Opened as the node prints it at start: its URL with the API token; the page then lives on a session cookie.
+    await page.goto(`${served.api}/?token=${served.token}`);
+    t.equal(page.url(), `${served.api}/`, 'signed in: redirected to / without the token');
     await page.waitForSelector('[data-testid="live"].on', { timeout: 20_000 });
     const nodes = async () => (await page.locator('[data-testid="node"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node-id')))).sort();
     const links = async () => (await page.locator('[data-testid="link"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-link')))).sort();
@@ -109,7 +98,7 @@ t.test('dashboard of a live lab cluster: every node and link, live update when a
       t.same(await nodes(), [...ids].sort(), 'the same three node ids');
       // and it is live, not a stale picture: an instance placed now appears without a reload
       await c.converged(60_000);
-      const res = await fetch(`${served.api}/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
+      const res = await served.fetch(`/v1/instances`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['60'] }, instanceId: 'after-restart' }) });
       t.equal(res.status, 201, 'an instance placed after the restart');
       await page.waitForSelector('[data-instance-id="after-restart"]', { timeout: 10_000 }).then(() => t.pass('appears on the page live'), (e: Error) => t.fail(`instance not shown: ${e.message}`));
       t.comment(`timings: page back ${reloadMs} ms after the serving node was killed (restarted 1 s later)`);

@@ -22,6 +22,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import type { Lab } from '../../src/lab/index.js';
+import { readApiTokenIn } from '../../src/node/credentials.js';
 
 export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 /** The default API port: every node is in its own namespace, so all use it and the CLI needs no --api inside one. */
@@ -88,6 +89,7 @@ export class E2eNode {
   stdout = '';
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #bridge: Server | undefined;
+  #token: string | undefined;
   readonly #sockets = new Set<Socket>();
 
   constructor(host: number, dataDir: string, name: string) {
@@ -120,7 +122,32 @@ export class E2eNode {
     this.api = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   }
 
+  /**
+   * The API token, read from `<dataDir>/api-token` the way the CLI on the node's machine finds it (the node writes
+   * it at start; re-read after each start, since `--api-token-file` or a new secret may change it).
+   */
+  get token(): string {
+    this.#token ??= readApiTokenIn(this.dataDir);
+    if (!this.#token) throw new Error(`h${this.host}: no API token in ${this.dataDir} yet (has the node started?)`);
+    return this.#token;
+  }
+
+  /** `Authorization: Bearer <token>` for this node (empty before the node wrote its token). */
+  get auth(): Record<string, string> {
+    try {
+      return { authorization: `Bearer ${this.token}` };
+    } catch {
+      return {};
+    }
+  }
+
+  /** fetch against this node's API with its token, as a script or the CLI would call it. */
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(this.api + path, { ...init, headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) } });
+  }
+
   start(lab: Lab, args: string[], env: NodeJS.ProcessEnv): void {
+    this.#token = undefined;
     this.exit = undefined;
     this.stdout = '';
     this.printedAt = 0;
@@ -152,7 +179,7 @@ export class E2eNode {
   }
 
   async get<T = any>(path: string, timeoutMs = 3000): Promise<T> {
-    const res = await fetch(this.api + path, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await this.fetch(path, { signal: AbortSignal.timeout(timeoutMs) });
     const body = await res.json();
     if (!res.ok) throw new Error(`GET ${path} on h${this.host}: ${res.status} ${JSON.stringify(body)}`);
     return body as T;
@@ -272,10 +299,14 @@ export class E2eCluster {
     }, ms, 400);
   }
 
-  /** Runs `node dist/main.js <args>` inside a host's namespace (the CLI then reaches its node at the default port). */
+  /**
+   * Runs `node dist/main.js <args>` inside a host's namespace (the CLI then reaches its node at the default port and
+   * finds the API token in the node's data dir, named by TORUS_DATA_DIR as for a node started with --data-dir).
+   */
   async cli(host: number, args: string[], timeoutMs = 20_000): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, TORUS_DATA_DIR: this.nodes[host]!.dataDir };
     delete env.TORUS_API;
+    delete env.TORUS_TOKEN;
     const child = this.lab.spawn(host, process.execPath, [MAIN, ...args], { env });
     let stdout = '', stderr = '';
     child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });

@@ -55,7 +55,7 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     if (alone) {
       t.equal(Object.keys(alone.state.state.nodes).length, 3, `${h2} alone (role ${alone.node.role}, no leader) still serves its last state: all 3 members, nobody declared gone`);
       // A write on the minority side is refused at once with the reason, instead of being sequenced by a lone leader.
-      const refused = await fetch(`${n2.api}/v1/instances`, {
+      const refused = await n2.fetch(`/v1/instances`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ workload: { id: 'alone', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-by-the-minority' }),
       });
@@ -80,7 +80,7 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     t.ok(acked.length >= 4, `the majority acknowledges writes during the partition (${acked.length} of 6)`);
 
     // Work done by the majority during the partition must survive the merge.
-    const created = await fetch(`${n0.api}/v1/instances`, {
+    const created = await n0.fetch(`/v1/instances`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workload: { id: 'during', memoryBytes: 1 << 20, layers: 2, kind: 'exec', command: 'sleep', args: ['300'] }, instanceId: 'made-during-partition' }),
     });

@@ -17,8 +17,8 @@ import { TorusError } from '../../src/core/errors.js';
 
 /** The node's own HTTP server (src/api/server.ts) with the probe handler, as a real node mounts it. */
 async function probeServer(t: Test, nodeId: string): Promise<number> {
-  const probeHandler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }));
-  const api = await createApiServer({} as NodeFacade, { port: 0, host: '127.0.0.1', probeHandler });
+  const probeHandler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }), { dataKey: null });
+  const api = await createApiServer({} as NodeFacade, { port: 0, host: '127.0.0.1', probeHandler, auth: { mode: 'token', token: 'tt_probe-test-token-0123456789' } });
   t.teardown(() => api.close());
   return api.port;
 }

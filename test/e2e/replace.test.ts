@@ -28,7 +28,7 @@ t.test('kill -9 the leader under a running instance: new leader, re-placed on th
     const leaderHost = vs.find((v) => v.node.role === 'leader')!.host;
     const follower = c.nodes.find((n) => n.host !== leaderHost)!;
 
-    const res = await fetch(`${follower.api}/v1/instances`, {
+    const res = await follower.fetch(`/v1/instances`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workload: { id: 'sleeper', memoryBytes: 64 << 20, layers: 3, kind: 'exec', command: 'sleep', args: ['120'] }, minNodes: 3, instanceId: 'job-1' }),
     });

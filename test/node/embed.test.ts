@@ -18,7 +18,8 @@ t.test('an embedder starts a subset of the actors and queries them', async (t) =
     type: 'preview', request: { workload: { id: 'w', memoryBytes: 1, layers: 2 }, sharding: 'pipeline', backend: 'ring' },
   }, { timeoutMs: 30_000 });
   t.ok(Array.isArray(preview.previews), 'the planner answers on the (empty) live state');
-  const res = await fetch(`http://127.0.0.1:${node.api.port}/v1/node`);
+  const token = node.credential.mode === 'secret' ? node.credential.apiToken : '';
+  const res = await fetch(`http://127.0.0.1:${node.api.port}/v1/node`, { headers: { authorization: `Bearer ${token}` } });
   t.equal(((await res.json()) as { role: string }).role, 'alone', 'no cluster actor: the node says so');
   await node.shutdown();
   t.equal(await node.closed, 0);

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readApiTokenIn } from '../../src/node/credentials.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -41,10 +42,14 @@ t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id ac
   children.push(first.child);
   const base = `http://127.0.0.1:${first.port}`;
   t.equal(await (await fetch(`${base}/node_id`)).json(), first.nodeId, 'GET /node_id answers the id it printed');
-  const info = (await (await fetch(`${base}/v1/node`)).json()) as { id: string; incarnation: number; quorum?: unknown };
+  t.equal((await fetch(`${base}/v1/node`)).status, 401, 'the rest of the API needs the token');
+  // The token as the CLI on this machine finds it: the file the node saved in its data dir.
+  const auth = { authorization: `Bearer ${readApiTokenIn(dataDir)}` };
+  const info = (await (await fetch(`${base}/v1/node`, { headers: auth })).json()) as { id: string; incarnation: number; quorum?: unknown; security?: unknown };
   t.equal(info.id, first.nodeId);
+  t.same(info.security, { mode: 'secret', secretSource: 'created' }, 'a first start creates the cluster secret');
   t.match(info.quorum, { ok: true, members: 1, reached: 1, needed: 1 }, 'a lone node has its own quorum');
-  const stateRes = await fetch(`${base}/v1/state`);
+  const stateRes = await fetch(`${base}/v1/state`, { headers: auth });
   t.equal(stateRes.status, 200, 'the topology keeper answers');
 
   const stopping = Date.now();
@@ -57,7 +62,7 @@ t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id ac
   const second = await startNode(dataDir);
   children.push(second.child);
   t.equal(second.nodeId, first.nodeId, 'the node id survives a restart');
-  const again = (await (await fetch(`http://127.0.0.1:${second.port}/v1/node`)).json()) as { incarnation: number };
+  const again = (await (await fetch(`http://127.0.0.1:${second.port}/v1/node`, { headers: auth })).json()) as { incarnation: number };
   t.equal(again.incarnation, info.incarnation + 1, 'with a new incarnation');
   second.child.kill('SIGINT');
   t.same(await exitOf(second.child), { code: 0, signal: null }, 'SIGINT: clean exit 0');

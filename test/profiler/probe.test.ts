@@ -10,7 +10,7 @@ import { steadyRate, median } from '../../src/profiler/rate.js';
 import { decodeIdentity, decodeNodeIdResponse, decodeSinkReport, decodeSourceQuery } from '../../src/protocols/probe.js';
 
 async function probeServer(t: { teardown(fn: () => unknown): void }, nodeId: string, host = '127.0.0.1'): Promise<number> {
-  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'c1', incarnation: 7 }));
+  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'c1', incarnation: 7 }), { dataKey: null });
   const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end('nope'); } });
   await new Promise<void>((r) => server.listen(0, host, r));
   t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));

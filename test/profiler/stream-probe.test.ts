@@ -36,7 +36,7 @@ t.test('response head parsing', async (t) => {
 });
 
 async function probeServer(t: { teardown(fn: () => unknown): void }, nodeId = 'node-s'): Promise<number> {
-  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'test', incarnation: 1 }));
+  const handler = createProbeHandler(() => ({ nodeId, clusterName: 'test', incarnation: 1 }), { dataKey: null });
   const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => { server.closeAllConnections(); server.close(); });
@@ -127,7 +127,7 @@ t.test('hostile clients: no crash, never holding the probe past its bound', asyn
   // Garbage and bad queries: answered or dropped, never a crash.
   t.match(await rawExchange(port, 'GET /v1/probe/stream?streams=99 HTTP/1.1\r\nhost: x\r\n\r\n'), /^HTTP\/1\.1 400/, 'bad query → 400');
   t.match(await rawExchange(port, 'GET /v1/probe/stream?ms=abc&session=%00 HTTP/1.1\r\nhost: x\r\n\r\n'), /^HTTP\/1\.1 400/);
-  t.match(await rawExchange(port, 'POST /v1/probe/stream HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabc'), /^HTTP\/1\.1 404/, 'wrong method is not the probe');
+  t.match(await rawExchange(port, 'POST /v1/probe/stream HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabc'), /^HTTP\/1\.1 405/, 'wrong method: 405, not the probe');
   t.match(await rawExchange(port, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256))), /^(HTTP\/1\.1 400|)/, 'binary garbage is refused');
   // One session may open at most the connections it declared: a greedy client gets busy for the extra one.
   const greedy = await Promise.all([0, 1, 2].map(() => rawExchange(port, 'GET /v1/probe/stream?ms=400&streams=2&session=greedy HTTP/1.1\r\nhost: x\r\n\r\n', 1500)));

@@ -90,3 +90,25 @@ t.test('report: the one-stream baseline is the better of the two probes; CPU use
   const four = formatReport({ ...result, ranks: 4, runs: [{ ...result.runs[0]!, rows: [makeRow('all_reduce', 4, { ...row })] }] });
   t.match(four, /CPU-bound ceiling with 0\.50 of a core per rank \(4 ranks on 2 vCPUs\): this engine .* a ring with zero engine cost .* 8\.39 Gbit\/s = 0\.52×/);
 });
+
+t.test('report: torch Gloo side by side (ratio per size, ≥ 8 MiB summary) or the missing package named', async (t) => {
+  const mk = (bytes: number, busbw: number) => makeRow('all_reduce', 4, { bytes, count: bytes / 4, type: 'float32', redop: 'sum', root: -1, timeUs: (bytes / (busbw / 1.5)) / 1e3, medianUs: 1, wrong: 0 });
+  const base: RingBenchResult = {
+    ranks: 4, mode: 'lab', linkRate: '5gbit', lanRate: '1gbit', machine: { cpus: 2, loadBefore: 3, loadAfter: 3 }, capacity: {},
+    runs: [
+      { label: 'p2p ring, both directions (auto)', over: 'p2p', bidirectional: true, rows: [mk(1 << 20, 0.2), mk(8 << 20, 0.4)], avgBusbw: 0.3, errors: [], kernel: 'wasm' },
+      { label: 'lan ring, one direction (auto)', over: 'lan', bidirectional: false, rows: [mk(1 << 20, 0.1), mk(8 << 20, 0.12)], avgBusbw: 0.11, errors: [], kernel: 'wasm' },
+    ],
+  };
+  const text = formatReport({ ...base, gloo: { ok: true, python: '/usr/bin/python3', torch: '1.13.0', iface: 'lan0', rows: [
+    { bytes: 1 << 20, timeUs: 1, medianUs: 1, p99Us: 2, busbw: 0.1 }, { bytes: 8 << 20, timeUs: 1, medianUs: 1, p99Us: 2, busbw: 0.12 },
+  ] } });
+  t.match(text, /torch Gloo all_reduce \(torch 1\.13\.0, \/usr\/bin\/python3; GLOO_SOCKET_IFNAME=lan0/);
+  t.match(text, /\n\s+1048576\s+0\.100\s+0\.200\s+\(2\.00×\)\s+0\.100\s+\(1\.00×\)/, 'per size: Gloo busbw, then each run and its ratio');
+  t.match(text, /\n\s+8388608\s+0\.120\s+0\.400\s+\(3\.33×\)\s+0\.120\s+\(1\.00×\)/);
+  t.match(text, /p2p ring, both directions \(auto\): all_reduce ≥ 8 MiB busbw 3\.20 Gbit\/s = 3\.33× torch Gloo \(0\.96 Gbit\/s\)/);
+  t.match(formatReport({ ...base, gloo: { ok: false, reason: 'torch Gloo comparison skipped: python3-torch is not installed (Debian: apt-get install python3-torch)' } }), /python3-torch is not installed/);
+  t.notMatch(formatReport(base), /Gloo/, 'nothing when the comparison was not asked for');
+  t.match(parseBenchRingArgs(['--mode', 'loopback']), { directions: ['auto'], gloo: true });
+  t.match(parseBenchRingArgs(['--mode', 'loopback', '--no-gloo']), { gloo: false });
+});

@@ -30,13 +30,17 @@ t.test('3 ranks in 3 namespaces: every op, float32/float16/int32, exact', async 
       }));
       const rows: RankResult[][] = jobs.map(() => []);
       const errors: string[] = [];
+      const directions: (boolean | undefined)[] = [];
       await processLauncher((rank, command, args) => lab.spawn(rank, command, args, { stdio: ['ignore', 'pipe', 'pipe'] }), 120_000)
         .run(jobs, (rank, message: RankMessage) => {
           if (message.type === 'row') rows[rank]?.push(message.row);
+          if (message.type === 'ready') directions[rank] = message.bidirectional;
           if (message.type === 'error') errors.push(`rank ${rank}: ${message.code} ${message.message}`);
         });
       const what = `${sweeps.map((s) => `${s.dtype} ${s.redop}`).join(', ')} over ${over}`;
       t.same(errors, [], `${what}: no rank failed`);
+      // Default directions ('auto'): both over the ring of cables, one over the LAN (one interface for both neighbours).
+      t.same(directions, [over === 'p2p', over === 'p2p', over === 'p2p'], `${what}: ${over === 'p2p' ? 'both ring directions' : 'one ring direction'} chosen from the interfaces`);
       for (const [rank, list] of rows.entries()) {
         t.equal(list.length, 4 * 5 * sweeps.length, `${what}: rank ${rank} ran every op and size`);
         const wrong = list.filter((r) => r.wrong !== 0).map((r) => `${r.op} ${r.count}: ${r.wrong}`);

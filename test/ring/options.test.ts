@@ -9,7 +9,7 @@ import { tcpHandles, tcpHandlesSettled } from './fixtures/reference.js';
 t.test('options are validated and defaulted', async (t) => {
   const o = resolveOptions({ rank: 1, hosts: ['10.0.0.1:5000', '0.0.0.0:5001', { ip: '10.0.0.3', port: 5002 }] });
   t.same(o.hosts, [{ ip: '10.0.0.1', port: 5000 }, { ip: '0.0.0.0', port: 5001 }, { ip: '10.0.0.3', port: 5002 }]);
-  t.match(o, { timeoutMs: 30_000, connections: 1, bidirectional: true, chunkBytes: 262_144, maxChunkBytes: 2_097_152, smallMessageBytes: 32_768, kernel: 'wasm' });
+  t.match(o, { timeoutMs: 30_000, connections: 1, directions: 'auto', bidirectional: false, chunkBytes: 262_144, maxChunkBytes: 2_097_152, smallMessageBytes: 32_768, kernel: 'wasm' });
   for (const bad of [
     { rank: 3, hosts: ['a:1', 'b:2'] }, { rank: -1, hosts: ['a:1'] }, { rank: 0, hosts: [] }, { rank: 0, hosts: ['nope'] },
     { rank: 0, hosts: ['a:70000'] }, { rank: 0, hosts: ['a:1'], connections: 0 }, { rank: 0, hosts: ['a:1'], connections: 1.5 }, { rank: 0, hosts: ['a:1'], timeoutMs: 0 },

@@ -17,6 +17,7 @@ import { encodeSnapshot } from '../../core/topology/snapshot.js';
 import type { ClusterState } from '../../core/topology/state.js';
 import type { EventBody } from '../../protocols/peer-frames.js';
 import { clusterMachine } from './machine.js';
+import { TorusError } from '../../core/errors.js';
 import { decodeClusterActorEvent, decodeCommandRequest, decodePropose } from './messages.js';
 
 export interface ClusterActorOptions {
@@ -34,6 +35,7 @@ export interface ClusterActorOptions {
   readonly version?: string;
   readonly mdns?: boolean;
   readonly failureTimeoutMs?: number;
+  readonly maxPendingHandshakes?: number;
   /** When peers are given as API ports (the CLI's `--peers host:apiPort`), the cluster port is that + this. */
   readonly peerPortOffset?: number;
   readonly keeper?: string;
@@ -66,6 +68,12 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     },
     peers: () => live().heard().map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}), lastHeardAt: h.at })),
     members: () => live().members(),
+    // DELETE /v1/members/:id (src/api/routes/member-routes.ts): the operator's removal of a dead member.
+    'remove-member': (body) => {
+      const nodeId = (body as { nodeId?: unknown }).nodeId;
+      if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > 128) throw new TorusError('TORUS_API_VALIDATION', 'nodeId: expected a node id', { field: 'nodeId' });
+      return live().removeMember(nodeId);
+    },
     role: () => {
       const r = live().role();
       return { ...r, ...(r.leader ? { leaderId: r.leader } : {}) };
@@ -83,6 +91,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
       ...(o.name !== undefined ? { name: o.name } : {}),
       ...(o.version !== undefined ? { version: o.version } : {}),
       ...(o.mdns !== undefined ? { mdns: o.mdns } : {}),
+      ...(o.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: o.maxPendingHandshakes } : {}),
       ...(o.failureTimeoutMs !== undefined ? { timings: { failureTimeoutMs: o.failureTimeoutMs } } : {}),
       ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
       ...(o.repairState ? { repairState: true } : {}),

@@ -8,11 +8,16 @@ import { assign, enqueueActions, fromCallback, setup } from 'xstate';
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
 import type { PeerTarget, ReachResult } from '../../profiler/reachability.js';
 import { interfacesChanged, linkKey, memoryChanged, restartedPeers, sameTargets, targetKeys, type LinkRecord, type Profile } from './links.js';
+import { DEFAULT_QUIET_MS, linksToProbe, NO_WORK, updateWork, type WorkInstance, type WorkState } from './measure-policy.js';
 
 export interface ProfilerInput {
   readonly nodeId: string;
   readonly incarnation?: number;
   readonly probeIntervalMs?: number;
+  /** measure-policy.ts: quiet time after an instance ended on a link's node before it is probed again */
+  readonly quietMs?: number;
+  /** the clock of the measurement policy (tests pass their own) */
+  readonly now?: () => number;
 }
 
 export interface ProfilerContext {
@@ -21,7 +26,12 @@ export interface ProfilerContext {
   readonly probeIntervalMs: number;
   readonly targets: readonly PeerTarget[];
   readonly links: Readonly<Record<string, LinkRecord>>;
+  /** queued for measurement; links the policy defers (work on their nodes) wait here until it allows them */
   readonly toMeasure: readonly string[];
+  /** instances running in the cluster, as the measurement policy sees them */
+  readonly work: WorkState;
+  readonly quietMs: number;
+  readonly now: () => number;
   /** the measurement pass in progress (taken from toMeasure when it starts) */
   readonly jobs: readonly MeasureJob[];
   /** peers or interfaces changed while busy: run another round afterwards */
@@ -40,6 +50,10 @@ export type ProfilerEvent =
   | { type: 'probe.done' }
   | { type: 'measure.result'; key: string; rttMs: number; bandwidthBps: number; measuredAt: number }
   | { type: 'measure.failed'; key: string; error: string }
+  /** the worker's last check before a probe found work on the link's nodes: queue it again */
+  | { type: 'measure.deferred'; key: string }
+  /** the cluster's instances (the worker polls the topology keeper) */
+  | { type: 'work'; instances: WorkInstance[] }
   | { type: 'measure.done' };
 
 export type ProfilerEmitted = LinkUp | LinkDown | LinkMeasured | NodeProfileUpdated;
@@ -106,10 +120,17 @@ export const networkProfilerMachine = setup({
       const keys = Object.values(context.links).filter((l) => (!event.sink || l.sink === event.sink) && (!event.ip || l.ip === event.ip)).map((l) => linkKey(l.sink, l.ip));
       return { toMeasure: [...new Set([...context.toMeasure, ...keys])] };
     }),
-    takeJobs: assign(({ context }) => ({
-      jobs: context.toMeasure.flatMap((key) => { const l = context.links[key]; return l ? [{ key, ip: l.ip, port: l.port }] : []; }),
-      toMeasure: [],
-    })),
+    // Only what the policy allows now; deferred links stay queued for a later pass.
+    takeJobs: assign(({ context }) => {
+      const { now, deferred } = allowed(context);
+      return { jobs: now.map(({ key, l }) => ({ key, ip: l.ip, port: l.port })), toMeasure: deferred.map((d) => d.key) };
+    }),
+    setWork: assign(({ context, event }) => {
+      if (event.type !== 'work') return {};
+      const work = updateWork(context.work, event.instances, context.now());
+      return JSON.stringify(work) === JSON.stringify(context.work) ? {} : { work }; // no new snapshot for the same facts
+    }),
+    requeue: assign(({ context, event }) => (event.type === 'measure.deferred' && !context.toMeasure.includes(event.key) ? { toMeasure: [...context.toMeasure, event.key] } : {})),
     applyMeasured: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'measure.result') return;
       const l = context.links[event.key];
@@ -119,7 +140,7 @@ export const networkProfilerMachine = setup({
     }),
   },
   guards: {
-    hasWork: ({ context }) => context.toMeasure.some((k) => context.links[k] !== undefined),
+    hasWork: ({ context }) => allowed(context).now.length > 0,
     isDirty: ({ context }) => context.dirty,
   },
 }).createMachine({
@@ -127,6 +148,7 @@ export const networkProfilerMachine = setup({
   context: ({ input }) => ({
     nodeId: input.nodeId, incarnation: input.incarnation, probeIntervalMs: input.probeIntervalMs ?? 10_000,
     targets: [], links: {}, toMeasure: [], jobs: [], dirty: false, profile: undefined, rounds: 0, lastRound: undefined,
+    work: NO_WORK, quietMs: input.quietMs ?? DEFAULT_QUIET_MS, now: input.now ?? Date.now,
   }),
   initial: 'idle',
   on: {
@@ -134,6 +156,8 @@ export const networkProfilerMachine = setup({
     peers: { actions: 'setPeers' },
     measure: { actions: 'requestMeasure' },
     probe: { actions: assign({ dirty: true }) },
+    work: { actions: 'setWork' },
+    'measure.deferred': { actions: 'requeue' },
   },
   states: {
     idle: {
@@ -164,6 +188,12 @@ export const networkProfilerMachine = setup({
     },
   },
 });
+
+/** Queued links that still exist, split by the measurement policy into now and deferred. */
+export function allowed(context: ProfilerContext): { now: { key: string; l: LinkRecord; sink: string }[]; deferred: { key: string; l: LinkRecord; sink: string }[] } {
+  const queued = context.toMeasure.flatMap((key) => { const l = context.links[key]; return l ? [{ key, l, sink: l.sink }] : []; });
+  return linksToProbe(queued, context.work, context.nodeId, context.now(), context.quietMs);
+}
 
 function inc(context: ProfilerContext): { sourceIncarnation?: number } {
   return context.incarnation !== undefined ? { sourceIncarnation: context.incarnation } : {};

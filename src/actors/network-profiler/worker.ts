@@ -14,21 +14,25 @@ import type { InterfaceType } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from '../../profiler/measure.js';
+import { probeSigner } from '../../protocols/probe-proof.js';
 import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
 import { targetsFromTopology } from './links.js';
-import { networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
+import { allowed, networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
 import { decodeProfilerEvent } from './messages.js';
 import { probeBusyChannelName } from '../../protocols/probe.js';
 import { MeasurementConfirmer } from './confirm.js';
 import { reconcileWithState } from './reconcile.js';
 import { createLogger } from '../../runtime/log.js';
 import { TorusError } from '../../core/errors.js';
+import { instancesFromAnswer, probeDecision, type ProbeDecision } from './measure-policy.js';
 
 export interface ProfilerOptions {
   readonly nodeId: string;
   readonly incarnation?: number;
   readonly ifaceTypes?: Readonly<Record<string, InterfaceType>>;
   readonly apiPort?: number;
+  /** Data-plane key: the probe requests to peers carry its proof (null/absent: open mode). */
+  readonly dataKey?: string | null;
   readonly probeIntervalMs?: number;
   readonly probeTimeoutMs?: number;
   readonly attempts?: number;
@@ -41,6 +45,8 @@ export interface ProfilerOptions {
   readonly profileIntervalMs?: number;
   /** Measure each new link once more this long after the last new link was measured (default 15 s; 0: never). */
   readonly confirmMeasureMs?: number;
+  /** measure-policy.ts: links of nodes an instance ran on are probed again this long after it ended (default 5 s) */
+  readonly measureQuietMs?: number;
   /** 'topology' (default): targets from the topology keeper's nodes; 'none': only `peers` messages */
   readonly peersFrom?: 'topology' | 'none';
   /** actor that sequences events (default 'cluster', via `propose`); null: none */
@@ -59,10 +65,13 @@ busyChannel.unref();
 const announce = (active: boolean): void => busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
 
 const confirmer = new MeasurementConfirmer(o.confirmMeasureMs ?? 15_000);
+const signer = probeSigner(o.dataKey ?? null, o.nodeId);
 const log = createLogger({ component: 'network-profiler' });
 let requestMeasure: ((sink: string, ip: string) => void) | undefined;
 const failures = new Map<string, number>();
 const MAX_MEASURE_RETRIES = 5;
+/** The policy's verdict for one link right before its probe, on freshly read instances (set up in `setup`). */
+let gate: ((key: string) => Promise<ProbeDecision>) | undefined;
 
 /**
  * A failed measurement (an RTT sample or transfer timing out on a busy machine, a sink gone for a moment) is tried
@@ -98,10 +107,18 @@ const machine = networkProfilerMachine.provide({
         // One link at a time: measurements must not compete with each other (or eat bandwidth work needs).
         for (const job of input.jobs) {
           if (ac.signal.aborted) return;
+          // The statechart chose these links by the instances it knew; one may have been placed since.
+          const verdict = await gate?.(job.key) ?? { probe: true };
+          if (ac.signal.aborted) return;
+          if (!verdict.probe) {
+            log.info('link measurement deferred', { link: job.key, reason: verdict.reason });
+            sendBack({ type: 'measure.deferred', key: job.key });
+            continue;
+          }
           try {
-            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal });
+            const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal, signer });
             const sink = job.key.slice(0, job.key.lastIndexOf('|'));
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce });
+            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce, signer });
             const best = confirmer.combine(job.key, { rttMs, bandwidthBps: report.bps });
             failures.delete(job.key);
             if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs: best.rttMs, bandwidthBps: best.bandwidthBps, measuredAt: Date.now() });
@@ -121,9 +138,9 @@ const machine = networkProfilerMachine.provide({
 serveActor<typeof networkProfilerMachine, ProfilerOptions>({
   name: 'network-profiler',
   machine,
-  input: (o) => ({ nodeId: o.nodeId, ...(o.incarnation !== undefined ? { incarnation: o.incarnation } : {}), ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}) }),
+  input: (o) => ({ nodeId: o.nodeId, ...(o.incarnation !== undefined ? { incarnation: o.incarnation } : {}), ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}), ...(o.measureQuietMs !== undefined ? { quietMs: o.measureQuietMs } : {}) }),
   decodeEvent: (body) => decodeProfilerEvent(body),
-  view: (s) => ({ value: s.value, rounds: s.context.rounds, lastRound: s.context.lastRound ?? null, targets: s.context.targets.length, links: Object.values(s.context.links) }),
+  view: (s) => ({ value: s.value, rounds: s.context.rounds, lastRound: s.context.lastRound ?? null, targets: s.context.targets.length, links: Object.values(s.context.links), deferred: allowed(s.context).deferred.map((d) => d.key) }),
   requests: {
     links: (_b, ctx) => Object.values(ctx.actor.getSnapshot().context.links),
     // The API's POST /v1/links/measure lands here: answers which links will be measured; a filter that matches
@@ -166,7 +183,22 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
         ctx.log.warn('profile read failed', { error });
       }
     };
+    // The instances running in the cluster, for the measurement policy (measure-policy.ts).
+    const readWork = async (): Promise<void> => {
+      try {
+        const answer = await ctx.request('topology-keeper', { type: 'instances' }, { timeoutMs: 3000 });
+        ctx.actor.send({ type: 'work', instances: instancesFromAnswer(answer) });
+      } catch (error) {
+        ctx.log.debug('instances not available', { error });
+      }
+    };
+    gate = async (key) => {
+      if ((o.peersFrom ?? 'topology') === 'topology') await readWork();
+      const c = ctx.actor.getSnapshot().context;
+      return probeDecision(c.work, c.nodeId, key.slice(0, key.lastIndexOf('|')), c.now(), c.quietMs);
+    };
     const pollPeers = async (): Promise<void> => {
+      void readWork();
       try {
         const answer = await ctx.request('topology-keeper', { type: 'topology' }, { timeoutMs: 3000 });
         ctx.actor.send({ type: 'peers', peers: targetsFromTopology(answer, o.nodeId) });

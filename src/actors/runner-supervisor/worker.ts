@@ -26,6 +26,8 @@ interface SupervisorOptions {
   readonly deadlines?: ShutdownDeadlines;
   readonly policy?: RestartPolicy;
   readonly cancelTimeoutMs?: number;
+  /** Data-plane key for the ring sockets of this node's runners (null/absent: open mode). */
+  readonly dataKey?: string | null;
   readonly runnerEnv?: Readonly<Record<string, string>>;
   /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
   readonly pollMs?: number;
@@ -78,6 +80,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: options.cancelTimeoutMs } : {}),
       ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
+      ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
         if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
         queue.push(event);

@@ -26,6 +26,7 @@ export const benchRoutes: readonly Route[] = [
     method: 'POST',
     path: '/v1/bench/ring',
     summary: 'start a ring benchmark over chosen nodes (202 + run id; progress as `bench` SSE notices)',
+    writeRate: true,
     handler: async ({ facade, body, shared }) => {
       const request = check(ringBenchRequestSchema, await body());
       const run: BenchRun = { id: randomUUID(), status: 'running', startedAt: Date.now() };

@@ -5,14 +5,15 @@ export const clusterRoutes: readonly Route[] = [
   {
     method: 'GET',
     path: '/node_id',
-    summary: "this node's id as a JSON string (the profiler's identity probe)",
+    summary: "this node's id as a JSON string (the profiler's identity probe; the one route open to anyone)",
+    access: 'public',
     handler: async ({ facade }) => ({ status: 200, body: (await facade.node()).id }),
   },
   {
     method: 'GET',
     path: '/v1/node',
-    summary: 'id, name, version, incarnation, uptime and role of this node',
-    handler: async ({ facade }) => ({ status: 200, body: await facade.node() }),
+    summary: 'id, name, version, incarnation, uptime, role and security mode of this node',
+    handler: async ({ facade, shared }) => ({ status: 200, body: { ...(await facade.node()), security: shared.auth.security } }),
   },
   {
     method: 'GET',

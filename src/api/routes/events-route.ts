@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { TorusError } from '../../core/errors.js';
+import { redactEnv } from '../redact.js';
 import type { Route, RouteContext } from '../router.js';
 
 /**
@@ -16,7 +17,12 @@ export const eventsRoute: Route = {
   summary: 'Server-Sent Events: every applied event (id = index), resumable with Last-Event-ID',
   handler: async (ctx) => {
     const after = resumeIndex(ctx);
-    await stream(ctx, after);
+    const leave = ctx.shared.sse.enter(); // 503 TORUS_LIMIT_REACHED at --max-sse-clients
+    try {
+      await stream(ctx, after);
+    } finally {
+      leave();
+    }
     return undefined;
   },
 };
@@ -55,7 +61,7 @@ async function stream({ req, res, facade, shared }: RouteContext, after: number)
       if (abort.signal.aborted) break;
       if (entry.index < expected) continue; // never send an index twice on one stream
       if (entry.index > expected) await write(res, `event: gap\ndata: ${JSON.stringify({ from: expected, to: entry.index - 1 })}\n\n`);
-      await write(res, `id: ${entry.index}\ndata: ${JSON.stringify(entry)}\n\n`);
+      await write(res, `id: ${entry.index}\ndata: ${JSON.stringify(redactEnv(entry))}\n\n`);
       expected = entry.index + 1;
     }
   } finally {

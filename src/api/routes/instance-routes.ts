@@ -21,6 +21,7 @@ export const instanceRoutes: readonly Route[] = [
     method: 'POST',
     path: '/v1/instances',
     summary: "place a workload and start its runners (201), or the planner's reason (409)",
+    writeRate: true,
     handler: async ({ facade, body }) => {
       const request = normaliseCreate(check<CreateBody>(createInstanceRequestSchema, await body()));
       const instance = await facade.createInstance(request);

@@ -15,6 +15,7 @@ export const linksRoutes: readonly Route[] = [
     method: 'POST',
     path: '/v1/links/measure',
     summary: "re-measure this node's links now (all, or to one peer / one address): 202 + the links queued",
+    writeRate: true,
     handler: async ({ facade, body }) => {
       const request = check<{ peer?: string; ip?: string }>(measureLinksRequestSchema, await body());
       if (request.ip !== undefined && isIP(request.ip) === 0) throw new ValidationError('body', 'ip', 'expected an IPv4 or IPv6 address');

@@ -2,8 +2,8 @@
 ;; float32/int32 and (at the end) float16; the float16 bodies repeat the same conversion blocks
 ;; inline on purpose (no call per 4 lanes).
 ;; Arguments are byte offsets into the imported shared memory. SIMD main loop (8 elements per
-;; iteration), scalar tail. Assemble: wat2wasm --enable-threads reduce.wat -o reduce.wasm, then
-;; base64 into reduce-wasm.ts (see the comment there). Shared memory so views never detach on grow.
+;; iteration), scalar tail. After editing, run `npm run build:wasm` (scripts/build-wasm.mjs, wabt) to
+;; regenerate reduce-wasm-bytes.ts; a test fails until you do. Shared memory so views never detach on grow.
 (module
   (import "env" "mem" (memory 1 65536 shared))
   (func (export "sum_f32") (param $d i32) (param $s i32) (param $n i32)

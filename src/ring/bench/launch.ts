@@ -10,7 +10,7 @@ import type { RankJob } from './rank-main.js';
 import type { RankResult } from './sweep.js';
 
 export type RankMessage =
-  | { type: 'ready'; kernel: string }
+  | { type: 'ready'; kernel: string; bidirectional?: boolean }
   | { type: 'row'; row: RankResult }
   | { type: 'done'; bytesRead?: number; bytesCopied?: number }
   | { type: 'error'; code: string; message: string };

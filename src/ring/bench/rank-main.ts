@@ -1,7 +1,7 @@
 /**
  * Child-process entry of one benchmark rank (spawned in a lab namespace, on loopback, or later by a
  * live cluster's runner). argv[2] = base64 JSON RankJob. Writes JSON lines on stdout:
- * {type:'ready'} · {type:'row', row} · {type:'done', bytesRead, bytesCopied} · {type:'error', code, message}.
+ * {type:'ready', kernel, bidirectional} · {type:'row', row} · {type:'done', bytesRead, bytesCopied} · {type:'error', code, message}.
  */
 import { asTorusError } from '../../core/errors.js';
 import { RingCommunicator } from '../communicator.js';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   let comm: RingCommunicator | null = null;
   try {
     comm = await RingCommunicator.connect(job.connect);
-    say({ type: 'ready', kernel: comm.reducer.kind });
+    say({ type: 'ready', kernel: comm.reducer.kind, bidirectional: comm.options.bidirectional });
     await comm.barrier();
     for (const sweep of Array.isArray(job.sweep) ? job.sweep : [job.sweep]) await runSweep(comm, sweep as SweepConfig, (row) => say({ type: 'row', row }));
     await comm.barrier();

@@ -127,5 +127,32 @@ export function formatReport(result: RingBenchResult): string {
     const b = largeBusbw(lan);
     out.push(`# link choice: the same ring over thunderbolt-labelled p2p links vs forced onto the LAN: all_reduce busbw ${rate(a)} vs ${rate(b)} → ${ratio(a, b)}`);
   }
+  out.push(...glooLines(result));
   return out.join('\n');
+}
+
+/** The ring runs' all-reduce busbw beside torch Gloo's on the same hosts, per size, as a ratio (issue 14). */
+export function glooLines(result: RingBenchResult): string[] {
+  const g = result.gloo;
+  if (!g) return [];
+  if (!g.ok) return ['', `# ${g.reason}`];
+  const runs = result.runs.filter((r) => r.rows.some((x) => x.op === 'all_reduce'));
+  const out = ['', `# --- torch Gloo all_reduce (torch ${g.torch}, ${g.python}; GLOO_SOCKET_IFNAME=${g.iface}: Gloo binds one interface, so it runs over the LAN) vs this ring, busbw GB/s ---`];
+  out.push(`#${'size (B)'.padStart(12)}${'Gloo'.padStart(9)}${runs.map((r) => `  ${r.label.padStart(28)} (×Gloo)`).join('')}`);
+  for (const gr of g.rows) {
+    const cells = runs.map((r) => {
+      const row = r.rows.find((x) => x.op === 'all_reduce' && x.bytes === gr.bytes);
+      return row ? `  ${row.busbw.toFixed(3).padStart(28)} ${`(${(row.busbw / gr.busbw).toFixed(2)}×)`.padStart(7)}` : `  ${'-'.padStart(28)} ${''.padStart(7)}`;
+    });
+    out.push(` ${String(gr.bytes).padStart(12)}${gr.busbw.toFixed(3).padStart(9)}${cells.join('')}`);
+  }
+  const large = g.rows.filter((r) => r.bytes >= LARGE);
+  if (large.length > 0) {
+    const glooLarge = large.reduce((s, r) => s + r.busbw, 0) / large.length;
+    for (const r of runs) {
+      const mine = largeBusbw(r);
+      if (mine !== null) out.push(`# ${r.label}: all_reduce ≥ 8 MiB busbw ${gbit(mine)} = ${ratio(mine, glooLarge * 8e9)} torch Gloo (${gbit(glooLarge * 8e9)})`);
+    }
+  }
+  return out;
 }

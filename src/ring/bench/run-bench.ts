@@ -13,6 +13,7 @@ import { measureCapacity, measureStreamRing, nodeStream, type Capacity, type Spa
 import { loopbackLauncher, processLauncher, clusterLauncherMissing, type RankLauncher, type RankMessage } from './launch.js';
 import type { RankJob } from './rank-main.js';
 import type { RankResult, SweepConfig } from './sweep.js';
+import { runGlooAllReduce, type GlooResult } from './gloo.js';
 import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
 
 export type Over = 'p2p' | 'lan' | 'loopback' | 'cluster';
@@ -32,8 +33,8 @@ export interface RingBenchOptions {
   readonly root: number;
   /** Lab: ring over the thunderbolt-labelled point-to-point links, over the LAN, or both (the comparison). */
   readonly over: readonly ('p2p' | 'lan')[];
-  /** 'both' = both ring directions at once (default engine), 'one' = a one-direction ring. */
-  readonly directions: readonly ('both' | 'one')[];
+  /** 'both' = both ring directions at once, 'one' = a one-direction ring, 'auto' = the engine's choice from the interfaces. */
+  readonly directions: readonly ('both' | 'one' | 'auto')[];
   /** tbf rate on the point-to-point links (e.g. '1gbit'); undefined = unshaped. */
   readonly linkRate?: string;
   readonly lanRate?: string;
@@ -50,6 +51,8 @@ export interface RingBenchOptions {
    * `job.connect.hosts` with that instance's hosts-by-node, and reports each rank's RankMessages.
    */
   readonly launcher?: RankLauncher;
+  /** Lab: run torch Gloo's all_reduce on the same hosts beside the ring (default true; float32 sum only). */
+  readonly gloo?: boolean;
 }
 
 export interface BenchRun {
@@ -71,6 +74,8 @@ export interface RingBenchResult {
   readonly capacity: Partial<Record<Over, Capacity>>;
   /** The machine while it ran: vCPUs and the 1-minute load average before and after (noise indicator). */
   readonly machine: { readonly cpus: number; readonly loadBefore: number; readonly loadAfter: number };
+  /** torch Gloo's all_reduce on the same hosts over the LAN (lab mode), or why it did not run. */
+  readonly gloo?: GlooResult;
 }
 
 export type Progress = (line: string) => void;
@@ -93,7 +98,18 @@ export async function runRingBench(options: RingBenchOptions, progress: Progress
       const spawner: Spawner = (host, command, args) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       const addressOf = (over: 'p2p' | 'lan') => (from: number, to: number) => (over === 'p2p' ? lab.linkIp(from, to) : lab.hosts[to]?.lanIp ?? '');
       const launcher = processLauncher((rank, command, args) => spawner(rank, command, args), options.deadlineMs ?? DEADLINE_MS);
-      return await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
+      const result = await sweepVariants(options, options.over, addressOf, launcher, spawner, progress);
+      if (options.gloo === false || !options.ops.includes('all_reduce')) return result;
+      if (options.dtype !== 'float32' || options.redop !== 'sum') return { ...result, gloo: { ok: false, reason: 'torch Gloo comparison runs float32 sum only' } };
+      // The LAN interface: the one holding the LAN address (lab.ts names it lan0).
+      const lanIf = Object.entries(lab.hosts[0]!.interfaces).find(([, ip]) => ip === lab.hosts[0]!.lanIp)?.[0] ?? 'lan0';
+      progress(`torch Gloo all_reduce on the same ${n} hosts (GLOO_SOCKET_IFNAME=${lanIf}: over the LAN)`);
+      const gloo = await runGlooAllReduce((host, command, args, env) => lab.spawn(host, command, args, { stdio: ['ignore', 'pipe', 'pipe'], env }), {
+        ranks: n, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor).filter((b) => b >= 4), warmup: Math.max(1, options.warmup), iters: options.iters,
+        masterIp: lab.hosts[0]!.lanIp, port: 29500, iface: lanIf, timeoutMs: options.deadlineMs ?? DEADLINE_MS,
+      });
+      if (!gloo.ok) progress(gloo.reason);
+      return { ...result, gloo, machine: { ...result.machine, loadAfter: os.loadavg()[0] ?? 0 } };
     } finally {
       await lab.teardown();
     }
@@ -137,7 +153,7 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
           }),
           timeoutMs: options.timeoutMs,
           connectTimeoutMs: 30_000,
-          bidirectional: direction === 'both',
+          bidirectional: direction === 'auto' ? 'auto' : direction === 'both',
           connections: options.connections,
           // --chunk fixes the chunk size (adaptive chunks otherwise).
           ...(options.chunkBytes ? { chunkBytes: options.chunkBytes, maxChunkBytes: options.chunkBytes } : {}),
@@ -145,7 +161,7 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
         },
         sweep: { ops: options.ops, sizes: sweepSizes(options.minBytes, options.maxBytes, options.factor), warmup: options.warmup, iters: options.iters, check: options.check, dtype: options.dtype, redop: options.redop, root: options.root },
       }));
-      runs.push(await runVariant(options, `${over} ring, ${direction === 'both' ? 'both directions' : 'one direction'}`, over, direction === 'both', jobs, launcher, progress));
+      runs.push(await runVariant(options, over, direction, jobs, launcher, progress));
     }
     const before = capacity[over];
     if (probing && spawner && before) {
@@ -160,8 +176,10 @@ async function sweepVariants(options: RingBenchOptions, overs: readonly Over[], 
   return { ranks: n, mode: options.mode, linkRate: options.linkRate ?? null, lanRate: options.lanRate ?? null, runs, capacity, machine };
 }
 
-async function runVariant(options: RingBenchOptions, label: string, over: Over, bidirectional: boolean, jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
+async function runVariant(options: RingBenchOptions, over: Over, direction: 'both' | 'one' | 'auto', jobs: RankJob[], launcher: RankLauncher, progress: Progress): Promise<BenchRun> {
   const n = jobs.length;
+  let bidirectional = direction === 'both' && n > 2;
+  const labelOf = (): string => `${over} ring, ${bidirectional ? 'both directions' : 'one direction'}${direction === 'auto' ? ' (auto)' : ''}`;
   const perRank: RankResult[][] = jobs.map(() => []);
   const errors: string[] = [];
   let kernel = '?';
@@ -170,9 +188,12 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
   await launcher.run(jobs, (rank, message: RankMessage) => {
     if (message.type === 'row') {
       perRank[rank]?.push(message.row);
-      if (rank === 0) progress(`${label}: ${message.row.op} ${message.row.bytes} B (${perRank[0]?.length ?? 0}/${total})`);
+      if (rank === 0) progress(`${labelOf()}: ${message.row.op} ${message.row.bytes} B (${perRank[0]?.length ?? 0}/${total})`);
     } else if (message.type === 'error') errors.push(`rank ${rank}: ${message.code} ${message.message}`);
-    else if (message.type === 'ready' && rank === 0) kernel = message.kernel;
+    else if (message.type === 'ready' && rank === 0) {
+      kernel = message.kernel;
+      if (message.bidirectional !== undefined) bidirectional = message.bidirectional;
+    }
   });
   const rows: BenchRow[] = [];
   for (const [i, first] of (perRank[0] ?? []).entries()) {
@@ -188,7 +209,7 @@ async function runVariant(options: RingBenchOptions, label: string, over: Over, 
       ...meanOf(all, 'cpuUs'), ...meanOf(all, 'runWaitUs'),
     }));
   }
-  return { label, over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
+  return { label: labelOf(), over, bidirectional, rows, avgBusbw: averageBusbw(rows), errors, kernel };
 }
 
 /** `{ [key]: mean over ranks }` when every rank reported it, else nothing. */

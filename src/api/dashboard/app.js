@@ -1,18 +1,53 @@
+// @ts-check
 // torus dashboard: vanilla JS, no build step. Reads the node's API (same origin) and stays live over the
 // /v1/events stream: every applied event is listed, and triggers a (debounced) refetch of the views, so the
 // page never has to re-implement how events change the state.
+// Type-checked (tsconfig.dashboard.json: checkJs, DOM lib, no Node types) against the API's own view types.
+/** @typedef {import('../node-facade.js').NodeInfo} NodeInfo */
+/** @typedef {import('../node-facade.js').TopologyView} TopologyView */
+/** @typedef {import('../node-facade.js').TopologyNodeView} TopologyNodeView */
+/** @typedef {import('../node-facade.js').TopologyLinkView} TopologyLinkView */
+/** @typedef {import('../node-facade.js').InstanceView} InstanceView */
+/** @typedef {import('../node-facade.js').IndexedEvent} IndexedEvent */
+/** @typedef {import('../node-facade.js').RingBenchProgress} RingBenchProgress */
+/** @typedef {{ status: string, progress?: RingBenchProgress }} BenchRunEvent the `bench` event's data (its other fields unused here) */
+/** @typedef {{ x: number, y: number }} Point */
+
 const SVG = 'http://www.w3.org/2000/svg';
-const $ = (id) => document.getElementById(id);
+/**
+ * An element of index.html; a missing one is a page bug, so it throws instead of returning null.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+const $ = (id) => {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`dashboard: no #${id} in the page`);
+  return found;
+};
+/** @type {{ node: NodeInfo | null, topology: TopologyView, instances: readonly InstanceView[], lastIndex: number }} */
 const view = { node: null, topology: { nodes: [], links: [] }, instances: [], lastIndex: 0 };
+/** @type {IndexedEvent[]} */
 const recent = [];
 const MAX_EVENTS = 50;
 
+/**
+ * @param {string} path
+ * @returns {Promise<any>} the parsed answer; each caller names the view type it reads
+ */
 async function getJson(path) {
   const res = await fetch(path, { headers: { accept: 'application/json' } });
+  // The session ended (expired, or the node restarted: sessions live in its memory): sign in again.
+  if (res.status === 401) { location.assign('/login'); throw new Error('signed out'); }
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return res.json();
 }
 
+/**
+ * @param {string} tag an SVG tag for the topology drawing, otherwise HTML
+ * @param {Record<string, string | number | undefined | null>} [attrs]
+ * @param {string | number} [text]
+ * @returns {Element}
+ */
 function el(tag, attrs = {}, text) {
   const node = tag === 'svg' || ['g', 'circle', 'path', 'text', 'line', 'title'].includes(tag) ? document.createElementNS(SVG, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) node.setAttribute(k, String(v));
@@ -20,13 +55,16 @@ function el(tag, attrs = {}, text) {
   return node;
 }
 
+/** @param {number} bytes */
 const gib = (bytes) => (bytes / 2 ** 30).toFixed(bytes >= 100 * 2 ** 30 ? 0 : 1);
+/** @param {number | undefined} bps */
 function bandwidthText(bps) {
   if (typeof bps !== 'number') return '—';
   if (bps >= 1e9) return `${(bps / 1e9).toFixed(bps >= 1e10 ? 0 : 1)} Gbit/s`;
   if (bps >= 1e6) return `${(bps / 1e6).toFixed(0)} Mbit/s`;
   return `${(bps / 1e3).toFixed(0)} kbit/s`;
 }
+/** @param {number | undefined} bps */
 function bandwidthClass(bps) {
   if (typeof bps !== 'number') return 'bw-none';
   if (bps >= 1e10) return 'bw-fast';
@@ -35,6 +73,7 @@ function bandwidthClass(bps) {
   return 'bw-poor';
 }
 
+/** @param {TopologyNodeView} node */
 function roleOf(node) {
   if (node.role) return node.role;
   return view.node && view.node.leaderId === node.id ? 'leader' : 'follower';
@@ -45,16 +84,19 @@ function drawTopology() {
   svg.replaceChildren();
   const nodes = [...view.topology.nodes].sort((a, b) => (a.id < b.id ? -1 : 1));
   const cx = 400, cy = 280, r = nodes.length > 1 ? 200 : 0;
+  /** @type {Map<string, Point>} */
   const pos = new Map(nodes.map((n, i) => {
     const a = (2 * Math.PI * i) / Math.max(nodes.length, 1) - Math.PI / 2;
     return [n.id, { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) }];
   }));
   // One curve per directed link (per address): links between the same pair fan out so each stays visible.
+  /** @type {Map<string, TopologyLinkView[]>} */
   const perPair = new Map();
   for (const link of view.topology.links) {
     const key = [link.source, link.sink].sort().join('\u0000');
-    if (!perPair.has(key)) perPair.set(key, []);
-    perPair.get(key).push(link);
+    const group = perPair.get(key) ?? [];
+    group.push(link);
+    perPair.set(key, group);
   }
   const links = el('g', { class: 'links' });
   for (const group of perPair.values()) {
@@ -82,7 +124,9 @@ function drawTopology() {
   }
   svg.append(links);
   for (const node of nodes) {
-    const { x, y } = pos.get(node.id);
+    const at = pos.get(node.id);
+    if (!at) continue; // every node has a position (pos is built from nodes); this keeps the checker honest
+    const { x, y } = at;
     const role = roleOf(node);
     const self = view.node && view.node.id === node.id;
     const g = el('g', { class: `node ${role}${self ? ' self' : ''}`, 'data-node-id': node.id, 'data-testid': 'node', transform: `translate(${x},${y})` });
@@ -99,6 +143,7 @@ function drawTopology() {
 
 function drawInstances() {
   const body = $('instances').querySelector('tbody');
+  if (!body) throw new Error('dashboard: the instances table has no tbody');
   body.replaceChildren();
   for (const inst of view.instances) {
     const tr = el('tr', { 'data-instance-id': inst.id });
@@ -129,7 +174,8 @@ function drawHeader() {
   $('index').textContent = `event #${view.lastIndex}`;
 }
 
-let refetchTimer = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let refetchTimer;
 function scheduleRefetch() {
   clearTimeout(refetchTimer);
   refetchTimer = setTimeout(refresh, 150);
@@ -137,6 +183,7 @@ function scheduleRefetch() {
 
 async function refresh() {
   try {
+    /** @type {[NodeInfo, TopologyView, { instances: InstanceView[] }]} */
     const [node, topology, instances] = await Promise.all([getJson('/v1/node'), getJson('/v1/topology'), getJson('/v1/instances')]);
     view.node = node;
     view.topology = topology;
@@ -146,7 +193,7 @@ async function refresh() {
     drawTopology();
     drawInstances();
   } catch (error) {
-    $('self').textContent = `unreachable: ${error.message}`;
+    $('self').textContent = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 
@@ -157,6 +204,7 @@ function connect() {
   source.onopen = () => { live.textContent = 'live'; live.className = 'badge on'; };
   source.onerror = () => { live.textContent = 'reconnecting'; live.className = 'badge off'; }; // EventSource retries with Last-Event-ID
   source.onmessage = (msg) => {
+    /** @type {IndexedEvent} */
     const entry = JSON.parse(msg.data);
     view.lastIndex = Math.max(view.lastIndex, entry.index);
     recent.unshift(entry);
@@ -167,6 +215,7 @@ function connect() {
   };
   source.addEventListener('gap', scheduleRefetch);
   source.addEventListener('bench', (msg) => {
+    /** @type {BenchRunEvent} */
     const run = JSON.parse(msg.data);
     const p = run.progress;
     $('index').textContent = `bench ${run.status}${p ? ` ${p.done}/${p.total}` : ''}`;

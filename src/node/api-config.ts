@@ -1,0 +1,65 @@
+/**
+ * The HTTP API's security and limit options (#12): `--api-allowed-hosts` and the `--max-...` bounds on what a
+ * stranger can make the API hold. Kept apart from config.ts so each area's options stay in one block.
+ */
+import { ValidationError } from '../core/errors.js';
+import { DEFAULT_API_LIMITS } from '../api/limits.js';
+
+export interface ApiConfig {
+  /** Host names the Host header may carry besides the node's addresses and localhost (DNS-rebinding check). */
+  readonly apiAllowedHosts: readonly string[];
+  readonly maxHttpConnections: number;
+  readonly maxHttpConnectionsPerIp: number;
+  readonly maxSseClients: number;
+  /** Create / measure / bench requests per minute per client address. */
+  readonly maxWriteRate: number;
+}
+
+export const API_FLAGS = {
+  'api-allowed-hosts': { type: 'string' },
+  'max-http-connections': { type: 'string' },
+  'max-http-connections-per-ip': { type: 'string' },
+  'max-sse-clients': { type: 'string' },
+  'max-write-rate': { type: 'string' },
+} as const;
+
+export const API_CONFIG_KEYS = ['apiAllowedHosts', 'maxHttpConnections', 'maxHttpConnectionsPerIp', 'maxSseClients', 'maxWriteRate'];
+
+export const API_USAGE = `  --api-allowed-hosts H,H  host names the API answers to besides this machine's addresses, its host name and
+                          localhost (a Host header naming anything else is refused: DNS rebinding)
+  --max-http-connections N         open API connections at once (default ${DEFAULT_API_LIMITS.maxConnections})
+  --max-http-connections-per-ip N  open API connections from one address (default ${DEFAULT_API_LIMITS.maxConnectionsPerIp})
+  --max-sse-clients N     open /v1/events streams (default ${DEFAULT_API_LIMITS.maxSseClients})
+  --max-write-rate N      create / measure / bench requests per minute per client (default ${DEFAULT_API_LIMITS.maxWriteRate})`;
+
+type Pick = (flag: string, key: string) => { value: unknown; where: 'flag' | 'config'; path: string };
+
+function count(p: ReturnType<Pick>, fallback: number, max: number): number {
+  if (p.value === undefined) return fallback;
+  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d+$/.test(p.value) ? Number(p.value) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new ValidationError(p.where, p.path, `expected a whole number from 1 to ${max}, got ${JSON.stringify(p.value)}`);
+  return n;
+}
+
+function hosts(p: ReturnType<Pick>): string[] {
+  if (p.value === undefined) return [];
+  const list = Array.isArray(p.value) ? p.value : typeof p.value === 'string' ? p.value.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  if (!list) throw new ValidationError(p.where, p.path, 'expected host names separated by commas');
+  return list.map((h, i) => {
+    if (typeof h !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*|[A-Za-z0-9.-]{1,253})$/.test(h)) {
+      throw new ValidationError(p.where, `${p.path}[${i}]`, `expected a host name or address (no port), got ${JSON.stringify(h)}`);
+    }
+    return h.toLowerCase();
+  });
+}
+
+export function parseApiConfig(pick: Pick): ApiConfig {
+  const d = DEFAULT_API_LIMITS;
+  return {
+    apiAllowedHosts: hosts(pick('api-allowed-hosts', 'apiAllowedHosts')),
+    maxHttpConnections: count(pick('max-http-connections', 'maxHttpConnections'), d.maxConnections, 1_000_000),
+    maxHttpConnectionsPerIp: count(pick('max-http-connections-per-ip', 'maxHttpConnectionsPerIp'), d.maxConnectionsPerIp, 1_000_000),
+    maxSseClients: count(pick('max-sse-clients', 'maxSseClients'), d.maxSseClients, 100_000),
+    maxWriteRate: count(pick('max-write-rate', 'maxWriteRate'), d.maxWriteRate, 1_000_000),
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The OpenAPI document against the node's real answers. The document itself must validate as OpenAPI 3.1
+ * (@seriousme/openapi-schema-validator, the official 3.1 JSON schemas); every route of the server is then called
+ * with real requests (successes and the errors it documents), and each answer must have a documented status
+ * and content type, and its JSON body must satisfy the documented schema under Ajv's JSON Schema 2020-12
+ * dialect in strict mode (unknown keywords, required names without properties, loose types all rejected).
+ * A route added without a plan here fails the test.
+ */
+import t from 'tap';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { openApiPath } from '../../src/api/openapi.js';
+import { apiRoutes } from '../../src/api/server.js';
+import { raw, startApi, type RawResponse } from './fixtures/harness.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+interface Call {
+  readonly path: string;
+  readonly body?: string;
+  readonly headers?: Record<string, string>;
+  /** The status this call must get (so a plan cannot drift into testing only errors). */
+  readonly status: number;
+}
+
+const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
+const json = (value: unknown): string => JSON.stringify(value);
+
+/** Real requests per route: the success first, then the error answers the route documents. */
+function plans(benchId: () => string): Record<string, readonly Call[]> {
+  return {
+    'GET /node_id': [{ path: '/node_id', status: 200 }],
+    'GET /v1/node': [{ path: '/v1/node', status: 200 }],
+    'GET /v1/state': [{ path: '/v1/state', status: 200 }],
+    'GET /v1/topology': [{ path: '/v1/topology', status: 200 }],
+    'GET /v1/peers': [{ path: '/v1/peers', status: 200 }],
+    'POST /v1/links/measure': [
+      { path: '/v1/links/measure', body: json({ peer: 'node-b' }), status: 202 },
+      { path: '/v1/links/measure', status: 202 },
+      { path: '/v1/links/measure', body: json({ ip: 'not-an-ip' }), status: 400 },
+      { path: '/v1/links/measure', body: json({ peer: 'nobody' }), status: 404 },
+    ],
+    'POST /v1/placements/preview': [
+      { path: '/v1/placements/preview', body: json({ workload }), status: 200 },
+      { path: '/v1/placements/preview', body: json({ workload: { id: 'w' } }), status: 400 },
+      { path: '/v1/placements/preview', body: 'x=1', headers: { 'content-type': 'text/plain' }, status: 415 },
+    ],
+    'POST /v1/instances': [
+      { path: '/v1/instances', body: json({ workload, instanceId: 'inst-doc' }), status: 201 },
+      { path: '/v1/instances', body: json({ workload: { ...workload, memoryBytes: 2 ** 50 } }), status: 409 },
+      { path: '/v1/instances', body: '{"workload":', status: 400 },
+      { path: '/v1/instances', body: json({ workload, extra: 1 }), status: 400 },
+    ],
+    'GET /v1/instances': [{ path: '/v1/instances', status: 200 }],
+    'GET /v1/instances/{id}': [{ path: '/v1/instances/inst-doc', status: 200 }, { path: '/v1/instances/nope', status: 404 }],
+    'DELETE /v1/instances/{id}': [{ path: '/v1/instances/inst-doc', status: 200 }, { path: '/v1/instances/inst-doc', status: 404 }],
+    'GET /v1/events': [{ path: '/v1/events?after=0', status: 200 }, { path: '/v1/events?after=-1', status: 400 }],
+    'POST /v1/bench/ring': [
+      { path: '/v1/bench/ring', body: json({ nodes: ['node-a', 'node-b'], minBytes: 8, maxBytes: 16 }), status: 202 },
+      { path: '/v1/bench/ring', body: json({ nodes: ['node-a', 'ghost'] }), status: 404 },
+      { path: '/v1/bench/ring', body: json({ minBytes: 'big' }), status: 400 },
+    ],
+    'GET /v1/bench/ring/{id}': [{ get path() { return `/v1/bench/ring/${benchId()}`; }, status: 200 }, { path: '/v1/bench/ring/nope', status: 404 }],
+    'GET /metrics': [{ path: '/metrics', status: 200 }],
+    'GET /v1/openapi.json': [{ path: '/v1/openapi.json', status: 200 }],
+    'GET /': [{ path: '/', status: 200 }],
+    'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
+    'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
+  };
+}
+
+/** The component schemas as one 2020-12 schema resource, `#/components/schemas/X` refs pointed into it. */
+function compiler(doc: any): (schema: unknown) => ValidateFunction {
+  const retarget = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(retarget);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', 'torus-api#/$defs/') : retarget(v)]));
+  };
+  const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
+  ajv.addSchema({ $id: 'torus-api', $defs: retarget(doc.components.schemas) });
+  return (schema) => ajv.compile(retarget(schema) as object);
+}
+
+/** An SSE answer never ends: read its head, then cut it. */
+async function rawHead(url: string, path: string): Promise<RawResponse> {
+  const abort = new AbortController();
+  const res = await fetch(new URL(path, url), { signal: abort.signal });
+  const reader = res.body!.getReader();
+  const first = await reader.read();
+  abort.abort();
+  const text = new TextDecoder().decode(first.value ?? new Uint8Array());
+  return { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? undefined }, text, json: () => JSON.parse(text) as unknown };
+}
+
+t.test('the served document is valid OpenAPI 3.1', async (t) => {
+  const { api } = await startApi(t);
+  const doc = (await raw(api.url, 'GET', '/v1/openapi.json')).json() as Record<string, unknown>;
+  const result = await new Validator().validate(doc);
+  t.same(result.errors ?? [], [], 'no schema violations');
+  t.ok(result.valid);
+  t.equal(doc.openapi, '3.1.0');
+  // Every component schema compiles under strict Ajv (no unknown keywords, no required name without a property).
+  const compile = compiler(doc);
+  for (const name of Object.keys((doc.components as any).schemas)) t.doesNotThrow(() => compile({ $ref: `#/components/schemas/${name}` }), `${name} compiles strictly`);
+  // Every object says whether it is closed or open: an unstated one would let undocumented fields through.
+  const unstated: string[] = [];
+  const walk = (schema: unknown, at: string): void => {
+    if (Array.isArray(schema)) return schema.forEach((s, i) => walk(s, `${at}/${i}`));
+    if (schema === null || typeof schema !== 'object') return;
+    const o = schema as Record<string, unknown>;
+    if ((o.type === 'object' || 'properties' in o) && !('additionalProperties' in o)) unstated.push(at);
+    for (const [k, v] of Object.entries(o)) if (k !== 'enum' && k !== 'const') walk(v, `${at}/${k}`);
+  };
+  walk((doc.components as any).schemas, '#/components/schemas');
+  walk(doc.paths, '#/paths');
+  t.same(unstated, [], 'every object schema states additionalProperties');
+});
+
+t.test('every route answers only what its OpenAPI schema allows (real requests, every route)', async (t) => {
+  const { api, node } = await startApi(t);
+  node.benchStepMs = 1;
+  // A peer as the cluster actor reports one (src/actors/cluster/worker.ts `peers`), so the list is not empty.
+  const heardAt = Date.now();
+  node.peerList = [
+    { address: '10.77.0.9:52516', id: 'node-x', nodeId: 'node-x', reason: 'auth-failure', detail: 'wrong secret', via: 'static', at: heardAt, lastHeardAt: heardAt, attempts: 2, nextRetryAt: heardAt + 20_000 },
+    { address: '10.77.0.10:52516', reason: 'unreachable', detail: 'ECONNREFUSED', via: 'mdns', at: heardAt, lastHeardAt: heardAt },
+  ];
+  const doc = (await raw(api.url, 'GET', '/v1/openapi.json')).json() as any;
+  const compile = compiler(doc);
+  let benchId = '';
+  const routes = [...new Set(apiRoutes().map((r) => `${r.method} ${openApiPath(r.path)}`))];
+  const table = plans(() => benchId);
+  t.same(routes.filter((r) => !(r in table)), [], 'a request plan for every route');
+  for (const route of Object.keys(table)) {
+    const [method, template] = route.split(' ') as [string, string];
+    for (const call of table[route]!) {
+      const path = call.path;
+      const res = template === '/v1/events' && call.status === 200 ? await rawHead(api.url, path) : await raw(api.url, method, path, call.body, call.headers);
+      const where = `${method} ${path}${call.body ? ` ${call.body.slice(0, 60)}` : ''} → ${res.status}`;
+      t.equal(res.status, call.status, `${where}: the planned status (${res.text.slice(0, 200)})`);
+      if (route === 'POST /v1/bench/ring' && res.status === 202) {
+        benchId = (res.json() as { id: string }).id;
+        await new Promise((r) => setTimeout(r, 100)); // let it finish, so GET shows a run with its result
+      }
+      const op = doc.paths[template]?.[method.toLowerCase()];
+      const documented = op?.responses?.[String(res.status)];
+      if (!t.ok(documented, `${where}: status documented`)) continue;
+      const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+      const media = documented.content?.[type];
+      if (!t.ok(media, `${where}: content type ${type} documented (${Object.keys(documented.content ?? {}).join(', ')})`)) continue;
+      if (type !== 'application/json') continue;
+      const validate = compile(media.schema);
+      const body = res.json();
+      if (!validate(body)) t.fail(`${where}: body matches the schema`, { errors: validate.errors, body: JSON.stringify(body).slice(0, 2000) });
+      else t.pass(`${where}: body matches the schema`);
+    }
+  }
+});
