@@ -304,13 +304,29 @@ export class ClusterNode<S> extends EventEmitter {
       // A new term commits nothing of the earlier ones until an entry of its own commits: write one at once. Only
       // on winning: a leader that merely moves to a newer term (two leaders meeting) must not lengthen its log, or
       // the two would outrank each other in turn by their newest entry's term.
-      if (won && lastTerm(this.#core.log) < this.#core.term) this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
+      if (won) this.#termEntry();
       // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
       // this node (e.g. its profile) never lands before its NodeJoined.
       this.#reconcile(input.now);
     }
     return r.sequenced ?? [];
   }
+
+  /**
+   * The leader's first entry of its term (LeaderElected). On winning, always; after moving to a newer term without an
+   * election (two leaders meeting), only when entries of older terms wait to commit (they commit through it) — and at
+   * most once per term, so that two leaders do not lengthen their logs in turn.
+   */
+  #termEntry(): void {
+    const core = this.#core;
+    if (core.role !== 'leader' || lastTerm(core.log) >= core.term || this.#termEntryWritten === core.term) return;
+    this.#termEntryWritten = core.term;
+    this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
+  }
+
+  #termEntryWritten = 0;
+  #seenTerm = 0;
+  #termSince = 0;
 
   /** Group commit: one fsync after this turn of the event loop covers every entry written meanwhile. */
   #scheduleFlush(): void {
@@ -376,7 +392,16 @@ export class ClusterNode<S> extends EventEmitter {
       this.#lastGossip = now;
       this.#conns.gossip();
     }
-    if (this.#core.role === 'leader') this.#reconcile(now);
+    if (this.#core.role === 'leader') {
+      if (this.#core.term !== this.#seenTerm) {
+        this.#seenTerm = this.#core.term;
+        this.#termSince = now;
+      }
+      // Older-term entries stuck without an own-term entry after them (the term moved without an election): write
+      // one, once the term has settled (not while two leaders that just met are still sorting out who leads).
+      if (this.#core.commit < lastIndex(this.#core.log) && now - this.#termSince >= this.#cfg.heartbeatMs * 3) this.#termEntry();
+      this.#reconcile(now);
+    }
   }
 
   /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
