@@ -45,6 +45,9 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
   try {
     for (let h = 0; h < o.hosts; h++) spawn(h);
     await c.until(`${o.hosts} nodes converge`, () => c.converged(o.hosts), 60_000);
+    // Fresh nodes may each lead term 1 alone before they meet (no membership yet: docs/cluster.md, Quorum); the
+    // one-leader-per-term check starts once they formed one cluster.
+    const formedAt = Date.now();
     const schedule = faultSchedule(o.seed, o.hosts, o.faults, o.gapMs);
     say(`seed ${o.seed}: ${JSON.stringify(schedule.map((s) => s.fault))}`);
 
@@ -133,8 +136,8 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
       for (const x of parsed.records) if (x.record.kind === 'entry' && x.record.entry.index <= upTo) committed.set(x.record.entry.index, JSON.stringify([x.record.entry.term, x.record.entry.event]));
       const leaderTerms = all.filter((a) => a.host === n.host).flatMap((a) => a.lines.flatMap((l) => {
         try {
-          const m = JSON.parse(l) as { ev?: string; role?: string; term?: number };
-          return m.ev === 'status' && m.role === 'leader' && typeof m.term === 'number' ? [m.term] : [];
+          const m = JSON.parse(l) as { ev?: string; role?: string; term?: number; t?: number };
+          return m.ev === 'status' && m.role === 'leader' && typeof m.term === 'number' && (m.t ?? 0) >= formedAt ? [m.term] : [];
         } catch { return []; }
       }));
       return { name: `j${n.host}`, instances: (n.status?.instances ?? []).map((s) => s.split(':')[0]!), digest: n.status?.digest ?? '', committed, leaderTerms: [...new Set(leaderTerms)] };
