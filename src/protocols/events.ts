@@ -120,8 +120,11 @@ export interface TaskStatusChanged {
   readonly result?: Json; readonly error?: string;
 }
 
+/** Written by a new leader as the first entry of its term: committing it commits every earlier entry (Raft's no-op). */
+export interface LeaderElected { readonly type: 'LeaderElected'; readonly nodeId: NodeId }
+
 export type ClusterEvent =
-  | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
+  | LeaderElected | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
   | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceCompleted | InstanceDeleted
   | RunnerStatusChanged | TaskCreated | TaskStatusChanged | ArtifactHeld | ArtifactDropped;
 export type ClusterEventType = ClusterEvent['type'];
@@ -140,7 +143,7 @@ export type { Json } from '../core/topology/reader.js';
 
 export const CLUSTER_EVENT_TYPES = ['NodeJoined', 'NodeProfileUpdated', 'NodeGone', 'LinkUp', 'LinkMeasured', 'LinkDown',
   'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceCompleted', 'InstanceDeleted',
-  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged', 'ArtifactHeld', 'ArtifactDropped'] as const satisfies readonly ClusterEventType[];
+  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged', 'LeaderElected', 'ArtifactHeld', 'ArtifactDropped'] as const satisfies readonly ClusterEventType[];
 
 export function decodeNetInterface(v: unknown, p: string): NetInterface {
   const o = obj(W, v, p, ['name', 'ips', 'type'], ['speedMbps']);
@@ -183,6 +186,7 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     cached: opt(o.cached, (x) => record(W, x, `${p}.cached`, (k, q) => id(W, k, q), (y, q) => num(W, y, q, 0, 1), 1024)),
     runners: opt(o.runners, (x) => decodeRunnerPolicy(x, `${p}.runners`)),
   })],
+  LeaderElected: [['nodeId'], [], (o, p) => ({ type: 'LeaderElected', nodeId: nodeId(o.nodeId, `${p}.nodeId`) })],
   NodeGone: [['nodeId', 'reason'], [], (o, p) => ({ type: 'NodeGone', nodeId: nodeId(o.nodeId, `${p}.nodeId`), reason: reason(o.reason, `${p}.reason`) })],
   LinkUp: [['source', 'sink', 'ip', 'linkType'], ['sourceIncarnation'], (o, p) => compact({
     type: 'LinkUp', ...link(o, p), linkType: oneOf(W, o.linkType, `${p}.linkType`, INTERFACE_TYPES), sourceIncarnation: srcInc(o, p),

@@ -52,6 +52,7 @@ export function applyEvents(state: ClusterState, events: Iterable<IndexedEvent>)
 
 function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number | undefined): ClusterState {
   switch (event.type) {
+    case 'LeaderElected': return state; // only moves lastIndex/lastTerm: it exists so the new term can commit
     case 'NodeJoined': return applyNodeJoined(state, event, at);
     case 'NodeProfileUpdated': return applyNodeProfileUpdated(state, event, at);
     case 'NodeGone': return dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId);
