@@ -22,6 +22,7 @@ const COMMANDS: Record<string, Command> = {
   bench: runBench,
   token: async (args) => (await import('./cli/token.js')).runTokenCommand(args),
   members: async (args) => (await import('./cli/members.js')).runMembersCommand(args),
+  artifacts: async (args) => (await import('./cli/artifacts.js')).runArtifactsCommand(args),
 };
 
 async function runBench(args: string[]): Promise<number> {

@@ -6,7 +6,10 @@
  * Targets: converge <= 2 s for 4 nodes; detect a dead node <= 5 s (failure timeout 3 s).
  * With 2 nodes the node killed first is the one with the higher id: only the lowest id keeps a quorum alone
  * (docs/cluster.md, Quorum); with more nodes it is a follower.
- *   node build/benchmarks/cluster-formation/index.js [--quick] [--json] [--no-real]   (root; needs `ip` and `tc`)
+ * The standalone nodes share one cluster key (handshake proof + encrypted frames, protocol v3). With
+ * `--compare-insecure` each standalone run is paired with the same run of open nodes (no key, `--insecure-open`)
+ * and the table shows both side by side with the keyed/open ratio (issue 12: at most 10 % slower).
+ *   node build/benchmarks/cluster-formation/index.js [--quick] [--json] [--no-real] [--compare-insecure]   (root; needs `ip` and `tc`)
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -24,6 +27,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const json = args.includes('--json');
 const noReal = args.includes('--no-real');
+const compareInsecure = args.includes('--compare-insecure');
+/** The cluster-port key of the standalone nodes (as actor-specs passes keys.peerKey: hex). */
+const BENCH_PEER_KEY = 'b3c4'.repeat(16);
 const FAILURE_TIMEOUT_MS = 3000;
 
 interface Status { role: string; leader: string | null; digest: string; nodes: string[] }
@@ -65,12 +71,12 @@ const converged = (procs: readonly Proc[], n: number) => {
     && s.filter((x) => x!.role === 'leader').length === 1;
 };
 
-async function run(n: number): Promise<BenchRow> {
+async function run(n: number, secret: string | null = BENCH_PEER_KEY): Promise<BenchRow> {
   const lab = await Lab.create({ hosts: n });
   try {
     const t0 = performance.now();
     const procs = lab.hosts.map((h) => new Proc(`h${h.index}`, lab.spawn(h.index, process.execPath,
-      [entry(), JSON.stringify({ nodeId: `h${h.index}`, clusterName: 'bench', timings: { failureTimeoutMs: FAILURE_TIMEOUT_MS } })],
+      [entry(), JSON.stringify({ nodeId: `h${h.index}`, clusterName: 'bench', timings: { failureTimeoutMs: FAILURE_TIMEOUT_MS }, ...(secret ? { secret } : {}) })],
       { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } })));
     const form = await until(() => converged(procs, n), 30_000);
     const lastReady = Math.max(...procs.map((p) => p.readyAt));
@@ -100,6 +106,19 @@ async function run(n: number): Promise<BenchRow> {
   } finally {
     await lab.teardown();
   }
+}
+
+/** Keyed and open figures of one size side by side, with keyed/open ratios. */
+function paired(keyed: BenchRow, open: BenchRow): BenchRow {
+  const ratio = (k: unknown, o: unknown) => (typeof k === 'number' && typeof o === 'number' && o > 0 ? (k / o).toFixed(2) : 'n/a');
+  const f = (row: BenchRow, key: string) => row[key] ?? null;
+  return {
+    nodes: keyed.nodes ?? null,
+    'converge keyed ms': f(keyed, 'converge from last process up ms'), 'converge open ms': f(open, 'converge from last process up ms'),
+    'converge ratio': ratio(f(keyed, 'converge from last process up ms'), f(open, 'converge from last process up ms')),
+    'failover keyed ms': f(keyed, 'leader failover + NodeGone ms'), 'failover open ms': f(open, 'leader failover + NodeGone ms'),
+    'failover ratio': ratio(f(keyed, 'leader failover + NodeGone ms'), f(open, 'leader failover + NodeGone ms')),
+  };
 }
 
 /** One join token for every real node of a bench cluster (each would otherwise create its own). */
@@ -179,6 +198,12 @@ async function main(): Promise<void> {
   const sizes = process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : quick ? [2, 4] : [2, 4, 8];
   const reps = quick ? 1 : 3;
   const rows: BenchRow[] = [];
+  if (compareInsecure) {
+    for (const n of sizes) for (let r = 0; r < reps; r++) rows.push({ run: r + 1, ...paired(await run(n, BENCH_PEER_KEY), await run(n, null)) });
+    printTable('cluster formation, keyed (encrypted, v3) vs open nodes, same lab (mDNS, failure timeout 3000 ms)', rows, json,
+      'ratio = keyed / open; issue 12 asks <= 1.10. Pairs run back to back on a shared machine: compare the medians of several runs.');
+    return;
+  }
   for (const n of sizes) for (let r = 0; r < reps; r++) rows.push({ run: r + 1, ...(await run(n)) });
   printTable('cluster formation, standalone cluster nodes (lab, mDNS, failure timeout 3000 ms)', rows, json,
     'Targets: converge <= 2000 ms for 4 nodes (from the last process up); detect a dead node <= 5000 ms. The settle period (600 ms) '

@@ -78,14 +78,15 @@ export class HostPolicy {
   }
 }
 
-/** The host name of a Host header value (`name`, `name:port`, `[v6]:port`), lowercase, or undefined if malformed. */
+/**
+ * The host name of a Host header value (`name`, `name:port`, `[v6]:port`, `[fe80::1%eth0]:port` as Node's client
+ * sends a link-local address), or undefined if malformed. Parsed by hand: WHATWG URL refuses zone ids.
+ */
 export function hostOf(header: string | undefined): string | undefined {
-  if (header === undefined || header === '' || /[\s/@?#\\]/.test(header)) return undefined;
-  try {
-    return new URL(`http://${header}`).hostname;
-  } catch {
-    return undefined;
-  }
+  if (header === undefined || header.length > 300) return undefined;
+  const m = /^(?:\[([0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)\]|([A-Za-z0-9_.-]+))(?::\d{1,5})?$/.exec(header);
+  if (!m) return undefined;
+  return (m[1] ?? m[2])!.toLowerCase();
 }
 
 /** Lowercase, without IPv6 brackets or zone id, without a trailing dot. */

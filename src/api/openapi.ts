@@ -1,6 +1,7 @@
 import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
 import { toJsonSchema } from './schema.js';
+import { artifactOpenApiPaths } from './routes/artifact-routes.js';
 
 /**
  * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
@@ -60,8 +61,8 @@ const paths: Record<string, Record<string, Op>> = {
     delete: {
       summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],
       responses: {
-        '200': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['removed'] }, message: str } }, 'the leader wrote its NodeGone'),
-        '202': json({ type: 'object', required: ['nodeId', 'status', 'message'], properties: { nodeId: str, status: { type: 'string', enum: ['pending'] }, message: str } }, 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
+        '200': json(ref('MemberRemoved'), 'the leader wrote its NodeGone'),
+        '202': json(ref('MemberRemovalPending'), 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
         '400': error('the answering node itself'), '409': error('the member is connected (TORUS_MEMBER_CONNECTED)'), ...common,
       },
     },
@@ -95,13 +96,28 @@ const paths: Record<string, Record<string, Op>> = {
     post: {
       summary: 'sign in with the API token (form field `token`)',
       security: [],
-      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str } } } } },
+      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str }, additionalProperties: false } } } },
       responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
     },
   },
   '/dashboard/app.js': { get: { summary: 'dashboard script', responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } },
   '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
+  ...artifactOpenApiPaths,
 };
+
+/**
+ * The answers the server gives before any route runs (src/api/server.ts): on every operation a wrong Host (421)
+ * or a foreign Origin (403), and on every operation that is not public (`security: []`) missing or wrong
+ * credentials (401). Added here once so no operation can leave them out.
+ */
+function withGuardAnswers(all: Record<string, Record<string, Op>>): Record<string, Record<string, Op>> {
+  const guards = { '403': error('a foreign Origin (TORUS_ORIGIN_REFUSED)'), '421': error('a Host header that does not name this node (TORUS_HOST_REFUSED)') };
+  return Object.fromEntries(Object.entries(all).map(([path, ops]) => [path, Object.fromEntries(Object.entries(ops).map(([method, op]) => {
+    const isPublic = Array.isArray(op.security) && op.security.length === 0;
+    const responses = { ...guards, ...(isPublic ? {} : { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)') }), ...(op.responses as Record<string, Op>) };
+    return [method, { ...op, responses }];
+  }))]));
+}
 
 export function openApiDocument(version: string): Record<string, unknown> {
   return {
@@ -113,7 +129,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         + 'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), '
         + 'unless the node runs with --insecure-open. Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
     },
-    paths,
+    paths: withGuardAnswers(paths),
     security: [{ bearerToken: [] }, { dashboardSession: [] }],
     components: {
       schemas,

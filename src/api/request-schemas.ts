@@ -52,6 +52,7 @@ export const createInstanceRequestSchema: Schema = {
         args: { kind: 'array', items: { kind: 'string', maxLength: 4096 }, maxItems: 256, description: 'its arguments' },
         env: { kind: 'object', properties: {}, values: { kind: 'string', maxLength: 65536 }, description: 'extra environment' },
         cwd: { kind: 'string', minLength: 1, maxLength: 4096 },
+        artifacts: { kind: 'array', items: { kind: 'string', minLength: 64, maxLength: 64 }, maxItems: 64, description: 'artifact ids the workload needs (docs/artifacts.md): placement prefers their holders' },
         restart: {
           kind: 'object', description: 'kind=exec: restart the whole job when a rank fails (torchrun --max-restarts)',
           properties: { policy: { kind: 'string', enum: ['never', 'on-failure'] }, max: { kind: 'integer', minimum: 0, maximum: 100 } },

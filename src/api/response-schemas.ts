@@ -145,5 +145,7 @@ export const responseSchemas: Record<string, Schema> = {
     links: arrayOf(closed(['sink', 'ip'], { sink: str, ip: str, type: str, measuredAt: epochMs('the previous measurement') })),
     queued: { type: 'integer', description: 'links waiting for the next measuring pass (this request and earlier ones)' },
   }),
+  MemberRemoved: closed(['nodeId', 'status', 'message'], { nodeId: str, status: { type: 'string', const: 'removed' }, message: str }),
+  MemberRemovalPending: closed(['nodeId', 'status', 'message'], { nodeId: str, status: { type: 'string', const: 'pending' }, message: str }),
   OpenApiDocument: open('this document (OpenAPI 3.1)', { openapi: { type: 'string', const: '3.1.0' } }),
 };

@@ -20,6 +20,7 @@ import { loginRoutes } from './routes/login-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { memberRoutes } from './routes/member-routes.js';
+import { artifactRoutes } from './routes/artifact-routes.js';
 
 export interface ApiServerOptions {
   readonly port: number;
@@ -61,7 +62,7 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, ...logRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes];
+  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, ...logRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes, ...artifactRoutes];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {

@@ -1,10 +1,10 @@
 /** The mutable working copy one `step` call edits (the input state is never touched) and shared helpers. */
-import type { PeerFrame } from '../protocols/peer-frames.js';
+import type { IndexedEnvelope, PeerFrame } from '../protocols/peer-frames.js';
 import type { AgreementConfig, AgreementEffect, AgreementState, PeerView } from './agreement-types.js';
-import { lastHash, lastIndex, lastTerm } from './log.js';
+import { hashAt, lastHash, lastIndex, lastTerm, termAt } from './log.js';
 import { quorumOf, sameVerdict } from './quorum.js';
 
-export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & { peers: Record<string, PeerView>; lastHeard: Record<string, number> };
+export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & { peers: Record<string, PeerView>; lastHeard: Record<string, number>; match: Record<string, number> };
 
 export interface Ctx {
   readonly cfg: AgreementConfig;
@@ -23,7 +23,21 @@ export function broadcast(c: Ctx, frame: PeerFrame): void {
 }
 
 export function heartbeatFrame(c: Ctx): PeerFrame {
-  return { type: 'heartbeat', term: c.s.term, role: c.s.role, leader: c.s.leader, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log) };
+  return { type: 'heartbeat', term: c.s.term, role: c.s.role, leader: c.s.leader, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log), ...commitInfo(c) };
+}
+
+/** The commit index with its chain hash, so a follower applies it only when its own log agrees there. */
+export function commitInfo(c: Ctx): { commit: number; commitHash: string } {
+  return { commit: c.s.commit, commitHash: hashAt(c.s.log, c.s.commit) ?? c.s.log.baseHash };
+}
+
+export function appendFrame(c: Ctx, entries: readonly IndexedEnvelope[]): PeerFrame {
+  return { type: 'append', term: c.s.term, entries, ...commitInfo(c) };
+}
+
+/** Term and vote go to disk (the shell writes them before performing the effects after this one). */
+export function saveVote(c: Ctx): void {
+  c.fx.push({ kind: 'save-vote', vote: { term: c.s.term, votedTerm: c.s.votedTerm, votedFor: c.s.votedFor } });
 }
 
 export function announce(c: Ctx): void {
@@ -50,8 +64,10 @@ export function startResync(c: Ctx): void {
 }
 
 
+/** The shell's state is at the commit index (only committed entries are applied): the snapshot is taken there. */
 export function sendSnapshot(c: Ctx, to: string): void {
-  c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log) });
+  const at = c.s.commit;
+  c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: at, lastTerm: termAt(c.s.log, at) ?? c.s.log.baseTerm, lastHash: hashAt(c.s.log, at) ?? c.s.log.baseHash });
 }
 
 /**

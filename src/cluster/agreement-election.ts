@@ -6,7 +6,8 @@ import type { PeerFrame } from '../protocols/peer-frames.js';
 import { emptyBuffer } from './ordered-buffer.js';
 import { compareLogs, lastIndex, lastTerm } from './log.js';
 import { requestCatchUp } from './agreement-replication.js';
-import { announce, broadcast, enforceQuorum, follow, heartbeatFrame, loseLeader, send, startResync, type Ctx } from './agreement-context.js';
+import { learnCommit, onPersisted } from './agreement-commit.js';
+import { announce, broadcast, enforceQuorum, follow, heartbeatFrame, loseLeader, saveVote, send, startResync, type Ctx } from './agreement-context.js';
 
 /** Election order: positive when a should lead rather than b. */
 function outranks(a: { lastIndex: number; lastTerm: number; startedAt: number; nodeId: string }, b: typeof a): boolean {
@@ -28,6 +29,7 @@ function hearsLeader(c: Ctx): boolean {
 
 export function maybeCampaign(c: Ctx): void {
   if (!c.s.quorum.ok) return; // a minority never starts a term: it would outrank the majority's log on the heal
+  if (c.s.mustJoin) return; // repaired or lost state: follow a leader first, never lead from a partial log
   const me = selfRank(c);
   const ahead = Object.values(c.s.peers).filter((p) => outranks(p, me)).length;
   const slot = c.s.noLeaderSince + ahead * c.cfg.electionStaggerMs;
@@ -43,6 +45,7 @@ function campaign(c: Ctx): void {
   s.votes = [c.cfg.selfId];
   s.candidateSince = c.now;
   s.leader = null;
+  saveVote(c); // on disk before anyone hears of the campaign: a restart never campaigns or votes again in this term
   announce(c);
   broadcast(c, { type: 'vote-request', term: s.term, lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) });
   checkWin(c);
@@ -68,6 +71,7 @@ export function checkWin(c: Ctx): void {
   s.votes = [];
   s.gap = null;
   s.resync = null;
+  s.match = {};
   s.buffer = emptyBuffer(lastIndex(s.log) + 1);
   announce(c);
   s.lastHeartbeatAt = c.now;
@@ -120,6 +124,8 @@ export function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 
     }
     follow(c, from, f.term);
     requestCatchUp(c, true);
+    learnCommit(c, f.commit, f.commitHash);
+    onPersisted(c, c.s.durable); // re-acknowledge: a lost ack, or a new leader that has not heard from us yet
   } else if (f.term < s.term && !hearsLeader(c)) {
     // We hold a newer term but no leader: tell it, it will move past our term and we can follow it.
     send(c, from, heartbeatFrame(c));
@@ -139,6 +145,7 @@ export function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type
   let why: string | null = null;
   if (f.term < s.term) why = 'stale term';
   else if (hearsLeader(c)) why = 'a leader is alive';
+  else if (s.mustJoin) why = 'this node repaired its saved state and has not caught up with a leader yet';
   else if (compareLogs(f, { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) }) < 0) why = 'candidate log is behind';
   else if (s.votedTerm === f.term && s.votedFor !== from) why = 'already voted in this term';
   if (why === null) {
@@ -149,6 +156,8 @@ export function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type
     s.votes = [];
     // Do not compete with the candidate we just voted for.
     s.retryAt = c.now + c.cfg.candidateTimeoutMs;
+    saveVote(c); // before the grant leaves: a restart must not vote for someone else in this term
+
   } else if (s.role === 'leader' && f.term >= s.term) {
     leaderBumps(c, f.term);
   }

@@ -1,6 +1,7 @@
 /** Follower-side replication and leader-side catch-up service of the agreement core (see agreement.ts). */
 import { MAX_BATCH, type PeerFrame } from '../protocols/peer-frames.js';
-import { follow, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { appendFrame, follow, heartbeatFrame, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { learnCommit } from './agreement-commit.js';
 import { appendEntries, entryAt, hashAt, lastHash, lastIndex, lastTerm, resetTo, sliceLog } from './log.js';
 import { drain, firstPending, ingest, skipTo } from './ordered-buffer.js';
 import { sameEntry } from './entry-equality.js';
@@ -41,7 +42,7 @@ export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'ap
   const { s } = c;
   if (f.term < s.term) {
     c.fx.push({ kind: 'warn', msg: 'append from a stale term refused', fields: { from, term: f.term, current: s.term } });
-    send(c, from, { type: 'heartbeat', term: s.term, role: s.role, leader: s.leader, lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log), lastHash: lastHash(s.log) });
+    send(c, from, heartbeatFrame(c));
     return;
   }
   if (s.role === 'leader') {
@@ -72,6 +73,7 @@ export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'ap
     if (r.outcome === 'full') c.fx.push({ kind: 'warn', msg: 'entry too far ahead dropped', fields: { index: entry.index } });
   }
   release(c);
+  learnCommit(c, f.commit, f.commitHash);
   requestCatchUp(c);
 }
 
@@ -87,8 +89,8 @@ function release(c: Ctx): void {
   for (const entry of r.ready) {
     if (entry.term < prevTerm) {
       c.fx.push({ kind: 'warn', msg: 'entry with a term older than its predecessor; fetching a snapshot', fields: { index: entry.index, term: entry.term } });
-      s.log = appendEntries(s.log, good, c.cfg.retainEntries);
-      for (const e of good) c.fx.push({ kind: 'apply', entry: e });
+      s.log = appendEntries(s.log, good);
+      if (good.length > 0) c.fx.push({ kind: 'persist', entries: good });
       s.buffer = skipTo(s.buffer, lastIndex(s.log) + 1);
       startResync(c);
       return;
@@ -96,8 +98,9 @@ function release(c: Ctx): void {
     prevTerm = entry.term;
     good.push(entry);
   }
-  s.log = appendEntries(s.log, good, c.cfg.retainEntries);
-  for (const e of good) c.fx.push({ kind: 'apply', entry: e });
+  s.log = appendEntries(s.log, good);
+  // Applied once the leader says they are committed; acknowledged once the shell's fsync covers them.
+  c.fx.push({ kind: 'persist', entries: good });
   if (s.gap && lastIndex(s.log) >= s.gap.to) s.gap = null;
 }
 
@@ -111,7 +114,7 @@ export function onGapRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type:
   }
   const entries = sliceLog(c.s.log, f.from, f.to);
   if (entries === null) sendSnapshot(c, from);
-  else if (entries.length > 0) send(c, from, { type: 'append', term: c.s.term, entries });
+  else if (entries.length > 0) send(c, from, appendFrame(c, entries));
 }
 
 export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'snapshot' }>): void {
@@ -125,6 +128,10 @@ export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: '
   if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
   c.fx.push({ kind: 'install', snapshot: f });
   s.log = resetTo(f.index, f.lastTerm, f.lastHash);
+  // The snapshot is the leader's committed state; the shell saves it (and empties the saved log) at once.
+  s.commit = f.index;
+  s.durable = f.index;
+  s.mustJoin = false;
   s.buffer = skipTo(s.buffer, f.index + 1);
   s.resync = null;
   s.gap = null;

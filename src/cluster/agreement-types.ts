@@ -83,10 +83,26 @@ export interface AgreementState {
   readonly members: readonly string[];
   /** Whether this node reaches a quorum of `members` (quorum.ts); without it, it neither starts nor keeps a term. */
   readonly quorum: QuorumVerdict;
+  /** Highest index known committed (held durably by a quorum of the members); everything up to it is applied. */
+  readonly commit: number;
+  /** Highest index this node's own log holds on disk (the shell reports it after each group fsync). */
+  readonly durable: number;
+  /** Leader: the highest index each follower acknowledged as durable and matching this log (by chain hash). */
+  readonly match: Readonly<Record<string, number>>;
+  /** Restarted from a repaired or lost state: it may not campaign until it has followed a leader. */
+  readonly mustJoin: boolean;
+}
+
+/** What survives a restart besides the log (vote.json): a node never votes twice in one term. */
+export interface SavedVote {
+  readonly term: number;
+  readonly votedTerm: number;
+  readonly votedFor: string | null;
 }
 
 /** Frames the core consumes (the shell handles hello/auth/refuse/forward/peers itself). */
-export type AgreementFrame = Extract<PeerFrame, { type: 'heartbeat' | 'vote-request' | 'vote' | 'append' | 'gap-request' | 'snapshot-request' | 'snapshot' }>;
+export type AgreementFrame = Extract<PeerFrame, { type: 'heartbeat' | 'vote-request' | 'vote' | 'append' | 'append-ack' | 'gap-request' | 'snapshot-request' | 'snapshot' }>;
+export const AGREEMENT_FRAME_TYPES: readonly AgreementFrame['type'][] = ['heartbeat', 'vote-request', 'vote', 'append', 'append-ack', 'gap-request', 'snapshot-request', 'snapshot'];
 
 export type AgreementInput =
   | { readonly kind: 'tick'; readonly now: number }
@@ -97,6 +113,8 @@ export type AgreementInput =
   | { readonly kind: 'propose'; readonly now: number; readonly events: readonly EventBody[] }
   /** The membership the replicated state lists changed (after an apply or a snapshot install). */
   | { readonly kind: 'members'; readonly now: number; readonly members: readonly string[] }
+  /** The shell's group fsync finished: the saved log holds everything up to `index`. */
+  | { readonly kind: 'persisted'; readonly now: number; readonly index: number }
   /** The shell could not apply an entry or install a snapshot: fetch a fresh snapshot. */
   | { readonly kind: 'apply-failed'; readonly now: number; readonly index: number; readonly reason: string };
 
@@ -107,6 +125,11 @@ export type AgreementInput =
  */
 export type AgreementEffect =
   | { readonly kind: 'send'; readonly to: string; readonly frame: PeerFrame }
+  /** Entries appended to the log (not yet committed): the shell writes them and reports `persisted` after fsync. */
+  | { readonly kind: 'persist'; readonly entries: readonly IndexedEnvelope[] }
+  /** Save term and vote durably before the frames that follow go out (a grant, a vote request). */
+  | { readonly kind: 'save-vote'; readonly vote: SavedVote }
+  /** A committed entry: apply it to the state. */
   | { readonly kind: 'apply'; readonly entry: IndexedEnvelope }
   | { readonly kind: 'install'; readonly snapshot: Extract<PeerFrame, { type: 'snapshot' }> }
   /** Send `to` a snapshot frame with these fields plus the shell's state (which is at `index`) and its digest. */

@@ -10,30 +10,47 @@
  *   nothing, and on the heal it follows the majority's leader instead of replacing its log.
  * - Terms only grow. A leader that sees a higher term (or another leader it outranks) moves to a newer
  *   term and announces it; a leader outranked by another leader steps down.
- * - Leader-sequenced entries are final: followers apply strictly in order, buffer what is early, ask for
- *   gaps in bounded batches, and fetch a snapshot when they are new, diverged or failed to apply.
+ * - Commit before acknowledge (agreement-commit.ts): the leader appends, followers store (fsync) and acknowledge;
+ *   an entry is applied only once a quorum of the members holds it. Followers order what they receive, ask
+ *   for gaps in bounded batches, and fetch a snapshot when they are new, diverged or failed to apply.
+ * - Term and vote are saved (effect `save-vote`) before a vote is granted or a campaign starts.
  * Election and leadership live in agreement-election.ts, replication in agreement-replication.ts.
  */
-import { MAX_BATCH, type EventBody, type IndexedEnvelope, type PeerFrame } from '../protocols/peer-frames.js';
-import type { AgreementConfig, AgreementInput, AgreementState, Ready } from './agreement-types.js';
+import { MAX_BATCH, type EventBody, type IndexedEnvelope } from '../protocols/peer-frames.js';
+import type { AgreementConfig, AgreementFrame, AgreementInput, AgreementState, Ready, SavedVote } from './agreement-types.js';
 import { emptyBuffer } from './ordered-buffer.js';
 import { appendEntries, emptyLog, GENESIS_HASH, lastIndex, lastTerm, type LogState } from './log.js';
 import { onAppend, onGapRequest, onSnapshot, requestCatchUp } from './agreement-replication.js';
-import { announce, broadcast, enforceQuorum, heartbeatFrame, loseLeader, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { announce, appendFrame, broadcast, enforceQuorum, heartbeatFrame, loseLeader, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
+import { onAppendAck, onPersisted } from './agreement-commit.js';
 import { checkWin, giveUp, maybeCampaign, onHeartbeat, onVote, onVoteRequest } from './agreement-election.js';
 import { quorumOf } from './quorum.js';
 
-/** A starting node: an empty log, or the log restored from the data dir (state-store.ts). */
-export function initialAgreement(now: number, log: LogState = emptyLog): AgreementState {
+export interface Restart {
+  /** Everything up to here was applied (the state the shell restored is at this index). */
+  readonly commit: number;
+  readonly vote?: SavedVote | undefined;
+  readonly mustJoin?: boolean;
+}
+
+/**
+ * A starting node: an empty log, or the log restored from the data dir (state-store.ts): entries up to
+ * `commit` are applied, the rest are held uncommitted until a leader says otherwise; the saved vote keeps the
+ * node from voting twice in a term it already voted in.
+ */
+export function initialAgreement(now: number, log: LogState = emptyLog, restart: Restart = { commit: lastIndex(log) }): AgreementState {
+  const vote = restart.vote;
   return {
-    role: 'discovering', term: lastTerm(log), leader: null, votedTerm: 0, votedFor: null, votes: [], candidateSince: 0, bootAt: now,
+    role: 'discovering', term: Math.max(lastTerm(log), vote?.term ?? 0, vote?.votedTerm ?? 0), leader: null,
+    votedTerm: vote?.votedTerm ?? 0, votedFor: vote?.votedFor ?? null, votes: [], candidateSince: 0, bootAt: now,
     leaderContact: 0, leaderSince: 0, noLeaderSince: now, retryAt: 0, lastHeartbeatAt: -Infinity, peers: {}, lastHeard: {},
     log, buffer: emptyBuffer(lastIndex(log) + 1), gap: null, resync: null, members: [], quorum: quorumOf([], '', []),
+    commit: Math.min(restart.commit, lastIndex(log)), durable: lastIndex(log), match: {}, mustJoin: restart.mustJoin ?? false,
   };
 }
 
 export function step(cfg: AgreementConfig, state: AgreementState, input: AgreementInput): Ready {
-  const c: Ctx = { cfg, now: input.now, s: { ...state, peers: { ...state.peers }, lastHeard: { ...state.lastHeard } }, fx: [] };
+  const c: Ctx = { cfg, now: input.now, s: { ...state, peers: { ...state.peers }, lastHeard: { ...state.lastHeard }, match: { ...state.match } }, fx: [] };
   let sequenced: IndexedEnvelope[] | undefined;
   switch (input.kind) {
     case 'tick': tick(c); break;
@@ -44,6 +61,9 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
     case 'members':
       c.s.members = [...new Set(input.members)].sort();
       enforceQuorum(c);
+      break;
+    case 'persisted':
+      onPersisted(c, input.index);
       break;
     case 'apply-failed':
       c.fx.push({ kind: 'warn', msg: 'apply failed; fetching a snapshot', fields: { index: input.index, reason: input.reason } });
@@ -97,6 +117,7 @@ function tick(c: Ctx): void {
 function joined(c: Ctx, nodeId: string, incarnation: number, startedAt: number): void {
   c.s.peers[nodeId] = { nodeId, incarnation, startedAt, lastHeard: c.now, term: 0, role: 'discovering', leader: null, lastIndex: 0, lastTerm: 0, lastHash: GENESIS_HASH };
   c.s.lastHeard[nodeId] = c.now;
+  delete c.s.match[nodeId]; // a new connection may be a restart without its old log: it acknowledges again
   enforceQuorum(c);
   send(c, nodeId, heartbeatFrame(c));
   if (c.s.role === 'candidate') send(c, nodeId, { type: 'vote-request', term: c.s.term, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log) });
@@ -117,14 +138,15 @@ function propose(c: Ctx, events: readonly EventBody[]): IndexedEnvelope[] {
   }
   const first = lastIndex(c.s.log) + 1;
   const entries = events.map((event, k): IndexedEnvelope => ({ index: first + k, term: c.s.term, event, at: c.now }));
-  c.s.log = appendEntries(c.s.log, entries, c.cfg.retainEntries);
+  c.s.log = appendEntries(c.s.log, entries);
   c.s.buffer = { next: lastIndex(c.s.log) + 1, pending: new Map() };
-  for (const entry of entries) c.fx.push({ kind: 'apply', entry });
-  for (let i = 0; i < entries.length; i += MAX_BATCH) broadcast(c, { type: 'append', term: c.s.term, entries: entries.slice(i, i + MAX_BATCH) });
+  // Applied only once committed (agreement-commit.ts): the shell writes them, fsyncs, and reports `persisted`.
+  c.fx.push({ kind: 'persist', entries });
+  for (let i = 0; i < entries.length; i += MAX_BATCH) broadcast(c, appendFrame(c, entries.slice(i, i + MAX_BATCH)));
   return entries;
 }
 
-function frame(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartbeat' | 'vote-request' | 'vote' | 'append' | 'gap-request' | 'snapshot-request' | 'snapshot' }>): void {
+function frame(c: Ctx, from: string, f: AgreementFrame): void {
   const peer = c.s.peers[from];
   if (!peer) {
     c.fx.push({ kind: 'warn', msg: 'frame from a peer that is not joined', fields: { from, type: f.type } });
@@ -138,6 +160,7 @@ function frame(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartbeat' |
     case 'vote-request': return onVoteRequest(c, from, f);
     case 'vote': return onVote(c, from, f);
     case 'append': return onAppend(c, from, f);
+    case 'append-ack': return onAppendAck(c, from, f.index, f.hash, f.term);
     case 'gap-request': return onGapRequest(c, from, f);
     case 'snapshot-request':
       if (c.s.role === 'leader') sendSnapshot(c, from);

@@ -6,7 +6,7 @@
 import { asTorusError, TorusError } from '../core/errors.js';
 import type { Logger } from '../runtime/log.js';
 import type { IndexedEnvelope, PeerFrame } from '../protocols/peer-frames.js';
-import type { AgreementEffect } from './agreement-types.js';
+import type { AgreementEffect, SavedVote } from './agreement-types.js';
 import type { RoleInfo } from './cluster-node-options.js';
 import type { ReplicatedState } from './replicated-state.js';
 
@@ -20,6 +20,8 @@ export interface EffectShell<S> {
   close(nodeId: string, reason: string): void;
   emit(event: string, payload: unknown): void;
   role(): RoleInfo;
+  /** Term and vote to disk (throws when it cannot: the frames after it must then not go out). */
+  saveVote(vote: SavedVote): void;
 }
 
 export interface EffectsOutcome {
@@ -29,17 +31,33 @@ export interface EffectsOutcome {
   readonly failed: { readonly index: number; readonly reason: string } | null;
   readonly becameLeader: boolean;
   readonly installed: boolean;
+  /** Entries appended to the log by this step: the saved log gets them, then a group fsync. */
+  readonly persist: readonly IndexedEnvelope[];
 }
 
 export function performEffects<S>(shell: EffectShell<S>, effects: readonly AgreementEffect[]): EffectsOutcome {
   let failed: { index: number; reason: string } | null = null;
   let becameLeader = false;
   let installed = false;
+  let voteUnsaved = false;
   const applied: IndexedEnvelope[] = [];
+  const persist: IndexedEnvelope[] = [];
   for (const fx of effects) {
     switch (fx.kind) {
       case 'send':
-        shell.send(fx.to, fx.frame);
+        // A vote or vote request must never leave before the vote is on disk.
+        if (!voteUnsaved) shell.send(fx.to, fx.frame);
+        break;
+      case 'save-vote':
+        try {
+          shell.saveVote(fx.vote);
+        } catch (err) {
+          voteUnsaved = true;
+          shell.log.error('cannot save the vote; not sending it', { err });
+        }
+        break;
+      case 'persist':
+        persist.push(...fx.entries);
         break;
       case 'apply':
         if (failed) break;
@@ -60,6 +78,7 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
           failed = null;
           installed = true;
           applied.length = 0;
+          persist.length = 0;
           shell.emit('installed', { index: fx.snapshot.index, digest: fx.snapshot.digest });
         } catch (err) {
           failed = { index: fx.snapshot.index, reason: `snapshot refused: ${asTorusError(err).message}` };
@@ -87,5 +106,5 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
         break;
     }
   }
-  return { applied, failed, becameLeader, installed };
+  return { applied, failed, becameLeader, installed, persist };
 }

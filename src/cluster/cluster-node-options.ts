@@ -6,6 +6,7 @@ import type { EventBody, Role } from '../protocols/peer-frames.js';
 import type { Timings } from './agreement-types.js';
 import type { CommandResult } from './forwarder.js';
 import type { QuorumVerdict } from './quorum.js';
+import type { DurableFs } from '../native/durable-fs.js';
 import type { RedialPolicy } from './redial.js';
 import type { ReplicatedState } from './replicated-state.js';
 
@@ -34,6 +35,10 @@ export interface ClusterNodeOptions<S> {
   readonly persistDir?: string;
   /** Entries appended to the saved log between two saved snapshots (default 1000). */
   readonly persistCompactEvery?: number;
+  /** A damaged saved state: keep the readable part, move the rest aside, catch up (`--repair-state`); else refuse. */
+  readonly repairState?: boolean;
+  /** The fs layer of the saved state (tests count fsyncs). */
+  readonly fs?: DurableFs;
   /** Inbound connections in their handshake at once (handshake-budget.ts). */
   readonly maxPendingHandshakes?: number;
   readonly tickMs?: number;

@@ -14,7 +14,8 @@ import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type Agreem
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
 import type { MdnsDiscovery } from './discovery.js';
-import { lastIndex } from './log.js';
+import { entryAt, lastIndex, lastTerm } from './log.js';
+import { CommitWaiters } from './commit-waiters.js';
 import { performEffects, type EffectShell } from './cluster-effects.js';
 import { ClusterPersistence } from './cluster-persistence.js';
 import type { PeerConnection } from './peer-connection.js';
@@ -49,6 +50,9 @@ export class ClusterNode<S> extends EventEmitter {
   #self: NodeDescriptor | null = null;
   readonly #persistence: ClusterPersistence<S>;
   readonly #effects: EffectShell<S>;
+  readonly #waiters: CommitWaiters;
+  #flushScheduled = false;
+  #wasLeader = false;
   /** Members the operator removed while no leader could write their NodeGone (member-removal.ts). */
   readonly #removed = new Set<string>();
   /** Of those, the ones whose NodeGone this node (as leader) already sequenced. */
@@ -94,8 +98,9 @@ export class ClusterNode<S> extends EventEmitter {
     });
     this.#persistence = new ClusterPersistence<S>({
       dataDir: options.persistDir, replica: options.replica, cluster: clusterNameHash(options.clusterName), retain: this.#cfg.retainEntries,
-      compactEvery: options.persistCompactEvery, log: this.#log, now: this.#now,
+      compactEvery: options.persistCompactEvery, repair: options.repairState, fs: options.fs, log: this.#log, now: this.#now,
     });
+    this.#waiters = new CommitWaiters(options.commandTimeoutMs ?? 10_000);
     this.#effects = {
       replica: options.replica, log: this.#log,
       getState: () => this.#state,
@@ -106,6 +111,10 @@ export class ClusterNode<S> extends EventEmitter {
       close: (nodeId, reason) => this.#conns.close(nodeId, reason),
       emit: (event, payload) => this.emit(event, payload),
       role: () => this.role(),
+      saveVote: (vote) => {
+        this.#persistence.saveVote(vote);
+        this.emit('vote', vote);
+      },
     };
   }
 
@@ -133,8 +142,9 @@ export class ClusterNode<S> extends EventEmitter {
     if (this.#timer) clearInterval(this.#timer);
     this.#mdns?.stop();
     this.#forwarder.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping'));
+    this.#waiters.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping before the write was committed'));
     await this.#conns.stop();
-    this.#persistence.close(this.#state, this.#core.log, this.#core.resync !== null);
+    this.#persistence.close(this.#state, this.#core.commit, this.#core.log, this.#core.resync !== null);
   }
 
   /** Loads the saved state (if a data dir is set) before any peer can see this node's log position. */
@@ -143,10 +153,11 @@ export class ClusterNode<S> extends EventEmitter {
     if (!r) return;
     const now = this.#now();
     this.#state = r.state;
-    this.#core = initialAgreement(now, r.log);
+    this.#core = initialAgreement(now, r.log, { commit: r.commit, vote: r.vote, mustJoin: r.mustJoin });
+    if (lastIndex(r.log) === 0 && !r.vote && !r.mustJoin) return; // nothing saved yet: a fresh node
     this.#feedMembers(now);
-    this.#log.info('restored the saved cluster state', { index: lastIndex(r.log), replayed: r.replayed, digest: this.digest() });
-    this.emit('restored', { index: lastIndex(r.log), digest: this.digest() });
+    this.#log.info('restored the saved cluster state', { index: r.commit, logged: lastIndex(r.log), replayed: r.replayed, term: this.#core.term, votedTerm: this.#core.votedTerm, mustJoin: r.mustJoin, digest: this.digest() });
+    if (r.commit > 0) this.emit('restored', { index: r.commit, digest: this.digest() });
   }
 
   // ---- queries ----
@@ -163,7 +174,13 @@ export class ClusterNode<S> extends EventEmitter {
     return this.#o.replica.digest(this.#state);
   }
 
+  /** Last applied (= committed) index: what the state reflects. */
   lastIndex(): number {
+    return this.#core.commit;
+  }
+
+  /** Last index in the log (committed or not). */
+  logIndex(): number {
     return lastIndex(this.#core.log);
   }
 
@@ -220,18 +237,27 @@ export class ClusterNode<S> extends EventEmitter {
   // ---- leader-side execution ----
 
   async #execute(kind: 'propose' | 'command', body: EventBody | readonly EventBody[]): Promise<unknown> {
-    if (kind === 'propose') return { indices: this.#sequence(Array.isArray(body) ? body : [body as EventBody]) };
+    if (kind === 'propose') return { indices: await this.#commit(Array.isArray(body) ? body : [body as EventBody]) };
     if (isRemoveMember(body as EventBody)) {
       const id = (body as EventBody & { nodeId: string }).nodeId;
       const refusal = removalRefusal(this.#removalView(), id);
       if (refusal) throw refusal;
-      return { outcome: { nodeId: id }, indices: this.#sequence([this.#o.replica.goneEvent(id, REMOVED_REASON)]) };
+      return { outcome: { nodeId: id }, indices: await this.#commit([this.#o.replica.goneEvent(id, REMOVED_REASON)]) };
     }
     const handler = this.#o.onCommand;
     if (!handler) throw new TorusError('TORUS_INTERNAL', 'this node has no command handler');
     const result = await handler(body as EventBody, this.#state);
     if (this.#core.role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'leadership moved while the command ran; retry');
-    return { outcome: result.outcome ?? null, indices: this.#sequence(result.events) };
+    return { outcome: result.outcome ?? null, indices: await this.#commit(result.events) };
+  }
+
+  /** Sequences the events and answers once a quorum holds them (commit before acknowledge). */
+  async #commit(events: readonly EventBody[]): Promise<number[]> {
+    const indices = this.#sequence(events);
+    if (indices.length === 0) return indices;
+    const last = indices.at(-1)!;
+    await this.#waiters.wait({ index: last, term: this.#core.term, event: events.at(-1)! });
+    return indices;
   }
 
   /** Leader: checks the events apply (a bad one is refused, nothing is sequenced), then sequences them. */
@@ -240,7 +266,8 @@ export class ClusterNode<S> extends EventEmitter {
     if (events.length === 0) return [];
     const now = this.#now();
     let trial = this.#state;
-    const first = lastIndex(this.#core.log) + 1;
+    // The state is at the commit index (entries after it are not applied yet): the trial continues from there.
+    const first = this.#core.commit + 1;
     events.forEach((event, k) => {
       trial = this.#o.replica.apply(trial, { index: first + k, term: this.#core.term, event, at: now });
     });
@@ -253,19 +280,79 @@ export class ClusterNode<S> extends EventEmitter {
   #run(input: AgreementInput): readonly IndexedEnvelope[] {
     const r = step(this.#cfg, this.#core, input);
     this.#core = r.state;
-    const { applied, failed, becameLeader, installed } = performEffects(this.#effects, r.effects);
-    this.#persistence.afterRun(this.#state, this.#core.log, this.#core.resync !== null, installed, applied, failed !== null);
+    const { applied, failed, becameLeader, installed, persist } = performEffects(this.#effects, r.effects);
+    const core = this.#core;
+    try {
+      this.#persistence.afterRun({ state: this.#state, log: core.log, commit: core.commit, persist, installed, unsettled: failed !== null || core.resync !== null, mustJoin: core.mustJoin });
+    } catch (err) {
+      // Not written: not acknowledged (no flush report for it). Logged, the node keeps serving reads.
+      this.#log.error('cannot write the cluster log; entries are not acknowledged', { err });
+    }
+    if (persist.length > 0 || installed) this.#scheduleFlush();
+    this.#waiters.applied(applied);
+    if (this.#core.role !== 'leader' && this.#waiters.size > 0) {
+      const q = this.#core.quorum;
+      this.#waiters.failAll(q.ok
+        ? new TorusError('TORUS_NOT_COMMITTED', 'this node stopped leading before a quorum of the members held the write: not committed (a new leader may still commit it, or drop it)')
+        : new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the write was not committed`, { members: q.members, reached: q.reached, needed: q.needed }));
+    }
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
-    // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
-    // this node (e.g. its profile) never lands before its NodeJoined.
-    if (becameLeader && this.#core.role === 'leader') this.#reconcile(input.now);
+    const won = this.#core.role === 'leader' && !this.#wasLeader;
+    this.#wasLeader = this.#core.role === 'leader';
+    if (becameLeader && this.#core.role === 'leader') {
+      // A new term commits nothing of the earlier ones until an entry of its own commits: write one at once. Only
+      // on winning: a leader that merely moves to a newer term (two leaders meeting) must not lengthen its log, or
+      // the two would outrank each other in turn by their newest entry's term.
+      if (won) this.#termEntry();
+      // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
+      // this node (e.g. its profile) never lands before its NodeJoined.
+      this.#reconcile(input.now);
+    }
     return r.sequenced ?? [];
   }
 
-  /** The core decides quorum on the membership the state lists: tell it when that changed. */
+  /**
+   * The leader's first entry of its term (LeaderElected). On winning, always; after moving to a newer term without an
+   * election (two leaders meeting), only when entries of older terms wait to commit (they commit through it) — and at
+   * most once per term, so that two leaders do not lengthen their logs in turn.
+   */
+  #termEntry(): void {
+    const core = this.#core;
+    if (core.role !== 'leader' || lastTerm(core.log) >= core.term || this.#termEntryWritten === core.term) return;
+    this.#termEntryWritten = core.term;
+    this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
+  }
+
+  #termEntryWritten = 0;
+  #seenTerm = 0;
+  #termSince = 0;
+
+  /** Group commit: one fsync after this turn of the event loop covers every entry written meanwhile. */
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      if (this.#stopped) return;
+      let index: number;
+      try {
+        index = this.#persistence.flush(this.#core.log);
+      } catch (err) {
+        this.#log.error('cannot fsync the cluster log; entries are not acknowledged', { err });
+        return;
+      }
+      this.#run({ kind: 'persisted', now: this.#now(), index });
+    });
+  }
+
+  /**
+   * The core decides quorum on the membership: the one the log lists, committed or not (Raft's rule for
+   * configurations: a node that has received a NodeJoined acts on it before it learns that it committed, so a
+   * follower of a new cluster never takes itself for a fresh node alone). Tell the core when it changed.
+   */
   #feedMembers(now: number): void {
-    const listed = this.#o.replica.members(this.#state).map((m) => m.nodeId);
+    const listed = this.#o.replica.members(this.#logState()).map((m) => m.nodeId);
     for (const id of this.#removed) if (!listed.includes(id)) {
       this.#removed.delete(id);
       this.#removalWritten.delete(id);
@@ -274,6 +361,26 @@ export class ClusterNode<S> extends EventEmitter {
     const known = this.#core.members;
     if (members.length === known.length && members.every((id, i) => id === known[i])) return;
     this.#run({ kind: 'members', now, members });
+  }
+
+  #spec: { commit: number; last: number; state: S; from: S } | null = null;
+
+  /** The state with the log's uncommitted entries applied too (cached; recomputed only when the log moved). */
+  #logState(): S {
+    const core = this.#core;
+    const last = lastIndex(core.log);
+    if (last <= core.commit) return this.#state;
+    const spec = this.#spec;
+    if (spec && spec.from === this.#state && spec.commit === core.commit && spec.last === last) return spec.state;
+    let state = spec && spec.from === this.#state && spec.commit === core.commit && spec.last < last ? spec.state : this.#state;
+    const start = state === this.#state ? core.commit + 1 : spec!.last + 1;
+    try {
+      for (let i = start; i <= last; i++) state = this.#o.replica.apply(state, entryAt(core.log, i)!);
+    } catch {
+      return this.#state; // an entry that does not apply will fail at commit too (and resync): use what is committed
+    }
+    this.#spec = { commit: core.commit, last, state, from: this.#state };
+    return state;
   }
 
   #tick(): void {
@@ -285,7 +392,16 @@ export class ClusterNode<S> extends EventEmitter {
       this.#lastGossip = now;
       this.#conns.gossip();
     }
-    if (this.#core.role === 'leader') this.#reconcile(now);
+    if (this.#core.role === 'leader') {
+      if (this.#core.term !== this.#seenTerm) {
+        this.#seenTerm = this.#core.term;
+        this.#termSince = now;
+      }
+      // Older-term entries stuck without an own-term entry after them (the term moved without an election): write
+      // one, once the term has settled (not while two leaders that just met are still sorting out who leads).
+      if (this.#core.commit < lastIndex(this.#core.log) && now - this.#termSince >= this.#cfg.heartbeatMs * 3) this.#termEntry();
+      this.#reconcile(now);
+    }
   }
 
   /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
@@ -301,13 +417,19 @@ export class ClusterNode<S> extends EventEmitter {
       }
     }
     const events = this.#membership.events({
-      state: this.#state, now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
+      // The state as the log lists it, pending entries included: a NodeJoined not yet committed is not repeated.
+      state: this.#logState(), now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
     });
     if (events.length === 0) return;
+    this.#sequenceQuietly(events);
+  }
+
+  /** Leader-written events (membership, the term's first entry): nobody waits for them. */
+  #sequenceQuietly(events: readonly EventBody[]): void {
     try {
       this.#sequence(events);
     } catch (err) {
-      this.#log.error('membership events refused', { err });
+      this.#log.error('leader events refused', { err, types: events.map((e) => e.type) });
     }
   }
 
@@ -335,7 +457,7 @@ export class ClusterNode<S> extends EventEmitter {
       case 'forward-reply':
         this.#forwarder.reply(from, f);
         return;
-      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'gap-request': case 'snapshot-request': case 'snapshot':
+      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'append-ack': case 'gap-request': case 'snapshot-request': case 'snapshot':
         this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
         return;
       default:

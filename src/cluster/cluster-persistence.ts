@@ -1,13 +1,15 @@
 /**
- * ClusterNode's use of the data dir (state-store.ts): load the saved state at start, save what each run applied,
- * save a snapshot on stop. Without a data dir every call does nothing (memory only).
+ * ClusterNode's use of the data dir (state-store.ts): load the saved state at start, write what each run appended
+ * (one fsync per group, `flush`), the commit index, the vote, and snapshots. Without a data dir nothing is
+ * written and `flush` reports the whole log durable (memory only: tests and the standalone lab nodes).
  */
 import type { Logger } from '../runtime/log.js';
 import type { IndexedEnvelope } from '../protocols/peer-frames.js';
+import type { DurableFs } from '../native/durable-fs.js';
 import { lastIndex, type LogState } from './log.js';
+import type { SavedVote } from './agreement-types.js';
 import type { ReplicatedState } from './replicated-state.js';
-import { StateStore } from './state-store.js';
-import type { Restored } from './stored-state.js';
+import { StateStore, type Loaded } from './state-store.js';
 
 export interface ClusterPersistenceOptions<S> {
   /** None = memory only. */
@@ -17,8 +19,22 @@ export interface ClusterPersistenceOptions<S> {
   readonly cluster: string;
   readonly retain: number;
   readonly compactEvery: number | undefined;
+  readonly repair?: boolean | undefined;
+  readonly fs?: DurableFs | undefined;
   readonly log: Logger;
   readonly now: () => number;
+}
+
+/** What one agreement step left for the disk. */
+export interface RunOutcome<S> {
+  readonly state: S;
+  readonly log: LogState;
+  readonly commit: number;
+  readonly persist: readonly IndexedEnvelope[];
+  readonly installed: boolean;
+  /** The state is not at the commit index (an apply failed, or a snapshot is awaited): no snapshot now. */
+  readonly unsettled: boolean;
+  readonly mustJoin: boolean;
 }
 
 export class ClusterPersistence<S> {
@@ -29,31 +45,52 @@ export class ClusterPersistence<S> {
     this.#o = options;
   }
 
-  /** Opens the store and loads it; null when there is no data dir or nothing was saved. */
-  load(): Restored<S> | null {
+  get enabled(): boolean {
+    return this.#store !== null;
+  }
+
+  /** Opens the store and loads it (throws StateCorruptError on damage); null when there is no data dir. */
+  load(): Loaded<S> | null {
     const o = this.#o;
     if (!o.dataDir) return null;
     const store = new StateStore<S>({
-      dataDir: o.dataDir, replica: o.replica, cluster: o.cluster, retain: o.retain,
-      ...(o.compactEvery !== undefined ? { compactEvery: o.compactEvery } : {}), log: o.log, now: o.now,
+      dataDir: o.dataDir, replica: o.replica, cluster: o.cluster, retain: o.retain, repair: o.repair ?? false,
+      ...(o.compactEvery !== undefined ? { compactEvery: o.compactEvery } : {}), ...(o.fs ? { fs: o.fs } : {}), log: o.log, now: o.now,
     });
     const r = store.load();
     this.#store = store;
-    if (lastIndex(r.log) === 0) return null;
     return r;
   }
 
-  /** After a run: the saved log gets what was applied; a snapshot install (or enough appends) saves a snapshot. */
-  afterRun(state: S, log: LogState, resyncing: boolean, installed: boolean, applied: readonly IndexedEnvelope[], failed: boolean): void {
+  /** After a run: appended entries and the commit index are written; an install (or enough entries) saves a snapshot. */
+  afterRun(r: RunOutcome<S>): void {
     const store = this.#store;
-    if (!store || failed || resyncing) return; // the state is not at the log's position: the resync will save
-    if (installed || store.dueForSnapshot) store.save(state, log);
-    else store.append(applied);
+    if (!store) return;
+    if (r.installed && !r.unsettled) {
+      store.save(r.state, r.commit, r.log); // rewrites the log from memory: it holds this run's entries too
+    } else {
+      store.append(r.persist);
+      store.noteCommit(r.commit);
+      if (store.dueForSnapshot && !r.unsettled) store.save(r.state, r.commit, r.log);
+    }
+    if (!r.mustJoin) store.clearRepair();
   }
 
-  /** On stop: a last snapshot (unless waiting for a resync: the state is not at the log's position). */
-  close(state: S, log: LogState, resyncing: boolean): void {
-    if (this.#store && !resyncing) this.#store.save(state, log);
-    this.#store?.close();
+  /** One fsync covering everything written so far; the index the saved log now holds durably. */
+  flush(log: LogState): number {
+    return this.#store ? this.#store.flush() : lastIndex(log);
+  }
+
+  saveVote(vote: SavedVote): void {
+    this.#store?.saveVote(vote);
+  }
+
+  /** On stop: a last snapshot (unless the state is not at the commit index). */
+  close(state: S, commit: number, log: LogState, unsettled: boolean): void {
+    try {
+      if (this.#store && !unsettled) this.#store.save(state, commit, log);
+    } finally {
+      this.#store?.close();
+    }
   }
 }

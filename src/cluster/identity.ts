@@ -4,7 +4,8 @@
  * process from the old one (its stale links are replaced).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomicSync, type DurableFs } from '../native/durable-fs.js';
 import { join } from 'node:path';
 import { TorusError } from '../core/errors.js';
 
@@ -42,18 +43,16 @@ export async function readIdentity(dataDir: string): Promise<NodeIdentity | null
   return { nodeId: r.nodeId, incarnation: r.incarnation as number, createdAt: typeof r.createdAt === 'number' ? r.createdAt : 0 };
 }
 
-async function writeIdentity(dataDir: string, identity: NodeIdentity): Promise<void> {
-  await mkdir(dataDir, { recursive: true });
-  const tmp = join(dataDir, `${IDENTITY_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify(identity, null, 2) + '\n', { mode: 0o600 });
-  await rename(tmp, join(dataDir, IDENTITY_FILE)); // atomic: a crash never leaves half a file
+/** Atomic and durable (temp file, fsync, rename, fsync of the directory): a crash never leaves half a file. */
+function writeIdentity(dataDir: string, identity: NodeIdentity, fs?: DurableFs): void {
+  writeFileAtomicSync(join(dataDir, IDENTITY_FILE), JSON.stringify(identity, null, 2) + '\n', fs ? { fs } : {});
 }
 
 /**
  * Loads the identity (creating it on first start, optionally with a requested id) and bumps the incarnation.
  * Returns the identity of *this* process start.
  */
-export async function loadOrCreateIdentity(dataDir: string, options: { nodeId?: string; now?: number } = {}): Promise<NodeIdentity> {
+export async function loadOrCreateIdentity(dataDir: string, options: { nodeId?: string; now?: number; fs?: DurableFs } = {}): Promise<NodeIdentity> {
   const existing = await readIdentity(dataDir);
   if (options.nodeId !== undefined && !ID_RE.test(options.nodeId)) {
     throw new TorusError('TORUS_CONFIG_INVALID', `node id ${JSON.stringify(options.nodeId)} is not a valid id`, { nodeId: options.nodeId });
@@ -61,6 +60,6 @@ export async function loadOrCreateIdentity(dataDir: string, options: { nodeId?: 
   const next: NodeIdentity = existing
     ? { ...existing, nodeId: options.nodeId ?? existing.nodeId, incarnation: existing.incarnation + 1 }
     : { nodeId: options.nodeId ?? newNodeId(), incarnation: 1, createdAt: options.now ?? Date.now() };
-  await writeIdentity(dataDir, next);
+  writeIdentity(dataDir, next, options.fs);
   return next;
 }

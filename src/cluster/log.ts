@@ -59,17 +59,38 @@ export function entryAt(log: LogState, index: number): IndexedEnvelope | undefin
   return index > log.base ? log.entries[index - log.base - 1] : undefined;
 }
 
-/** Appends consecutive entries and keeps at most `retain` of them (the rest is in the snapshot). */
-export function appendEntries(log: LogState, entries: readonly IndexedEnvelope[], retain: number): LogState {
+/** Appends consecutive entries (compaction is separate: only committed entries may be folded away). */
+export function appendEntries(log: LogState, entries: readonly IndexedEnvelope[]): LogState {
   if (entries.length === 0) return log;
-  const all = [...log.entries, ...entries];
   const hashes = [...log.hashes];
   let prev = lastHash(log);
   for (const e of entries) hashes.push((prev = chainHash(prev, e)));
-  const drop = Math.max(0, all.length - retain);
-  if (drop === 0) return { ...log, entries: all, hashes };
-  const last = all[drop - 1]!;
-  return { base: last.index, baseTerm: last.term, baseHash: hashes[drop - 1]!, entries: all.slice(drop), hashes: hashes.slice(drop) };
+  return { ...log, entries: [...log.entries, ...entries], hashes };
+}
+
+/**
+ * Folds entries into the snapshot so that at most `retain` stay, but never past `committed`: an uncommitted
+ * entry may still be needed by a follower, and the shell's snapshot only covers what was applied.
+ */
+export function compactLog(log: LogState, committed: number, retain: number): LogState {
+  const upTo = Math.min(committed, lastIndex(log) - retain);
+  const drop = upTo - log.base;
+  if (drop <= 0) return log;
+  const last = log.entries[drop - 1]!;
+  return { base: last.index, baseTerm: last.term, baseHash: log.hashes[drop - 1]!, entries: log.entries.slice(drop), hashes: log.hashes.slice(drop) };
+}
+
+/** Term of the entry at `index` (the base's term at the base), or undefined when not held. */
+export function termAt(log: LogState, index: number): number | undefined {
+  if (index === log.base) return log.baseTerm;
+  return entryAt(log, index)?.term;
+}
+
+/** The log cut after `index` (uncommitted entries a new leader does not have): index must be >= base. */
+export function truncateAfter(log: LogState, index: number): LogState {
+  if (index >= lastIndex(log)) return log;
+  const keep = Math.max(0, index - log.base);
+  return { ...log, entries: log.entries.slice(0, keep), hashes: log.hashes.slice(0, keep) };
 }
 
 /** Entries in [from, to] still held, or null when `from` was compacted away (the caller sends a snapshot). */

@@ -42,6 +42,19 @@ export function quorumOf(members: readonly string[], selfId: string, live: Itera
   return { ok: false, members: n, reached: r, needed, why: `reaches ${r} of ${n} members, needs ${needed}${2 * r === n ? ` (or half with the lowest id ${lowest})` : ''}` };
 }
 
+/**
+ * Do `holders` (node ids holding an entry durably) form a quorum of `members`, by the same rule as above? With no
+ * membership known yet (a fresh cluster forming) the leader's own copy is enough, as it is for its elections.
+ */
+export function holdsQuorum(members: readonly string[], selfId: string, holders: ReadonlySet<string>): boolean {
+  if (members.length === 0) return holders.has(selfId);
+  const all = new Set(members);
+  let r = 0;
+  for (const id of holders) if (all.has(id)) r++;
+  if (2 * r > all.size) return true;
+  return 2 * r === all.size && holders.has([...all].sort()[0]!);
+}
+
 export function sameVerdict(a: QuorumVerdict, b: QuorumVerdict): boolean {
   return a.ok === b.ok && a.members === b.members && a.reached === b.reached;
 }

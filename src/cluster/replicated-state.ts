@@ -27,4 +27,6 @@ export interface ReplicatedState<S> {
   members(state: S): readonly { readonly nodeId: string; readonly incarnation: number }[];
   joinedEvent(node: NodeDescriptor): EventBody;
   goneEvent(nodeId: string, reason: string): EventBody;
+  /** The first entry a new leader writes in its term (changes nothing): committing it commits what came before. */
+  leaderEvent(nodeId: string): EventBody;
 }

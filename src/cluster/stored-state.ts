@@ -1,19 +1,27 @@
 /**
- * The replicated state as saved in the data dir, pure: a snapshot (state + log position) and the log entries
- * applied after it, one JSON line each. `restoreStored` turns the two file texts back into a state and a log
- * position, validating everything; anything wrong gives a clear warning and, for the snapshot, an empty start
- * (the cluster then fills the node in as if it were new). The file I/O is in state-store.ts.
+ * The replicated state as saved in the data dir, pure: a snapshot (the applied state + its log position), the
+ * snapshot before it, and the log records after the older one, each line `<crc32 hex> <json>`: an entry
+ * `{index, term, event, at?}` or a commit mark `{commit}`. `restoreStored` turns the file texts back into a state
+ * (applied up to the last commit mark), the log (committed and not yet committed entries) and the commit index.
+ * Damage is never skipped: a record that fails its checksum, its shape or its order, or a snapshot that cannot be
+ * decoded and is not covered by the older snapshot plus the log, throws StateCorruptError naming the file, the
+ * record and the byte offset. Only a last line without its newline (a write cut by a crash: never fsynced, so
+ * never acknowledged) is dropped, with a warning. The file I/O is in state-store.ts.
  */
-import { ValidationError } from '../core/errors.js';
+import { crc32 } from 'node:zlib';
+import { TorusError, ValidationError } from '../core/errors.js';
 import type { IndexedEnvelope } from '../protocols/peer-frames.js';
-import { appendEntries, emptyLog, lastHash, lastIndex, lastTerm, resetTo, type LogState } from './log.js';
+import { appendEntries, compactLog, emptyLog, hashAt, lastHash, lastIndex, lastTerm, resetTo, termAt, type LogState } from './log.js';
 import type { ReplicatedState } from './replicated-state.js';
 
 export const STORED_VERSION = 1;
+export const SNAPSHOT_FILE = 'snapshot.json';
+export const PREV_SNAPSHOT_FILE = 'snapshot.prev.json';
+export const LOG_FILE = 'log.jsonl';
 
 export interface StoredHeader {
   readonly v: typeof STORED_VERSION;
-  /** Cluster name hash: a data dir reused for another cluster starts empty. */
+  /** Cluster name hash: a data dir of another cluster is refused. */
   readonly cluster: string;
   readonly index: number;
   readonly lastTerm: number;
@@ -27,26 +35,44 @@ export interface StoredSnapshot extends StoredHeader {
 }
 
 export interface Restored<S> {
+  /** The state with every committed entry the files hold applied (at `commit`). */
   readonly state: S;
-  /** The log as the agreement core continues it: the snapshot's position plus the replayed entries. */
+  /** The log as the agreement core continues it, including entries not known to be committed. */
   readonly log: LogState;
-  /** Entries replayed from the log file (after the snapshot). */
+  readonly commit: number;
+  /** Entries replayed from the log file onto the snapshot. */
   readonly replayed: number;
   readonly warnings: readonly string[];
-  /** The snapshot text was unusable: the caller moves the file aside. */
-  readonly badSnapshot: boolean;
+  /** Index of the snapshot the state was built on (the log file holds entries after the older snapshot). */
+  readonly snapshotIndex: number;
 }
 
-export function encodeStored<S>(replica: ReplicatedState<S>, cluster: string, state: S, log: LogState, savedAt: number): string {
-  const snap: StoredSnapshot = {
-    v: STORED_VERSION, cluster, index: lastIndex(log), lastTerm: lastTerm(log), lastHash: lastHash(log),
-    digest: replica.digest(state), savedAt, state: replica.encode(state),
-  };
+/** Where a saved file is damaged: the node refuses to start and says how to recover. */
+export class StateCorruptError extends TorusError {
+  constructor(readonly file: string, readonly record: number | null, readonly offset: number | null, detail: string) {
+    super('TORUS_STATE_CORRUPT',
+      `saved cluster state is damaged: ${file}${record !== null ? ` record ${record}` : ''}${offset !== null ? ` at byte offset ${offset}` : ''}: ${detail}. ` +
+      'The node refuses to start rather than drop what it cannot read. To recover, start it once with --repair-state: it keeps the readable ' +
+      'part, moves the rest aside (next to the file, named *.damaged-<time>), and catches up from the cluster leader before it votes or leads.',
+      { file, record, offset, detail });
+  }
+}
+
+export function encodeStored<S>(replica: ReplicatedState<S>, cluster: string, state: S, at: { index: number; lastTerm: number; lastHash: string }, savedAt: number): string {
+  const snap: StoredSnapshot = { v: STORED_VERSION, cluster, index: at.index, lastTerm: at.lastTerm, lastHash: at.lastHash, digest: replica.digest(state), savedAt, state: replica.encode(state) };
   return JSON.stringify(snap) + '\n';
 }
 
+function record(json: string): string {
+  return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+}
+
 export function encodeLogLine(entry: IndexedEnvelope): string {
-  return JSON.stringify(entry) + '\n';
+  return record(JSON.stringify(entry));
+}
+
+export function encodeCommitLine(commit: number): string {
+  return record(JSON.stringify({ commit }));
 }
 
 const isInt = (v: unknown, min = 0): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
@@ -63,74 +89,139 @@ export function decodeStoredHeader(raw: unknown): StoredSnapshot {
   return r as unknown as StoredSnapshot;
 }
 
-function decodeLogLine(line: string): IndexedEnvelope {
-  const raw = JSON.parse(line) as unknown;
+type LogRecord = { readonly kind: 'entry'; readonly entry: IndexedEnvelope } | { readonly kind: 'commit'; readonly commit: number };
+
+function decodeRecord(line: string): LogRecord {
+  const m = /^([0-9a-f]{8}) (.*)$/s.exec(line);
+  if (!m) throw new Error('not a `<crc32> <json>` record');
+  if (crc32(m[2]!).toString(16).padStart(8, '0') !== m[1]) throw new Error('checksum mismatch');
+  const raw = JSON.parse(m[2]!) as unknown;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('not an object');
   const r = raw as Record<string, unknown>;
+  if (Object.keys(r).length === 1 && isInt(r.commit)) return { kind: 'commit', commit: r.commit };
   const ev = r.event as Record<string, unknown> | null;
-  if (!isInt(r.index, 1) || !isInt(r.term) || !ev || typeof ev !== 'object' || typeof ev.type !== 'string') throw new Error('expected {index, term, event}');
+  if (!isInt(r.index, 1) || !isInt(r.term) || !ev || typeof ev !== 'object' || typeof ev.type !== 'string') throw new Error('expected {index, term, event} or {commit}');
   if (r.at !== undefined && typeof r.at !== 'number') throw new Error('bad at');
-  return r as unknown as IndexedEnvelope;
+  return { kind: 'entry', entry: r as unknown as IndexedEnvelope };
+}
+
+export interface ParsedLog {
+  readonly records: readonly { readonly record: LogRecord; readonly offset: number }[];
+  /** Byte length of the complete records (a torn last line starts here). */
+  readonly validBytes: number;
+  readonly torn: boolean;
+}
+
+/** Reads every record, checking checksum, shape and order; throws StateCorruptError at the first bad one. */
+export function parseLog(text: string, file = LOG_FILE): ParsedLog {
+  const records: { record: LogRecord; offset: number }[] = [];
+  let offset = 0; // bytes
+  let pos = 0; // characters
+  let prev: number | null = null;
+  let n = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf('\n', pos);
+    if (nl < 0) return { records, validBytes: offset, torn: true }; // cut by a crash before its fsync
+    const line = text.slice(pos, nl);
+    n++;
+    let rec: LogRecord;
+    try {
+      rec = decodeRecord(line);
+    } catch (err) {
+      throw new StateCorruptError(file, n, offset, (err as Error).message);
+    }
+    if (rec.kind === 'entry') {
+      if (prev !== null && rec.entry.index !== prev + 1) throw new StateCorruptError(file, n, offset, `entry ${rec.entry.index} does not follow entry ${prev}`);
+      prev = rec.entry.index;
+    }
+    records.push({ record: rec, offset });
+    offset += Buffer.byteLength(line) + 1;
+    pos = nl + 1;
+  }
+  return { records, validBytes: offset, torn: false };
+}
+
+interface Base<S> { readonly state: S; readonly index: number; readonly lastTerm: number; readonly lastHash: string }
+
+function decodeSnapshot<S>(replica: ReplicatedState<S>, cluster: string, text: string, file: string): Base<S> {
+  let snap: StoredSnapshot;
+  try {
+    snap = decodeStoredHeader(JSON.parse(text));
+  } catch (err) {
+    throw new StateCorruptError(file, null, null, (err as Error).message);
+  }
+  if (snap.cluster !== cluster) {
+    throw new TorusError('TORUS_STATE_CORRUPT', `${file} belongs to another cluster (hash ${snap.cluster}, this one ${cluster}): use another --data-dir, or remove its cluster-state directory to join this cluster as a new node`, { file });
+  }
+  try {
+    const state = replica.decode(snap.state);
+    if (replica.digest(state) !== snap.digest) throw new Error('digest does not match the state');
+    return { state, index: snap.index, lastTerm: snap.lastTerm, lastHash: snap.lastHash };
+  } catch (err) {
+    throw new StateCorruptError(file, null, null, (err as Error).message);
+  }
+}
+
+export interface StoredTexts {
+  readonly snapshot: string | null;
+  readonly prevSnapshot: string | null;
+  readonly log: string | null;
 }
 
 /**
- * Restores from the snapshot text (null: no file) and the log text (null: no file). Never throws: a bad
- * snapshot means an empty start with a warning; a bad log line ends the replay there with a warning (a torn
- * last line after a crash is expected and said so).
+ * Restores from the saved texts (null: no file). The newest snapshot is used when it decodes; a damaged one is
+ * rebuilt from the older snapshot (or from nothing) plus the log when the log covers the range between.
  */
-export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, snapshotText: string | null, logText: string | null, retain: number): Restored<S> {
+export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, texts: StoredTexts, retain: number): Restored<S> {
   const warnings: string[] = [];
-  let state = replica.initial();
-  let log: LogState = emptyLog;
-  let badSnapshot = false;
-  if (snapshotText !== null) {
+  const parsed = texts.log ? parseLog(texts.log) : { records: [], validBytes: 0, torn: false };
+  if (parsed.torn) warnings.push(`${LOG_FILE} ends in a partial record (a crash while writing, never acknowledged): dropped`);
+  const entries = parsed.records.flatMap((r) => (r.record.kind === 'entry' ? [r.record.entry] : []));
+  const marks = parsed.records.flatMap((r) => (r.record.kind === 'commit' ? [r.record.commit] : []));
+  const firstLogged = entries[0]?.index;
+  const empty: Base<S> = { state: replica.initial(), index: 0, lastTerm: 0, lastHash: emptyLog.baseHash };
+  let base: Base<S>;
+  if (texts.snapshot !== null) {
     try {
-      const snap = decodeStoredHeader(JSON.parse(snapshotText));
-      if (snap.cluster !== cluster) {
-        warnings.push(`saved state belongs to another cluster (hash ${snap.cluster}, this one ${cluster}): starting empty`);
-        badSnapshot = true;
-        return { state, log, replayed: 0, warnings, badSnapshot };
-      }
-      const decoded = replica.decode(snap.state);
-      if (replica.digest(decoded) !== snap.digest) throw new ValidationError('config', 'snapshot.digest', 'digest does not match the state');
-      state = decoded;
-      log = resetTo(snap.index, snap.lastTerm, snap.lastHash);
+      base = decodeSnapshot(replica, cluster, texts.snapshot, SNAPSHOT_FILE);
     } catch (err) {
-      warnings.push(`saved snapshot is corrupt (${(err as Error).message}): starting empty, the cluster will fill this node in`);
-      return { state: replica.initial(), log: emptyLog, replayed: 0, warnings, badSnapshot: true };
+      if (!(err instanceof StateCorruptError)) throw err;
+      const older = texts.prevSnapshot !== null ? decodeSnapshot(replica, cluster, texts.prevSnapshot, PREV_SNAPSHOT_FILE) : empty;
+      if (firstLogged === undefined || firstLogged > older.index + 1) {
+        throw new StateCorruptError(SNAPSHOT_FILE, null, null, `${err.details.detail as string}; the log does not cover the range from ${texts.prevSnapshot !== null ? 'the older snapshot' : 'the start'} (it begins at entry ${firstLogged ?? 'none'}), so it cannot be rebuilt`);
+      }
+      warnings.push(`${SNAPSHOT_FILE} is damaged (${err.details.detail as string}): rebuilt from ${texts.prevSnapshot !== null ? PREV_SNAPSHOT_FILE : 'the start'} and ${LOG_FILE}`);
+      base = older;
     }
+  } else if (texts.prevSnapshot !== null) {
+    base = decodeSnapshot(replica, cluster, texts.prevSnapshot, PREV_SNAPSHOT_FILE); // a crash between the two renames
+  } else {
+    base = empty;
   }
+  let log: LogState = resetTo(base.index, base.lastTerm, base.lastHash);
+  const tail = entries.filter((e) => e.index > base.index);
+  if (tail.length > 0 && tail[0]!.index !== base.index + 1) {
+    const at = parsed.records.find((r) => r.record.kind === 'entry' && r.record.entry.index === tail[0]!.index)!;
+    throw new StateCorruptError(LOG_FILE, parsed.records.indexOf(at) + 1, at.offset, `entry ${tail[0]!.index} does not follow the snapshot at ${base.index}`);
+  }
+  log = appendEntries(log, tail);
+  const commit = Math.min(Math.max(base.index, ...marks), lastIndex(log));
+  let state = base.state;
   let replayed = 0;
-  if (logText !== null && logText.length > 0) {
-    const lines = logText.split('\n');
-    const complete = logText.endsWith('\n');
-    if (complete) lines.pop();
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      const last = i === lines.length - 1;
-      let entry: IndexedEnvelope;
-      try {
-        entry = decodeLogLine(line);
-      } catch (err) {
-        warnings.push(last && !complete
-          ? `saved log ends in a partial line (a crash while writing): ${replayed} entries replayed, the rest comes from the cluster`
-          : `saved log line ${i + 1} is corrupt (${(err as Error).message}): replay stopped after ${replayed} entries`);
-        break;
-      }
-      if (entry.index <= lastIndex(log)) continue; // already in the snapshot (a crash between snapshot and log reset)
-      if (entry.index !== lastIndex(log) + 1 || entry.term < lastTerm(log)) {
-        warnings.push(`saved log line ${i + 1} does not follow (index ${entry.index} after ${lastIndex(log)}): replay stopped after ${replayed} entries`);
-        break;
-      }
-      try {
-        state = replica.apply(state, entry);
-      } catch (err) {
-        warnings.push(`saved log entry ${entry.index} does not apply (${(err as Error).message}): replay stopped after ${replayed} entries`);
-        break;
-      }
-      log = appendEntries(log, [entry], retain);
-      replayed++;
+  for (const e of tail) {
+    if (e.index > commit) break;
+    try {
+      state = replica.apply(state, e);
+    } catch (err) {
+      const at = parsed.records.find((r) => r.record.kind === 'entry' && r.record.entry.index === e.index)!;
+      throw new StateCorruptError(LOG_FILE, parsed.records.indexOf(at) + 1, at.offset, `entry ${e.index} does not apply: ${(err as Error).message}`);
     }
+    replayed++;
   }
-  return { state, log, replayed, warnings, badSnapshot };
+  return { state, log: compactLog(log, commit, retain), commit, replayed, warnings, snapshotIndex: base.index };
+}
+
+/** The snapshot header fields for a state at `index` of `log` (index must be held: the base or later). */
+export function positionOf(log: LogState, index: number): { index: number; lastTerm: number; lastHash: string } {
+  return { index, lastTerm: termAt(log, index) ?? lastTerm(log), lastHash: hashAt(log, index) ?? lastHash(log) };
 }

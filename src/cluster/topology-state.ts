@@ -19,4 +19,5 @@ export const topologyReplica: ReplicatedState<ClusterState> = {
     apiAddresses: n.addresses.map((ip) => ({ ip, port: n.apiPort })), peerPort: n.peerPort, version: n.version,
   }),
   goneEvent: (nodeId, reason) => ({ type: 'NodeGone', nodeId, reason }),
+  leaderEvent: (nodeId) => ({ type: 'LeaderElected', nodeId }),
 };

@@ -35,6 +35,10 @@ export const ERROR_STATUS = {
   TORUS_INTERNAL: 500,
   /** A configured bound was reached (e.g. --max-instances); the message names it. */
   TORUS_QUOTA_EXCEEDED: 429,
+  /** A write the leader could not get onto a quorum of the members: never applied by this leader, outcome unknown. */
+  TORUS_NOT_COMMITTED: 503,
+  /** A saved cluster-state file is damaged: the node refuses to start (`--repair-state` recovers). */
+  TORUS_STATE_CORRUPT: 500,
   // HTTP API security (#12): no/wrong credential, a Host not of this node (DNS rebinding), a foreign Origin,
   // a server-wide limit reached (connections, SSE clients), a per-client write rate exceeded.
   TORUS_UNAUTHENTICATED: 401,
@@ -43,6 +47,12 @@ export const ERROR_STATUS = {
   TORUS_LIMIT_REACHED: 503,
   TORUS_RATE_LIMITED: 429,
   TORUS_MEMBER_CONNECTED: 409,
+  TORUS_ARTIFACT_UNKNOWN: 404,
+  TORUS_ARTIFACT_NO_SPACE: 507,
+  TORUS_ARTIFACT_UNAVAILABLE: 503,
+  TORUS_ARTIFACT_CORRUPT: 502,
+  TORUS_ARTIFACT_PROOF_REFUSED: 403,
+  TORUS_ARTIFACT_BUSY: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

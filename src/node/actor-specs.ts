@@ -45,6 +45,7 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       apiPort: ctx.apiPort,
       mdns: config.mdns,
       failureTimeoutMs: config.failureTimeoutMs,
+      repairState: config.repairState,
       maxPendingHandshakes: config.maxPendingHandshakes,
       version: ctx.version,
       // Static peers are given as API addresses (what users know); the cluster listens one port above.

@@ -8,6 +8,7 @@ import { TorusError, ValidationError } from '../core/errors.js';
 import type { PlacementTaskOutput, Refusal } from '../core/placement/index.js';
 import { holdsRunners, ineligibleNodes, withoutNodes, type Exclusion } from '../core/placement/runner-eligibility.js';
 import { toPlacementState } from '../core/topology/placement-state.js';
+import { withArtifactHoldings } from '../core/topology/artifact-placement.js';
 import { DEFAULT_MAX_INSTANCES } from '../core/runner/exec-policy.js';
 import { createLogger } from '../runtime/log.js';
 import type { ClusterState } from '../core/topology/state.js';
@@ -154,7 +155,13 @@ export class CommandHandler {
     const requiredOut = excluded.filter((e) => required.includes(e.node));
     if (requiredOut.length) throw refusedOn(requiredOut, 'a required node cannot run this workload');
     if (excluded.length === Object.keys(state.nodes).length && excluded.length > 0) throw refusedOn(excluded, 'no node can run this workload');
-    const placementState = withoutNodes(toPlacementState(state), excluded);
+    let placementState = withoutNodes(toPlacementState(state), excluded);
+    if (workload.artifacts?.length) {
+      // The holders of the workload's artifacts count as having it cached; the plan says what each choice moves.
+      const held = withArtifactHoldings(placementState, state, workload.id, workload.artifacts);
+      placementState = held.placement;
+      request = { ...request, workload: { ...(request.workload as Record<string, unknown>), artifactBytes: held.artifactBytes } };
+    }
     const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: placementState, request }, { timeoutMs: PLAN_TIMEOUT_MS });
     if ('refusal' in result) {
       const refusal: Refusal = result.refusal;

@@ -45,6 +45,11 @@ export interface NodeConfig extends ApiConfig {
   readonly maxRunners: number;
   /** Live instances in the cluster this node accepts when it leads (default 64). */
   readonly maxInstances: number;
+  /**
+   * Saved cluster state (issue #13): a damaged file is refused unless this is set; then the readable part is
+   * kept, the rest moved aside, and the node catches up from the leader before it votes or leads.
+   */
+  readonly repairState: boolean;
   // ---- cluster-port limits (peer helper, issue 12) ----
   /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
   readonly maxPendingHandshakes: number;
@@ -71,6 +76,7 @@ export const NODE_FLAGS = {
   'allow-exec': { type: 'string' },
   'max-runners': { type: 'string' },
   'max-instances': { type: 'string' },
+  'repair-state': { type: 'boolean' },
   'max-pending-handshakes': { type: 'string' },
   ...API_FLAGS,
 } as const;
@@ -102,6 +108,8 @@ Options:
                           commands listed (basename, or absolute path). Off by default (docs/security.md)
   --max-runners N         runners this node holds at once (default ${DEFAULT_MAX_RUNNERS})
   --max-instances N       live instances in the cluster, checked by the leader (default ${DEFAULT_MAX_INSTANCES})
+  --repair-state          the saved cluster state is damaged (the node refused to start and said where): keep
+                          its readable part, move the rest aside, and catch up from the cluster's leader
   --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
                           (default 64; members are counted apart)
 ${API_USAGE}
@@ -297,6 +305,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       allowExec: execPolicyOf(exec.value, exec.where, exec.path),
       maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
       maxInstances: parseCount(maxInstances.value, DEFAULT_MAX_INSTANCES, maxInstances.where, maxInstances.path, 100_000),
+      repairState: values['repair-state'] === true,
       maxPendingHandshakes,
       ...parseApiConfig(pick),
     },

@@ -13,6 +13,7 @@ import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { NodeConfig } from './config.js';
+import type { ArtifactService } from '../artifacts/service.js';
 import { openRunnerLog, type LogRequest } from '../runner/runner-logs.js';
 
 export interface FacadeContext {
@@ -25,6 +26,7 @@ export interface FacadeContext {
   readonly startedAt: number;
   readonly feed: EventFeed;
   readonly ringBench?: (request: unknown, onProgress: (p: RingBenchProgress) => void, facade: NodeFacade) => Promise<RingBenchStarted>;
+  readonly artifacts?: ArtifactService;
 }
 
 interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined; readonly quorum?: QuorumInfo | undefined }
@@ -36,6 +38,10 @@ export class ActorNodeFacade implements NodeFacade {
 
   constructor(ctx: FacadeContext) {
     this.#ctx = ctx;
+  }
+
+  get artifacts(): ArtifactService | undefined {
+    return this.#ctx.artifacts;
   }
 
   async #role(): Promise<RoleAnswer> {

@@ -19,6 +19,7 @@ import { CommandHandler } from './command-handler.js';
 import { Replacer } from './replacer.js';
 import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from './ring-bench-live.js';
+import { createArtifactService } from './artifact-service.js';
 
 export interface TorusNode {
   readonly identity: NodeIdentity;
@@ -79,11 +80,15 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const commands = new CommandHandler(runtime, { maxInstances: config.maxInstances });
   runtime.register('commands', (body) => commands.serve(body));
 
+  const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,
     ringBench: (request, onProgress) => startLiveRingBench(runtime, feed, request, onProgress),
+    artifacts,
   });
+  const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+    { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null });
   const api = await createApiServer(facade, {
     port: config.port,
     host: config.host,
@@ -93,14 +98,15 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
       maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
     },
-    probeHandler: createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
-      { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null }),
+    // Artifact peer routes prove the cluster key themselves (HMAC), like the probes; everything else is the API.
+    probeHandler: (req, res, awaitingContinue) => artifacts.peerHandler(req, res) || probeHandler(req, res, awaitingContinue),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {
     shuttingDown ??= (async () => {
       log.info('shutting down', { reason });
       await api.close();
+      await artifacts.close();
       await runtime.shutdown({ order: SHUTDOWN_ORDER, deadlineMs: 5_000 });
       resolveClosed(exitCode);
     })();
@@ -110,6 +116,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const specs = actorSpecs({ config, identity, credential, startedAt, apiPort: api.port, version: VERSION }, options.actors);
   try {
     for (const spec of specs) await runtime.supervise(spec);
+    artifacts.start();
   } catch (error) {
     exitCode = 1;
     await shutdown('an actor failed to start');

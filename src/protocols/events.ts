@@ -18,9 +18,11 @@ import {
 } from './event-fields.js';
 import { decodeInstancePlan, type InstancePlan } from './instance-plan.js';
 import { decodeWorkloadSpec, type WorkloadSpec } from './workload-spec.js';
+import { ARTIFACT_EVENT_DECODERS, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
 
 export { decodeIp, type Endpoint, type InstanceId, type NodeId, type TaskId } from './event-fields.js';
 export { decodeInstancePlan, type InstancePlan, type Shard } from './instance-plan.js';
+export { ARTIFACT_ID_PATTERN, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
 export { decodeWorkloadSpec, type ExecWorkload, type RingWorkload, type WorkloadSpec } from './workload-spec.js';
 export {
   COMMAND_TYPES, decodeCommand,
@@ -118,10 +120,13 @@ export interface TaskStatusChanged {
   readonly result?: Json; readonly error?: string;
 }
 
+/** Written by a new leader as the first entry of its term: committing it commits every earlier entry (Raft's no-op). */
+export interface LeaderElected { readonly type: 'LeaderElected'; readonly nodeId: NodeId }
+
 export type ClusterEvent =
-  | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
+  | LeaderElected | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
   | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceCompleted | InstanceDeleted
-  | RunnerStatusChanged | TaskCreated | TaskStatusChanged;
+  | RunnerStatusChanged | TaskCreated | TaskStatusChanged | ArtifactHeld | ArtifactDropped;
 export type ClusterEventType = ClusterEvent['type'];
 
 /** One log entry. `at` is stamped by the leader's shell; apply only stores it. */
@@ -138,7 +143,7 @@ export type { Json } from '../core/topology/reader.js';
 
 export const CLUSTER_EVENT_TYPES = ['NodeJoined', 'NodeProfileUpdated', 'NodeGone', 'LinkUp', 'LinkMeasured', 'LinkDown',
   'InstanceCreated', 'InstanceNeedsReplacement', 'InstanceReplaced', 'InstanceFailed', 'InstanceCompleted', 'InstanceDeleted',
-  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged'] as const satisfies readonly ClusterEventType[];
+  'RunnerStatusChanged', 'TaskCreated', 'TaskStatusChanged', 'LeaderElected', 'ArtifactHeld', 'ArtifactDropped'] as const satisfies readonly ClusterEventType[];
 
 export function decodeNetInterface(v: unknown, p: string): NetInterface {
   const o = obj(W, v, p, ['name', 'ips', 'type'], ['speedMbps']);
@@ -181,6 +186,7 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     cached: opt(o.cached, (x) => record(W, x, `${p}.cached`, (k, q) => id(W, k, q), (y, q) => num(W, y, q, 0, 1), 1024)),
     runners: opt(o.runners, (x) => decodeRunnerPolicy(x, `${p}.runners`)),
   })],
+  LeaderElected: [['nodeId'], [], (o, p) => ({ type: 'LeaderElected', nodeId: nodeId(o.nodeId, `${p}.nodeId`) })],
   NodeGone: [['nodeId', 'reason'], [], (o, p) => ({ type: 'NodeGone', nodeId: nodeId(o.nodeId, `${p}.nodeId`), reason: reason(o.reason, `${p}.reason`) })],
   LinkUp: [['source', 'sink', 'ip', 'linkType'], ['sourceIncarnation'], (o, p) => compact({
     type: 'LinkUp', ...link(o, p), linkType: oneOf(W, o.linkType, `${p}.linkType`, INTERFACE_TYPES), sourceIncarnation: srcInc(o, p),
@@ -223,6 +229,7 @@ const EVENT_DECODERS: { readonly [K in ClusterEventType]: readonly [readonly str
     type: 'TaskStatusChanged', taskId: id(W, o.taskId, `${p}.taskId`), status: oneOf(W, o.status, `${p}.status`, TASK_STATUSES),
     result: opt(o.result, (x) => json(W, x, `${p}.result`)), error: opt(o.error, (x) => reason(x, `${p}.error`)),
   })],
+  ...ARTIFACT_EVENT_DECODERS,
 };
 
 function decodeEventAt(v: unknown, p: string): ClusterEvent {

@@ -12,12 +12,12 @@ import { arr, body, bool, errorJson, fail, int, num, oneOf, optStr, record, str,
  * 2: the quorum rule and the leader's yield to a more complete log (docs/cluster.md, Agreement). The frames are
  * unchanged, but a v1 node would still elect itself alone in a minority, so the two are not mixed in one cluster
  * (each lists the other as `incompatible-version`).
- */
-/*
  * 3: the handshake proof covers both hellos and every frame after it is encrypted (docs/cluster.md, Handshake);
  * open-mode nodes must answer with a proof too. v2 and v3 cannot talk.
+ * 4: commit before acknowledge (#13): heartbeats and appends carry the leader's commit index (and its chain hash),
+ *    followers answer `append-ack` once entries are on disk; a v3 node would apply unacknowledged entries.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Largest frame body accepted after the handshake (snapshots are the big ones). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Largest frame accepted before the peer is authenticated: hello/auth/refuse only. */
@@ -53,11 +53,13 @@ export type PeerFrame =
   /** Sent just before closing a connection that will not be joined, so the other side can list why. */
   | { readonly type: 'refuse'; readonly reason: RefuseReason; readonly detail?: string }
   /** `lastHash`: chain hash of the sender's log at lastIndex, so a follower can tell a diverged log. */
-  | { readonly type: 'heartbeat'; readonly term: number; readonly role: Role; readonly leader: string | null; readonly lastIndex: number; readonly lastTerm: number; readonly lastHash: string }
+  | { readonly type: 'heartbeat'; readonly term: number; readonly role: Role; readonly leader: string | null; readonly lastIndex: number; readonly lastTerm: number; readonly lastHash: string; readonly commit: number; readonly commitHash: string }
   | { readonly type: 'vote-request'; readonly term: number; readonly lastIndex: number; readonly lastTerm: number }
   | { readonly type: 'vote'; readonly term: number; readonly granted: boolean; readonly leader: string | null; readonly lastIndex: number; readonly lastTerm: number }
   /** Leader → follower: consecutive or not, the follower orders them. */
-  | { readonly type: 'append'; readonly term: number; readonly entries: readonly IndexedEnvelope[] }
+  | { readonly type: 'append'; readonly term: number; readonly entries: readonly IndexedEnvelope[]; readonly commit: number; readonly commitHash: string }
+  /** Follower → leader: my log holds everything up to `index` on disk (fsynced); `hash` = my chain hash there. */
+  | { readonly type: 'append-ack'; readonly term: number; readonly index: number; readonly hash: string }
   /** Follower → leader: send me [from, to] (to - from < MAX_BATCH, from >= 1); `prevHash` is my chain hash at from - 1. */
   | { readonly type: 'gap-request'; readonly from: number; readonly to: number; readonly prevHash: string }
   | { readonly type: 'snapshot-request' }
@@ -106,7 +108,7 @@ export function peekHello(value: unknown): { v?: number; nodeId?: string; cluste
 export function decodePeerFrame(value: unknown, path = 'frame'): PeerFrame {
   const head = record(value, path, ['type', 'v', 'nodeId', 'cluster', 'incarnation', 'startedAt', 'port', 'apiPort', 'nonce', 'auth',
     'proof', 'reason', 'detail', 'term', 'role', 'leader', 'lastIndex', 'lastTerm', 'granted', 'entries', 'from', 'to', 'index',
-    'digest', 'state', 'lastHash', 'prevHash', 'id', 'kind', 'body', 'ok', 'outcome', 'error', 'peers', 'name', 'version', 'addresses']);
+    'digest', 'state', 'lastHash', 'prevHash', 'commit', 'commitHash', 'hash', 'id', 'kind', 'body', 'ok', 'outcome', 'error', 'peers', 'name', 'version', 'addresses']);
   const only = (keys: readonly string[]): Rec => record(head, path, ['type', ...keys]);
   switch (head.type) {
     case 'hello': {
@@ -134,9 +136,10 @@ export function decodePeerFrame(value: unknown, path = 'frame'): PeerFrame {
       return detail === undefined ? { type: 'refuse', reason } : { type: 'refuse', reason, detail };
     }
     case 'heartbeat': {
-      const r = only(['term', 'role', 'leader', 'lastIndex', 'lastTerm', 'lastHash']);
+      const r = only(['term', 'role', 'leader', 'lastIndex', 'lastTerm', 'lastHash', 'commit', 'commitHash']);
       return { type: 'heartbeat', term: int(r, 'term', path), role: oneOf(r, 'role', path, ROLES), leader: leaderField(r, path),
-        lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path), lastHash: str(r, 'lastHash', path, 32) };
+        lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path), lastHash: str(r, 'lastHash', path, 32),
+        commit: int(r, 'commit', path, IDX_MIN), commitHash: str(r, 'commitHash', path, 32) };
     }
     case 'vote-request': {
       const r = only(['term', 'lastIndex', 'lastTerm']);
@@ -148,10 +151,14 @@ export function decodePeerFrame(value: unknown, path = 'frame'): PeerFrame {
         lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path) };
     }
     case 'append': {
-      const r = only(['term', 'entries']);
+      const r = only(['term', 'entries', 'commit', 'commitHash']);
       const term = int(r, 'term', path, 1);
       const entries = arr(r, 'entries', path, MAX_BATCH).map((e, i) => decodeEnvelope(e, `${path}.entries[${i}]`, term));
-      return { type: 'append', term, entries };
+      return { type: 'append', term, entries, commit: int(r, 'commit', path, IDX_MIN), commitHash: str(r, 'commitHash', path, 32) };
+    }
+    case 'append-ack': {
+      const r = only(['term', 'index', 'hash']);
+      return { type: 'append-ack', term: int(r, 'term', path, 1), index: int(r, 'index', path, IDX_MIN), hash: str(r, 'hash', path, 32) };
     }
     case 'gap-request': {
       const r = only(['from', 'to', 'prevHash']);

@@ -9,6 +9,8 @@ interface WorkloadBase {
   readonly hiddenSize?: number;
   readonly kvHeads?: number;
   readonly supportsTensor?: boolean;
+  /** artifact ids (docs/artifacts.md) the workload needs on every node: placement prefers nodes holding them */
+  readonly artifacts?: readonly string[];
 }
 export interface RingWorkload extends WorkloadBase { readonly kind: 'ring' }
 /** What happens when a job fails (torchrun's --max-restarts): `never`, or restart the whole group up to `max` times. */
@@ -28,13 +30,14 @@ export type WorkloadSpec = RingWorkload | ExecWorkload;
 
 export function decodeWorkloadSpec(v: unknown, p: string): WorkloadSpec {
   const base = ['id', 'kind', 'memoryBytes', 'layers'];
-  const optional = ['hiddenSize', 'kvHeads', 'supportsTensor'];
+  const optional = ['hiddenSize', 'kvHeads', 'supportsTensor', 'artifacts'];
   const kind = oneOf(W, obj(W, v, p, ['kind'], [...base, ...optional, 'command', 'args', 'env', 'cwd', 'restart']).kind, `${p}.kind`, ['ring', 'exec'] as const);
   const o = kind === 'ring' ? obj(W, v, p, base, optional) : obj(W, v, p, [...base, 'command'], [...optional, 'args', 'env', 'cwd', 'restart']);
   const common = {
     id: id(W, o.id, `${p}.id`), memoryBytes: int(W, o.memoryBytes, `${p}.memoryBytes`), layers: int(W, o.layers, `${p}.layers`, 1),
     hiddenSize: optInt(o.hiddenSize, `${p}.hiddenSize`, 1), kvHeads: optInt(o.kvHeads, `${p}.kvHeads`, 1),
     supportsTensor: opt(o.supportsTensor, (x) => bool(W, x, `${p}.supportsTensor`)),
+    artifacts: opt(o.artifacts, (x) => arr(W, x, `${p}.artifacts`, (y, q) => str(W, y, q, { pattern: /^[0-9a-f]{64}$/ }), 64)),
   };
   if (kind === 'ring') return compact({ kind, ...common });
   return compact({

@@ -129,7 +129,7 @@ t.test('Host check first: a rebinding Host is refused (421) before any route, pr
     t.same(res.json(), { error: { code: 'TORUS_HOST_REFUSED', message: (res.json() as any).error.message, details: { where: 'headers', path: 'host' } } });
   }
   t.same(spy.hits, [], 'the probe route was never reached');
-  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `10.77.9.9:${port}`, `[fe80::1]:${port}`, `torus.lan:${port}`, 'TORUS.LAN', `127.0.0.1`]) {
+  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `10.77.9.9:${port}`, `[fe80::1]:${port}`, `[fe80::1%lan0]:${port}`, `torus.lan:${port}`, 'TORUS.LAN', `127.0.0.1`]) {
     t.equal((await raw(api.url, 'GET', '/v1/node', undefined, { host })).status, 200, `Host ${host} names this node`);
   }
   for (const host of ['10.77.9.10', 'torus.lan.evil.example', 'evil@127.0.0.1', '127.0.0.1.nip.io']) {

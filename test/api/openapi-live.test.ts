@@ -7,31 +7,21 @@
  * A route added without a plan here fails the test.
  */
 import t from 'tap';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiPath } from '../../src/api/openapi.js';
 import { apiRoutes } from '../../src/api/server.js';
-import { raw, startApi, type RawResponse } from './fixtures/harness.js';
+import { AUTH, TEST_TOKEN, raw, startApi } from './fixtures/harness.js';
+import { checkAnswer, compiler, json, rawHead, workload, type Call } from './fixtures/openapi-check.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-interface Call {
-  readonly path: string;
-  readonly body?: string;
-  readonly headers?: Record<string, string>;
-  /** The status this call must get (so a plan cannot drift into testing only errors). */
-  readonly status: number;
-}
-
-const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
-const json = (value: unknown): string => JSON.stringify(value);
+/** A request without credentials (raw() drops an empty authorization header). */
+const anonymous = { authorization: '' };
 
 /** Real requests per route: the success first, then the error answers the route documents. */
 function plans(benchId: () => string): Record<string, readonly Call[]> {
   return {
-    'GET /node_id': [{ path: '/node_id', status: 200 }],
-    'GET /v1/node': [{ path: '/v1/node', status: 200 }],
+    'GET /node_id': [{ path: '/node_id', status: 200 }, { path: '/node_id', headers: anonymous, status: 200 }],
+    'GET /v1/node': [{ path: '/v1/node', status: 200 }, { path: '/v1/node', headers: anonymous, status: 401 }, { path: '/v1/node', headers: { authorization: 'Bearer tt_wrong' }, status: 401 },
+      { path: '/v1/node', headers: { host: 'evil.example' }, status: 421 }, { path: '/v1/node', headers: { origin: 'http://evil.example' }, status: 403 }],
     'GET /v1/state': [{ path: '/v1/state', status: 200 }],
     'GET /v1/topology': [{ path: '/v1/topology', status: 200 }],
     'GET /v1/peers': [{ path: '/v1/peers', status: 200 }],
@@ -64,33 +54,27 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'GET /v1/bench/ring/{id}': [{ get path() { return `/v1/bench/ring/${benchId()}`; }, status: 200 }, { path: '/v1/bench/ring/nope', status: 404 }],
     'GET /metrics': [{ path: '/metrics', status: 200 }],
     'GET /v1/openapi.json': [{ path: '/v1/openapi.json', status: 200 }],
-    'GET /': [{ path: '/', status: 200 }],
+    'GET /': [
+      { path: '/', status: 200 },
+      { path: '/', headers: anonymous, status: 200 },
+      { path: `/?token=${TEST_TOKEN}`, headers: anonymous, status: 303 },
+      { path: '/?token=tt_wrong', headers: anonymous, status: 401 },
+    ],
     'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
+    'GET /login': [{ path: '/login', headers: anonymous, status: 200 }, { path: '/login', headers: { ...anonymous, host: 'evil.example' }, status: 421 }],
+    'POST /login': [
+      { path: '/login', body: `token=${TEST_TOKEN}`, headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 303 },
+      { path: '/login', body: 'token=tt_wrong', headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 401 },
+    ],
+    'GET /metrics#anonymous': [{ path: '/metrics', headers: anonymous, status: 401 }],
+    // Last: it removes node-c from the membership.
+    'DELETE /v1/members/{id}': [
+      { path: '/v1/members/node-c', status: 200 },
+      { path: '/v1/members/node-a', status: 400 },
+      { path: '/v1/members/ghost', status: 404 },
+    ],
   };
-}
-
-/** The component schemas as one 2020-12 schema resource, `#/components/schemas/X` refs pointed into it. */
-function compiler(doc: any): (schema: unknown) => ValidateFunction {
-  const retarget = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(retarget);
-    if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', 'torus-api#/$defs/') : retarget(v)]));
-  };
-  const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
-  ajv.addSchema({ $id: 'torus-api', $defs: retarget(doc.components.schemas) });
-  return (schema) => ajv.compile(retarget(schema) as object);
-}
-
-/** An SSE answer never ends: read its head, then cut it. */
-async function rawHead(url: string, path: string): Promise<RawResponse> {
-  const abort = new AbortController();
-  const res = await fetch(new URL(path, url), { signal: abort.signal });
-  const reader = res.body!.getReader();
-  const first = await reader.read();
-  abort.abort();
-  const text = new TextDecoder().decode(first.value ?? new Uint8Array());
-  return { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? undefined }, text, json: () => JSON.parse(text) as unknown };
 }
 
 t.test('the served document is valid OpenAPI 3.1', async (t) => {
@@ -133,27 +117,18 @@ t.test('every route answers only what its OpenAPI schema allows (real requests, 
   const table = plans(() => benchId);
   t.same(routes.filter((r) => !(r in table)), [], 'a request plan for every route');
   for (const route of Object.keys(table)) {
-    const [method, template] = route.split(' ') as [string, string];
+    const [method, template] = route.replace(/#.*$/, '').split(' ') as [string, string];
     for (const call of table[route]!) {
       const path = call.path;
-      const res = template === '/v1/events' && call.status === 200 ? await rawHead(api.url, path) : await raw(api.url, method, path, call.body, call.headers);
+      const res = template === '/v1/events' && call.status === 200 ? await rawHead(api.url, path, AUTH) : await raw(api.url, method, path, call.body, call.headers);
       const where = `${method} ${path}${call.body ? ` ${call.body.slice(0, 60)}` : ''} → ${res.status}`;
       t.equal(res.status, call.status, `${where}: the planned status (${res.text.slice(0, 200)})`);
       if (route === 'POST /v1/bench/ring' && res.status === 202) {
         benchId = (res.json() as { id: string }).id;
         await new Promise((r) => setTimeout(r, 100)); // let it finish, so GET shows a run with its result
       }
-      const op = doc.paths[template]?.[method.toLowerCase()];
-      const documented = op?.responses?.[String(res.status)];
-      if (!t.ok(documented, `${where}: status documented`)) continue;
-      const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-      const media = documented.content?.[type];
-      if (!t.ok(media, `${where}: content type ${type} documented (${Object.keys(documented.content ?? {}).join(', ')})`)) continue;
-      if (type !== 'application/json') continue;
-      const validate = compile(media.schema);
-      const body = res.json();
-      if (!validate(body)) t.fail(`${where}: body matches the schema`, { errors: validate.errors, body: JSON.stringify(body).slice(0, 2000) });
-      else t.pass(`${where}: body matches the schema`);
+      checkAnswer(t, doc, compile, method, template, res, where);
     }
   }
 });
+

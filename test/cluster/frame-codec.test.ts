@@ -18,10 +18,10 @@ function rng(seed: number): () => number {
 }
 
 const samples: PeerFrame[] = [
-  { type: 'heartbeat', term: 3, role: 'leader', leader: 'a', lastIndex: 10, lastTerm: 3, lastHash: 'abc' },
+  { type: 'heartbeat', term: 3, role: 'leader', leader: 'a', lastIndex: 10, lastTerm: 3, lastHash: 'abc', commit: 0, commitHash: '0' },
   { type: 'vote-request', term: 4, lastIndex: 10, lastTerm: 3 },
   { type: 'vote', term: 4, granted: true, leader: null, lastIndex: 9, lastTerm: 3 },
-  { type: 'append', term: 4, entries: [{ index: 11, term: 4, event: { type: 'NodeGone', nodeId: 'b', reason: 'x' }, at: 5 }] },
+  { type: 'append', term: 4, entries: [{ index: 11, term: 4, event: { type: 'NodeGone', nodeId: 'b', reason: 'x' }, at: 5 }], commit: 0, commitHash: '0' },
   { type: 'gap-request', from: 2, to: 9, prevHash: '0' },
   { type: 'snapshot-request' },
   { type: 'snapshot', term: 4, index: 10, lastTerm: 3, lastHash: 'f', digest: 'd', state: { any: ['thing'] } },
@@ -52,9 +52,9 @@ t.test('strict schema: unknown type, unknown field, bad ranges', async (t) => {
   t.throws(() => decodePeerFrame({ type: 'nope' }), ValidationError);
   t.throws(() => decodePeerFrame({ type: 'snapshot-request', extra: 1 }), /unknown field/);
   t.throws(() => decodePeerFrame({ type: 'gap-request', from: 1, to: 100000, prevHash: '0' }), /from <= to/);
-  t.throws(() => decodePeerFrame({ type: 'append', term: 2, entries: [{ index: 1, term: 3, event: { type: 'X' } }] }), /term/);
-  t.throws(() => decodePeerFrame({ type: 'append', term: 2, entries: [{ index: 0, term: 1, event: { type: 'X' } }] }), /index/);
-  t.throws(() => decodePeerFrame({ type: 'heartbeat', term: -1, role: 'leader', leader: null, lastIndex: 0, lastTerm: 0, lastHash: '0' }));
+  t.throws(() => decodePeerFrame({ type: 'append', term: 2, entries: [{ index: 1, term: 3, event: { type: 'X' } }], commit: 0, commitHash: '0' }), /term/);
+  t.throws(() => decodePeerFrame({ type: 'append', term: 2, entries: [{ index: 0, term: 1, event: { type: 'X' } }], commit: 0, commitHash: '0' }), /index/);
+  t.throws(() => decodePeerFrame({ type: 'heartbeat', term: -1, role: 'leader', leader: null, lastIndex: 0, lastTerm: 0, lastHash: '0', commit: 0, commitHash: '0' }));
   t.throws(() => decodePeerFrame(JSON.parse('{"type":"snapshot-request","__proto__":{"x":1}}')), /unknown field/);
 });
 
@@ -82,7 +82,7 @@ t.test('AEAD: sealed frames are unreadable; tampered, replayed, reordered, refle
   const key = frameKey('secret', th, 'dialer-to-listener');
   const mk = () => { const d = new FrameDecoder(); d.established(cipherState(key)); return d; };
   const out = cipherState(key);
-  const secretEvent: PeerFrame = { type: 'append', term: 4, entries: [{ index: 11, term: 4, event: { type: 'InstanceCreated', command: 'sh -c secret-payload-xyzzy' } }] };
+  const secretEvent: PeerFrame = { type: 'append', term: 4, entries: [{ index: 11, term: 4, event: { type: 'InstanceCreated', command: 'sh -c secret-payload-xyzzy' } }], commit: 0, commitHash: '0' };
   const f1 = encodeFrame(secretEvent, out);
   const f2 = encodeFrame(samples[1]!, out);
   t.notOk(f1.includes('secret-payload-xyzzy'), 'the body of a sealed frame is not in the bytes');

@@ -8,9 +8,7 @@ import { rawPeer } from './fixtures/raw-peer.js';
 import { randomBytes } from 'node:crypto';
 import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
-import { clusterNameHash } from '../../src/cluster/auth.js';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { PROTOCOL_VERSION, type PeerFrame } from '../../src/protocols/peer-frames.js';
+import type { PeerFrame } from '../../src/protocols/peer-frames.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 1000, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
@@ -54,11 +52,11 @@ t.test('hostile peers cannot crash or corrupt a cluster', async (t) => {
   const s = await evil(pb, 'evil');
   await sleep(200);
   const send = (f: PeerFrame) => s.sendFrame(f);
-  send({ type: 'heartbeat', term, role: 'leader', leader: 'evil', lastIndex: 1, lastTerm: term, lastHash: '0' });
-  send({ type: 'append', term, entries: [{ index: 3, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }] });
-  send({ type: 'append', term, entries: [{ index: 1, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }] });
-  send({ type: 'append', term: term + 5, entries: [{ index: 1, term: term + 5, event: { type: 'Bogus' } }] });
-  send({ type: 'append', term: 1, entries: [] });
+  send({ type: 'heartbeat', term, role: 'leader', leader: 'evil', lastIndex: 1, lastTerm: term, lastHash: '0', commit: 0, commitHash: '0' });
+  send({ type: 'append', term, entries: [{ index: 3, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }], commit: 0, commitHash: '0' });
+  send({ type: 'append', term, entries: [{ index: 1, term, event: { type: 'NodeGone', nodeId: 'a', reason: 'forged' } }], commit: 0, commitHash: '0' });
+  send({ type: 'append', term: term + 5, entries: [{ index: 1, term: term + 5, event: { type: 'Bogus' } }], commit: 0, commitHash: '0' });
+  send({ type: 'append', term: 1, entries: [], commit: 0, commitHash: '0' });
   send({ type: 'snapshot', term: term + 9, index: 99, lastTerm: 1, lastHash: 'x', digest: 'nope', state: { not: 'a state' } });
   send({ type: 'vote-request', term: term + 50, lastIndex: 1_000_000, lastTerm: term + 50 });
   send({ type: 'gap-request', from: 1, to: 500, prevHash: 'zz' });

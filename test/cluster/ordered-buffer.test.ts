@@ -1,7 +1,7 @@
 /** The ordered buffer and the log: in order, out of order, gaps, duplicates (same and different payloads), stale. */
 import t from 'tap';
 import { drain, emptyBuffer, firstPending, ingest, skipTo } from '../../src/cluster/ordered-buffer.js';
-import { appendEntries, emptyLog, hashAt, lastHash, lastIndex, lastTerm, sliceLog } from '../../src/cluster/log.js';
+import { appendEntries, compactLog, emptyLog, hashAt, lastHash, lastIndex, lastTerm, sliceLog } from '../../src/cluster/log.js';
 import type { IndexedEnvelope } from '../../src/protocols/peer-frames.js';
 
 const e = (index: number, n = index, term = 1): IndexedEnvelope => ({ index, term, event: { type: 'T', n } });
@@ -29,16 +29,19 @@ t.test('duplicates, conflicting duplicates, stale, too far ahead', async (t) => 
   t.equal(b.pending.size, 0, 'skipTo drops what a snapshot covers');
 });
 
-t.test('log: retention, slices, chain hashes', async (t) => {
-  let log = appendEntries(emptyLog, [e(1), e(2), e(3)], 2);
+t.test('log: compaction only of committed entries, slices, chain hashes', async (t) => {
+  let log = appendEntries(emptyLog, [e(1), e(2), e(3)]);
+  t.equal(compactLog(log, 0, 2), log, 'nothing committed: nothing folded away, whatever the window');
+  log = compactLog(log, 3, 2);
   t.equal(lastIndex(log), 3);
-  t.equal(log.base, 1, 'one entry folded into the snapshot');
+  t.equal(log.base, 1, 'one committed entry folded into the snapshot (window of 2)');
   t.equal(sliceLog(log, 1, 3), null, 'compacted: answer with a snapshot');
   t.same(sliceLog(log, 2, 9)!.map((x) => x.index), [2, 3]);
   t.equal(hashAt(log, 1), log.baseHash);
-  const other = appendEntries(emptyLog, [e(1), e(2, 20), e(3)], 10);
+  const other = appendEntries(emptyLog, [e(1), e(2, 20), e(3)]);
   t.not(lastHash(other), lastHash(log), 'a different entry 2 changes every later hash');
-  t.equal(hashAt(other, 1), hashAt(appendEntries(emptyLog, [e(1)], 10), 1));
-  log = appendEntries(log, [e(4, 4, 2)], 2);
+  t.equal(hashAt(other, 1), hashAt(appendEntries(emptyLog, [e(1)]), 1));
+  log = appendEntries(log, [e(4, 4, 2)]);
   t.equal(lastTerm(log), 2);
+  t.equal(compactLog(log, 2, 1).base, 2, 'never past the commit index, even when the window would allow it');
 });

@@ -3,13 +3,14 @@
  * ClusterNodes on loopback: a whole-cluster restart continues from the saved log instead of an empty one.
  */
 import t from 'tap';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
 import { appendEntries, emptyLog, lastHash, lastIndex, type LogState } from '../../src/cluster/log.js';
-import { encodeLogLine, encodeStored, restoreStored } from '../../src/cluster/stored-state.js';
+import { encodeCommitLine, encodeLogLine, encodeStored, positionOf, restoreStored } from '../../src/cluster/stored-state.js';
+import { realFs, type DurableFs } from '../../src/native/durable-fs.js';
 import { StateStore } from '../../src/cluster/state-store.js';
 import { clusterNameHash } from '../../src/cluster/auth.js';
 import { createLogger } from '../../src/runtime/log.js';
@@ -23,96 +24,128 @@ const joined = (id: string, index: number, term = 1): IndexedEnvelope => ({
 });
 const link = (index: number, term = 1): IndexedEnvelope => ({ index, term, event: { type: 'LinkUp', source: 'a', sink: 'b', ip: '10.77.0.2', linkType: 'ethernet' } });
 
-/** The live side: a state and its log after applying `entries` (what a running node holds). */
+/** The live side: a state and its log after applying `entries` (what a running node holds, all committed). */
 function live(entries: IndexedEnvelope[]): { state: ClusterState; log: LogState } {
   let state = topologyReplica.initial();
   for (const e of entries) state = topologyReplica.apply(state, e);
-  return { state, log: appendEntries(emptyLog, entries, 4096) };
+  return { state, log: appendEntries(emptyLog, entries) };
 }
 
 const entries = [joined('a', 1), joined('b', 2), link(3), joined('c', 4, 2), link(5, 2)];
+const at = (log: LogState) => positionOf(log, lastIndex(log));
+const texts = (snapshot: string | null, log: string | null, prevSnapshot: string | null = null) => ({ snapshot, prevSnapshot, log });
 
-t.test('snapshot + log lines restore the same state, position and chain hash', async (t) => {
+t.test('snapshot + checksummed log records restore the same state, position and chain hash; only committed entries are applied', async (t) => {
   const upTo3 = live(entries.slice(0, 3));
   const all = live(entries);
-  const r = restoreStored(topologyReplica, C, encodeStored(topologyReplica, C, upTo3.state, upTo3.log, 1), entries.slice(3).map(encodeLogLine).join(''), 4096);
+  const snap = encodeStored(topologyReplica, C, upTo3.state, at(upTo3.log), 1);
+  const r = restoreStored(topologyReplica, C, texts(snap, entries.slice(3).map(encodeLogLine).join('') + encodeCommitLine(5)), 4096);
   t.same(r.warnings, []);
   t.equal(r.replayed, 2);
+  t.equal(r.commit, 5);
   t.equal(lastIndex(r.log), 5);
   t.equal(lastHash(r.log), lastHash(all.log), 'same chain hash as the live log: peers see the same log');
   t.equal(topologyReplica.digest(r.state), topologyReplica.digest(all.state), 'same state digest');
-  t.same(Object.keys(r.state.nodes).sort(), ['a', 'b', 'c']);
-  // Only a log (the first snapshot never written), and lines the snapshot already covers (crash before the log reset).
-  t.equal(topologyReplica.digest(restoreStored(topologyReplica, C, null, entries.map(encodeLogLine).join(''), 4096).state), topologyReplica.digest(all.state));
-  const overlap = restoreStored(topologyReplica, C, encodeStored(topologyReplica, C, upTo3.state, upTo3.log, 1), entries.map(encodeLogLine).join(''), 4096);
-  t.equal(overlap.replayed, 2, 'lines up to the snapshot index are skipped');
-  t.equal(lastHash(overlap.log), lastHash(all.log));
+  // Without a commit mark for them, entries 4-5 are held in the log but not applied (not known committed).
+  const held = restoreStored(topologyReplica, C, texts(snap, entries.slice(3).map(encodeLogLine).join('')), 4096);
+  t.equal(held.commit, 3);
+  t.equal(lastIndex(held.log), 5, 'uncommitted entries are kept, never dropped');
+  t.equal(topologyReplica.digest(held.state), topologyReplica.digest(upTo3.state), 'and not applied');
+  t.same(Object.keys(held.state.nodes).sort(), ['a', 'b']);
 });
 
-t.test('damage: torn last line, corrupt line, corrupt snapshot, another cluster, a gap', async (t) => {
+t.test('damage is refused with the file, the record and the byte offset; only a torn last record (never fsynced) is dropped', async (t) => {
   const upTo3 = live(entries.slice(0, 3));
-  const snap = encodeStored(topologyReplica, C, upTo3.state, upTo3.log, 1);
+  const snap = encodeStored(topologyReplica, C, upTo3.state, at(upTo3.log), 1);
   const lines = entries.slice(3).map(encodeLogLine);
-  const torn = restoreStored(topologyReplica, C, snap, lines[0]! + lines[1]!.slice(0, 20), 4096);
-  t.equal(torn.replayed, 1, 'the complete line is replayed');
-  t.match(torn.warnings, [/partial line \(a crash while writing\): 1 entries replayed/]);
-  const bad = restoreStored(topologyReplica, C, snap, 'garbage\n' + lines.join(''), 4096);
-  t.equal(bad.replayed, 0);
-  t.match(bad.warnings, [/line 1 is corrupt .*replay stopped after 0/]);
-  const gap = restoreStored(topologyReplica, C, snap, lines[1]!, 4096);
-  t.match(gap.warnings, [/index 5 after 3/]);
-  t.equal(lastIndex(gap.log), 3);
+  const torn = restoreStored(topologyReplica, C, texts(snap, lines[0]! + lines[1]!.slice(0, 20)), 4096);
+  t.equal(lastIndex(torn.log), 4, 'the complete record is kept');
+  t.match(torn.warnings, [/partial record/]);
+  const flipped = lines[1]!.replace('"term":2', '"term":3');
+  t.throws(() => restoreStored(topologyReplica, C, texts(snap, lines[0]! + flipped + encodeCommitLine(5)), 4096),
+    { code: 'TORUS_STATE_CORRUPT', file: 'log.jsonl', record: 2, offset: Buffer.byteLength(lines[0]!), message: /log\.jsonl record 2 at byte offset \d+: checksum mismatch.*--repair-state/ });
+  t.throws(() => restoreStored(topologyReplica, C, texts(snap, 'garbage\n' + lines.join('')), 4096), { code: 'TORUS_STATE_CORRUPT', record: 1, offset: 0 });
+  t.throws(() => restoreStored(topologyReplica, C, texts(snap, lines[1]!), 4096), { message: /entry 5 does not follow the snapshot at 3/ });
   for (const [what, text] of [
     ['not JSON', '{"v":1,'],
     ['a wrong field', snap.replace('"lastTerm"', '"lastTurn"')],
     ['a changed state', snap.replace('"10.77.0.2"', '"10.77.0.9"')],
     ['a future version', snap.replace('"v":1', '"v":9')],
   ] as const) {
-    const r = restoreStored(topologyReplica, C, text, lines.join(''), 4096);
-    t.ok(r.badSnapshot, `${what}: refused`);
-    t.match(r.warnings, [/saved snapshot is corrupt .*: starting empty/], `${what}: ${r.warnings[0]}`);
-    t.equal(lastIndex(r.log), 0, `${what}: empty start (the log is not replayed onto nothing)`);
+    t.throws(() => restoreStored(topologyReplica, C, texts(text, lines.join('')), 4096), { code: 'TORUS_STATE_CORRUPT', file: 'snapshot.json' }, `${what}: refused, the log does not cover the range`);
   }
-  const other = restoreStored(topologyReplica, clusterNameHash('other'), snap, null, 4096);
-  t.ok(other.badSnapshot);
-  t.match(other.warnings, [/another cluster/]);
+  // A damaged newest snapshot is rebuilt when the log covers the range: from the start, or from the older snapshot.
+  const fromStart = restoreStored(topologyReplica, C, texts('garbage', entries.map(encodeLogLine).join('') + encodeCommitLine(5)), 4096);
+  t.equal(topologyReplica.digest(fromStart.state), topologyReplica.digest(live(entries).state), 'rebuilt from a log that starts at 1');
+  t.match(fromStart.warnings, [/snapshot\.json is damaged .*rebuilt/]);
+  const upTo1 = live(entries.slice(0, 1));
+  const older = encodeStored(topologyReplica, C, upTo1.state, at(upTo1.log), 1);
+  const fromOlder = restoreStored(topologyReplica, C, texts('garbage', entries.slice(1).map(encodeLogLine).join('') + encodeCommitLine(5), older), 4096);
+  t.equal(topologyReplica.digest(fromOlder.state), topologyReplica.digest(live(entries).state), 'rebuilt from snapshot.prev.json + the log');
+  t.throws(() => restoreStored(topologyReplica, clusterNameHash('other'), texts(snap, null), 4096), { code: 'TORUS_STATE_CORRUPT', message: /another cluster/ });
 });
 
-t.test('the store on disk: appends, compaction, a corrupt file moved aside with a warning', async (t) => {
+/** Counts fsyncs (and passes every call through to the real fs). */
+function countingFs(): DurableFs & { fsyncs: number } {
+  const fs = { ...realFs, fsyncs: 0 };
+  fs.fsyncSync = (fd: number) => {
+    fs.fsyncs++;
+    realFs.fsyncSync(fd);
+  };
+  return fs;
+}
+
+t.test('the store on disk: group fsync, snapshots bound the log, vote saved, damage refused, --repair-state keeps the readable prefix', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'torus-store-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const warnings: string[] = [];
   const log = { ...createLogger({ component: 'test' }), warn: (msg: string) => { warnings.push(msg); } } as ReturnType<typeof createLogger>;
-  const open = () => new StateStore<ClusterState>({ dataDir: dir, replica: topologyReplica, cluster: C, retain: 4096, compactEvery: 3, log, now: () => 42 });
+  const fs = countingFs();
+  const open = (repair = false) => new StateStore<ClusterState>({ dataDir: dir, replica: topologyReplica, cluster: C, retain: 4096, compactEvery: 3, log, now: () => 42, fs, repair });
   const s1 = open();
   t.equal(lastIndex(s1.load().log), 0, 'nothing saved yet');
   let { state, log: l } = live([]);
-  for (const e of entries) {
-    state = topologyReplica.apply(state, e);
-    l = appendEntries(l, [e], 4096);
-    if (s1.dueForSnapshot) s1.save(state, l);
-    else s1.append([e]);
-  }
+  fs.fsyncs = 0;
+  s1.append(entries.slice(0, 2));
+  s1.append(entries.slice(2, 3));
+  t.equal(fs.fsyncs, 0, 'appending alone does not fsync');
+  t.equal(s1.flush(), 3, 'one flush makes everything written durable');
+  t.equal(fs.fsyncs, 1, 'with one fsync for the group (group commit)');
+  t.equal(s1.flush(), 3);
+  t.equal(fs.fsyncs, 1, 'nothing new written: no fsync');
+  for (const e of entries.slice(0, 3)) state = topologyReplica.apply(state, e);
+  l = appendEntries(l, entries.slice(0, 3));
+  t.ok(s1.dueForSnapshot);
+  s1.save(state, 3, l);
+  s1.append(entries.slice(3));
+  l = appendEntries(l, entries.slice(3));
+  s1.noteCommit(4);
+  s1.flush();
+  s1.saveVote({ term: 3, votedTerm: 3, votedFor: 'b' });
   s1.close();
-  t.equal(readFileSync(s1.logPath, 'utf8').split('\n').filter(Boolean).length, 1, 'after 3 appends the 4th entry saved a snapshot: 1 line in the log');
+  const before = fs.fsyncs;
   const r = open().load();
-  t.equal(lastIndex(r.log), 5);
-  t.equal(topologyReplica.digest(r.state), topologyReplica.digest(state));
-  t.equal(readFileSync(s1.logPath, 'utf8'), '', 'loading rewrites the snapshot and empties the log');
-  // A torn line after a crash does not get glued to the next append.
-  appendFileSync(s1.logPath, encodeLogLine(link(6, 2)) + encodeLogLine(link(7, 2)).slice(0, 9));
-  const s3 = open();
-  t.equal(lastIndex(s3.load().log), 6);
-  s3.append([link(7, 2)]);
-  s3.close();
-  t.equal(lastIndex(open().load().log), 7, 'the entry appended after a torn line is read back');
-  // Garbage in the snapshot: a clear warning, an empty start, the file kept aside for a look.
-  writeFileSync(s1.snapshotPath, 'not a snapshot');
-  warnings.length = 0;
-  t.equal(lastIndex(open().load().log), 0, 'empty start');
-  t.match(warnings, [/saved snapshot is corrupt/, /moved the unusable snapshot aside/]);
-  t.ok(readdirSync(s1.dir).some((f) => f.startsWith('snapshot.json.corrupt-')), 'kept as snapshot.json.corrupt-<time>');
-  t.ok(existsSync(s1.snapshotPath), 'and a fresh snapshot written');
+  t.equal(r.commit, 4, 'commit mark read back');
+  t.equal(lastIndex(r.log), 5, 'the uncommitted entry 5 is kept');
+  t.same(r.vote, { term: 3, votedTerm: 3, votedFor: 'b' }, 'the vote is read back');
+  t.ok(fs.fsyncs > before, 'loading rewrites the log durably');
+  // Damage one record: the start is refused, naming the file, record and offset; nothing is changed.
+  const text = readFileSync(s1.logPath, 'utf8');
+  const lines = text.split('\n');
+  const bad = lines[1]!.replace('"linkType":"ethernet"', '"linkType":"wifi"');
+  writeFileSync(s1.logPath, [lines[0], bad, ...lines.slice(2)].join('\n'));
+  const offset = Buffer.byteLength(lines[0]!) + 1;
+  t.throws(() => open().load(), { code: 'TORUS_STATE_CORRUPT', message: new RegExp(`${s1.logPath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} record 2 at byte offset ${offset}: checksum mismatch`) });
+  t.equal(readFileSync(s1.logPath, 'utf8'), [lines[0], bad, ...lines.slice(2)].join('\n'), 'a refused start changes nothing');
+  const repaired = open(true).load();
+  t.ok(repaired.mustJoin, 'repaired: must catch up before it votes or leads');
+  t.equal(lastIndex(repaired.log), 4, 'the readable prefix (entry 4) is kept');
+  t.ok(readdirSync(s1.dir).some((f) => f.startsWith('log.jsonl.damaged-')), 'the rest is moved aside');
+  t.ok(existsSync(join(s1.dir, 'repair-pending')), 'and the repair is remembered until the node caught up');
+  t.ok(open().load().mustJoin, 'also across another restart');
+  // A vote file that does not parse is refused too.
+  writeFileSync(s1.votePath, '{"term":');
+  t.throws(() => open().load(), { code: 'TORUS_STATE_CORRUPT', message: /vote\.json/ });
 });
 
 const plan = (a: string, b: string) => ({
@@ -175,7 +208,7 @@ t.test('loopback: the whole cluster stops and starts again: the saved log contin
 
   nodes = [lone, make(1, 2), make(2, 2)];
   await Promise.all(nodes.slice(1).map((n) => n.start()));
-  await until('one cluster again', () => nodes.every((n) => n.role().leader !== null && n.lastIndex() > before.index) && new Set(nodes.map((n) => n.digest())).size === 1);
+  await until('one cluster again', () => nodes.every((n) => n.role().leader !== null && n.lastIndex() > before.index && Object.values(n.state.nodes).every((x) => x.incarnation === 2)) && new Set(nodes.map((n) => n.digest())).size === 1);
   t.ok(nodes.every((n) => Object.keys(n.state.instances).length === 1), 'the instance survived the whole-cluster restart');
   // (NodeJoined of each new incarnation drops that node's old links, by design: the profiler measures them again.)
   t.ok(nodes.every((n) => Object.values(n.state.nodes).every((x) => x.incarnation === 2)), 'every node rejoined as incarnation 2');

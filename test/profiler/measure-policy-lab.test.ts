@@ -33,7 +33,7 @@ t.test('no capacity probe on the links of an active instance; measured again aft
     const during = stamps((await c.views())!);
 
     for (const n of c.nodes) {
-      const asked = await fetch(`${n.api}/v1/links/measure`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const asked = await n.fetch('/v1/links/measure', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       t.equal(asked.status, 202, `h${n.host}: a re-measurement request is accepted (queued)`);
     }
     // 20 s: past the confirmation pass (15 s after the first measurements) and two probe intervals (10 s).

@@ -44,6 +44,8 @@ export interface ClusterActorOptions {
   readonly dataDir?: string;
   /** Set false to keep the state in memory only. */
   readonly persist?: boolean;
+  /** `--repair-state`: a damaged saved state is repaired (readable part kept) instead of refused. */
+  readonly repairState?: boolean;
 }
 
 let node: ClusterNode<ClusterState> | null = null;
@@ -92,6 +94,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
       ...(o.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: o.maxPendingHandshakes } : {}),
       ...(o.failureTimeoutMs !== undefined ? { timings: { failureTimeoutMs: o.failureTimeoutMs } } : {}),
       ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
+      ...(o.repairState ? { repairState: true } : {}),
       log: ctx.log,
       onCommand: async (command: EventBody, state: ClusterState) =>
         ctx.request<{ events: EventBody[]; outcome?: unknown }>(o.commandHandler ?? 'commands', { type: 'handle-command', command, state }),

@@ -49,13 +49,14 @@ export function predictAllReduce(hops: readonly HopExplanation[], k: number): { 
 }
 
 /** The candidate list of an explanation: the chosen set first, then others in evaluation order, capped. */
-export function candidateNotes(index: ClusterIndex, evaluated: readonly Evaluated[]): { notes: CandidateNote[]; omitted: number } {
+export function candidateNotes(index: ClusterIndex, evaluated: readonly Evaluated[], bytesToMove?: (members: readonly number[]) => number): { notes: CandidateNote[]; omitted: number } {
   const names = (e: Evaluated): string[] => e.members.map((m) => index.ids[m] as string);
+  const moved = (e: Evaluated) => (bytesToMove ? { bytesToMove: bytesToMove(e.members) } : {});
   const all: CandidateNote[] = [];
   for (const e of evaluated) {
-    if (e.chosen) all.unshift({ nodes: names(e), outcome: 'chosen', why: 'best by the preference order' });
-    else if (e.dropped) all.push({ nodes: names(e), outcome: 'dropped', kind: e.dropped.kind, why: e.dropped.why });
-    else all.push({ nodes: names(e), outcome: 'not-evaluated', kind: 'preference', why: e.notEvaluated ?? 'not needed' });
+    if (e.chosen) all.unshift({ nodes: names(e), outcome: 'chosen', why: 'best by the preference order', ...moved(e) });
+    else if (e.dropped) all.push({ nodes: names(e), outcome: 'dropped', kind: e.dropped.kind, why: e.dropped.why, ...moved(e) });
+    else all.push({ nodes: names(e), outcome: 'not-evaluated', kind: 'preference', why: e.notEvaluated ?? 'not needed', ...moved(e) });
   }
   return { notes: all.slice(0, MAX_CANDIDATE_NOTES), omitted: Math.max(0, all.length - MAX_CANDIDATE_NOTES) };
 }

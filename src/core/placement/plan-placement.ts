@@ -1,3 +1,4 @@
+import { artifactBytesToMove, artifactWhy } from './artifact-rule.js';
 import { scoreBandwidth } from './address-choice.js';
 import type { ClusterState } from './cluster-state.js';
 import { indexCluster, type ClusterIndex } from './cluster-index.js';
@@ -54,7 +55,7 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
     sizes.push(outcome.note);
     outcomes.push(outcome);
     if (outcome.winner) {
-      const notes = candidateNotes(index, outcome.evaluated);
+      const notes = candidateNotes(index, outcome.evaluated, artifactBytesToMove(request.workload.artifactBytes, ctx.cached));
       return buildPlan(ctx, outcome.winner, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, options);
     }
   }
@@ -158,6 +159,7 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
         rttSumMs: Math.round((ring?.rttSum ?? 0) * 1e6) / 1e6,
         search: ring ? `${ring.method}${ring.thresholdsTried > 0 ? ` (${ring.thresholdsTried} thresholds tried)` : ''}` : 'none',
         ...(forced ? { forced } : {}),
+        ...(request.workload.artifactBytes !== undefined ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) } : {}),
       },
       hops,
       predictedAllReduce1GiB: predictAllReduce(hops, k),
@@ -172,6 +174,8 @@ function chosenWhy(ctx: PlanningContext, winner: Evaluated, sizes: readonly Size
   const leaves = winner.members.filter((m) => index.leaf[m]).map((m) => index.ids[m]);
   why.push(leaves.length > 0 ? `contains a leaf node (${leaves.join(', ')})` : 'no feasible set of this size contains a leaf node');
   why.push(`cached fraction of ${ctx.request.workload.id} summed over the set: ${winner.cached}`);
+  const artifacts = artifactWhy(ctx.request.workload.artifactBytes, ctx.cached, winner.members, index.ids);
+  if (artifacts) why.push(artifacts);
   if (k > 1 && winner.ring) why.push(`slowest ring hop: ${formatScore(winner.ring.bottleneck)}; RTT sum ${Math.round(winner.ring.rttSum * 1e6) / 1e6} ms`);
   why.push(`available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`);
   return why;

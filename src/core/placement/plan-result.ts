@@ -47,6 +47,8 @@ export interface CandidateNote {
   readonly outcome: 'chosen' | 'dropped' | 'not-evaluated';
   readonly kind?: DropKind;
   readonly why: string;
+  /** with `workload.artifactBytes`: bytes the artifacts' transfers would move to this set (artifact-rule.ts) */
+  readonly bytesToMove?: number;
 }
 
 export interface SizeNote {
@@ -76,6 +78,7 @@ export interface Explanation {
     readonly rttSumMs: number;
     readonly search: string;
     readonly forced?: string;
+    readonly bytesToMove?: number;
   };
   readonly hops?: readonly HopExplanation[];
   readonly predictedAllReduce1GiB?: { readonly seconds: number | null; readonly basis: string };

@@ -13,6 +13,7 @@ import {
   applyInstanceCompleted, applyInstanceCreated, applyInstanceDeleted, applyInstanceFailed, applyInstanceNeedsReplacement, applyInstanceReplaced,
   applyRunnerStatusChanged, applyTaskCreated, applyTaskStatusChanged,
 } from './apply-work.js';
+import { applyArtifactDropped, applyArtifactHeld, dropNodeHoldings } from './apply-artifacts.js';
 
 export type EventOrderProblem = 'gap' | 'stale' | 'term';
 
@@ -51,9 +52,10 @@ export function applyEvents(state: ClusterState, events: Iterable<IndexedEvent>)
 
 function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number | undefined): ClusterState {
   switch (event.type) {
+    case 'LeaderElected': return state; // only moves lastIndex/lastTerm: it exists so the new term can commit
     case 'NodeJoined': return applyNodeJoined(state, event, at);
     case 'NodeProfileUpdated': return applyNodeProfileUpdated(state, event, at);
-    case 'NodeGone': return applyNodeGone(state, event, at);
+    case 'NodeGone': return dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId);
     case 'LinkUp': return applyLinkUp(state, event, at);
     case 'LinkMeasured': return applyLinkMeasured(state, event);
     case 'LinkDown': return applyLinkDown(state, event);
@@ -66,6 +68,8 @@ function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number 
     case 'RunnerStatusChanged': return applyRunnerStatusChanged(state, event, at);
     case 'TaskCreated': return applyTaskCreated(state, event, at);
     case 'TaskStatusChanged': return applyTaskStatusChanged(state, event, at);
+    case 'ArtifactHeld': return applyArtifactHeld(state, event, at);
+    case 'ArtifactDropped': return applyArtifactDropped(state, event);
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -6,10 +6,10 @@
  */
 import {
   decodeInstancePlan, decodeIp, decodeMemoryInfo, decodeNetInterface, decodeRunnerPolicy, decodeWorkloadSpec,
-  INTERFACE_TYPES, RUNNER_STATUSES, TASK_STATUSES,
+  ARTIFACT_ID_PATTERN, INTERFACE_TYPES, RUNNER_STATUSES, TASK_STATUSES,
 } from '../../protocols/events.js';
 import { arr, bool, fail, guarded, id, int, json, num, obj, oneOf, opt, record, str, type Where } from './reader.js';
-import { compact, compareLinks, type ClusterState, type InstanceRecord, type LinkRecord, type NodeRecord, type RunnerRecord, type TaskRecord } from './state.js';
+import { compact, compareLinks, type ArtifactRecord, type ClusterState, type InstanceRecord, type LinkRecord, type NodeRecord, type RunnerRecord, type TaskRecord } from './state.js';
 import { stateDigest } from './digest.js';
 
 export const SNAPSHOT_VERSION = 1;
@@ -101,9 +101,21 @@ function task(v: unknown, p: string): TaskRecord {
   });
 }
 
+function artifact(v: unknown, p: string, nodes: Readonly<Record<string, NodeRecord>>): ArtifactRecord {
+  const o = obj(W, v, p, ['name', 'bytes', 'chunks', 'holders']);
+  const chunks = int(W, o.chunks, `${p}.chunks`, 0, 1 << 20);
+  const holder = (k: string, q: string) => (Object.hasOwn(nodes, k) ? k : fail(W, q, 'holder is not a known node'));
+  const holders = record(W, o.holders, `${p}.holders`, holder, (y, q) => {
+    const h = obj(W, y, q, ['have'], ['since']);
+    return compact({ have: int(W, h.have, `${q}.have`, 0, chunks), since: optTime(h.since, `${q}.since`) });
+  }, 65536);
+  if (Object.keys(holders).length === 0) fail(W, `${p}.holders`, 'an artifact without holders is removed');
+  return { name: str(W, o.name, `${p}.name`, { min: 1, max: 256 }), bytes: int(W, o.bytes, `${p}.bytes`), chunks, holders };
+}
+
 /** Validates a state: fields, and the invariants apply maintains (record keys = ids, links sorted, unique, between known nodes). */
 export function decodeState(v: unknown, p = 'state'): ClusterState {
-  const o = obj(W, v, p, ['lastIndex', 'lastTerm', 'nodes', 'links', 'instances', 'tasks']);
+  const o = obj(W, v, p, ['lastIndex', 'lastTerm', 'nodes', 'links', 'instances', 'tasks'], ['artifacts']);
   const same = <T>(key: (x: T) => string) => (r: Record<string, T>, q: string) => {
     for (const [k, x] of Object.entries(r)) if (key(x) !== k) fail(W, `${q}.${k}`, 'key does not match the id');
     return r;
@@ -118,7 +130,9 @@ export function decodeState(v: unknown, p = 'state'): ClusterState {
   same<InstanceRecord>((x) => x.plan.id)(instances, `${p}.instances`);
   const tasks = same<TaskRecord>((x) => x.id)(record(W, o.tasks, `${p}.tasks`, (k) => k, task, 1 << 20), `${p}.tasks`);
   for (const [k, x] of Object.entries(tasks)) if (!Object.hasOwn(instances, x.instanceId)) fail(W, `${p}.tasks.${k}.instanceId`, 'unknown instance');
-  return { lastIndex: int(W, o.lastIndex, `${p}.lastIndex`), lastTerm: int(W, o.lastTerm, `${p}.lastTerm`), nodes, links, instances, tasks };
+  const artifacts = opt(o.artifacts, (x) => record(W, x, `${p}.artifacts`, (k, q) => str(W, k, q, { pattern: ARTIFACT_ID_PATTERN }), (y, q) => artifact(y, q, nodes), 1 << 20));
+  if (artifacts && Object.keys(artifacts).length === 0) fail(W, `${p}.artifacts`, 'empty (absent when no node holds an artifact)');
+  return compact({ lastIndex: int(W, o.lastIndex, `${p}.lastIndex`), lastTerm: int(W, o.lastTerm, `${p}.lastTerm`), nodes, links, instances, tasks, artifacts });
 }
 
 export function decodeSnapshot(v: unknown): StateSnapshot {

@@ -92,6 +92,18 @@ export interface TaskRecord {
   readonly updatedAt?: number;
 }
 
+/** Who holds an artifact (issue 15): `have` verified chunks of `chunks` (complete when equal). */
+export interface ArtifactHolding {
+  readonly have: number;
+  readonly since?: number;
+}
+export interface ArtifactRecord {
+  readonly name: string;
+  readonly bytes: number;
+  readonly chunks: number;
+  readonly holders: Readonly<Record<NodeId, ArtifactHolding>>;
+}
+
 export interface ClusterState {
   /** index of the last applied event; 0 when nothing has been applied (indices start at 1) */
   readonly lastIndex: number;
@@ -102,6 +114,8 @@ export interface ClusterState {
   readonly links: readonly LinkRecord[];
   readonly instances: Readonly<Record<InstanceId, InstanceRecord>>;
   readonly tasks: Readonly<Record<TaskId, TaskRecord>>;
+  /** artifact id → holdings; absent while no node holds an artifact */
+  readonly artifacts?: Readonly<Record<string, ArtifactRecord>>;
 }
 
 export const emptyState: ClusterState = Object.freeze({ lastIndex: 0, lastTerm: 0, nodes: {}, links: [], instances: {}, tasks: {} });

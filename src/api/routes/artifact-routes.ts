@@ -1,0 +1,133 @@
+/**
+ * Artifact routes (issue 15, docs/artifacts.md): the cluster's artifacts and who holds them, this node's
+ * transfers, and the operations on this node's store. They sit in the same route table as every other API route,
+ * so they pass the same authentication. (Peer transfers use separate routes with a cluster-key proof:
+ * src/artifacts/peer-server.ts.)
+ */
+import { TorusError, ValidationError } from '../../core/errors.js';
+import { artifactId } from '../../artifacts/ids.js';
+import type { ArtifactService } from '../../artifacts/service.js';
+import type { ClusterState } from '../../core/topology/state.js';
+import type { NodeFacade } from '../node-facade.js';
+import type { Route } from '../router.js';
+
+const service = (facade: NodeFacade): ArtifactService => {
+  if (!facade.artifacts) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no artifact service');
+  return facade.artifacts;
+};
+
+function objectBody(v: unknown): Record<string, unknown> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ValidationError('body', '', 'expected an object');
+  return v as Record<string, unknown>;
+}
+
+function only(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const k of Object.keys(body)) if (!allowed.includes(k)) throw new ValidationError('body', k, 'unknown field');
+}
+
+const nodeIdList = (v: unknown, path: string): string[] => {
+  if (!Array.isArray(v) || v.length === 0 || v.length > 1024 || !v.every((x) => typeof x === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(x))) {
+    throw new ValidationError('body', path, 'expected a non-empty array of node ids');
+  }
+  return v as string[];
+};
+
+/** The cluster-wide view: every artifact in the state with its holders, and what this node has of each. */
+export function artifactsView(state: ClusterState, local: ArtifactService | undefined): unknown[] {
+  return Object.entries(state.artifacts ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, a]) => ({
+    id, name: a.name, bytes: a.bytes, chunks: a.chunks,
+    holders: Object.entries(a.holders).map(([node, h]) => ({ node, have: h.have, complete: h.have === a.chunks })),
+    ...(local?.transfer(id) ? { transfer: local.transfer(id) } : {}),
+  }));
+}
+
+export const artifactRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/v1/artifacts',
+    summary: 'every artifact in the cluster with its holders (complete or partial) and this node\'s store',
+    handler: async ({ facade }) => {
+      const s = service(facade);
+      return { status: 200, body: { artifacts: artifactsView((await facade.state()).state, s), local: s.localHoldings() } };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/artifacts/transfers',
+    summary: "this node's transfers (progress, rate, ETA, sources) and corrupt chunks peers served",
+    handler: async ({ facade }) => ({ status: 200, body: service(facade).transfers() }),
+  },
+  {
+    method: 'GET',
+    path: '/v1/artifacts/:id',
+    summary: 'one artifact: holders, and this node\'s transfer of it',
+    handler: async ({ facade, params }) => {
+      const id = artifactId(params.id);
+      const found = artifactsView((await facade.state()).state, service(facade)).find((a) => (a as { id: string }).id === id);
+      if (!found) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no node holds artifact ${id}`, { id });
+      return { status: 200, body: found };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/artifacts/:id/announce',
+    summary: 'tell the cluster this node holds an artifact `artifacts add` put in its store',
+    handler: async ({ facade, params, body }) => {
+      only(objectBody(await body()), []);
+      return { status: 200, body: await service(facade).announce(artifactId(params.id)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/artifacts/:id/fetch',
+    summary: 'fetch an artifact into this node from every holder (202; progress in /v1/artifacts/transfers and ArtifactHeld events)',
+    handler: async ({ facade, params, body }) => {
+      const b = objectBody(await body());
+      only(b, []);
+      return { status: 202, body: await service(facade).fetch(artifactId(params.id)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/artifacts/:id/broadcast',
+    summary: 'send an artifact to nodes as a pipeline chain (given nodes in order, or an instance\'s ring order)',
+    handler: async ({ facade, params, body }) => {
+      const b = objectBody(await body());
+      only(b, ['nodes', 'instance']);
+      if ((b.nodes === undefined) === (b.instance === undefined)) throw new ValidationError('body', 'nodes', 'give either nodes or instance');
+      let nodes: string[];
+      if (b.instance !== undefined) {
+        if (typeof b.instance !== 'string') throw new ValidationError('body', 'instance', 'expected an instance id');
+        nodes = [...(await facade.getInstance(b.instance)).nodes];
+      } else nodes = nodeIdList(b.nodes, 'nodes');
+      return { status: 202, body: await service(facade).broadcast(artifactId(params.id), nodes) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/artifacts/:id',
+    summary: "remove an artifact from this node's store (the cluster is told)",
+    handler: async ({ facade, params }) => ({ status: 200, body: await service(facade).remove(artifactId(params.id)) }),
+  },
+];
+
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } };
+const ok = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } });
+const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+/** The OpenAPI entries of these routes (merged into src/api/openapi.ts). */
+export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
+  '/v1/artifacts': { get: { summary: artifactRoutes[0]!.summary, responses: { '200': ok('artifacts and local holdings') } } },
+  '/v1/artifacts/transfers': { get: { summary: artifactRoutes[1]!.summary, responses: { '200': ok('transfers') } } },
+  '/v1/artifacts/{id}': {
+    get: { summary: artifactRoutes[2]!.summary, parameters: [idParam], responses: { '200': ok('the artifact'), '404': err('no node holds it') } },
+    delete: { summary: artifactRoutes[6]!.summary, parameters: [idParam], responses: { '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') } },
+  },
+  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], responses: { '200': ok('announced'), '404': err('not in the store') } } },
+  '/v1/artifacts/{id}/fetch': {
+    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], responses: { '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
+  },
+  '/v1/artifacts/{id}/broadcast': {
+    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], responses: { '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
+  },
+};

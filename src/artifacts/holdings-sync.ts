@@ -1,0 +1,88 @@
+/**
+ * Keeps this node's holdings in the replicated state equal to its store: every `intervalMs` it compares what the
+ * state says this node holds with what the store (and the transfers in progress) hold, and proposes the
+ * difference: `ArtifactHeld` with the current chunk count (so a transfer's progress reaches every node every few
+ * seconds), `ArtifactDropped` for what is no longer here. It waits until the state knows this node (a holding of
+ * an unknown node is ignored), re-announces after a re-join (NodeGone drops a node's holdings) and retries while
+ * there is no leader. A proposal is repeated only when it changed, or after `repeatMs` if the state still differs.
+ */
+import type { ClusterEvent } from '../protocols/events.js';
+import type { ClusterState } from '../core/topology/state.js';
+
+export interface LocalHolding {
+  readonly id: string;
+  readonly name: string;
+  readonly bytes: number;
+  readonly chunks: number;
+  readonly have: number;
+}
+
+export interface ClusterPort {
+  state(): Promise<ClusterState>;
+  propose(event: ClusterEvent): Promise<void>;
+}
+
+export class HoldingsSync {
+  readonly #proposed = new Map<string, { have: number | 'dropped'; at: number }>();
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #closed = false;
+
+  constructor(
+    private readonly nodeId: string,
+    private readonly cluster: ClusterPort,
+    private readonly local: () => LocalHolding[],
+    private readonly intervalMs = 2000,
+    private readonly repeatMs = 10_000,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  start(): void {
+    const tick = (): void => {
+      if (this.#closed) return;
+      void this.syncNow().finally(() => { if (!this.#closed) this.#timer = setTimeout(tick, this.intervalMs); });
+    };
+    this.#timer = setTimeout(tick, 0);
+  }
+
+  async syncNow(): Promise<void> {
+    if (this.#running || this.#closed) return;
+    this.#running = true;
+    try {
+      const state = await this.cluster.state();
+      if (!Object.hasOwn(state.nodes, this.nodeId)) return;
+      const now = Date.now();
+      const mine = new Map<string, number>();
+      for (const [id, a] of Object.entries(state.artifacts ?? {})) {
+        const h = Object.hasOwn(a.holders, this.nodeId) ? a.holders[this.nodeId] : undefined;
+        if (h) mine.set(id, h.have);
+      }
+      const due = (id: string, have: number | 'dropped'): boolean => {
+        const last = this.#proposed.get(id);
+        return !last || last.have !== have || now - last.at > this.repeatMs;
+      };
+      const local = this.local();
+      for (const h of local) {
+        if (mine.get(h.id) === h.have || !due(h.id, h.have)) continue;
+        this.#proposed.set(h.id, { have: h.have, at: now });
+        await this.cluster.propose({ type: 'ArtifactHeld', nodeId: this.nodeId, artifactId: h.id, name: h.name, bytes: h.bytes, chunks: h.chunks, have: h.have });
+      }
+      const here = new Set(local.map((h) => h.id));
+      for (const id of mine.keys()) {
+        if (here.has(id) || !due(id, 'dropped')) continue;
+        this.#proposed.set(id, { have: 'dropped', at: now });
+        await this.cluster.propose({ type: 'ArtifactDropped', nodeId: this.nodeId, artifactId: id, reason: 'not in the store of this node' });
+      }
+    } catch (error) {
+      this.#proposed.clear(); // no leader, shutting down…: propose again next time
+      this.onError(error);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Serves the peer routes (peer-paths.ts) from this node's store. Every request must carry the HMAC proof of the
+ * cluster key (403 TORUS_ARTIFACT_PROOF_REFUSED otherwise); the id must be 64 hex characters and the chunk index a
+ * decimal integer below the manifest's chunk count, so nothing outside the store can ever be named. Returns false
+ * for paths that are not peer artifact routes (the HTTP server then routes them as usual).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TorusError, ValidationError } from '../core/errors.js';
+import { readJsonBody, sendError, sendJson } from '../api/http-io.js';
+import { isHex64 } from './ids.js';
+import { encodeBits, MAX_CHUNK_WAIT_MS, PEER_PREFIX } from './peer-paths.js';
+import { PROOF_HEADER, verifyPeerRequest } from './proof.js';
+
+/** What the server needs from the node's artifact service. */
+export interface PeerBackend {
+  readonly dataKey: string | null;
+  manifestBytes(id: string): Buffer | undefined;
+  /** held chunks (undefined: artifact not here) */
+  haveSet(id: string): Uint8Array | undefined;
+  /** true once chunk `index` is held, waiting up to `ms` for a transfer in progress */
+  waitForChunk(id: string, index: number, ms: number): Promise<boolean>;
+  readChunk(id: string, index: number): Promise<Buffer>;
+  orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<unknown>;
+}
+
+const ROUTE = /^\/v1\/peer\/artifacts\/([^/]+)\/(manifest|have|fetch|chunks\/([^/]+))$/;
+
+export function createPeerHandler(backend: PeerBackend): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const raw = req.url ?? '/';
+    if (!raw.startsWith(PEER_PREFIX)) return false;
+    serve(backend, req, res, raw).catch((error: unknown) => sendError(res, error));
+    return true;
+  };
+}
+
+async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (!verifyPeerRequest(b.dataKey, method, raw, req.headers[PROOF_HEADER])) {
+    req.resume();
+    throw new TorusError('TORUS_ARTIFACT_PROOF_REFUSED', 'artifact peer requests must prove the cluster key', { where: 'headers', path: PROOF_HEADER });
+  }
+  const url = new URL(raw, 'http://peer.invalid');
+  const m = ROUTE.exec(url.pathname);
+  if (!m) throw new TorusError('TORUS_API_NOT_FOUND', `no peer route ${url.pathname}`);
+  const id = m[1]!;
+  if (!isHex64(id)) throw new ValidationError('params', 'id', 'expected an artifact id (64 lower-case hex characters)');
+  const what = m[2]!;
+  const want = what === 'fetch' ? 'POST' : 'GET';
+  if (method !== want) throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`, { allow: [want] });
+  if (what === 'fetch') {
+    const body = await readJsonBody(req, 4096) as Record<string, unknown>;
+    const upstream = body.upstream;
+    const name = body.name;
+    if (upstream !== undefined && (typeof upstream !== 'string' || !/^[A-Za-z0-9._:-]{1,128}$/.test(upstream))) throw new ValidationError('body', 'upstream', 'expected a node id');
+    if (name !== undefined && (typeof name !== 'string' || name.length < 1 || name.length > 256)) throw new ValidationError('body', 'name', 'expected 1..256 characters');
+    sendJson(res, 202, await b.orderFetch(id, { ...(upstream !== undefined ? { upstream } : {}), ...(name !== undefined ? { name } : {}) }));
+    return;
+  }
+  const manifest = b.manifestBytes(id);
+  if (!manifest) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
+  if (what === 'manifest') {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': manifest.byteLength, 'cache-control': 'no-store' });
+    res.end(manifest);
+    return;
+  }
+  const have = b.haveSet(id) ?? new Uint8Array(0);
+  if (what === 'have') {
+    sendJson(res, 200, { chunks: have.length, count: have.reduce((s, x) => s + x, 0), bits: encodeBits(have) });
+    return;
+  }
+  const indexText = m[3]!;
+  if (!/^\d{1,7}$/.test(indexText) || Number(indexText) >= have.length) throw new ValidationError('params', 'index', `expected a chunk index below ${have.length}`);
+  const index = Number(indexText);
+  const waitText = url.searchParams.get('waitMs') ?? '0';
+  if (!/^\d{1,6}$/.test(waitText)) throw new ValidationError('query', 'waitMs', 'expected milliseconds');
+  const waitMs = Math.min(Number(waitText), MAX_CHUNK_WAIT_MS);
+  if (!(await b.waitForChunk(id, index, waitMs))) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `chunk ${index} of ${id} is not here (yet)`, { id, index });
+  const data = await b.readChunk(id, index);
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.byteLength, 'cache-control': 'no-store' });
+  res.end(data);
+}

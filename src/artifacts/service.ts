@@ -1,0 +1,317 @@
+/**
+ * A node's artifact service: its store, the transfers it runs, the peer routes it serves, and the sync of its
+ * holdings into the replicated state. Created by startNode; the API routes (src/api/routes/artifact-routes.ts)
+ * and the peer handler call it.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { TorusError, asTorusError } from '../core/errors.js';
+import type { ClusterState } from '../core/topology/state.js';
+import type { Logger } from '../runtime/log.js';
+import { planBroadcast, type BroadcastAnswer } from './broadcast.js';
+import { HoldingsSync, type ClusterPort, type LocalHolding } from './holdings-sync.js';
+import { artifactId } from './ids.js';
+import { decodeManifest, totalBytes } from './manifest.js';
+import { PeerClient } from './peer-client.js';
+import { createPeerHandler, type PeerBackend } from './peer-server.js';
+import { addressesOf, sourcesFor } from './sources.js';
+import { ArtifactStore } from './store.js';
+import { runTransfer, type TransferSource, type TransferStats } from './transfer.js';
+import { ArtifactWriter } from './writer.js';
+import { storeRoot } from './layout.js';
+
+export interface ArtifactServiceOptions {
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly dataDir: string;
+  /** the cluster's data-plane key (null: --insecure-open) */
+  readonly dataKey: string | null;
+  readonly cluster: ClusterPort;
+  readonly log: Logger;
+  readonly syncIntervalMs?: number;
+  readonly stallMs?: number;
+  readonly concurrency?: number;
+}
+
+export interface TransferStatus {
+  readonly id: string;
+  name: string;
+  state: 'preparing' | 'running' | 'complete' | 'failed';
+  chunks: number;
+  have: number;
+  bytes: number;
+  haveBytes: number;
+  startedAt: number;
+  endedAt?: number;
+  /** bytes per second received by this transfer so far */
+  rateBps: number;
+  etaSeconds?: number;
+  upstream?: string;
+  sources: string[];
+  bySource: TransferStats['bySource'];
+  corrupt: Record<string, number>;
+  error?: { code: string; message: string };
+}
+
+export interface CorruptionReport { readonly at: number; readonly artifactId: string; readonly nodeId: string; readonly chunk: number }
+
+export class ArtifactService implements PeerBackend {
+  readonly store: ArtifactStore;
+  readonly dataKey: string | null;
+  readonly #o: ArtifactServiceOptions;
+  readonly #client: PeerClient;
+  readonly #writers = new Map<string, ArtifactWriter>();
+  readonly #transfers = new Map<string, TransferStatus>();
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #reports: CorruptionReport[] = [];
+  readonly #sync: HoldingsSync;
+  readonly #abort = new AbortController();
+
+  constructor(o: ArtifactServiceOptions) {
+    this.#o = o;
+    this.dataKey = o.dataKey;
+    this.store = new ArtifactStore(storeRoot(o.dataDir));
+    this.#client = new PeerClient(o.dataKey);
+    this.#sync = new HoldingsSync(o.nodeId, o.cluster, () => this.localHoldings(), o.syncIntervalMs ?? 2000, 10_000,
+      (error) => o.log.debug('artifact holdings not synced yet', { error: asTorusError(error).message }));
+  }
+
+  /** Starts the holdings sync and resumes the transfers a previous run left partial. */
+  start(): void {
+    this.#sync.start();
+    for (const a of this.store.list()) if (!a.complete) void this.#resumeLater(a.id);
+  }
+
+  readonly peerHandler = createPeerHandler(this);
+
+  async #resumeLater(id: string): Promise<void> {
+    for (let i = 0; i < 60 && !this.#abort.signal.aborted; i++) {
+      const state = await this.#o.cluster.state().catch(() => undefined);
+      if (state && sourcesFor(state, this.#o.nodeId, id).length > 0) {
+        await this.fetch(id).catch((error: unknown) => this.#o.log.warn('resuming an artifact transfer failed', { id, error: asTorusError(error).message }));
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+
+  localHoldings(): LocalHolding[] {
+    return this.store.list().map((a) => ({ id: a.id, name: a.name, bytes: a.bytes, chunks: a.chunks, have: a.complete ? a.chunks : this.#partialCount(a.id) }));
+  }
+
+  #partialCount(id: string): number {
+    const w = this.#writers.get(id);
+    if (w) return w.count;
+    const journal = this.store.paths(id).journal;
+    return existsSync(journal) ? Math.floor(statSync(journal).size / 4) : 0;
+  }
+
+  // ---- peer backend ---------------------------------------------------------------------------------
+
+  manifestBytes(id: string): Buffer | undefined {
+    return this.store.manifest(id)?.bytes;
+  }
+
+  haveSet(id: string): Uint8Array | undefined {
+    const w = this.#writers.get(id);
+    if (w) return w.have;
+    const d = this.store.describe(id);
+    return d?.complete ? new Uint8Array(d.chunks).fill(1) : d ? new Uint8Array(d.chunks) : undefined;
+  }
+
+  async waitForChunk(id: string, index: number, ms: number): Promise<boolean> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const w = this.#writers.get(id);
+      if (w ? w.have[index] : this.store.info(id)?.complete) return true;
+      const left = end - Date.now();
+      if (left <= 0 || this.#abort.signal.aborted) return false;
+      if (w) await w.waitFor(index, left);
+      else await new Promise((r) => setTimeout(r, Math.min(100, left)));
+    }
+  }
+
+  readChunk(id: string, index: number): Promise<Buffer> {
+    return this.store.readChunk(id, index);
+  }
+
+  async orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<TransferStatus> {
+    return this.fetch(id, body);
+  }
+
+  // ---- user operations ------------------------------------------------------------------------------
+
+  /** After `artifacts add` wrote the store: announce it now rather than at the next sync. */
+  async announce(id: string): Promise<LocalHoldingView> {
+    const d = this.store.describe(artifactId(id));
+    if (!d) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not in the store of this node (${this.#o.dataDir})`, { id });
+    await this.#sync.syncNow();
+    return { ...d, have: d.complete ? d.chunks : this.#partialCount(id) };
+  }
+
+  async remove(id: string): Promise<{ removed: boolean }> {
+    artifactId(id);
+    if (this.#running.has(id)) throw new TorusError('TORUS_ARTIFACT_BUSY', `artifact ${id} is being transferred; wait for it to end`, { id });
+    const removed = this.store.remove(id);
+    if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
+    this.#transfers.delete(id);
+    await this.#sync.syncNow();
+    return { removed };
+  }
+
+  transfers(): { transfers: TransferStatus[]; corruption: CorruptionReport[] } {
+    return { transfers: [...this.#transfers.values()].map((t) => ({ ...t })), corruption: [...this.#reports] };
+  }
+
+  transfer(id: string): TransferStatus | undefined {
+    const t = this.#transfers.get(id);
+    return t && { ...t };
+  }
+
+  /**
+   * Fetches `id` into this node's store from its holders (or, in a broadcast chain, from `upstream` as chunks
+   * arrive there). Resolves once the transfer runs (manifest fetched, space checked): a refusal (no holder, not
+   * enough disk) rejects here; the transfer itself continues in the background (see `transfers()`).
+   */
+  async fetch(id: string, opts: { upstream?: string; name?: string } = {}): Promise<TransferStatus> {
+    artifactId(id);
+    const running = this.#transfers.get(id);
+    if (running && (running.state === 'running' || running.state === 'preparing')) return { ...running };
+    if (this.store.info(id)?.complete) {
+      const d = this.store.describe(id)!;
+      return { id, name: d.name, state: 'complete', chunks: d.chunks, have: d.chunks, bytes: d.bytes, haveBytes: d.bytes, startedAt: Date.now(), endedAt: Date.now(), rateBps: 0, sources: [], bySource: {}, corrupt: {} };
+    }
+    const state = await this.#o.cluster.state();
+    const sources = this.#sourcesOf(state, id, opts.upstream);
+    const record = state.artifacts?.[id];
+    if (sources.length === 0) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no other node holds artifact ${id}`, { id });
+    const status: TransferStatus = {
+      id, name: opts.name ?? record?.name ?? id.slice(0, 12), state: 'preparing', chunks: record?.chunks ?? 0, have: 0, bytes: record?.bytes ?? 0, haveBytes: 0,
+      startedAt: Date.now(), rateBps: 0, sources: sources.map((s) => s.nodeId), bySource: {}, corrupt: {}, ...(opts.upstream ? { upstream: opts.upstream } : {}),
+    };
+    this.#transfers.set(id, status);
+    let writer: ArtifactWriter;
+    try {
+      writer = await this.#prepare(id, status, sources);
+    } catch (error) {
+      status.state = 'failed';
+      status.endedAt = Date.now();
+      const e = asTorusError(error);
+      status.error = { code: e.code, message: e.message };
+      throw e;
+    }
+    const run = this.#run(id, status, writer, sources).finally(() => this.#running.delete(id));
+    this.#running.set(id, run);
+    return { ...status };
+  }
+
+  async #prepare(id: string, status: TransferStatus, sources: TransferSource[]): Promise<ArtifactWriter> {
+    let manifestBytes = this.store.manifest(id)?.bytes;
+    for (const s of sources) {
+      if (manifestBytes) break;
+      for (const url of s.urls) {
+        try { manifestBytes = Buffer.from(await this.#client.manifest(url, id)); decodeManifest(manifestBytes, id); break; } catch { manifestBytes = undefined; }
+      }
+    }
+    if (!manifestBytes) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no holder of ${id} answered with its manifest`, { id, sources: status.sources });
+    const manifest = decodeManifest(manifestBytes, id);
+    const fresh = !this.store.info(id);
+    const writer = ArtifactWriter.create(this.store.root, id, manifest, manifestBytes, { name: status.name, addedAt: Date.now() });
+    const missing = totalBytes(manifest) - writer.haveBytes;
+    const free = await this.store.freeBytes();
+    if (free < missing) {
+      await writer.close();
+      if (fresh) rmSync(this.store.paths(id).dir, { recursive: true, force: true });
+      throw new TorusError('TORUS_ARTIFACT_NO_SPACE',
+        `node ${this.#o.nodeName} (${this.#o.nodeId}) cannot receive artifact ${id}: it needs ${missing} bytes, ${free} are free in ${this.store.root}: ${missing - free} bytes missing`,
+        { node: this.#o.nodeId, id, neededBytes: missing, freeBytes: free, missingBytes: missing - free });
+    }
+    this.#writers.set(id, writer);
+    Object.assign(status, { state: 'running', chunks: writer.refs.length, bytes: totalBytes(manifest), have: writer.count, haveBytes: writer.haveBytes });
+    return writer;
+  }
+
+  async #run(id: string, status: TransferStatus, writer: ArtifactWriter, sources: TransferSource[]): Promise<void> {
+    const startBytes = writer.haveBytes;
+    const progress = (): void => {
+      status.have = writer.count;
+      status.haveBytes = writer.haveBytes;
+      const seconds = (Date.now() - status.startedAt) / 1000;
+      // Under a second the rate says more about the start-up than the link: report none (and no ETA) yet.
+      status.rateBps = seconds >= 1 ? Math.round((writer.haveBytes - startBytes) / seconds) : 0;
+      if (status.rateBps > 0) status.etaSeconds = Math.round((status.bytes - status.haveBytes) / status.rateBps);
+    };
+    void this.#sync.syncNow();
+    try {
+      const stats = await runTransfer({
+        writer, sources, client: this.#client, signal: this.#abort.signal, onChunk: progress,
+        ...(this.#o.concurrency !== undefined ? { concurrency: this.#o.concurrency } : {}),
+        ...(this.#o.stallMs !== undefined ? { stallMs: this.#o.stallMs } : {}),
+        onCorrupt: (nodeId, chunk) => {
+          status.corrupt[nodeId] = (status.corrupt[nodeId] ?? 0) + 1;
+          this.#reports.push({ at: Date.now(), artifactId: id, nodeId, chunk });
+          if (this.#reports.length > 100) this.#reports.shift();
+          this.#o.log.warn('a peer served a corrupt artifact chunk; fetching it elsewhere', { artifactId: id, peer: nodeId, chunk });
+        },
+      });
+      status.bySource = stats.bySource;
+      await writer.finish();
+      progress();
+      status.state = 'complete';
+    } catch (error) {
+      const e = asTorusError(error);
+      status.state = 'failed';
+      status.error = { code: e.code, message: e.message };
+      await writer.close();
+      this.#o.log.warn('artifact transfer failed', { id, error: e.message });
+    } finally {
+      status.endedAt = Date.now();
+      this.#writers.delete(id);
+      void this.#sync.syncNow();
+    }
+  }
+
+  #sourcesOf(state: ClusterState, id: string, upstream?: string): TransferSource[] {
+    const holders = sourcesFor(state, this.#o.nodeId, id);
+    const toSource = (h: (typeof holders)[number], extra: Partial<TransferSource> = {}): TransferSource => ({ nodeId: h.nodeId, urls: h.urls, complete: h.have === h.chunks, ...extra });
+    if (upstream === undefined) return holders.map((h) => toSource(h));
+    const up = addressesOf(state, this.#o.nodeId, upstream);
+    if (up.urls.length === 0) throw new TorusError('TORUS_NODE_UNKNOWN', `upstream ${upstream} is not a known node`, { upstream });
+    // The chain's upstream first; complete holders only as a fallback, so the chain's links carry the bytes.
+    return [{ nodeId: upstream, urls: up.urls, waitForChunks: true }, ...holders.filter((h) => h.nodeId !== upstream && h.have === h.chunks).map((h) => toSource(h, { fallback: true }))];
+  }
+
+  /** Orders `nodes` to receive `id` as a chain (see broadcast.ts). */
+  async broadcast(id: string, nodes: readonly string[]): Promise<BroadcastAnswer> {
+    artifactId(id);
+    const state = await this.#o.cluster.state();
+    return planBroadcast({
+      state, me: this.#o.nodeId, id, nodes,
+      order: async (node, upstream) => {
+        if (node === this.#o.nodeId) return this.fetch(id, { upstream });
+        const urls = addressesOf(state, this.#o.nodeId, node).urls;
+        let last: unknown;
+        for (const url of urls) {
+          try { return await this.#client.orderFetch(url, id, { upstream }); } catch (error) { last = error; if (asTorusError(error).code !== 'TORUS_API_UNREACHABLE') break; }
+        }
+        throw last ?? new TorusError('TORUS_NODE_UNKNOWN', `no address for node ${node}`);
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#abort.abort();
+    this.#sync.close();
+    await Promise.allSettled([...this.#running.values()]);
+    await Promise.all([...this.#writers.values()].map((w) => w.close()));
+  }
+}
+
+export interface LocalHoldingView {
+  readonly id: string;
+  readonly name: string;
+  readonly bytes: number;
+  readonly chunks: number;
+  readonly have: number;
+  readonly complete: boolean;
+}

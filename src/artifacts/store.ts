@@ -1,0 +1,190 @@
+/**
+ * The content-addressed store of one node (layout.ts): list, add (from a user's file or directory), remove,
+ * export (`get --to`), read a chunk (to serve it) and free space. Adding links the user's bytes into the store
+ * instead of copying them where the filesystem allows: a reflink (copy-on-write clone) first, else a hard link
+ * (same inode: editing the original afterwards changes the stored bytes, which peers then refuse as corrupt),
+ * else a plain copy. The hashes are computed on the store's copy, so what is recorded is what is served.
+ */
+import { constants, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { open, rename, chmod, statfs } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { TorusError } from '../core/errors.js';
+import { writeFileAtomicSync } from '../native/durable-fs.js';
+import { hashFileChunks, scanSource } from './chunker.js';
+import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';
+import { chunkRefs, decodeManifest, encodeManifest, totalBytes, MANIFEST_VERSION, type ChunkRef, type Manifest } from './manifest.js';
+import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
+
+export type LinkMethod = 'reflink' | 'hardlink' | 'copy';
+
+export interface LocalArtifact {
+  readonly id: string;
+  readonly name: string;
+  readonly bytes: number;
+  readonly chunks: number;
+  readonly files: number;
+  readonly complete: boolean;
+  readonly addedAt: number;
+}
+
+export interface AddResult extends LocalArtifact {
+  /** how each file entered the store */
+  readonly methods: Readonly<Partial<Record<LinkMethod, number>>>;
+  readonly existed: boolean;
+}
+
+/** Puts `src` at `dst` without copying its bytes where possible; returns how. */
+export function linkOrCopy(src: string, dst: string): LinkMethod {
+  try {
+    copyFileSync(src, dst, constants.COPYFILE_FICLONE_FORCE);
+    return 'reflink';
+  } catch { /* no reflink on this filesystem */ }
+  try {
+    linkSync(src, dst);
+    return 'hardlink';
+  } catch { /* another filesystem, or not permitted */ }
+  copyFileSync(src, dst);
+  return 'copy';
+}
+
+export class ArtifactStore {
+  readonly root: string;
+  readonly #manifests = new Map<string, { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer }>();
+
+  constructor(root: string) {
+    this.root = root;
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+  }
+
+  paths(id: string): ReturnType<typeof artifactPaths> {
+    if (!isHex64(id)) throw new TorusError('TORUS_API_VALIDATION', 'not an artifact id');
+    return artifactPaths(this.root, id);
+  }
+
+  ids(): string[] {
+    return readdirSync(this.root).filter((n) => isHex64(n) && existsSync(artifactPaths(this.root, n).info)).sort();
+  }
+
+  info(id: string): ArtifactInfo | undefined {
+    return isHex64(id) ? readInfo(this.paths(id).info) : undefined;
+  }
+
+  /** The verified manifest of a stored (complete or partial) artifact, cached. */
+  manifest(id: string): { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer } | undefined {
+    const cached = this.#manifests.get(id);
+    if (cached) return cached;
+    if (!this.info(id)) return undefined;
+    const bytes = readFileSync(this.paths(id).manifest);
+    const manifest = decodeManifest(bytes, id);
+    const entry = { manifest, refs: chunkRefs(manifest), bytes };
+    this.#manifests.set(id, entry);
+    return entry;
+  }
+
+  describe(id: string): LocalArtifact | undefined {
+    const info = this.info(id);
+    const m = info && this.manifest(id);
+    if (!info || !m) return undefined;
+    return { id, name: info.name, bytes: totalBytes(m.manifest), chunks: m.refs.length, files: m.manifest.files.length, complete: info.complete, addedAt: info.addedAt };
+  }
+
+  list(): LocalArtifact[] {
+    return this.ids().flatMap((id) => { try { const d = this.describe(id); return d ? [d] : []; } catch { return []; } });
+  }
+
+  /** Adds a file or directory; the same content added twice is one artifact (only the name is updated). */
+  async add(source: string, options: { name?: string; chunkSize?: number; now?: number } = {}): Promise<AddResult> {
+    const files = await scanSource(source);
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+    const staging = join(this.root, `.staging-${randomBytes(6).toString('hex')}`);
+    const methods: Partial<Record<LinkMethod, number>> = {};
+    try {
+      for (const f of files) {
+        const dst = join(staging, 'files', f.path);
+        mkdirSync(dirname(dst), { recursive: true, mode: 0o700 });
+        const how = linkOrCopy(f.abs, dst);
+        methods[how] = (methods[how] ?? 0) + 1;
+      }
+      const manifest: Manifest = {
+        version: MANIFEST_VERSION, chunkSize,
+        files: await Promise.all(files.map(async (f) => ({ path: f.path, size: f.size, mode: f.mode, chunks: await hashFileChunks(join(staging, 'files', f.path), f.size, chunkSize) }))),
+      };
+      const bytes = encodeManifest(manifest);
+      const id = sha256Hex(bytes);
+      const name = options.name ?? (source.replace(/\/+$/, '').split('/').pop() || id.slice(0, 12));
+      const existing = this.info(id);
+      const p = this.paths(id);
+      if (existing?.complete) {
+        writeInfo(p.info, { ...existing, name });
+      } else {
+        if (existing) rmSync(p.dir, { recursive: true, force: true }); // a partial download: the local copy is whole
+        writeFileAtomicSync(join(staging, 'manifest.json'), bytes);
+        writeInfo(join(staging, 'info.json'), { name, addedAt: options.now ?? Date.now(), complete: true });
+        renameSync(staging, p.dir);
+      }
+      return { ...this.describe(id)!, methods, existed: !!existing?.complete };
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+
+  remove(id: string): boolean {
+    const p = this.paths(id);
+    if (!existsSync(p.dir)) return false;
+    this.#manifests.delete(id);
+    // Rename first so no reader sees a half-deleted artifact as present.
+    const trash = join(this.root, `.staging-rm-${randomBytes(6).toString('hex')}`);
+    renameSync(p.dir, trash);
+    rmSync(trash, { recursive: true, force: true });
+    return true;
+  }
+
+  /** Reads chunk `index` (the caller checks it is held). */
+  async readChunk(id: string, index: number): Promise<Buffer> {
+    const m = this.manifest(id);
+    const ref = m?.refs[index];
+    if (!m || !ref) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no chunk ${index} of ${id} here`);
+    const fh = await open(join(this.paths(id).files, m.manifest.files[ref.file]!.path), 'r');
+    try {
+      const buf = Buffer.allocUnsafe(ref.length);
+      let done = 0;
+      while (done < ref.length) {
+        const { bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done);
+        if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
+        done += bytesRead;
+      }
+      return buf;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Copies a complete artifact into `dir` (reflink where possible) and verifies every chunk of the copy. */
+  async exportTo(id: string, dir: string): Promise<{ files: number; bytes: number }> {
+    const d = this.describe(id);
+    const m = this.manifest(id);
+    if (!d || !m) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not in this node's store`, { id });
+    if (!d.complete) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `artifact ${id} is only partly here`, { id });
+    for (const f of m.manifest.files) {
+      const dst = join(dir, f.path);
+      const tmp = `${dst}.torus-partial`;
+      mkdirSync(dirname(dst), { recursive: true });
+      copyFileSync(join(this.paths(id).files, f.path), tmp, constants.COPYFILE_FICLONE);
+      const hashes = await hashFileChunks(tmp, f.size, m.manifest.chunkSize);
+      if (hashes.some((h, i) => h !== f.chunks[i])) {
+        rmSync(tmp, { force: true });
+        throw new TorusError('TORUS_ARTIFACT_CORRUPT', `the stored copy of ${f.path} does not match the manifest of ${id}; remove and fetch it again`, { id, path: f.path });
+      }
+      await chmod(tmp, f.mode);
+      await rename(tmp, dst);
+    }
+    return { files: m.manifest.files.length, bytes: d.bytes };
+  }
+
+  /** Bytes available to this user on the store's filesystem. */
+  async freeBytes(): Promise<number> {
+    const s = await statfs(this.root);
+    return s.bavail * s.bsize;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * One artifact transfer: fetch every missing chunk from the sources that have it, several in flight, each verified
+ * by the writer before it is written. Sources are tried best first (the caller orders them by measured bandwidth)
+ * and spread by how many requests each has in flight; a source that fails is backed off (and its next address
+ * tried); a chunk that fails verification is fetched again from another source and the bad source reported. A
+ * source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
+ * answers when it has them; `fallback` sources are used only while no primary source can serve.
+ * Ends when every chunk is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
+ */
+import { asTorusError, TorusError } from '../core/errors.js';
+import type { PeerClient } from './peer-client.js';
+import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
+import type { ArtifactWriter } from './writer.js';
+
+export interface TransferSource {
+  readonly nodeId: string;
+  readonly urls: readonly string[];
+  /** the upstream of a chain: ask for chunks it is still receiving */
+  readonly waitForChunks?: boolean;
+  /** only when no primary source can serve */
+  readonly fallback?: boolean;
+  /** a complete holder (no need to ask which chunks it has) */
+  readonly complete?: boolean;
+}
+
+export interface TransferStats {
+  chunks: number;
+  bytes: number;
+  bySource: Record<string, { chunks: number; bytes: number }>;
+  corrupt: Record<string, number>;
+  failures: number;
+}
+
+export interface TransferOptions {
+  readonly writer: ArtifactWriter;
+  readonly sources: readonly TransferSource[];
+  readonly client: PeerClient;
+  readonly concurrency?: number;
+  readonly perSource?: number;
+  readonly stallMs?: number;
+  readonly signal?: AbortSignal;
+  readonly onChunk?: () => void;
+  readonly onCorrupt?: (nodeId: string, index: number) => void;
+  readonly onSourceError?: (nodeId: string, error: TorusError) => void;
+}
+
+interface SourceState {
+  readonly src: TransferSource;
+  urlIndex: number;
+  have: Uint8Array | undefined;
+  haveAt: number;
+  inFlight: number;
+  failures: number;
+  downUntil: number;
+}
+
+const PENDING = 0, IN_FLIGHT = 1, DONE = 2;
+const SCAN_LIMIT = 4096;
+
+export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
+  const { writer } = o;
+  const id = writer.id;
+  const n = writer.refs.length;
+  const state = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (writer.have[i]) state[i] = DONE;
+  const banned = new Map<number, Set<string>>();
+  const sources: SourceState[] = o.sources.map((src) => ({ src, urlIndex: 0, have: undefined, haveAt: 0, inFlight: 0, failures: 0, downUntil: 0 }));
+  const stats: TransferStats = { chunks: 0, bytes: 0, bySource: {}, corrupt: {}, failures: 0 };
+  const perSource = o.perSource ?? 3;
+  const stallMs = o.stallMs ?? 60_000;
+  let cursor = 0;
+  let lastProgress = Date.now();
+  const wakers = new Set<() => void>();
+  const changed = (): void => { for (const w of [...wakers]) w(); };
+
+  const holds = (s: SourceState, i: number): boolean => !!(s.src.complete || s.src.waitForChunks || s.have?.[i]);
+  const remaining = (): boolean => { while (cursor < n && state[cursor] === DONE) cursor++; return cursor < n; };
+
+  const pick = (): { i: number; s: SourceState } | undefined => {
+    const now = Date.now();
+    const usable = sources.filter((s) => s.downUntil <= now && s.inFlight < perSource);
+    const primaries = usable.filter((s) => !s.src.fallback);
+    const anyPrimaryUp = sources.some((s) => !s.src.fallback && s.downUntil <= now);
+    const pool = anyPrimaryUp ? primaries : usable;
+    let scanned = 0;
+    for (let i = cursor; i < n && scanned < SCAN_LIMIT; i++) {
+      if (state[i] !== PENDING) continue;
+      scanned++;
+      const bad = banned.get(i);
+      let best: SourceState | undefined;
+      for (const s of pool) {
+        if (!holds(s, i) || bad?.has(s.src.nodeId)) continue;
+        if (!best || s.inFlight < best.inFlight) best = s;
+      }
+      if (best) return { i, s: best };
+    }
+    return undefined;
+  };
+
+  const refreshHaves = async (): Promise<void> => {
+    const now = Date.now();
+    await Promise.all(sources.filter((s) => !s.src.complete && !s.src.waitForChunks && s.downUntil <= now && now - s.haveAt > 2000).map(async (s) => {
+      s.haveAt = now;
+      try { s.have = await o.client.have(s.src.urls[s.urlIndex]!, id, n); } catch (error) { fail(s, asTorusError(error)); }
+    }));
+  };
+
+  const fail = (s: SourceState, error: TorusError): void => {
+    stats.failures++;
+    s.failures++;
+    s.urlIndex = (s.urlIndex + 1) % s.src.urls.length;
+    s.downUntil = Date.now() + Math.min(250 * 2 ** Math.min(s.failures, 5), 5000);
+    o.onSourceError?.(s.src.nodeId, error);
+  };
+
+  const fetchOne = async (i: number, s: SourceState): Promise<void> => {
+    state[i] = IN_FLIGHT;
+    s.inFlight++;
+    try {
+      const data = await o.client.chunk(s.src.urls[s.urlIndex]!, id, i, s.src.waitForChunks ? MAX_CHUNK_WAIT_MS : 0);
+      try {
+        await writer.write(i, data);
+      } catch (error) {
+        const e = asTorusError(error);
+        if (e.code !== 'TORUS_ARTIFACT_CORRUPT') throw e;
+        const set = banned.get(i) ?? new Set<string>();
+        set.add(s.src.nodeId);
+        banned.set(i, set);
+        stats.corrupt[s.src.nodeId] = (stats.corrupt[s.src.nodeId] ?? 0) + 1;
+        o.onCorrupt?.(s.src.nodeId, i);
+        state[i] = PENDING;
+        return;
+      }
+      state[i] = DONE;
+      s.failures = 0;
+      lastProgress = Date.now();
+      stats.chunks++;
+      stats.bytes += data.byteLength;
+      const by = (stats.bySource[s.src.nodeId] ??= { chunks: 0, bytes: 0 });
+      by.chunks++;
+      by.bytes += data.byteLength;
+      o.onChunk?.();
+    } catch (error) {
+      state[i] = PENDING;
+      const e = asTorusError(error);
+      if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.have) s.have[i] = 0; // it does not have that one (any more)
+      else fail(s, e);
+    } finally {
+      s.inFlight--;
+      changed();
+    }
+  };
+
+  const worker = async (): Promise<void> => {
+    while (remaining() && !o.signal?.aborted) {
+      const next = pick();
+      if (next) { await fetchOne(next.i, next.s); continue; }
+      if (Date.now() - lastProgress > stallMs) return;
+      await refreshHaves();
+      await new Promise<void>((resolve) => {
+        const done = (): void => { clearTimeout(t); wakers.delete(done); resolve(); };
+        const t = setTimeout(done, 200);
+        wakers.add(done);
+      });
+    }
+  };
+
+  await refreshHaves();
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  if (o.signal?.aborted) throw new TorusError('TORUS_CANCELLED', `transfer of ${id} cancelled`, { id, held: writer.count });
+  if (remaining()) {
+    throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`, { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) });
+  }
+  return stats;
+}

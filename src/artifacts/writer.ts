@@ -1,0 +1,137 @@
+/**
+ * Receiving one artifact into the store: files created at their final size, each chunk verified (SHA-256) before
+ * it is written, written with `pwrite` at its offset and made durable (fdatasync), then recorded in the
+ * `verified.log` journal (uint32 LE chunk indices). A transfer that is cut, or a node that is killed, resumes from
+ * the journal: only chunks whose bytes were on disk before their entry was appended count as held. Waiters
+ * (a downstream node of a broadcast chain asking for chunk i) are woken when chunk i is verified.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { TorusError } from '../core/errors.js';
+import { sha256Hex } from './ids.js';
+import { chunkRefs, type ChunkRef, type Manifest } from './manifest.js';
+import { writeFileAtomicSync } from '../native/durable-fs.js';
+import { artifactPaths, writeInfo, type ArtifactInfo } from './layout.js';
+
+export class ArtifactWriter {
+  readonly id: string;
+  readonly manifest: Manifest;
+  readonly refs: readonly ChunkRef[];
+  readonly have: Uint8Array;
+  #count = 0;
+  #haveBytes = 0;
+  readonly #paths: ReturnType<typeof artifactPaths>;
+  readonly #handles = new Map<number, Promise<FileHandle>>();
+  readonly #waiters = new Map<number, Set<() => void>>();
+  #journal: number | undefined;
+  #closed = false;
+
+  private constructor(root: string, id: string, manifest: Manifest) {
+    this.id = id;
+    this.manifest = manifest;
+    this.refs = chunkRefs(manifest);
+    this.have = new Uint8Array(this.refs.length);
+    this.#paths = artifactPaths(root, id);
+  }
+
+  /** Opens (creating or resuming) the partial artifact `id` whose manifest is `manifestBytes` (already verified). */
+  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>): ArtifactWriter {
+    const w = new ArtifactWriter(root, id, manifest);
+    const p = w.#paths;
+    mkdirSync(p.files, { recursive: true, mode: 0o700 });
+    if (!existsSync(p.manifest)) writeFileAtomicSync(p.manifest, manifestBytes);
+    if (!existsSync(p.info)) writeInfo(p.info, { ...info, complete: false });
+    for (const f of manifest.files) {
+      const abs = join(p.files, f.path);
+      mkdirSync(dirname(abs), { recursive: true, mode: 0o700 });
+      // 'a' creates without truncating: chunks already written survive a resume.
+      closeSync(openSync(abs, 'a', 0o600));
+    }
+    if (existsSync(p.journal)) {
+      const raw = readFileSync(p.journal);
+      for (let o = 0; o + 4 <= raw.length; o += 4) w.#mark(raw.readUInt32LE(o));
+    }
+    w.#journal = openSync(p.journal, 'a', 0o600);
+    return w;
+  }
+
+  get count(): number { return this.#count; }
+  get haveBytes(): number { return this.#haveBytes; }
+  get complete(): boolean { return this.#count === this.refs.length; }
+
+  #mark(index: number): void {
+    const ref = this.refs[index];
+    if (!ref || this.have[index]) return;
+    this.have[index] = 1;
+    this.#count++;
+    this.#haveBytes += ref.length;
+  }
+
+  #handle(file: number): Promise<FileHandle> {
+    let h = this.#handles.get(file);
+    if (!h) {
+      h = open(join(this.#paths.files, this.manifest.files[file]!.path), 'r+');
+      this.#handles.set(file, h);
+    }
+    return h;
+  }
+
+  /** Verifies and stores chunk `index`; a wrong hash throws TORUS_ARTIFACT_CORRUPT and writes nothing. */
+  async write(index: number, data: Uint8Array): Promise<void> {
+    const ref = this.refs[index];
+    if (!ref) throw new TorusError('TORUS_API_VALIDATION', `chunk ${index} out of range`);
+    if (data.byteLength !== ref.length || sha256Hex(data) !== ref.hash) {
+      throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, { index, expected: ref.hash });
+    }
+    if (this.have[index] || this.#closed) return;
+    const fh = await this.#handle(ref.file);
+    let done = 0;
+    while (done < data.byteLength) done += (await fh.write(data, done, data.byteLength - done, ref.offset + done)).bytesWritten;
+    await fh.datasync();
+    if (this.have[index] || this.#closed || this.#journal === undefined) return;
+    const entry = Buffer.alloc(4);
+    entry.writeUInt32LE(index);
+    writeSync(this.#journal, entry);
+    this.#mark(index);
+    const waiters = this.#waiters.get(index);
+    this.#waiters.delete(index);
+    for (const wake of waiters ?? []) wake();
+  }
+
+  /** Resolves true once chunk `index` is held, false after `ms` (or when the writer closes). */
+  waitFor(index: number, ms: number): Promise<boolean> {
+    if (this.have[index]) return Promise.resolve(true);
+    if (this.#closed || ms <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const set = this.#waiters.get(index) ?? new Set();
+      this.#waiters.set(index, set);
+      const wake = (): void => { clearTimeout(timer); set.delete(wake); resolve(!!this.have[index]); };
+      const timer = setTimeout(wake, ms);
+      set.add(wake);
+    });
+  }
+
+  /** All chunks held: final modes, info `complete`, the journal removed. */
+  async finish(): Promise<void> {
+    if (!this.complete) throw new TorusError('TORUS_INTERNAL', `finish of ${this.id} with ${this.refs.length - this.#count} chunks missing`);
+    await this.close();
+    this.manifest.files.forEach((f) => chmodSync(join(this.#paths.files, f.path), f.mode));
+    const info = JSON.parse(readFileSync(this.#paths.info, 'utf8')) as ArtifactInfo;
+    writeInfo(this.#paths.info, { ...info, complete: true });
+    rmSync(this.#paths.journal, { force: true });
+  }
+
+  /** Closes files and the journal; wakes every waiter (they see the chunk missing). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#journal !== undefined) closeSync(this.#journal);
+    this.#journal = undefined;
+    for (const set of this.#waiters.values()) for (const wake of [...set]) wake();
+    this.#waiters.clear();
+    const handles = [...this.#handles.values()];
+    this.#handles.clear();
+    await Promise.all(handles.map(async (h) => (await h.catch(() => undefined))?.close()));
+  }
+}
