@@ -57,6 +57,16 @@ const paths: Record<string, Record<string, Op>> = {
     get: { summary: 'one instance with runner statuses', parameters: [idParam], responses: { '200': json(ref('Instance'), 'the instance'), ...common } },
     delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json(ref('Deleted'), 'deleted'), ...common } },
   },
+  '/v1/instances/{id}/logs': {
+    get: {
+      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until the job ends (any node answers: it fetches the log from the node that holds it)",
+      parameters: [idParam,
+        { name: 'rank', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+        { name: 'stream', in: 'query', required: false, schema: { type: 'string', enum: ['stdout', 'stderr'] } },
+        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } }],
+      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank or stream'), ...common },
+    },
+  },
   '/v1/members/{id}': {
     delete: {
       summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],

@@ -67,6 +67,16 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
       { path: '/login', body: `token=${TEST_TOKEN}`, headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 303 },
       { path: '/login', body: 'token=tt_wrong', headers: { ...anonymous, 'content-type': 'application/x-www-form-urlencoded' }, status: 401 },
     ],
+    // The in-process node holds no runners nor an artifact store: these answer their documented errors here; the
+    // real answers are checked in test/e2e (logs) and test/artifacts (store and transfers).
+    'GET /v1/instances/{id}/logs': [{ path: '/v1/instances/nope/logs?rank=0', status: 404 }],
+    'GET /v1/artifacts': [{ path: '/v1/artifacts', status: 503 }],
+    'GET /v1/artifacts/transfers': [{ path: '/v1/artifacts/transfers', status: 503 }],
+    'GET /v1/artifacts/{id}': [{ path: '/v1/artifacts/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', status: 503 }, { path: '/v1/artifacts/not-hex', status: 400 }],
+    'POST /v1/artifacts/{id}/announce': [{ path: '/v1/artifacts/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/announce', body: json({}), status: 503 }],
+    'POST /v1/artifacts/{id}/fetch': [{ path: '/v1/artifacts/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/fetch', body: json({}), status: 503 }],
+    'POST /v1/artifacts/{id}/broadcast': [{ path: '/v1/artifacts/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/broadcast', body: json({ nodes: ['node-a'] }), status: 503 }],
+    'DELETE /v1/artifacts/{id}': [{ path: '/v1/artifacts/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', status: 503 }],
     'GET /metrics#anonymous': [{ path: '/metrics', headers: anonymous, status: 401 }],
     // Last: it removes node-c from the membership.
     'DELETE /v1/members/{id}': [

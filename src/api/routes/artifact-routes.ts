@@ -114,20 +114,22 @@ export const artifactRoutes: readonly Route[] = [
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } };
 const ok = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } });
 const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+/** Every artifact operation answers 503 on a node that runs no artifact service (an embedder's subset), and 400 for a malformed id or body. */
+const always = { '400': err('a malformed artifact id or body'), '503': err('this node runs no artifact service') };
 
 /** The OpenAPI entries of these routes (merged into src/api/openapi.ts). */
 export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
-  '/v1/artifacts': { get: { summary: artifactRoutes[0]!.summary, responses: { '200': ok('artifacts and local holdings') } } },
-  '/v1/artifacts/transfers': { get: { summary: artifactRoutes[1]!.summary, responses: { '200': ok('transfers') } } },
+  '/v1/artifacts': { get: { summary: artifactRoutes[0]!.summary, responses: { ...always, '200': ok('artifacts and local holdings') } } },
+  '/v1/artifacts/transfers': { get: { summary: artifactRoutes[1]!.summary, responses: { ...always, '200': ok('transfers') } } },
   '/v1/artifacts/{id}': {
-    get: { summary: artifactRoutes[2]!.summary, parameters: [idParam], responses: { '200': ok('the artifact'), '404': err('no node holds it') } },
-    delete: { summary: artifactRoutes[6]!.summary, parameters: [idParam], responses: { '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') } },
+    get: { summary: artifactRoutes[2]!.summary, parameters: [idParam], responses: { ...always, '200': ok('the artifact'), '404': err('no node holds it') } },
+    delete: { summary: artifactRoutes[6]!.summary, parameters: [idParam], responses: { ...always, '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') } },
   },
-  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], responses: { '200': ok('announced'), '404': err('not in the store') } } },
+  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], responses: { ...always, '200': ok('announced'), '404': err('not in the store') } } },
   '/v1/artifacts/{id}/fetch': {
-    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], responses: { '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
+    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], responses: { ...always, '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
   },
   '/v1/artifacts/{id}/broadcast': {
-    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], responses: { '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
+    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], responses: { ...always, '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
   },
 };
