@@ -83,7 +83,7 @@ t.test('a peer with another secret: the re-dial interval doubles up to the cap, 
   for (const h of seen) {
     t.equal(h.reason, 'auth-failure', 'listed with the reason');
     const wait = h.nextRetryAt! - h.at;
-    t.ok(Math.abs(wait - refusedDelayMs(h.attempts!, redial)) <= 5, `after refusal #${h.attempts} the next dial is planned ${wait} ms later (${refusedDelayMs(h.attempts!, redial)})`);
+    t.ok(Math.abs(wait - refusedDelayMs(h.attempts!, redial)) <= 50, `after refusal #${h.attempts} the next dial is planned ${wait} ms later (${refusedDelayMs(h.attempts!, redial)})`);
   }
   // The dial after refusal k happens no earlier than planned: the gaps grow 100, 200, 400, 800, 800.
   const gaps = seen.slice(1).map((h, i) => h.at - seen[i]!.at);
