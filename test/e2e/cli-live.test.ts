@@ -117,7 +117,7 @@ t.test('CLI against a live lab cluster: status, peers, place (exec), instances, 
     const li = await run(2, ['instances']);
     t.equal(li.code, 0, 'instances exits 0');
     t.comment(`instances on h2:\n${li.stdout}`);
-    t.match(li.stdout, new RegExp(`sleep-1\\s+ring\\s+pipeline\\s+active\\s+${placed.nodes.join(' → ')}\\s+${placed.nodes.length} Running`), 'instances: id, backend, sharding, status, ring order, runner counts');
+    t.match(li.stdout, new RegExp(`sleep-1\\s+ring\\s+pipeline\\s+active\\s+running\\s+${placed.nodes.join(' → ')}\\s+${placed.nodes.length} Running`), 'instances: id, backend, sharding, status, job state, ring order, runner counts');
     const ld = await run(2, ['instances', 'sleep-1']);
     t.equal(ld.code, 0, 'instances ID exits 0');
     t.comment(`instances sleep-1 on h2:\n${ld.stdout}`);
