@@ -103,7 +103,25 @@ const aboutInstance = (instanceId: string) => (e: ClusterEvent): boolean =>
   || ((e.type === 'InstanceFailed' || e.type === 'InstanceDeleted' || e.type === 'InstanceNeedsReplacement') && e.instanceId === instanceId)
   || (e.type === 'InstanceReplaced' && e.instance.id === instanceId);
 
+/**
+ * The leader answers a command once it is committed; this node applies it when it learns the commit index (the next
+ * append or heartbeat). Until then the instance is unknown here, which is not "it disappeared".
+ */
+async function untilKnownHere(runtime: Runtime, instanceId: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      await instanceRecord(runtime, instanceId);
+      return;
+    } catch (error) {
+      if (!(error instanceof TorusError && error.code === 'TORUS_INSTANCE_UNKNOWN') || Date.now() > end) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function waitReady(runtime: Runtime, feed: EventFeed, instanceId: string, afterIndex: number): Promise<void> {
+  await untilKnownHere(runtime, instanceId);
   await waitForState(feed, {
     afterIndex,
     relevant: aboutInstance(instanceId),

@@ -12,6 +12,8 @@ import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.j
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
+// Two labs one after the other (a follower cut, then the leader): more than tap's default 180 s per file.
+t.setTimeout(360_000);
 
 /** Which node is cut off: a follower (h2, or h1 when h2 leads), or the leader itself. */
 type Cut = 'a follower' | 'the leader';
@@ -36,7 +38,7 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     // answered 201 and those instances were gone after the heal.
     const cutWrites = Promise.all([0, 1, 2, 3, 4].map(async (k) => {
       const id = `sent-to-the-cut-node-${k}`;
-      const res = await fetch(`${n2.api}/v1/instances`, {
+      const res = await n2.fetch('/v1/instances', {
         method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(25_000),
         body: JSON.stringify({ workload: { id: `cut${k}`, memoryBytes: 1 << 20, layers: 2, kind: 'ring' }, instanceId: id }),
       }).catch((e: Error) => ({ status: `no answer (${e.name})`, json: async () => ({}) }));
@@ -65,13 +67,15 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     }
 
     const cutResults = await cutWrites;
-    t.ok(cutResults.every((r) => r.status !== 201 && r.status !== 200), `no write sent to the cut-off ${h2} is acknowledged: ${JSON.stringify(cutResults.map((r) => r.status))}`);
+    // Refused (503: no quorum, or not committed) or never answered — never acknowledged, and never refused for a
+    // reason that would make this check vacuous (a 401 would mean the write was not even tried).
+    t.ok(cutResults.every((r) => r.status === 503 || typeof r.status === 'string'), `no write sent to the cut-off ${h2} is acknowledged: ${JSON.stringify(cutResults.map((r) => r.status))}`);
     // Acknowledged writes through both majority nodes (ring workloads: no runner command) must all survive the heal.
     const acked: string[] = [];
     for (let k = 0; k < 6; k++) {
       const via = k % 2 === 0 ? n0 : n1;
       const id = `acked-during-partition-${k}`;
-      const res = await fetch(`${via.api}/v1/instances`, {
+      const res = await via.fetch('/v1/instances', {
         method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(15_000),
         body: JSON.stringify({ workload: { id: `ack${k}`, memoryBytes: 1 << 20, layers: 2, kind: 'ring' }, instanceId: id }),
       }).catch(() => null);
@@ -90,7 +94,9 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     const aloneIndex = (await n2.get<{ lastIndex: number }>('/v1/state')).lastIndex;
     await lab.restore(cutHost, 'lan');
     const healAt = Date.now();
-    const merged = await c.converged(60_000, full).catch(async (e: Error) => {
+    // Every link back; not necessarily re-measured: instances run on every node now, and the profiler defers
+    // capacity probes of links whose nodes run an instance (docs/profiler.md, measurement policy).
+    const merged = await c.converged(60_000, (vs) => vs.every((v) => v.topology.links.length === 6)).catch(async (e: Error) => {
       const vs = await c.views();
       t.fail(`${e.message}: ${JSON.stringify(vs?.map((v) => ({ h: v.host, role: v.node.role, leader: v.node.leaderId?.slice(0, 8), nodes: Object.keys(v.state.state.nodes).length, links: v.topology.links.length, digest: v.state.digest.slice(0, 8) })))}`);
       return null;
@@ -99,7 +105,7 @@ t.test(`partition ${which} off the LAN, then heal: the cluster merges back with 
     const healMs = Date.now() - healAt;
     t.equal(merged.filter((v) => v.node.role === 'leader').length, 1, 'one leader after the heal');
     t.equal(new Set(merged.map((v) => v.state.digest)).size, 1, 'one digest');
-    t.pass(`merged back with all 6 links measured ${healMs} ms after the heal`);
+    t.pass(`merged back with all 6 links ${healMs} ms after the heal`);
     const kept = merged.map((v) => Object.keys((v.state.state as unknown as { instances: Record<string, unknown> }).instances));
     // Was a known bug: the isolated node elected itself in a newer term, so on the merge its log outranked the
     // majority's and everything the majority sequenced during the partition was dropped. Now it cannot start a
