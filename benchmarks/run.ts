@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const SUITES = ['mailbox', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts'];
+const SUITES = ['mailbox', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts', 'jepsen-soak'];
 const args = process.argv.slice(2);
 const chosen = args.filter((a) => !a.startsWith('-'));
 const flags = args.filter((a) => a.startsWith('-'));
