@@ -14,7 +14,7 @@ t.setTimeout(600_000); // child ranks start under the TS loader: slow on a busy 
 const COUNT = 1 << 22; // 16 MiB of float32: one all-reduce takes far longer than the kill delay
 
 function startChild(rank: number, ports: number[]): { child: ChildProcess; lines: string[]; waitFor: (prefix: string) => Promise<void> } {
-  const child = spawn(process.execPath, [...childExecArgv(import.meta.url), new URL('./fixtures/rank-child.ts', import.meta.url).pathname, String(rank), JSON.stringify(ports), String(COUNT)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...childExecArgv(import.meta.url), new URL('./fixtures/rank-child.ts', import.meta.url).pathname, String(rank), JSON.stringify(ports), String(COUNT), '60000', 'both'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters: { prefix: string; resolve: () => void }[] = [];
   let pending = '';
@@ -48,7 +48,7 @@ async function childRing(t: Test, timeoutMs: number, n = 3) {
   t.teardown(() => { remote.child.kill('SIGKILL'); });
   // The child starts under the TS loader, which can take tens of seconds on a busy machine: be patient,
   // and settle every in-process connect (a rejected Promise.all would leave the others' sockets open).
-  const settled = await Promise.allSettled([0, 1, 3, 4].filter((rank) => rank < n).map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 120_000 })));
+  const settled = await Promise.allSettled([0, 1, 3, 4].filter((rank) => rank < n).map((rank) => RingCommunicator.connect({ rank, hosts: loopbackHosts(ports, rank), timeoutMs, connectTimeoutMs: 120_000, bidirectional: true })));
   const comms = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   t.teardown(() => Promise.all(comms.map((c) => c.close())));
   const failed = settled.find((r) => r.status === 'rejected');
