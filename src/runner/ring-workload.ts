@@ -77,6 +77,7 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
     return timedCollective(c, { op, count, dtype, reduce, root, iters, warmup, ...(bidirectional !== undefined ? { bidirectional } : {}) }, signal);
   }
 
+  let tasks: Promise<void> = Promise.resolve();
   return {
     async connect(signal) {
       const hosts = config.hosts.map((h, i) => parseHostPort(h, `hosts[${i}]`));
@@ -94,14 +95,22 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
     async warmup(signal) {
       await Promise.race([need().barrier(), abortPromise(signal)]);
     },
-    async run(op, params, signal) {
-      const onAbort = (): void => void close();
-      signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        return await collective(op, params, signal);
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-      }
+    run(op, params, signal) {
+      // One task at a time, in arrival order: every rank gets the tasks in the same order, so running them one
+      // after another keeps the ranks' collectives in step. (Concurrent tasks interleaved their collectives
+      // differently on each rank as soon as a task awaited anything but a collective: "collective mismatch".)
+      const turn = tasks.then(async () => {
+        signal.throwIfAborted();
+        const onAbort = (): void => void close();
+        signal.addEventListener('abort', onAbort, { once: true });
+        try {
+          return await collective(op, params, signal);
+        } finally {
+          signal.removeEventListener('abort', onAbort);
+        }
+      });
+      tasks = turn.then(() => undefined, () => undefined);
+      return turn;
     },
     close,
     broken() {

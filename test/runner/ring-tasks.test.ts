@@ -18,7 +18,7 @@ t.test('ring runner: every collective and dtype, exact results, nccl-tests timin
   ];
   for (const [taskId, kind, params] of tasks) for (const m of managers.values()) m.taskCreated({ taskId, instanceId: 'rt', kind, params });
   const done = () => events.get('a')!.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete');
-  await waitFor(() => done().length === tasks.length, 60_000, 'every task complete');
+  await waitFor(() => done().length === tasks.length, 60_000, 'every task complete').catch((e: Error) => { throw new Error(`${e.message}: ${JSON.stringify([...events.entries()].map(([n, es]) => [n, es.filter((x) => x.type === 'TaskStatusChanged').map((x) => [(x as { taskId: string }).taskId, (x as { status: string }).status, String((x as { error?: string }).error ?? '').slice(0, 200)])]))}`); });
   for (const [taskId, kind, params] of tasks) {
     const e = done().find((x) => x.type === 'TaskStatusChanged' && x.taskId === taskId);
     t.match(e, { result: { op: kind, worldSize: 3, count: params.count, wrong: 0 } }, `${taskId}: exact`);
