@@ -4,16 +4,10 @@ import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 import { TorusError } from '../../src/core/errors.js';
+import { until } from './fixtures/until.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 800, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
 
-async function until(what: string, fn: () => boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[], extra: Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]> = {}) {
   const node = new ClusterNode<ClusterState>({

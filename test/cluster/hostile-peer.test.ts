@@ -10,17 +10,10 @@ import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
 import type { PeerFrame } from '../../src/protocols/peer-frames.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
+import { sleep, until } from './fixtures/until.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 1000, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** A joined hostile peer: it completes the open-mode handshake, then sends what it wants. */
 async function evil(port: number, nodeId: string): Promise<Socket & { sendFrame(f: PeerFrame): void }> {

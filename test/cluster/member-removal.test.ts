@@ -7,18 +7,11 @@ import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 import { TorusError } from '../../src/core/errors.js';
+import { sleep, until } from './fixtures/until.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 1000, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
 const KEY = '5eed'.repeat(16);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[]): ClusterNode<ClusterState> {
   const node = new ClusterNode<ClusterState>({

@@ -8,18 +8,11 @@ import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { topologyReplica } from '../../src/cluster/topology-state.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 import { rawPeer } from './fixtures/raw-peer.js';
+import { sleep, until } from './fixtures/until.js';
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 1500, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
 const KEY = 'a3f1'.repeat(16);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 type Extra = Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]>;
 function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[], extra: Extra = {}): ClusterNode<ClusterState> {

@@ -16,6 +16,7 @@ import { clusterNameHash } from '../../src/cluster/auth.js';
 import { createLogger } from '../../src/runtime/log.js';
 import type { ClusterState } from '../../src/core/topology/state.js';
 import type { IndexedEnvelope } from '../../src/protocols/peer-frames.js';
+import { until } from './fixtures/until.js';
 
 const C = clusterNameHash('test');
 const joined = (id: string, index: number, term = 1): IndexedEnvelope => ({
@@ -157,13 +158,6 @@ const workload = { kind: 'exec', id: 'job', memoryBytes: 1000, layers: 12, comma
 
 const timings = { heartbeatMs: 100, failureTimeoutMs: 800, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
 
-async function until(what: string, fn: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 t.test('loopback: the whole cluster stops and starts again: the saved log continues, nothing is lost', async (t) => {
   const dirs = ['a', 'b', 'c'].map(() => mkdtempSync(join(tmpdir(), 'torus-persist-')));
