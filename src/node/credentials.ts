@@ -61,26 +61,24 @@ export function deriveClusterKeys(secret: string, clusterName: string): ClusterK
   return keys;
 }
 
-export function readSecretIn(dataDir: string): string | undefined {
+/** One line saved in the data dir, or undefined when the file is absent (or empty, or one of `tolerated`). */
+function readSaved(dataDir: string, file: string, tolerated: readonly string[] = ['ENOENT']): string | undefined {
   try {
-    const text = readFileSync(join(dataDir, SECRET_FILE), 'utf8').trim();
+    const text = readFileSync(join(dataDir, file), 'utf8').trim();
     return text === '' ? undefined : text;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (tolerated.includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw error;
   }
 }
 
-/** The API token a node on this machine saved in its data dir (what the local CLI uses). */
+export function readSecretIn(dataDir: string): string | undefined {
+  return readSaved(dataDir, SECRET_FILE);
+}
+
+/** The API token a node on this machine saved in its data dir (what the local CLI uses; unreadable = none). */
 export function readApiTokenIn(dataDir: string): string | undefined {
-  try {
-    const text = readFileSync(join(dataDir, API_TOKEN_FILE), 'utf8').trim();
-    return text === '' ? undefined : text;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES') return undefined;
-    throw error;
-  }
+  return readSaved(dataDir, API_TOKEN_FILE, ['ENOENT', 'EACCES']);
 }
 
 export interface CredentialInput {
