@@ -45,6 +45,6 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
   }
   const port = typeof values.port === 'string' && /^\d+$/.test(values.port) ? Number(values.port) : DEFAULT_PORT;
   const cluster = typeof values.cluster === 'string' ? values.cluster : 'torus';
-  io.stdout.write(joinCommand({ mode: 'secret', source: 'data-dir', secret, keys: { peerKey: '', dataKey: '', apiToken: '' }, apiToken: '' }, lanAddress() ?? '127.0.0.1', port, cluster) + '\n');
+  io.stdout.write(joinCommand(secret, lanAddress() ?? '127.0.0.1', port, cluster) + '\n');
   return 0;
 }

@@ -16,10 +16,11 @@ export function lanAddress(): string | undefined {
 }
 
 /** The command that makes another machine join this node's cluster (secret in the environment, not in `ps`). */
-export function joinCommand(credential: ClusterCredential, address: string, port: number, cluster: string): string {
+/** `secret` null: an --insecure-open cluster. */
+export function joinCommand(secret: string | null, address: string, port: number, cluster: string): string {
   const clusterFlag = cluster === 'torus' ? '' : ` --cluster ${cluster}`;
-  if (credential.mode === 'open') return `node dist/main.js --insecure-open --peers ${address}:${port}${clusterFlag}`;
-  return `TORUS_SECRET=${credential.secret} node dist/main.js --peers ${address}:${port}${clusterFlag}`;
+  if (secret === null) return `node dist/main.js --insecure-open --peers ${address}:${port}${clusterFlag}`;
+  return `TORUS_SECRET=${secret} node dist/main.js --peers ${address}:${port}${clusterFlag}`;
 }
 
 export function startBanner(o: { nodeId: string; incarnation: number; host: string; port: number; config: NodeConfig; credential: ClusterCredential }): string {
@@ -32,7 +33,7 @@ export function startBanner(o: { nodeId: string; incarnation: number; host: stri
   } else {
     lines.push(`  dashboard: http://${local}:${o.port}/?token=${o.credential.apiToken}`);
   }
-  lines.push(`  join from another machine: ${joinCommand(o.credential, reachable, o.port, o.config.cluster)}`);
+  lines.push(`  join from another machine: ${joinCommand(o.credential.mode === 'secret' ? o.credential.secret : null, reachable, o.port, o.config.cluster)}`);
   return lines.join('\n') + '\n';
 }
 
