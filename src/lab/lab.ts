@@ -179,6 +179,12 @@ export class Lab {
     return run('ip', ['netns', 'exec', this.#ns(host), ...argv], opts);
   }
 
+  /** The command line (arguments joined by spaces) of every process in a host's namespace: what tests count. */
+  async commandLines(host: number): Promise<string[]> {
+    const r = await this.exec(host, `for p in $(ip netns pids ${this.#ns(host)}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`);
+    return r.stdout.split('\n').filter((l) => l !== '' && !l.includes('/proc/'));
+  }
+
   /** Black-holes a point-to-point link (both directions), or with 'lan' cuts a host off the LAN. */
   async cut(a: number, b: LinkTarget): Promise<void> {
     const edge = this.#edge(a, b);

@@ -15,9 +15,9 @@ const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 interface Inst { id: string; nodes: string[]; status: string; reason?: string; runners: { node: string; status: string; reason?: string }[] }
 
+/** Processes in a host's namespace whose command line contains `marker`. */
 async function withMarker(lab: Lab, host: number, marker: string): Promise<number> {
-  const r = await lab.exec(host, `for p in $(ip netns pids ${lab.hosts[host]!.ns}); do cat /proc/$p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done`);
-  return r.stdout.split('\n').filter((l) => l.includes(marker) && !l.includes('/proc/')).length;
+  return (await lab.commandLines(host)).filter((l) => l.includes(marker)).length;
 }
 
 t.test('a node restarted without --allow-exec refuses the exec instance the state gives it', { timeout: 178_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
