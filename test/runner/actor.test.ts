@@ -4,22 +4,14 @@ import { join } from 'node:path';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
-import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
+import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
 
 const workerModule = siblingModule(import.meta.url, '../../src/actors/runner-supervisor/worker');
 
 t.test('runner-supervisor actor: instance event → runner started, statuses proposed, deletion stops it', async (t) => {
   const dir = tempDir(t);
   const runtime = new Runtime({ nodeId: 'a' });
-  const proposals: ClusterEvent[] = [];
-  // The cluster: accept each proposal and apply it back (as the leader's log would).
-  runtime.register('cluster', (body) => {
-    const event = (body as unknown as { event: ClusterEvent }).event;
-    proposals.push(event);
-    setImmediate(() => runtime.send('runner-supervisor', { type: 'cluster.event', event: event as never }));
-    return { ok: true };
-  });
-  runtime.register('topology-keeper', () => ({ state: { instances: {}, tasks: {} }, lastIndex: 0 }));
+  const proposals = echoCluster(runtime);
   let stopped = false;
   t.teardown(async () => {
     if (!stopped) await runtime.shutdown();

@@ -14,7 +14,7 @@ import { parseNodeArgs } from '../../src/node/config.js';
 import { secureDataDir } from '../../src/node/data-dir.js';
 import { runnerDir } from '../../src/runner/local-runner.js';
 import { RunnerManager, type ManagerEvent } from '../../src/runner/runner-manager.js';
-import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
+import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
 
 const workerModule = siblingModule(import.meta.url, '../../src/actors/runner-supervisor/worker');
 
@@ -65,14 +65,7 @@ t.test('--allow-exec flag, list and config file; --max-runners / --max-instances
 async function supervisor(t: Test, options: Record<string, unknown>) {
   const dir = tempDir(t);
   const runtime = new Runtime({ nodeId: 'a' });
-  const proposals: ClusterEvent[] = [];
-  runtime.register('cluster', (body) => {
-    const event = (body as unknown as { event: ClusterEvent }).event;
-    proposals.push(event);
-    setImmediate(() => runtime.send('runner-supervisor', { type: 'cluster.event', event: event as never }));
-    return { ok: true };
-  });
-  runtime.register('topology-keeper', () => ({ state: { instances: {}, tasks: {} }, lastIndex: 0 }));
+  const proposals = echoCluster(runtime);
   t.teardown(() => runtime.shutdown());
   await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir, ...options } });
   const create = async (id: string, command: string, args: string[]): Promise<void> => {
