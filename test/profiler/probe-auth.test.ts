@@ -36,6 +36,15 @@ function request(port: number, method: string, path: string, headers: Record<str
   });
 }
 
+/** Opens a response and resolves once its headers are in, leaving the body flowing until the caller destroys it. */
+function openStream(port: number, path: string, headers: Record<string, string>): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path, headers, agent: false }, (res) => { res.resume(); res.on('error', () => {}); resolve(res); });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const signer = probeSigner(KEY, 'node-b')!;
 const proven = (method: string, path: string) => ({ [PROBE_PROOF_HEADER]: signer(method, path) });
 
@@ -74,16 +83,18 @@ t.test('sizes capped; force works only for a proven caller', async (t) => {
   const src = await request(port, 'GET', path, proven('GET', path));
   t.equal(src.status, 200);
   t.ok(src.bytes <= MAX_SOURCE_BYTES, `1 GiB asked, ${src.bytes} bytes sent (cap ${MAX_SOURCE_BYTES})`);
-  // Hold the gate with a proven stream, then try to force past it with and without a proof.
-  const hold = measureCapacity('127.0.0.1', port, { durationMs: 1500, repeats: 1, signer, busyBudgetMs: 0 });
-  await new Promise((r) => setTimeout(r, 300));
+  // Hold the gate with a proven stream whose headers have arrived (the gate is taken before they are sent), then try
+  // to force past it with and without a proof. No sleep: a loaded machine cannot let the hold lapse early.
+  const hp = '/v1/probe/stream?ms=20000&session=s1';
+  const hold = await openStream(port, hp, proven('GET', hp));
+  t.equal(hold.statusCode, 200, 'the holder streams');
   const anonForce = await request(port, 'GET', '/v1/probe/stream?ms=200', { [PROBE_FORCE_HEADER]: '1' });
   t.equal(anonForce.status, 401, 'force without a proof → 401, not a stream');
   const sp = '/v1/probe/stream?ms=200&session=s2';
   t.equal((await request(port, 'GET', sp, proven('GET', sp))).status, 503, 'a proven caller without force waits its turn (503 busy)');
   const fp = '/v1/probe/stream?ms=200&session=s3';
   t.equal((await request(port, 'GET', fp, { ...proven('GET', fp), [PROBE_FORCE_HEADER]: '1' })).status, 200, 'a proven caller may force');
-  t.ok((await hold).bps > 0);
+  hold.destroy();
 });
 
 t.test("the profiler's clients prove the key; open mode asks no proof", async (t) => {
