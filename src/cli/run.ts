@@ -5,6 +5,7 @@
  */
 import { constants } from 'node:os';
 import type { InstanceView } from '../api/node-facade.js';
+import { RankLogs } from './rank-logs.js';
 import { parseBytes } from './table.js';
 import { parseCli, processIo, runCli, UsageError, type ApiClient, type CliIo } from './api-client.js';
 
@@ -66,7 +67,12 @@ export async function runRunCommand(args: string[], io: CliIo = processIo, signa
   }
 }
 
-interface JobView extends InstanceView { readonly exitCode?: number; readonly job?: { state: string; exitCode?: number; signal?: string } }
+interface JobView extends InstanceView {
+  readonly exitCode?: number;
+  readonly generation?: number;
+  /** running | restarting | completed | failed (src/api/views.ts) */
+  readonly job?: { state: string; exitCode?: number; signal?: string };
+}
 
 /** SIGINT as `run` sees it: the first asks to stop the job, the second to stop waiting for that. */
 class Interrupt {
@@ -111,14 +117,14 @@ export function jobExitCode(v: JobView): number {
 async function follow(client: ApiClient, instance: InstanceView, io: CliIo, interrupt: Interrupt): Promise<number> {
   const id = encodeURIComponent(instance.id);
   const names = await client.get<{ nodes: { id: string; name?: string }[] }>('/v1/topology').then((t) => new Map(t.nodes.map((n) => [n.id, n.name ?? n.id])), () => new Map<string, string>());
-  io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map((n) => names.get(n) ?? n).join(', ')}\n`);
-  const abort = new AbortController();
+  const nameOf = (node: string): string => names.get(node) ?? node;
+  io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map(nameOf).join(', ')}\n`);
   const token = client.token.token;
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const streams = instance.nodes.flatMap((node, rank) => (['stdout', 'stderr'] as const).map((stream) =>
-    pipeLog(client.url(`/v1/instances/${id}/logs?rank=${rank}&stream=${stream}&follow=1`), headers, `[rank ${rank} ${names.get(node) ?? node}] `,
-      stream === 'stdout' ? io.stdout : io.stderr, abort.signal)));
+  const logs = new RankLogs({ urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`), headers: token ? { authorization: `Bearer ${token}` } : {}, io, nameOf });
+  logs.follow(instance.nodes);
   let deleting: Promise<unknown> | undefined;
+  let generation = typeof instance.generation === 'number' ? instance.generation : 1;
+  let restartingSaid = false;
   try {
     for (;;) {
       if (interrupt.count >= 1 && !deleting) {
@@ -138,8 +144,7 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
       });
       const state = v?.job?.state;
       if (!v || state === 'completed' || state === 'failed') {
-        // The logs end by themselves once the job is over; give the last lines a moment.
-        await Promise.race([Promise.allSettled(streams), new Promise((r) => setTimeout(r, 5000))]);
+        await logs.drained(5000); // the logs end by themselves once the ranks are done; give the last lines a moment
         if (!v) {
           if (deleting) return 130; // stopped at Ctrl-C: exit as a shell reports a command ended by SIGINT
           io.stderr.write(`torus: job ${instance.id} was deleted before it finished\n`);
@@ -148,30 +153,19 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
         if (state === 'failed') io.stderr.write(`torus: job ${instance.id} failed: ${String(v.reason ?? '')}\n`);
         return jobExitCode(v);
       }
+      if (state === 'restarting' && !restartingSaid) {
+        restartingSaid = true;
+        io.stderr.write(`torus: job ${instance.id} failed (${String(v.reason ?? '')}); restarting the group\n`);
+      }
+      if (typeof v.generation === 'number' && v.generation !== generation && state === 'running') {
+        generation = v.generation;
+        restartingSaid = false;
+        io.stderr.write(`torus: job ${instance.id} restarted (${String(v.reason ?? '')})\n`);
+        logs.follow(v.nodes);
+      }
       await interrupt.sleep(500);
     }
   } finally {
-    abort.abort();
+    logs.close();
   }
-}
-
-/** Streams one rank's log, writing each complete line with the prefix (a partial last line at the end). */
-async function pipeLog(url: string, headers: Record<string, string>, prefix: string, out: CliIo['stdout'], signal: AbortSignal): Promise<void> {
-  let rest = '';
-  const decoder = new TextDecoder();
-  try {
-    const res = await fetch(url, { headers, signal });
-    if (!res.ok || !res.body) return;
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const lines = (rest + decoder.decode(value, { stream: true })).split('\n');
-      rest = lines.pop() ?? '';
-      if (lines.length) out.write(lines.map((l) => `${prefix}${l}\n`).join(''));
-    }
-  } catch {
-    // aborted or the node went away: what was written so far stays
-  }
-  if (rest) out.write(`${prefix}${rest}\n`);
 }
