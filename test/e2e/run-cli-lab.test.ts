@@ -4,7 +4,7 @@
  * - every line each rank prints reaches the terminal prefixed `[rank N node]`, in order per rank (stdout and stderr);
  * - the exit code is the job's: a rank exiting 3 → `run` exits 3 and says which rank, the other ranks are stopped;
  *   a rank killed by SIGKILL → 137 (128 + 9, as a shell reports it).
- * (Ctrl-C: run-interrupt-lab.test.ts.)
+ * (Ctrl-C: run-interrupt-lab.test.ts; --restart on-failure: run-restart-lab.test.ts.)
  */
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
