@@ -38,6 +38,33 @@ export function MapOf<V extends TSchema>(value: V, options: ObjectOptions = {}):
   return Type.Unsafe<Record<string, Static<V>>>(Type.Object({}, { ...options, additionalProperties: value }));
 }
 
+/** Arbitrary JSON data (task params, results): any value here; its bounds are `boundedJson`'s, after the check. */
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+export const JsonData = (options: SchemaOptions = {}): TUnsafe<Json> => Type.Unsafe<Json>({ ...Type.Unknown(options) });
+
+/**
+ * The decoded value as fresh plain data: absent optional fields (`undefined`, which structured clone and msgpack
+ * carry) dropped so values compare and serialise canonically, and anything that is not plain data (a class
+ * instance, a typed array where an object belongs) refused. For messages that are not on a hot path.
+ */
+export function canonical<T>(value: T, where: Where, path: string): T {
+  return copy(value, where, path, 0) as T;
+}
+function copy(value: unknown, where: Where, path: string, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > 64) throw new ValidationError(where, path, 'nested too deeply');
+  if (Array.isArray(value)) return value.map((item, i) => copy(item, where, `${path}[${i}]`, depth + 1));
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new ValidationError(where, path, 'expected a plain object');
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) continue;
+    if (key === '__proto__') throw new ValidationError(where, `${path}.${key}`, 'forbidden key');
+    out[key] = copy(item, where, `${path}.${key}`, depth + 1);
+  }
+  return out;
+}
+
 /** Map keys that are safe to copy into an object (`__proto__` would set its prototype). */
 export const SAFE_KEY = '^(?!__proto__$)';
 
@@ -65,9 +92,28 @@ export function compile<S extends TSchema>(schema: S, where: Where, root = ''): 
       if (ok) return value as Shape<S>;
       const first = check.Errors(value).First();
       if (!first) throw new ValidationError(where, at, 'invalid');
-      throw new ValidationError(where, fieldPath(at, first.path, value), why(first, where === 'body' || where === 'query' || where === 'params'));
+      const leaf = inUnion(first);
+      throw new ValidationError(where, fieldPath(at, leaf.path, value), why(leaf, where === 'body' || where === 'query' || where === 'params'));
     },
   };
+}
+
+/**
+ * A union's error names its own field when the value picked a variant: a discriminated union (events by `type`,
+ * workloads by `kind`) reports the chosen variant's first error; when no variant's discriminant matches, the
+ * discriminant itself (`event.type: expected one of ...`).
+ */
+function inUnion(error: ValueError): ValueError {
+  if (error.type !== ValueErrorType.Union) return error;
+  const variants = error.errors.map((iterator) => [...iterator]);
+  const isDiscriminant = (e: ValueError): boolean => e.type === ValueErrorType.Literal && e.path.lastIndexOf('/') === error.path.length;
+  const chosen = variants.find((errors) => errors.length > 0 && !errors.some(isDiscriminant));
+  if (chosen) return inUnion(chosen[0]!);
+  const discriminants = variants.map((errors) => errors.find(isDiscriminant));
+  const first = discriminants[0];
+  if (!first || discriminants.some((d) => d?.path !== first.path)) return error;
+  const consts = discriminants.map((d) => String((d!.schema as { const?: unknown }).const));
+  return { ...first, type: ValueErrorType.Kind, schema: { ...first.schema, enum: consts } };
 }
 
 const typeName = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
