@@ -160,6 +160,7 @@ export const responseSchemas = {
     result: opt(Type.Unknown({ description: 'the benchmark table as JSON (src/ring)' })),
     error: opt(errorBody),
   }, CLOSED),
+  BenchRunList: Type.Object({ runs: Type.Array(ref('BenchRun')) }, CLOSED),
   MeasureLinksQueued: Type.Object({
     links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(str), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
     queued: opt(Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' })),
