@@ -121,6 +121,12 @@ export const responseSchemas: Record<string, Schema> = {
     generation: { type: 'integer', description: '1 at creation, +1 per re-placement' },
     workload: workloadSpec,
     plan: instancePlan,
+    artifacts: arrayOf(closed(['id', 'name', 'bytes', 'nodes'], {
+      id: str, name: str, bytes: int,
+      nodes: arrayOf(closed(['node', 'haveBytes', 'complete'], {
+        node: str, haveBytes: int, complete: bool, rateBps: { type: 'integer', description: 'receiving at, bytes/s (while a transfer runs)' },
+      })),
+    }), "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any"),
   }),
   InstanceList: closed(['instances'], { instances: arrayOf(ref('Instance')) }),
   Deleted: closed(['deleted'], { deleted: str }),

@@ -14,6 +14,8 @@ export interface ArtifactHeld {
   /** chunks this node holds, verified; `have === chunks` means complete */
   readonly have: number;
   readonly incarnation?: number;
+  /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
+  readonly rateBps?: number;
 }
 export interface ArtifactDropped { readonly type: 'ArtifactDropped'; readonly nodeId: NodeId; readonly artifactId: string; readonly reason: string }
 
@@ -21,12 +23,12 @@ export const ARTIFACT_ID_PATTERN = /^[0-9a-f]{64}$/;
 const artifactIdField = (v: unknown, p: string): string => str(W, v, p, { pattern: ARTIFACT_ID_PATTERN });
 
 export const ARTIFACT_EVENT_DECODERS = {
-  ArtifactHeld: [['nodeId', 'artifactId', 'name', 'bytes', 'chunks', 'have'], ['incarnation'], (o: Fields, p: string): ArtifactHeld => {
+  ArtifactHeld: [['nodeId', 'artifactId', 'name', 'bytes', 'chunks', 'have'], ['incarnation', 'rateBps'], (o: Fields, p: string): ArtifactHeld => {
     const chunks = int(W, o.chunks, `${p}.chunks`, 0, 1 << 20);
     return compact({
       type: 'ArtifactHeld', nodeId: nodeId(o.nodeId, `${p}.nodeId`), artifactId: artifactIdField(o.artifactId, `${p}.artifactId`),
       name: str(W, o.name, `${p}.name`, { min: 1, max: 256 }), bytes: int(W, o.bytes, `${p}.bytes`), chunks,
-      have: int(W, o.have, `${p}.have`, 0, chunks), incarnation: optInt(o.incarnation, `${p}.incarnation`),
+      have: int(W, o.have, `${p}.have`, 0, chunks), incarnation: optInt(o.incarnation, `${p}.incarnation`), rateBps: optInt(o.rateBps, `${p}.rateBps`),
     });
   }],
   ArtifactDropped: [['nodeId', 'artifactId', 'reason'], [], (o: Fields, p: string): ArtifactDropped => ({
