@@ -57,7 +57,10 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
     sendJson(res, 202, await b.orderFetch(id, { ...(upstream !== undefined ? { upstream } : {}), ...(name !== undefined ? { name } : {}) }));
     return;
   }
-  const manifest = b.manifestBytes(id);
+  // A chain's upstream may not have started its own transfer yet when its downstream asks for a chunk (every
+  // placed node starts on its own, runner-gate.ts): a request willing to wait also waits for the artifact.
+  const willWait = what.startsWith('chunks/') && /^\d{1,6}$/.test(url.searchParams.get('waitMs') ?? '');
+  const manifest = b.manifestBytes(id) ?? (willWait ? await manifestWithin(b, id, Math.min(Number(url.searchParams.get('waitMs')), MAX_CHUNK_WAIT_MS)) : undefined);
   if (!manifest) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
   if (what === 'manifest') {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': manifest.byteLength, 'cache-control': 'no-store' });
@@ -79,4 +82,12 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
   const data = await b.readChunk(id, index);
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.byteLength, 'cache-control': 'no-store' });
   res.end(data);
+}
+
+async function manifestWithin(b: PeerBackend, id: string, ms: number): Promise<Buffer | undefined> {
+  const end = Date.now() + ms;
+  for (let m = b.manifestBytes(id); ; m = b.manifestBytes(id)) {
+    if (m || Date.now() >= end) return m;
+    await new Promise((r) => setTimeout(r, Math.min(100, end - Date.now())));
+  }
 }
