@@ -7,7 +7,15 @@
  * differ, and a leader that sends a snapshot stops counting that follower beyond it until it acknowledges again.
  */
 import t from 'tap';
-import { lastIndex } from '../../src/cluster/log.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
+import { appendEntries, emptyLog, hashAt, lastHash, lastIndex, resetTo } from '../../src/cluster/log.js';
+import { StateStore } from '../../src/cluster/state-store.js';
+import { topologyReplica } from '../../src/cluster/topology-state.js';
+import { clusterNameHash } from '../../src/cluster/auth.js';
+import { createLogger } from '../../src/runtime/log.js';
+import type { IndexedEnvelope } from '../../src/protocols/peer-frames.js';
 import { SimNet, realEntries } from './fixtures/sim-net.js';
 
 const ev = (n: number) => ({ type: 'E', n });
@@ -84,4 +92,29 @@ t.test('a diverged follower keeps the agreeing entries after the snapshot and dr
   t.equal(b.state.resync, null, 'the snapshot arrived');
   t.equal(b.state.commit, before, 'at the leader\'s commit index');
   t.equal(lastIndex(b.state.log), before + 2, 'b kept the two agreeing entries after the snapshot and dropped the differing one');
+});
+
+t.test('the data dir keeps the entries after an installed snapshot older than the last one saved', async (t) => {
+  const dir = mkdtempSync(joinPath(tmpdir(), 'torus-keep-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const C = clusterNameHash('test');
+  const nodeJoined = (id: string, index: number): IndexedEnvelope => ({
+    index, term: 1, at: 1000 + index,
+    event: { type: 'NodeJoined', nodeId: id, name: id, incarnation: 1, apiPort: 7000, apiAddresses: [{ ip: '10.77.0.1', port: 7000 }], peerPort: 7001, version: 'v' },
+  });
+  const entries = ['a', 'b', 'c', 'd', 'e'].map((id, i) => nodeJoined(id, i + 1));
+  const stateAt = (n: number) => entries.slice(0, n).reduce((s, e) => topologyReplica.apply(s, e), topologyReplica.initial());
+  const full = appendEntries(emptyLog, entries);
+  const open = () => new StateStore({ dataDir: dir, replica: topologyReplica, cluster: C, retain: 4096, log: createLogger({ component: 'test' }), now: () => 1 });
+  const store = open();
+  store.load();
+  store.save(stateAt(5), 5, full); // this node had applied all five
+  // A leader's snapshot at 3 (its commit index lags): the node keeps 4 and 5, which agree with the leader's chain.
+  const kept = appendEntries(resetTo(3, 1, hashAt(full, 3)!), entries.slice(3));
+  store.save(stateAt(3), 3, kept);
+  store.close();
+  const r = open().load();
+  t.equal(r.commit, 3, 'restored at the installed snapshot');
+  t.equal(lastIndex(r.log), 5, 'with the kept entries after it in the saved log');
+  t.equal(lastHash(r.log), lastHash(full), 'the same chain');
 });
