@@ -8,7 +8,7 @@ import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topol
 import { roundTrip, type Kind } from './fixtures/round-trip.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
-const covers = (tt: typeof t, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
+const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
   tt.same([...rows.map((r) => r.name)].sort(), [...kinds].sort(), `${name}: one round-trip row per kind`);
 };
 
