@@ -5,6 +5,7 @@ import {
 } from '../../src/protocols/events.js';
 import { CancelTask, CreateInstance, DeleteInstance, PlaceInstance, ReplaceInstance, SubmitTask } from '../../src/protocols/commands.js';
 import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topology/events.js';
+import { decodePeerFrame, PeerFrameSchemas } from '../../src/protocols/peer-frames.js';
 import { roundTrip, type Kind } from './fixtures/round-trip.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
@@ -35,6 +36,35 @@ t.test('commands: every type round-trips and names each bad field', async (t) =>
   const rows: Kind[] = Object.entries(samples).map(([name, [schema, sample]]) => ({ name, schema, sample, decode: decodeCommand, field: (k) => `command.${k}` }));
   covers(t, 'commands', COMMAND_TYPES, rows);
   for (const row of rows) roundTrip(t, row);
+});
+
+t.test('peer frames: every type round-trips and names each bad field', async (t) => {
+  const hex = (n: number): string => 'ab'.repeat(n / 2);
+  const samples: Record<string, Record<string, unknown>> = {
+    hello: { type: 'hello', v: 4, nodeId: 'a', cluster: 'c', incarnation: 1, startedAt: 5, port: 7000, apiPort: 52415, nonce: hex(32), auth: true, name: 'host-a', version: '0.1.0', addresses: ['10.77.0.1'] },
+    auth: { type: 'auth', proof: hex(64) },
+    refuse: { type: 'refuse', reason: 'self', detail: 'me' },
+    heartbeat: { type: 'heartbeat', term: 2, role: 'leader', leader: 'a', lastIndex: 3, lastTerm: 2, lastHash: 'h', commit: 3, commitHash: 'h' },
+    'vote-request': { type: 'vote-request', term: 2, lastIndex: 3, lastTerm: 1 },
+    vote: { type: 'vote', term: 2, granted: true, leader: null, lastIndex: 3, lastTerm: 1 },
+    append: { type: 'append', term: 2, entries: [{ index: 1, term: 2, event: { type: 'NodeGone', nodeId: 'b', reason: 'r' }, at: 5 }], commit: 1, commitHash: 'h' },
+    'append-ack': { type: 'append-ack', term: 2, index: 1, hash: 'h' },
+    'gap-request': { type: 'gap-request', from: 1, to: 5, prevHash: 'h' },
+    'snapshot-request': { type: 'snapshot-request' },
+    snapshot: { type: 'snapshot', term: 2, index: 5, lastTerm: 2, lastHash: 'h', digest: 'd', state: { any: ['thing'] } },
+    forward: { type: 'forward', id: 1, kind: 'propose', body: [{ type: 'X', a: 1 }] },
+    peers: { type: 'peers', peers: [{ nodeId: 'b', host: '10.77.0.2', port: 7000 }] },
+  };
+  const replies = (PeerFrameSchemas['forward-reply'] as unknown as { anyOf: Kind['schema'][] }).anyOf;
+  const rows: Kind[] = [
+    ...Object.entries(samples).map(([name, sample]) => ({ name, schema: PeerFrameSchemas[name as keyof typeof PeerFrameSchemas], sample, decode: (v: unknown) => decodePeerFrame(v), field: (k: string) => `frame.${k}` })),
+    { name: 'forward-reply', schema: replies[0]!, sample: { type: 'forward-reply', id: 2, ok: true, outcome: { index: 3 } }, decode: (v) => decodePeerFrame(v), field: (k) => `frame.${k}` },
+    { name: 'forward-reply', schema: replies[1]!, sample: { type: 'forward-reply', id: 2, ok: false, error: { code: 'TORUS_NO_LEADER', message: 'no', details: {} } }, decode: (v) => decodePeerFrame(v), field: (k) => `frame.${k}` },
+  ];
+  covers(t, 'peer frames', Object.keys(PeerFrameSchemas), rows.filter((r, i) => rows.findIndex((o) => o.name === r.name) === i));
+  for (const row of rows) roundTrip(t, row);
+  t.same(decodePeerFrame({ type: 'forward-reply', id: 1, ok: true }), { type: 'forward-reply', id: 1, ok: true, outcome: null }, 'no outcome reads as null');
+  t.throws(() => decodePeerFrame({ type: 'nope' }), /frame\.type: expected one of hello, auth/);
 });
 
 t.test('API request bodies: every schema round-trips and names each bad field', async (t) => {
