@@ -17,7 +17,13 @@ import { Lab } from '../../src/lab/index.js';
 import { printTable, type BenchRow } from '../table.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+/** `--name value` or `--name=value` (the form `npm run bench -- artifacts --size=64` passes through). */
+const flag = (name: string): string | undefined => {
+  const eq = args.find((a) => a.startsWith(`${name}=`));
+  if (eq) return eq.slice(name.length + 1);
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const json = args.includes('--json');
 const sizeMiB = Number(flag('--size') ?? (args.includes('--quick') ? 64 : 256));
 const rate = flag('--rate') ?? '1gbit';
@@ -43,6 +49,9 @@ class Agent {
   }
 }
 
+/** TORUS_BENCH_PROFILE=DIR: V8 CPU profiles of the agents (h0 serves, the others receive) into DIR. */
+const profile = (host: number): string[] => (process.env.TORUS_BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.TORUS_BENCH_PROFILE, '--cpu-prof-name', `h${host}.cpuprofile`] : []);
+
 interface Done { done: string; ms: number; state: string; error?: { message: string } }
 
 async function main(): Promise<void> {
@@ -54,7 +63,7 @@ async function main(): Promise<void> {
   try {
     const nodes = lab.hosts.map((h) => ({ id: `h${h.index}`, ip: h.lanIp }));
     const key = randomBytes(32).toString('hex');
-    const agents = lab.hosts.map((h) => new Agent(`h${h.index}`, lab.spawn(h.index, process.execPath, [agentJs, JSON.stringify({ nodeId: `h${h.index}`, dataDir: join(tmp, `h${h.index}`), port: PORT, key, nodes })])));
+    const agents = lab.hosts.map((h) => new Agent(`h${h.index}`, lab.spawn(h.index, process.execPath, [...profile(h.index), agentJs, JSON.stringify({ nodeId: `h${h.index}`, dataDir: join(tmp, `h${h.index}`), port: PORT, key, nodes })])));
     await Promise.all(agents.map((a) => a.next((m) => m.ready)));
     const file = join(tmp, 'weights.bin');
     const fd = openSync(file, 'w');
@@ -96,7 +105,13 @@ async function main(): Promise<void> {
 
     printTable(`artifacts: ${sizeMiB} MiB (${art.chunks} chunks of 4 MiB) on a ${HOSTS}-node ${rate} lab LAN`, rows, json,
       'Gbit/s: bytes delivered to all receiving nodes over the wall time (a chain of 3 moves 3x the bytes). one transfer / sequential / chain: verified (SHA-256) and fdatasync\'d into the store.');
-    for (const a of agents) a.child.stdin!.end();
+    // Let the agents close and exit on their own (their profiles are written at exit), at most 10 s.
+    await Promise.all(agents.map((a) => new Promise<void>((resolve) => {
+      if (a.child.exitCode !== null) return resolve();
+      const timer = setTimeout(resolve, 10_000);
+      a.child.once('exit', () => { clearTimeout(timer); resolve(); });
+      a.child.stdin!.end();
+    })));
   } finally {
     await lab.teardown();
     rmSync(tmp, { recursive: true, force: true });
