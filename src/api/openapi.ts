@@ -1,11 +1,11 @@
-import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
+import { requestSchemas } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
-import { toJsonSchema } from './schema.js';
 import { artifactOpenApiPaths } from './routes/artifact-routes.js';
 
 /**
- * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
- * server validates with (./request-schemas.ts); answers are described exactly in ./response-schemas.ts. Tests
+ * The OpenAPI 3.1 document served at /v1/openapi.json. Its component schemas are the TypeBox schemas themselves:
+ * request bodies are the ones the server validates with (./request-schemas.ts), answers are described exactly in
+ * ./response-schemas.ts (TypeBox schemas are JSON Schema; its own marks are symbols, which JSON drops). Tests
  * check that every route of the server is listed here, every error code of the registry appears, and every
  * route's real answers validate against this document (test/api/openapi-live.test.ts).
  */
@@ -21,13 +21,7 @@ const bodyErrors = { '400': error('invalid JSON or a field failing validation; d
 
 const str = { type: 'string' };
 
-const schemas = {
-  ...responseSchemas,
-  PreviewRequest: toJsonSchema(previewRequestSchema),
-  CreateInstanceRequest: toJsonSchema(createInstanceRequestSchema),
-  RingBenchRequest: toJsonSchema(ringBenchRequestSchema),
-  MeasureLinksRequest: toJsonSchema(measureLinksRequestSchema),
-};
+const schemas = { ...responseSchemas, ...requestSchemas };
 
 const paths: Record<string, Record<string, Op>> = {
   '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },

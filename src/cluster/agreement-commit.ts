@@ -52,7 +52,7 @@ export function learnCommit(c: Ctx, commit: number, hash: string): void {
       return commitTo(c, target);
     }
     c.fx.push({ kind: 'warn', msg: 'log differs from the leader at its commit index; fetching a snapshot', fields: { index: commit } });
-    startResync(c);
+    startResync(c, s.commit + 1); // our commit index was checked against a leader's chain: the difference is after it
   }
   // Shorter than the leader's commit: wait until the missing entries arrive (only then can the chain be checked).
 }

@@ -57,16 +57,27 @@ export function follow(c: Ctx, leader: string, term: number): void {
   }
 }
 
-export function startResync(c: Ctx): void {
-  c.s.resync = { at: c.now };
+/**
+ * Asks the leader for a snapshot. `divergedAt`: the first index where this log is known to differ from the
+ * leader's (omitted: not known to differ, e.g. an apply failed). A retry keeps the lowest bound seen.
+ */
+export function startResync(c: Ctx, divergedAt: number | null = null): void {
+  const known = c.s.resync?.keepBelow ?? null;
+  const keepBelow = known === null ? divergedAt : divergedAt === null ? known : Math.min(known, divergedAt);
+  c.s.resync = { at: c.now, keepBelow };
   c.s.gap = null;
   if (c.s.leader && c.s.leader !== c.cfg.selfId) send(c, c.s.leader, { type: 'snapshot-request' });
 }
 
 
-/** The shell's state is at the commit index (only committed entries are applied): the snapshot is taken there. */
+/**
+ * The shell's state is at the commit index (only committed entries are applied): the snapshot is taken there.
+ * The follower may drop what it holds beyond it (entries that differ from ours), so its acknowledgements beyond
+ * the snapshot no longer count until it acknowledges again: no commit ever relies on an entry it dropped.
+ */
 export function sendSnapshot(c: Ctx, to: string): void {
   const at = c.s.commit;
+  if ((c.s.match[to] ?? 0) > at) c.s.match[to] = at;
   c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: at, lastTerm: termAt(c.s.log, at) ?? c.s.log.baseTerm, lastHash: hashAt(c.s.log, at) ?? c.s.log.baseHash });
 }
 

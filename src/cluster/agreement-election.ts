@@ -32,8 +32,10 @@ export function maybeCampaign(c: Ctx): void {
   if (c.s.mustJoin) return; // repaired or lost state: follow a leader first, never lead from a partial log
   const me = selfRank(c);
   const ahead = Object.values(c.s.peers).filter((p) => outranks(p, me)).length;
-  const slot = c.s.noLeaderSince + ahead * c.cfg.electionStaggerMs;
-  if (c.now >= slot && c.now >= c.s.retryAt) campaign(c);
+  // The rank stagger also counts after a retry delay: two nodes whose delays end together (both failed a campaign,
+  // or both regained a quorum) must not campaign together in the same term again and again (a livelock).
+  const slot = Math.max(c.s.noLeaderSince, c.s.retryAt) + ahead * c.cfg.electionStaggerMs;
+  if (c.now >= slot) campaign(c);
 }
 
 function campaign(c: Ctx): void {

@@ -1,8 +1,8 @@
 /** Follower-side replication and leader-side catch-up service of the agreement core (see agreement.ts). */
-import { MAX_BATCH, type PeerFrame } from '../protocols/peer-frames.js';
+import { MAX_BATCH, type IndexedEnvelope, type PeerFrame } from '../protocols/peer-frames.js';
 import { appendFrame, follow, heartbeatFrame, send, sendSnapshot, startResync, type Ctx } from './agreement-context.js';
 import { learnCommit } from './agreement-commit.js';
-import { appendEntries, entryAt, hashAt, lastHash, lastIndex, lastTerm, resetTo, sliceLog } from './log.js';
+import { appendEntries, entryAt, hashAt, lastHash, lastIndex, lastTerm, resetTo, sliceLog, type LogState } from './log.js';
 import { drain, firstPending, ingest, skipTo } from './ordered-buffer.js';
 import { sameEntry } from './entry-equality.js';
 
@@ -23,8 +23,9 @@ export function requestCatchUp(c: Ctx, fresh = false): void {
   }
   const mine = lastIndex(s.log);
   if (fresh && (view.lastIndex < mine || (view.lastIndex === mine && view.lastHash !== lastHash(s.log)))) {
-    // Our log has entries the leader does not: it diverged under an older leader.
-    if (view.term === s.term) startResync(c);
+    // Our log has entries the leader does not: it diverged under an older leader. Where: right after the leader's last
+    // entry when our chain agrees there, else somewhere after our commit index (not known where).
+    if (view.term === s.term) startResync(c, hashAt(s.log, view.lastIndex) === view.lastHash ? view.lastIndex + 1 : s.commit + 1);
     return;
   }
   const end = firstPending(s.buffer);
@@ -61,7 +62,7 @@ export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'ap
       if (!held) continue; // folded into our snapshot: nothing to compare
       if (held.term !== entry.term) {
         c.fx.push({ kind: 'warn', msg: 'log diverged from the leader; fetching a snapshot', fields: { index: entry.index, mine: held.term, theirs: entry.term } });
-        startResync(c);
+        startResync(c, entry.index);
         return;
       }
       if (!sameEntry(held, entry)) c.fx.push({ kind: 'warn', msg: 'duplicate index with a different payload ignored', fields: { index: entry.index } });
@@ -92,7 +93,8 @@ function release(c: Ctx): void {
       s.log = appendEntries(s.log, good);
       if (good.length > 0) c.fx.push({ kind: 'persist', entries: good });
       s.buffer = skipTo(s.buffer, lastIndex(s.log) + 1);
-      startResync(c);
+      // The leader's entries before this one have terms <= its term: ours with a newer term differ from them.
+      startResync(c, firstNewerThan(s.log, entry.term));
       return;
     }
     prevTerm = entry.term;
@@ -117,6 +119,24 @@ export function onGapRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type:
   else if (entries.length > 0) send(c, from, appendFrame(c, entries));
 }
 
+/**
+ * Entries of our log after a snapshot at `f.index` that survive its install (Raft's rule): when our chain agrees with
+ * the leader's at the snapshot's index, what follows may be entries this node acknowledged (and the leader counted)
+ * beyond the leader's commit index, so they stay, up to where our log is known to differ (`keepBelow`). When our
+ * chain differs there, nothing after it can be in the leader's log, so nothing after it was ever counted.
+ */
+function keptOverSnapshot(log: LogState, f: { index: number; lastHash: string }, keepBelow: number | null): IndexedEnvelope[] {
+  if (hashAt(log, f.index) !== f.lastHash) return [];
+  const to = Math.min(lastIndex(log), (keepBelow ?? Infinity) - 1);
+  return to > f.index ? sliceLog(log, f.index + 1, to) ?? [] : [];
+}
+
+/** The first index of the log whose entry has a term newer than `term` (the log's end + 1 when none). */
+function firstNewerThan(log: LogState, term: number): number {
+  const i = log.entries.findIndex((e) => e.term > term);
+  return i < 0 ? lastIndex(log) + 1 : log.base + i + 1;
+}
+
 export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'snapshot' }>): void {
   const { s } = c;
   if (f.term < s.term || s.role === 'leader') {
@@ -127,12 +147,12 @@ export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: '
   else if (s.leader !== from) return;
   if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
   c.fx.push({ kind: 'install', snapshot: f });
-  s.log = resetTo(f.index, f.lastTerm, f.lastHash);
-  // The snapshot is the leader's committed state; the shell saves it (and empties the saved log) at once.
+  s.log = appendEntries(resetTo(f.index, f.lastTerm, f.lastHash), keptOverSnapshot(s.log, f, s.resync?.keepBelow ?? null));
+  // The snapshot is the leader's committed state; the shell saves it with the kept entries (its saved log) at once.
   s.commit = f.index;
   s.durable = f.index;
   s.mustJoin = false;
-  s.buffer = skipTo(s.buffer, f.index + 1);
+  s.buffer = skipTo(s.buffer, lastIndex(s.log) + 1);
   s.resync = null;
   s.gap = null;
   release(c);

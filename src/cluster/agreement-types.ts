@@ -77,8 +77,12 @@ export interface AgreementState {
   readonly log: LogState;
   readonly buffer: OrderedBuffer;
   readonly gap: { readonly from: number; readonly to: number; readonly at: number } | null;
-  /** Waiting for a snapshot (new node, diverged log, or a failed apply). */
-  readonly resync: { readonly at: number } | null;
+  /**
+   * Waiting for a snapshot (new node, diverged log, or a failed apply). `keepBelow`: entries of this log from that
+   * index on are known to differ from the leader's; those before it (after the snapshot) are kept over the install,
+   * since this node may have acknowledged them (null: the log is not known to differ, keep all of it).
+   */
+  readonly resync: { readonly at: number; readonly keepBelow: number | null } | null;
   /** The last known membership (node ids the replicated state lists), fed by the shell after each apply. */
   readonly members: readonly string[];
   /** Whether this node reaches a quorum of `members` (quorum.ts); without it, it neither starts nor keeps a term. */

@@ -2,8 +2,9 @@
  * ClusterNode: the shell around the agreement core. It owns the sockets (ConnectionManager), mDNS, the timer
  * and the replicated state; it feeds inputs to `step` and performs the effects in order. The cluster actor's
  * worker is a thin wrapper around it; tests and the lab fixture use it directly. Its parts: cluster-effects.ts
- * (performing effects), cluster-persistence.ts (the data dir), membership-reconciler.ts (the leader's
- * NodeJoined/NodeGone), peer-discovery.ts (static peers and mDNS).
+ * (performing effects), cluster-persistence.ts (the data dir) with group-flush.ts (one fsync per group),
+ * leader-writes.ts (what the leader sequences: callers' writes, the term's first entry, membership, removals),
+ * pending-state.ts (the state as the log lists it), peer-discovery.ts (static peers and mDNS).
  */
 import { EventEmitter } from 'node:events';
 import { TorusError } from '../core/errors.js';
@@ -14,7 +15,7 @@ import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type Agreem
 import { clusterNameHash } from './auth.js';
 import { ConnectionManager, type HeardPeer } from './connections.js';
 import type { MdnsDiscovery } from './discovery.js';
-import { entryAt, lastIndex, lastTerm } from './log.js';
+import { lastIndex } from './log.js';
 import { CommitWaiters } from './commit-waiters.js';
 import { performEffects, type EffectShell } from './cluster-effects.js';
 import { ClusterPersistence } from './cluster-persistence.js';
@@ -24,7 +25,10 @@ import { Forwarder, type CommandResult } from './forwarder.js';
 import { MembershipReconciler } from './membership-reconciler.js';
 import { startPeerDiscovery } from './peer-discovery.js';
 import { noQuorumError } from './quorum.js';
-import { isRemoveMember, REMOVED_REASON, removalRefusal, removeMemberCommand, type RemovalOutcome } from './member-removal.js';
+import { pendingRemoval, removalRefusal, removeMemberCommand, type RemovalOutcome, type RemovalView } from './member-removal.js';
+import { GroupFlush } from './group-flush.js';
+import { LeaderWrites } from './leader-writes.js';
+import { PendingState } from './pending-state.js';
 
 import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
 
@@ -51,12 +55,10 @@ export class ClusterNode<S> extends EventEmitter {
   readonly #persistence: ClusterPersistence<S>;
   readonly #effects: EffectShell<S>;
   readonly #waiters: CommitWaiters;
-  #flushScheduled = false;
+  readonly #flush: GroupFlush;
+  readonly #writes: LeaderWrites<S>;
+  readonly #pending: PendingState<S>;
   #wasLeader = false;
-  /** Members the operator removed while no leader could write their NodeGone (member-removal.ts). */
-  readonly #removed = new Set<string>();
-  /** Of those, the ones whose NodeGone this node (as leader) already sequenced. */
-  readonly #removalWritten = new Set<string>();
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -86,21 +88,25 @@ export class ClusterNode<S> extends EventEmitter {
       role: () => this.role(),
       blocked: () => noQuorumError(this.#core.quorum, this.#core.leader, this.#core.role),
       send: (to, frame) => this.#conns.send(to, frame),
-      execute: (kind, body) => this.#execute(kind, body),
-      onRoleChange: (cb) => {
-        this.on('role', cb);
-        this.on('quorum', cb);
-      },
-      offRoleChange: (cb) => {
-        this.off('role', cb);
-        this.off('quorum', cb);
-      },
+      execute: (kind, body) => this.#writes.execute(kind, body),
+      onRoleChange: (cb) => void this.on('role', cb).on('quorum', cb),
+      offRoleChange: (cb) => void this.off('role', cb).off('quorum', cb),
     });
     this.#persistence = new ClusterPersistence<S>({
       dataDir: options.persistDir, replica: options.replica, cluster: clusterNameHash(options.clusterName), retain: this.#cfg.retainEntries,
       compactEvery: options.persistCompactEvery, repair: options.repairState, fs: options.fs, log: this.#log, now: this.#now,
     });
     this.#waiters = new CommitWaiters(options.commandTimeoutMs ?? 10_000);
+    this.#flush = new GroupFlush({
+      flush: () => this.#persistence.flush(this.#core.log), onDurable: (index) => this.#run({ kind: 'persisted', now: this.#now(), index }),
+      stopped: () => this.#stopped, log: this.#log,
+    });
+    this.#pending = new PendingState(options.replica);
+    this.#writes = new LeaderWrites<S>({
+      nodeId: options.nodeId, replica: options.replica, log: this.#log, cfg: this.#cfg, waiters: this.#waiters, membership: this.#membership,
+      onCommand: options.onCommand, core: () => this.#core, state: () => this.#state, pendingState: () => this.#logState(), self: () => this.#self!,
+      joined: () => this.#conns.joined.keys(), removalView: () => this.#removalView(), run: (input) => this.#run(input), now: this.#now,
+    });
     this.#effects = {
       replica: options.replica, log: this.#log,
       getState: () => this.#state,
@@ -221,58 +227,14 @@ export class ClusterNode<S> extends EventEmitter {
       await this.command(removeMemberCommand(nodeId));
       return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
     }
-    this.#removed.add(nodeId);
+    this.#writes.markRemoved(nodeId);
     this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', { nodeId });
     this.#feedMembers(this.#now());
-    const q = this.#core.quorum;
-    return { nodeId, status: 'pending', message: q.ok
-      ? `no leader: ${nodeId} no longer counts toward this node's quorum (${q.why}); its NodeGone is written once a leader is elected`
-      : `no leader: ${nodeId} no longer counts toward this node's quorum, which still fails (${q.why}): remove more dead members` };
+    return pendingRemoval(nodeId, this.#core.quorum);
   }
 
-  #removalView(): { selfId: string; members: string[]; joined: ReadonlySet<string> } {
+  #removalView(): RemovalView {
     return { selfId: this.nodeId, members: this.#o.replica.members(this.#state).map((m) => m.nodeId), joined: new Set(this.#conns.joined.keys()) };
-  }
-
-  // ---- leader-side execution ----
-
-  async #execute(kind: 'propose' | 'command', body: EventBody | readonly EventBody[]): Promise<unknown> {
-    if (kind === 'propose') return { indices: await this.#commit(Array.isArray(body) ? body : [body as EventBody]) };
-    if (isRemoveMember(body as EventBody)) {
-      const id = (body as EventBody & { nodeId: string }).nodeId;
-      const refusal = removalRefusal(this.#removalView(), id);
-      if (refusal) throw refusal;
-      return { outcome: { nodeId: id }, indices: await this.#commit([this.#o.replica.goneEvent(id, REMOVED_REASON)]) };
-    }
-    const handler = this.#o.onCommand;
-    if (!handler) throw new TorusError('TORUS_INTERNAL', 'this node has no command handler');
-    const result = await handler(body as EventBody, this.#state);
-    if (this.#core.role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'leadership moved while the command ran; retry');
-    return { outcome: result.outcome ?? null, indices: await this.#commit(result.events) };
-  }
-
-  /** Sequences the events and answers once a quorum holds them (commit before acknowledge). */
-  async #commit(events: readonly EventBody[]): Promise<number[]> {
-    const indices = this.#sequence(events);
-    if (indices.length === 0) return indices;
-    const last = indices.at(-1)!;
-    await this.#waiters.wait({ index: last, term: this.#core.term, event: events.at(-1)! });
-    return indices;
-  }
-
-  /** Leader: checks the events apply (a bad one is refused, nothing is sequenced), then sequences them. */
-  #sequence(events: readonly EventBody[]): number[] {
-    if (this.#core.role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'not the leader', { retryable: true });
-    if (events.length === 0) return [];
-    const now = this.#now();
-    let trial = this.#state;
-    // The state is at the commit index (entries after it are not applied yet): the trial continues from there.
-    const first = this.#core.commit + 1;
-    events.forEach((event, k) => {
-      trial = this.#o.replica.apply(trial, { index: first + k, term: this.#core.term, event, at: now });
-    });
-    const r = this.#run({ kind: 'propose', now, events });
-    return r.map((e) => e.index);
   }
 
   // ---- the loop ----
@@ -288,62 +250,15 @@ export class ClusterNode<S> extends EventEmitter {
       // Not written: not acknowledged (no flush report for it). Logged, the node keeps serving reads.
       this.#log.error('cannot write the cluster log; entries are not acknowledged', { err });
     }
-    if (persist.length > 0 || installed) this.#scheduleFlush();
+    if (persist.length > 0 || installed) this.#flush.schedule();
     this.#waiters.applied(applied);
-    if (this.#core.role !== 'leader' && this.#waiters.size > 0) {
-      const q = this.#core.quorum;
-      this.#waiters.failAll(q.ok
-        ? new TorusError('TORUS_NOT_COMMITTED', 'this node stopped leading before a quorum of the members held the write: not committed (a new leader may still commit it, or drop it)')
-        : new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the write was not committed`, { members: q.members, reached: q.reached, needed: q.needed }));
-    }
+    if (this.#core.role !== 'leader') this.#waiters.leadershipLost(this.#core.quorum);
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
     const won = this.#core.role === 'leader' && !this.#wasLeader;
     this.#wasLeader = this.#core.role === 'leader';
-    if (becameLeader && this.#core.role === 'leader') {
-      // A new term commits nothing of the earlier ones until an entry of its own commits: write one at once. Only
-      // on winning: a leader that merely moves to a newer term (two leaders meeting) must not lengthen its log, or
-      // the two would outrank each other in turn by their newest entry's term.
-      if (won) this.#termEntry();
-      // Membership first: proposals waiting for a leader resume in a microtask, after this, so an event about
-      // this node (e.g. its profile) never lands before its NodeJoined.
-      this.#reconcile(input.now);
-    }
+    if (becameLeader && this.#core.role === 'leader') this.#writes.becameLeader(won, input.now);
     return r.sequenced ?? [];
-  }
-
-  /**
-   * The leader's first entry of its term (LeaderElected). On winning, always; after moving to a newer term without an
-   * election (two leaders meeting), only when entries of older terms wait to commit (they commit through it) — and at
-   * most once per term, so that two leaders do not lengthen their logs in turn.
-   */
-  #termEntry(): void {
-    const core = this.#core;
-    if (core.role !== 'leader' || lastTerm(core.log) >= core.term || this.#termEntryWritten === core.term) return;
-    this.#termEntryWritten = core.term;
-    this.#sequenceQuietly([this.#o.replica.leaderEvent(this.nodeId)]);
-  }
-
-  #termEntryWritten = 0;
-  #seenTerm = 0;
-  #termSince = 0;
-
-  /** Group commit: one fsync after this turn of the event loop covers every entry written meanwhile. */
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    setImmediate(() => {
-      this.#flushScheduled = false;
-      if (this.#stopped) return;
-      let index: number;
-      try {
-        index = this.#persistence.flush(this.#core.log);
-      } catch (err) {
-        this.#log.error('cannot fsync the cluster log; entries are not acknowledged', { err });
-        return;
-      }
-      this.#run({ kind: 'persisted', now: this.#now(), index });
-    });
   }
 
   /**
@@ -353,34 +268,15 @@ export class ClusterNode<S> extends EventEmitter {
    */
   #feedMembers(now: number): void {
     const listed = this.#o.replica.members(this.#logState()).map((m) => m.nodeId);
-    for (const id of this.#removed) if (!listed.includes(id)) {
-      this.#removed.delete(id);
-      this.#removalWritten.delete(id);
-    }
-    const members = listed.filter((id) => !this.#removed.has(id)).sort();
+    const members = this.#writes.counted(listed).sort();
     const known = this.#core.members;
     if (members.length === known.length && members.every((id, i) => id === known[i])) return;
     this.#run({ kind: 'members', now, members });
   }
 
-  #spec: { commit: number; last: number; state: S; from: S } | null = null;
-
-  /** The state with the log's uncommitted entries applied too (cached; recomputed only when the log moved). */
+  /** The state with the log's uncommitted entries applied too (pending-state.ts). */
   #logState(): S {
-    const core = this.#core;
-    const last = lastIndex(core.log);
-    if (last <= core.commit) return this.#state;
-    const spec = this.#spec;
-    if (spec && spec.from === this.#state && spec.commit === core.commit && spec.last === last) return spec.state;
-    let state = spec && spec.from === this.#state && spec.commit === core.commit && spec.last < last ? spec.state : this.#state;
-    const start = state === this.#state ? core.commit + 1 : spec!.last + 1;
-    try {
-      for (let i = start; i <= last; i++) state = this.#o.replica.apply(state, entryAt(core.log, i)!);
-    } catch {
-      return this.#state; // an entry that does not apply will fail at commit too (and resync): use what is committed
-    }
-    this.#spec = { commit: core.commit, last, state, from: this.#state };
-    return state;
+    return this.#pending.of(this.#core, this.#state);
   }
 
   #tick(): void {
@@ -392,45 +288,7 @@ export class ClusterNode<S> extends EventEmitter {
       this.#lastGossip = now;
       this.#conns.gossip();
     }
-    if (this.#core.role === 'leader') {
-      if (this.#core.term !== this.#seenTerm) {
-        this.#seenTerm = this.#core.term;
-        this.#termSince = now;
-      }
-      // Older-term entries stuck without an own-term entry after them (the term moved without an election): write
-      // one, once the term has settled (not while two leaders that just met are still sorting out who leads).
-      if (this.#core.commit < lastIndex(this.#core.log) && now - this.#termSince >= this.#cfg.heartbeatMs * 3) this.#termEntry();
-      this.#reconcile(now);
-    }
-  }
-
-  /** Leader: the membership events the state needs (membership-reconciler.ts), sequenced. */
-  #reconcile(now: number): void {
-    // Members the operator removed while leaderless: their NodeGone first (the membership rule would hold it).
-    const due = [...this.#removed].filter((id) => !this.#removalWritten.has(id));
-    if (due.length > 0) {
-      try {
-        due.forEach((id) => this.#removalWritten.add(id));
-        this.#sequence(due.map((id) => this.#o.replica.goneEvent(id, REMOVED_REASON)));
-      } catch (err) {
-        this.#log.error('operator removals refused', { err });
-      }
-    }
-    const events = this.#membership.events({
-      // The state as the log lists it, pending entries included: a NodeJoined not yet committed is not repeated.
-      state: this.#logState(), now, self: this.#self!, joined: this.#conns.joined.keys(), lastHeard: this.#core.lastHeard, leaderSince: this.#core.leaderSince,
-    });
-    if (events.length === 0) return;
-    this.#sequenceQuietly(events);
-  }
-
-  /** Leader-written events (membership, the term's first entry): nobody waits for them. */
-  #sequenceQuietly(events: readonly EventBody[]): void {
-    try {
-      this.#sequence(events);
-    } catch (err) {
-      this.#log.error('leader events refused', { err, types: events.map((e) => e.type) });
-    }
+    if (this.#core.role === 'leader') this.#writes.tick(now);
   }
 
   #onJoined(c: PeerConnection): void {
@@ -438,7 +296,7 @@ export class ClusterNode<S> extends EventEmitter {
     this.#membership.noteJoined({ nodeId: h.nodeId, name: h.name, incarnation: h.incarnation, apiPort: h.apiPort, peerPort: h.port, version: h.version, addresses: h.addresses });
     this.#run({ kind: 'joined', now: this.#now(), nodeId: h.nodeId, incarnation: h.incarnation, startedAt: h.startedAt });
     this.emit('joined', h.nodeId);
-    if (this.#core.role === 'leader') this.#reconcile(this.#now());
+    if (this.#core.role === 'leader') this.#writes.reconcile(this.#now());
   }
 
   #onLeft(c: PeerConnection, reason: string): void {

@@ -5,6 +5,7 @@
  */
 import { TorusError } from '../core/errors.js';
 import type { IndexedEnvelope } from '../protocols/peer-frames.js';
+import type { QuorumVerdict } from './quorum.js';
 
 interface Waiter {
   readonly term: number;
@@ -52,6 +53,14 @@ export class CommitWaiters {
         else w.reject(new TorusError('TORUS_NOT_COMMITTED', `entry ${e.index} was replaced by a newer leader's log: the write was not committed`, { index: e.index }));
       }
     }
+  }
+
+  /** This node is no longer the leader: nobody waiting can be answered with a success by it. */
+  leadershipLost(q: QuorumVerdict): void {
+    if (this.#byIndex.size === 0) return;
+    this.failAll(q.ok
+      ? new TorusError('TORUS_NOT_COMMITTED', 'this node stopped leading before a quorum of the members held the write: not committed (a new leader may still commit it, or drop it)')
+      : new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the write was not committed`, { members: q.members, reached: q.reached, needed: q.needed }));
   }
 
   failAll(err: TorusError): void {

@@ -10,6 +10,7 @@
  */
 import { TorusError } from '../core/errors.js';
 import type { EventBody } from '../protocols/peer-frames.js';
+import type { QuorumVerdict } from './quorum.js';
 
 export const REMOVE_MEMBER = 'RemoveMember';
 export const REMOVED_REASON = 'removed by the operator';
@@ -34,6 +35,13 @@ export function removeMemberCommand(nodeId: string): EventBody {
 
 export function isRemoveMember(body: EventBody): body is EventBody & { nodeId: string } {
   return body.type === REMOVE_MEMBER && typeof body.nodeId === 'string' && Object.keys(body).length === 2;
+}
+
+/** The answer when there is no leader: this node no longer counts the member; its NodeGone waits for a leader. */
+export function pendingRemoval(nodeId: string, q: QuorumVerdict): RemovalOutcome {
+  return { nodeId, status: 'pending', message: q.ok
+    ? `no leader: ${nodeId} no longer counts toward this node's quorum (${q.why}); its NodeGone is written once a leader is elected`
+    : `no leader: ${nodeId} no longer counts toward this node's quorum, which still fails (${q.why}): remove more dead members` };
 }
 
 export interface RemovalOutcome {

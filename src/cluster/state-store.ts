@@ -201,7 +201,8 @@ export class StateStore<S> {
    */
   save(state: S, commit: number, log: LogState): void {
     const older = this.#snapshotIndex;
-    this.#rewriteLog(log, commit, older);
+    // An installed snapshot may be older than the last one saved: the log then starts right after the new one.
+    this.#rewriteLog(log, commit, Math.min(older, commit));
     if (existsSync(this.snapshotPath)) {
       this.#fs.renameSync(this.snapshotPath, join(this.dir, PREV_SNAPSHOT_FILE));
       fsyncDir(this.dir, this.#fs);

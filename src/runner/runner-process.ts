@@ -106,6 +106,10 @@ export class RunnerProcess {
   get diagnostics(): string[] {
     return this.#tail.lines();
   }
+  /** Whether the frame channel to the runner is closed (by either side, or never opened). */
+  get channelClosed(): boolean {
+    return this.#channel?.closed ?? true;
+  }
 
   start(): void {
     if (this.#child) return;

@@ -71,12 +71,18 @@ t.test('measures over loopback with 1 and 3 connections; identity is checked', a
 
 t.test('exclusive: a second session is refused while one runs, force overrides, the gate frees itself', async (t) => {
   const port = await probeServer(t);
-  const running = measureStream('127.0.0.1', port, { durationMs: 600 });
-  await new Promise((r) => setTimeout(r, 100));
+  // The holder is a raw stream whose first bytes have arrived (the gate is taken before any are sent), so a loaded
+  // machine cannot make the check below run before the first session starts or after it ends.
+  const holder = net.connect(port, '127.0.0.1', () => holder.write('GET /v1/probe/stream?ms=1500 HTTP/1.1\r\nhost: x\r\n\r\n'));
+  holder.on('error', () => undefined);
+  t.teardown(() => holder.destroy());
+  let held = 0;
+  const running = new Promise<number>((resolve) => { holder.on('data', (d: Buffer) => { held += d.length; }); holder.on('close', () => resolve(held)); });
+  await new Promise<void>((r) => holder.once('data', () => r()));
   await t.rejects(measureStream('127.0.0.1', port, { durationMs: 50 }), { code: 'TORUS_PROBE_BUSY' }, 'busy while another probe runs');
   const forced = await measureStream('127.0.0.1', port, { durationMs: 50, force: true });
   t.ok(forced.bytes > 0, 'force measures anyway');
-  t.ok((await running).bytes > 0, 'the first probe completes');
+  t.ok((await running) > 0, 'the first session completes (the server ends it at its bound)');
   t.ok((await measureStream('127.0.0.1', port, { durationMs: 50 })).bytes > 0, 'free again afterwards');
 });
 
@@ -84,10 +90,9 @@ t.test('hostile clients: no crash, never holding the probe past its bound', asyn
   const port = await probeServer(t);
   // A client that asks for a stream and never reads: the server's writes stop draining; it is cut at ms + grace.
   const stalled = net.connect(port, '127.0.0.1', () => stalled.write('GET /v1/probe/stream?ms=200 HTTP/1.1\r\nhost: x\r\n\r\n'));
-  stalled.pause();
   stalled.on('error', () => undefined);
   t.teardown(() => stalled.destroy());
-  await new Promise((r) => setTimeout(r, 100));
+  await new Promise<void>((r) => stalled.once('data', () => { stalled.pause(); r(); })); // it holds the gate from here
   await t.rejects(measureStream('127.0.0.1', port, { durationMs: 50 }), { code: 'TORUS_PROBE_BUSY' }, 'the stalled client holds the probe during its bound');
   const t0 = Date.now();
   let freed = false;
@@ -106,8 +111,13 @@ t.test('hostile clients: no crash, never holding the probe past its bound', asyn
   const silent = net.connect(port, '127.0.0.1', () => silent.write('POST /v1/probe/sink HTTP/1.1\r\nhost: x\r\ncontent-length: 100000000\r\n\r\n'));
   silent.on('error', () => undefined);
   t.teardown(() => silent.destroy());
-  await new Promise((r) => setTimeout(r, 100));
-  await t.rejects(measureStream('127.0.0.1', port, { durationMs: 30 }), { code: 'TORUS_PROBE_BUSY' }, 'a silent upload holds the probe for a moment');
+  // No answer comes before the body, so wait until the server has seen the head: the first refusal (bounded).
+  let refusedBusy = false;
+  for (let i = 0; i < 50 && !refusedBusy; i++) {
+    refusedBusy = await measureStream('127.0.0.1', port, { durationMs: 30 }).then(() => false, (e: unknown) => { if (code(e) !== 'TORUS_PROBE_BUSY') throw e; return true; });
+    if (!refusedBusy) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(refusedBusy, 'a silent upload holds the probe for a moment');
   const s0 = Date.now();
   let free = false;
   while (!free && Date.now() - s0 < PROBE_STREAM_GRACE_MS + 2000) {

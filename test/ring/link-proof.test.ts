@@ -21,16 +21,22 @@ t.test('a keyed ring forms and all-reduces', async (t) => {
 t.test('a stranger on the ring port is refused; the real neighbour still connects', async (t) => {
   const ports = await freePorts(2);
   const rank0 = RingCommunicator.connect({ rank: 0, hosts: loopbackHosts(ports, 0), key: KEY, connectTimeoutMs: 8000 });
-  // The stranger knows the protocol (a valid hello of rank 1, ring 0) but not the key.
-  await new Promise((r) => setTimeout(r, 200));
-  const refused = await new Promise<{ closed: boolean; got: number }>((resolve) => {
+  // The stranger knows the protocol (a valid hello of rank 1, ring 0) but not the key. It retries while rank 0 is
+  // not listening yet (bounded), so a slow start cannot read as a refusal.
+  const strangerTry = () => new Promise<{ closed: boolean; got: number; notListening: boolean }>((resolve) => {
     const s = net.connect(ports[0]!, '127.0.0.1', () => s.write(encodeRingFrame({ kind: 'hello', role: 'left', ringId: 0, rank: 1, worldSize: 2, connection: 0 })));
     let got = 0;
+    let notListening = false;
     s.on('data', (d: Buffer) => { got += d.length; });
-    s.on('error', () => undefined);
-    s.on('close', () => resolve({ closed: true, got }));
-    setTimeout(() => { s.destroy(); resolve({ closed: false, got }); }, 3000);
+    s.on('error', (e: NodeJS.ErrnoException) => { notListening = e.code === 'ECONNREFUSED'; });
+    s.on('close', () => { clearTimeout(timer); resolve({ closed: true, got, notListening }); });
+    const timer = setTimeout(() => { s.destroy(); resolve({ closed: false, got, notListening }); }, 10_000);
   });
+  let refused = await strangerTry();
+  for (let i = 0; i < 100 && refused.notListening; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    refused = await strangerTry();
+  }
   t.ok(refused.closed, 'the stranger was disconnected');
   t.equal(refused.got, 16, 'it got only the challenge, never an ack');
   const rank1 = RingCommunicator.connect({ rank: 1, hosts: loopbackHosts(ports, 1), key: KEY, connectTimeoutMs: 8000 });

@@ -31,7 +31,7 @@ t.test('a send on a closed channel in normal running marks the runner failed', a
   const { proc, events } = await readyRunner(t, dir, { TORUS_RUNNER_TEST_HOOKS: '1', TORUS_RUNNER_TEST_HOOK: 'close-channel' });
   const pid = proc.pid!;
   await proc.startTask({ type: 'task', taskId: 'x', op: 'close-channel', params: {} });
-  await new Promise((r) => setTimeout(r, 300)); // the close reaches us
+  await waitFor(() => proc.channelClosed, 10_000, 'the close reaches us');
   t.equal(await proc.startTask({ type: 'task', taskId: 'y', op: 'exec', params: {} }), false);
   const exit = await proc.exited;
   t.notOk(exit.expected, 'a fault, not a shutdown');
