@@ -20,6 +20,8 @@ export interface PeerBackend {
   /** true once chunk `index` is held, waiting up to `ms` for a transfer in progress */
   waitForChunk(id: string, index: number, ms: number): Promise<boolean>;
   readChunk(id: string, index: number): Promise<Buffer>;
+  /** the buffer readChunk returned, sent */
+  releaseChunk?(buf: Buffer): void;
   orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<unknown>;
 }
 
@@ -81,7 +83,7 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
   if (!(await b.waitForChunk(id, index, waitMs))) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `chunk ${index} of ${id} is not here (yet)`, { id, index });
   const data = await b.readChunk(id, index);
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.byteLength, 'cache-control': 'no-store' });
-  res.end(data);
+  res.end(data, () => b.releaseChunk?.(data));
 }
 
 async function manifestWithin(b: PeerBackend, id: string, ms: number): Promise<Buffer | undefined> {

@@ -144,6 +144,10 @@ export class ArtifactService implements PeerBackend {
     return this.store.readChunk(id, index);
   }
 
+  releaseChunk(buf: Buffer): void {
+    this.store.releaseChunk(buf);
+  }
+
   async orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<TransferStatus> {
     return this.fetch(id, body);
   }
@@ -313,6 +317,8 @@ export class ArtifactService implements PeerBackend {
     this.#sync.close();
     await Promise.allSettled([...this.#running.values()]);
     await Promise.all([...this.#writers.values()].map((w) => w.close()));
+    this.#client.close();
+    this.store.closeReaders();
   }
 }
 
