@@ -4,7 +4,7 @@
  * has ended for good: `rankMayWrite`); any other node proxies to the holder's API at an address this node reached it by (a measured
  * link), with the cluster's API token (the same on every node). Bytes pass through unchanged.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../core/errors.js';
@@ -21,6 +21,8 @@ export interface LogRequest {
   readonly rank: number;
   readonly stream: LogStream;
   readonly follow: boolean;
+  /** Start this many bytes before the end (`tail -c`); absent: from the beginning. */
+  readonly tail?: number | undefined;
 }
 
 export interface LogDeps {
@@ -65,7 +67,7 @@ export async function openRunnerLog(deps: LogDeps, req: LogRequest, signal: Abor
 
 async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
   const path = join(runnerDir(deps.dataDir, req.instanceId, deps.nodeId), `${req.stream}.log`);
-  let offset = 0;
+  let offset = req.tail === undefined ? 0 : Math.max(0, (await sizeOf(path)) - req.tail);
   let quietAfterEnd = 0;
   for (;;) {
     const chunk = await readFrom(path, offset);
@@ -83,6 +85,14 @@ async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): A
     } catch {
       return;
     }
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0; // not written yet
   }
 }
 
@@ -114,7 +124,7 @@ function apiUrlOf(state: ClusterState, self: string, holder: string): string {
 
 async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
   const token = readApiTokenIn(deps.dataDir); // the node's effective token, the same on every node of the cluster
-  const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}`;
+  const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
   let res;
   try {
