@@ -140,6 +140,12 @@ export const responseSchemas = {
     job: opt(job),
     workload: workloadSpec,
     plan: instancePlan,
+    artifacts: opt(Type.Array(Type.Object({
+      id: str, name: str, bytes: int,
+      nodes: Type.Array(Type.Object({
+        node: str, haveBytes: int, complete: bool, rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
+      }, CLOSED)),
+    }, CLOSED), { description: "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any" })),
   }, CLOSED),
   InstanceList: Type.Object({ instances: Type.Array(ref('Instance')) }, CLOSED),
   Deleted: Type.Object({ deleted: str }, CLOSED),

@@ -1,5 +1,6 @@
 import { restartable } from '../core/topology/placement-state.js';
 import type { ClusterState } from '../core/topology/state.js';
+import { instanceArtifacts } from '../artifacts/instance-progress.js';
 import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-facade.js';
 
 /**
@@ -58,5 +59,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     job,
     workload: record.workload,
     plan,
+    // Where the workload's artifacts are on the placed nodes (issue 15): runners start once their node holds them.
+    ...(record.workload.artifacts?.length ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) } : {}),
   };
 }

@@ -9,7 +9,7 @@
 import { isIP } from 'node:net';
 import { FormatRegistry, Kind, Type, TypeRegistry, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ValidationError } from '../core/errors.js';
 
 export { Type, type Static, type TSchema } from '@sinclair/typebox';
@@ -99,21 +99,38 @@ export function compile<S extends TSchema>(schema: S, where: Where, root = ''): 
 }
 
 /**
- * A union's error names its own field when the value picked a variant: a discriminated union (events by `type`,
- * workloads by `kind`) reports the chosen variant's first error; when no variant's discriminant matches, the
- * discriminant itself (`event.type: expected one of ...`).
+ * A union's error names its own field when the value picked a variant: in a discriminated union (events by
+ * `type`, workloads by `kind`, replies by `ok`) the variants whose literal fields the value matches best are
+ * the candidates, and the first candidate's first error is reported; when the value matches no variant's
+ * discriminant, the discriminant itself (`event.type: expected one of ...`).
  */
 function inUnion(error: ValueError): ValueError {
   if (error.type !== ValueErrorType.Union) return error;
-  const variants = error.errors.map((iterator) => [...iterator]);
-  const isDiscriminant = (e: ValueError): boolean => e.type === ValueErrorType.Literal && e.path.lastIndexOf('/') === error.path.length;
-  const chosen = variants.find((errors) => errors.length > 0 && !errors.some(isDiscriminant));
-  if (chosen) return inUnion(chosen[0]!);
-  const discriminants = variants.map((errors) => errors.find(isDiscriminant));
-  const first = discriminants[0];
-  if (!first || discriminants.some((d) => d?.path !== first.path)) return error;
-  const consts = discriminants.map((d) => String((d!.schema as { const?: unknown }).const));
-  return { ...first, type: ValueErrorType.Kind, schema: { ...first.schema, enum: consts } };
+  const value = error.value;
+  const variants = flatVariants(error.schema);
+  const literals = (v: TSchema): [string, unknown][] =>
+    Object.entries((v as { properties?: Record<string, { const?: unknown }> }).properties ?? {}).filter(([, p]) => p.const !== undefined).map(([k, p]) => [k, p.const]);
+  const field = (key: string): unknown => (typeof value === 'object' && value !== null && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined);
+  const score = (v: TSchema): number => literals(v).filter(([k, c]) => field(k) === c).length;
+  const best = Math.max(...variants.map(score));
+  const candidates = variants.filter((v) => score(v) === best);
+  const withConsts = candidates.filter((v) => literals(v).length > 0);
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || withConsts.length === 0) {
+    const first = Errors(candidates[0]!, [], value).First();
+    return first ? inUnion({ ...first, path: error.path + first.path }) : error;
+  }
+  const chosen = candidates[0]!;
+  const key = literals(chosen).find(([k, c]) => field(k) !== c)?.[0];
+  if (key === undefined) { // the value picked this variant: its own first error
+    const first = Errors(chosen, [], value).First();
+    return first ? inUnion({ ...first, path: error.path + first.path }) : error;
+  }
+  const consts = [...new Set(candidates.map((v) => literals(v).find(([k]) => k === key)?.[1]).filter((c) => c !== undefined).map(String))];
+  return { ...error, type: ValueErrorType.Kind, path: `${error.path}/${key}`, value: field(key), schema: { ...error.schema, enum: consts } };
+}
+function flatVariants(schema: TSchema): TSchema[] {
+  const anyOf = (schema as { anyOf?: TSchema[] }).anyOf;
+  return anyOf ? anyOf.flatMap(flatVariants) : [schema];
 }
 
 const typeName = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
