@@ -1,6 +1,7 @@
 /**
  * Issue 14 end to end: an MLX-style consumer of the hostfile on a thunderbolt-style ring. Three lab hosts joined
- * in a ring of point-to-point links (labelled thunderbolt, 5 Gbit/s) besides a 1 Gbit/s LAN; each rank of an exec
+ * in a ring of point-to-point links (labelled thunderbolt, 5 Gbit/s) besides a 200 Mbit/s LAN (slow enough that the
+ * cables measure faster even on a loaded machine: the planner picks addresses by measured bandwidth); each rank of an exec
  * job reads `MLX_HOSTFILE` and `MLX_RANK` as `mx.distributed.init(backend="ring")` does, listens on its own entry,
  * connects to its right neighbour at the address the hostfile gives, and exchanges ranks with both neighbours
  * over TCP. Passes only when every address is a p2p link address (the neighbour's end of the cable between them),
@@ -58,12 +59,16 @@ t.test('MLX-style hostfile consumer on a thunderbolt ring: ranks reach their nei
   t.teardown(() => rmSync(out, { recursive: true, force: true }));
   writeFileSync(join(out, 'ring.py'), SCRIPT);
   const ring = [{ a: 0, b: 1 }, { a: 1, b: 2 }, { a: 2, b: 0 }].map((l) => ({ ...l, rate: '5gbit', label: 'thunderbolt' }));
-  await withLab(t, { hosts: 3, lanRate: '1gbit', links: ring }, async (lab) => {
+  await withLab(t, { hosts: 3, lanRate: '200mbit', links: ring }, async (lab) => {
     const p2pOf = (h: number) => [0, 1, 2].filter((o) => o !== h).flatMap((o) => ['--iface-type', `${lab.ifName(h, o)}=thunderbolt`]);
     const c = await E2eCluster.start(t, lab, { nodeArgs: (h) => ['--allow-exec=python3', '--iface-type', 'lan0=ethernet', ...p2pOf(h)] });
-    // Every pair has two addresses (LAN and cable), each measured in both directions: 12 links.
-    const measured = (vs: NodeView[]) => vs.every((v) => v.topology.nodes.every((n) => n.memory) && v.topology.links.length === 12
-      && v.topology.links.every((l) => typeof l.bandwidthBps === 'number'));
+    // Every pair has two addresses (LAN and cable), each measured in both directions: 12 links; and the precondition
+    // of the test, that every cable measured faster than every LAN link (else the planner rightly picks the LAN).
+    const measured = (vs: NodeView[]) => vs.every((v) => {
+      const bw = (type: string) => v.topology.links.filter((l) => l.type === type).map((l) => l.bandwidthBps ?? 0);
+      return v.topology.nodes.every((n) => n.memory) && v.topology.links.length === 12 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number')
+        && Math.min(...bw('thunderbolt')) > Math.max(...bw('ethernet'));
+    });
     await c.converged(140_000, measured);
     const hostOf = (id: string) => c.nodes.findIndex((n) => n.id === id);
 
