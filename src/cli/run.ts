@@ -99,7 +99,9 @@ class Interrupt {
   }
 
   dispose(): void {
-    this.#signals.off('SIGINT', this.#onSigint);
+    // On the real process the handler stays until it exits: a Ctrl-C that lands as run returns must not kill it
+    // with a signal instead of the exit code run chose.
+    if (this.#signals !== process) this.#signals.off('SIGINT', this.#onSigint);
     for (const wake of this.#waiters) wake();
   }
 }
