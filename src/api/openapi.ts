@@ -1,11 +1,11 @@
-import { createInstanceRequestSchema, measureLinksRequestSchema, previewRequestSchema, ringBenchRequestSchema } from './request-schemas.js';
+import { requestSchemas } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
-import { toJsonSchema } from './schema.js';
 import { artifactOpenApiPaths } from './routes/artifact-routes.js';
 
 /**
- * The OpenAPI 3.1 document served at /v1/openapi.json. Request bodies are rendered from the same schemas the
- * server validates with (./request-schemas.ts); answers are described exactly in ./response-schemas.ts. Tests
+ * The OpenAPI 3.1 document served at /v1/openapi.json. Its component schemas are the TypeBox schemas themselves:
+ * request bodies are the ones the server validates with (./request-schemas.ts), answers are described exactly in
+ * ./response-schemas.ts (TypeBox schemas are JSON Schema; its own marks are symbols, which JSON drops). Tests
  * check that every route of the server is listed here, every error code of the registry appears, and every
  * route's real answers validate against this document (test/api/openapi-live.test.ts).
  */
@@ -21,13 +21,7 @@ const bodyErrors = { '400': error('invalid JSON or a field failing validation; d
 
 const str = { type: 'string' };
 
-const schemas = {
-  ...responseSchemas,
-  PreviewRequest: toJsonSchema(previewRequestSchema),
-  CreateInstanceRequest: toJsonSchema(createInstanceRequestSchema),
-  RingBenchRequest: toJsonSchema(ringBenchRequestSchema),
-  MeasureLinksRequest: toJsonSchema(measureLinksRequestSchema),
-};
+const schemas = { ...responseSchemas, ...requestSchemas };
 
 const paths: Record<string, Record<string, Op>> = {
   '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },
@@ -59,12 +53,13 @@ const paths: Record<string, Record<string, Op>> = {
   },
   '/v1/instances/{id}/logs': {
     get: {
-      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until the job ends (any node answers: it fetches the log from the node that holds it)",
+      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until that rank's command has ended for good (any node answers: it fetches the log from the node that holds it)",
       parameters: [idParam,
         { name: 'rank', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
         { name: 'stream', in: 'query', required: false, schema: { type: 'string', enum: ['stdout', 'stderr'] } },
-        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } }],
-      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank or stream'), ...common },
+        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } },
+        { name: 'tail', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 16 * 1024 * 1024 }, description: 'start this many bytes before the end' }],
+      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank, stream or tail'), ...common },
     },
   },
   '/v1/members/{id}': {
@@ -88,6 +83,7 @@ const paths: Record<string, Record<string, Op>> = {
     },
   },
   '/v1/bench/ring': {
+    get: { summary: 'the recent benchmark runs of this node, newest first', responses: { '200': json(ref('BenchRunList'), 'the runs'), ...common } },
     post: { summary: 'start a ring benchmark', requestBody: body(ref('RingBenchRequest')), responses: { '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'), ...bodyErrors, '409': error('cannot place the ring'), ...rateLimited, ...common } },
   },
   '/v1/bench/ring/{id}': { get: { summary: 'a benchmark run', parameters: [idParam], responses: { '200': json(ref('BenchRun'), 'the run'), ...common } } },
@@ -110,7 +106,8 @@ const paths: Record<string, Record<string, Op>> = {
       responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
     },
   },
-  '/dashboard/app.js': { get: { summary: 'dashboard script', responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } },
+  ...Object.fromEntries(['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [`/dashboard/${name}`,
+    { get: { summary: `dashboard script (${name}, an ES module)`, responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } }])),
   '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
   ...artifactOpenApiPaths,
 };

@@ -1,151 +1,177 @@
 import { ERROR_STATUS } from '../core/errors.js';
 import { INTERFACE_TYPES, RUNNER_STATUSES } from '../protocols/events.js';
+import { MapOf, StringEnum, Type, type Shape, type TSchema } from '../protocols/schema-kit.js';
 
 /**
- * The answers' JSON schemas for the OpenAPI document, written to describe exactly what the views
- * (./views.ts, ./node-facade.ts) and the routes put on the wire: every object says whether it is closed
- * (`additionalProperties: false`, the usual case) or open on purpose (passthrough data owned elsewhere: the
- * replicated state, planner plans, ring tables). test/api/openapi-live.test.ts calls every route and validates
- * the real answers against these under strict Ajv, and fails on any object that does not say which it is.
+ * The answers' schemas (TypeBox, src/protocols/schema-kit.ts), written to describe exactly what the views
+ * (./views.ts, ./node-facade.ts) and the routes put on the wire; the OpenAPI document serves these objects as
+ * they are. Every object says whether it is closed (`additionalProperties: false`, the usual case) or open on
+ * purpose (passthrough data owned elsewhere: the replicated state, planner plans, ring tables).
+ * test/api/openapi-live.test.ts calls every route and validates the real answers against the document under
+ * strict Ajv, and fails on any object that does not say which it is.
  */
-type Schema = Record<string, unknown>;
-
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const str: Schema = { type: 'string' };
-const num: Schema = { type: 'number' };
-const int: Schema = { type: 'integer' };
-const bool: Schema = { type: 'boolean' };
-const arrayOf = (items: Schema, description?: string): Schema => ({ type: 'array', items, ...(description ? { description } : {}) });
-/** A closed object: these properties (the `required` ones always present), nothing else. */
-const closed = (required: readonly string[], properties: Record<string, Schema>, description?: string): Schema => ({
-  type: 'object', required: [...required], properties, additionalProperties: false, ...(description ? { description } : {}),
-});
+const ref = (name: string): TSchema => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
+const str = Type.String();
+const num = Type.Number();
+const int = Type.Integer();
+const bool = Type.Boolean();
+const opt = Type.Optional;
+const CLOSED = { additionalProperties: false } as const;
 /** Passthrough data another part owns; its known fields are named, others may appear. */
-const open = (description: string, properties: Record<string, Schema> = {}): Schema => ({ type: 'object', description, properties, additionalProperties: true });
-const epochMs = (what: string): Schema => ({ type: 'number', description: `${what}, epoch milliseconds` });
+const open = <P extends Record<string, TSchema>>(description: string, properties: P = {} as P) =>
+  Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), { description, additionalProperties: true });
+const epochMs = (what: string) => Type.Number({ description: `${what}, epoch milliseconds` });
+const role = StringEnum(['leader', 'follower', 'candidate', 'alone']);
+const backend = StringEnum(['ring', 'jaccl']);
+const sharding = StringEnum(['pipeline', 'tensor']);
 
-const errorBody = closed(['code', 'message'], {
-  code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+const errorBody = Type.Object({
+  code: StringEnum(Object.keys(ERROR_STATUS) as (keyof typeof ERROR_STATUS)[]),
   message: str,
-  details: open('where/path for validation errors; the planner reasons for refusals'),
-});
+  details: opt(open('where/path for validation errors; the planner reasons for refusals')),
+}, CLOSED);
+export type ErrorBody = Shape<typeof errorBody>;
 
-const endpoint = closed(['ip', 'port'], { ip: str, port: int });
+const endpoint = Type.Object({ ip: str, port: int }, CLOSED);
 
-const instancePlan = closed(['id', 'backend', 'sharding', 'nodes', 'shards', 'port'], {
+const instancePlan = Type.Object({
   id: str,
-  backend: { type: 'string', enum: ['ring', 'jaccl'] },
-  sharding: { type: 'string', enum: ['pipeline', 'tensor'] },
-  nodes: arrayOf(str, 'rank order'),
-  shards: arrayOf(closed(['node', 'rank', 'worldSize', 'startLayer', 'endLayer'], { node: str, rank: int, worldSize: int, startLayer: int, endLayer: int })),
+  backend,
+  sharding,
+  nodes: Type.Array(str, { description: 'rank order' }),
+  shards: Type.Array(Type.Object({ node: str, rank: int, worldSize: int, startLayer: int, endLayer: int }, CLOSED)),
   port: int,
-  hostsByNode: { type: 'object', description: 'per node, the addresses its ring neighbours dial', additionalProperties: arrayOf(endpoint) },
-  jacclDevices: arrayOf(arrayOf({ type: ['string', 'null'] }), 'RDMA device matrix (jaccl)'),
-  jacclCoordinators: { type: 'object', additionalProperties: str },
-}, 'the placement the leader applied (src/protocols/instance-plan.ts)');
+  hostsByNode: opt(MapOf(Type.Array(endpoint), { description: 'per node, the addresses its ring neighbours dial' })),
+  jacclDevices: opt(Type.Array(Type.Array(Type.Union([Type.String(), Type.Null()])), { description: 'RDMA device matrix (jaccl)' })),
+  jacclCoordinators: opt(MapOf(str)),
+}, { ...CLOSED, description: 'the placement the leader applied (src/protocols/instance-plan.ts)' });
 
-const workloadSpec = closed(['id', 'kind', 'memoryBytes', 'layers'], {
+const workloadSpec = Type.Object({
   id: str,
-  kind: { type: 'string', enum: ['ring', 'exec'] },
+  kind: StringEnum(['ring', 'exec']),
   memoryBytes: int,
   layers: int,
-  hiddenSize: int,
-  kvHeads: int,
-  supportsTensor: bool,
-  command: str,
-  args: arrayOf(str),
-  env: { type: 'object', additionalProperties: { type: 'string', const: '[redacted]' }, description: 'the names of the variables set; every value is "[redacted]" (values never leave the node)' },
-  cwd: str,
-}, 'what the instance runs (src/protocols/workload-spec.ts)');
+  hiddenSize: opt(int),
+  kvHeads: opt(int),
+  supportsTensor: opt(bool),
+  command: opt(str),
+  args: opt(Type.Array(str)),
+  env: opt(MapOf(Type.Literal('[redacted]'), {
+    description: 'the names of the variables set; every value is "[redacted]" (values never leave the node)',
+  })),
+  cwd: opt(str),
+}, { ...CLOSED, description: 'what the instance runs (src/protocols/workload-spec.ts)' });
 
-export const responseSchemas: Record<string, Schema> = {
-  Error: closed(['error'], { error: errorBody }),
-  NodeInfo: closed(['id', 'name', 'version', 'incarnation', 'uptimeMs', 'role'], {
-    id: str, name: str, version: str, incarnation: int, uptimeMs: num,
-    role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] },
-    leaderId: str,
-    cluster: str,
-    quorum: closed(['ok', 'members', 'reached', 'needed'], { ok: bool, members: int, reached: int, needed: int, why: str }, 'without a quorum the node refuses writes (TORUS_NO_QUORUM)'),
-    security: closed(['mode'], { mode: { type: 'string', enum: ['secret', 'open'] }, secretSource: str, warning: str },
-      'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it'),
-  }),
-  StateView: closed(['state', 'digest', 'lastIndex'], {
+const quorum = Type.Object({ ok: bool, members: int, reached: int, needed: int, why: opt(str) },
+  { ...CLOSED, description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)' });
+const security = Type.Object({ mode: StringEnum(['secret', 'open']), secretSource: opt(str), warning: opt(str) }, {
+  ...CLOSED,
+  description: 'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it',
+});
+
+const topologyNode = Type.Object({
+  id: str, name: opt(str), incarnation: opt(int), version: opt(str), role: opt(role),
+  memory: opt(Type.Object({ ramAvailable: num, ramTotal: num }, { ...CLOSED, description: 'bytes' })),
+  interfaces: opt(Type.Array(Type.Object({ name: str, ip: str, type: StringEnum(INTERFACE_TYPES) }, CLOSED), { description: 'one entry per address' })),
+}, CLOSED);
+const topologyLink = Type.Object({
+  source: str, sink: str, ip: str,
+  type: StringEnum(INTERFACE_TYPES, { description: "the sink interface's type" }),
+  rttMs: opt(num),
+  bandwidthBps: opt(Type.Number({ description: 'bits per second' })),
+  measuredAt: opt(epochMs('last measurement')),
+}, { ...CLOSED, description: 'one directed edge per working address' });
+
+const runner = Type.Object({
+  node: str, rank: int, status: StringEnum(RUNNER_STATUSES), reason: opt(str), restarts: opt(Type.Integer({ description: 'restart attempts so far' })),
+  exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })), signal: opt(Type.String({ description: 'the signal that ended it' })),
+}, CLOSED);
+
+/** An exec instance is a job (issue 14, src/api/views.ts). */
+const job = Type.Object({
+  state: StringEnum(['running', 'restarting', 'completed', 'failed']),
+  exitCode: opt(Type.Integer({ description: '0 when completed; the first failing rank\'s code' })),
+  signal: opt(Type.String({ description: 'the signal that killed the first failing rank' })),
+  failedRank: opt(int),
+  failedNode: opt(str),
+  restarts: Type.Integer({ description: 'group restarts so far (restart policy on-failure)' }),
+}, { ...CLOSED, description: 'the job state of an exec instance' });
+
+export const responseSchemas = {
+  Error: Type.Object({ error: errorBody }, CLOSED),
+  NodeInfo: Type.Object({
+    id: str, name: str, version: str, incarnation: int, uptimeMs: num, role,
+    leaderId: opt(str), cluster: opt(str), quorum: opt(quorum), security: opt(security),
+  }, CLOSED),
+  StateView: Type.Object({
     state: open('the replicated state exactly as the topology keeper holds it (src/core/topology/state.ts)', {
       lastIndex: int, lastTerm: int,
-      nodes: { type: 'object', description: 'node records by id', additionalProperties: open('a node record') },
-      links: arrayOf(open('a link record')),
-      instances: { type: 'object', description: 'instance records by id', additionalProperties: open('an instance record') },
+      nodes: MapOf(open('a node record'), { description: 'node records by id' }),
+      links: Type.Array(open('a link record')),
+      instances: MapOf(open('an instance record'), { description: 'instance records by id' }),
     }),
     digest: str,
     lastIndex: int,
-  }),
-  Topology: closed(['nodes', 'links'], {
-    nodes: arrayOf(closed(['id'], {
-      id: str, name: str, incarnation: int, version: str,
-      role: { type: 'string', enum: ['leader', 'follower', 'candidate', 'alone'] },
-      memory: closed(['ramAvailable', 'ramTotal'], { ramAvailable: num, ramTotal: num }, 'bytes'),
-      interfaces: arrayOf(closed(['name', 'ip', 'type'], { name: str, ip: str, type: { type: 'string', enum: [...INTERFACE_TYPES] } }), 'one entry per address'),
-    })),
-    links: arrayOf(closed(['source', 'sink', 'ip', 'type'], {
-      source: str, sink: str, ip: str,
-      type: { type: 'string', enum: [...INTERFACE_TYPES], description: "the sink interface's type" },
-      rttMs: num,
-      bandwidthBps: { type: 'number', description: 'bits per second' },
-      measuredAt: epochMs('last measurement'),
-    }, 'one directed edge per working address')),
-    lastIndex: int,
-  }),
-  Peer: closed(['address', 'reason'], {
+  }, CLOSED),
+  Topology: Type.Object({ nodes: Type.Array(topologyNode), links: Type.Array(topologyLink), lastIndex: opt(int) }, CLOSED),
+  Peer: Type.Object({
     address: str,
+    id: opt(str),
+    nodeId: opt(str),
+    reason: StringEnum(['other-cluster', 'incompatible-version', 'auth-failure', 'unreachable']),
+    detail: opt(str),
+    via: opt(StringEnum(['static', 'mdns', 'gossip', 'inbound'])),
+    at: opt(epochMs('last heard')),
+    lastHeardAt: opt(epochMs('last heard (same as at)')),
+    attempts: opt(Type.Integer({ description: 'refused dials in a row' })),
+    nextRetryAt: opt(epochMs('next dial')),
+  }, { ...CLOSED, description: 'a node heard but not joined, and why' }),
+  PeerList: Type.Object({ peers: Type.Array(ref('Peer')) }, CLOSED),
+  Instance: Type.Object({
     id: str,
-    nodeId: str,
-    reason: { type: 'string', enum: ['other-cluster', 'incompatible-version', 'auth-failure', 'unreachable'] },
-    detail: str,
-    via: { type: 'string', enum: ['static', 'mdns', 'gossip', 'inbound'] },
-    at: epochMs('last heard'),
-    lastHeardAt: epochMs('last heard (same as at)'),
-    attempts: { type: 'integer', description: 'refused dials in a row' },
-    nextRetryAt: epochMs('next dial'),
-  }, 'a node heard but not joined, and why'),
-  PeerList: closed(['peers'], { peers: arrayOf(ref('Peer')) }),
-  Instance: closed(['id', 'nodes', 'runners', 'backend', 'sharding', 'status', 'generation', 'workload', 'plan'], {
-    id: str,
-    nodes: arrayOf(str, 'ring (rank) order'),
-    runners: arrayOf(closed(['node', 'rank', 'status'], {
-      node: str, rank: int, status: { type: 'string', enum: [...RUNNER_STATUSES] }, reason: str, restarts: { type: 'integer', description: 'restart attempts so far' },
-    })),
-    backend: { type: 'string', enum: ['ring', 'jaccl'] },
-    sharding: { type: 'string', enum: ['pipeline', 'tensor'] },
-    status: { type: 'string', enum: ['active', 'needs-replacement', 'failed'] },
-    reason: str,
-    generation: { type: 'integer', description: '1 at creation, +1 per re-placement' },
+    nodes: Type.Array(str, { description: 'ring (rank) order' }),
+    runners: Type.Array(runner),
+    backend,
+    sharding,
+    status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
+    reason: opt(str),
+    generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
+    exitCode: opt(Type.Integer({ description: 'a finished job: 0, or the first failing rank\'s code' })),
+    job: opt(job),
     workload: workloadSpec,
     plan: instancePlan,
-  }),
-  InstanceList: closed(['instances'], { instances: arrayOf(ref('Instance')) }),
-  Deleted: closed(['deleted'], { deleted: str }),
-  Previews: closed(['previews'], {
-    previews: arrayOf(closed(['sharding', 'backend', 'nodeCount'], {
-      sharding: { type: 'string', enum: ['pipeline', 'tensor'] },
-      backend: { type: 'string', enum: ['ring', 'jaccl'] },
+    artifacts: opt(Type.Array(Type.Object({
+      id: str, name: str, bytes: int,
+      nodes: Type.Array(Type.Object({
+        node: str, haveBytes: int, complete: bool, rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
+      }, CLOSED)),
+    }, CLOSED), { description: "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any" })),
+  }, CLOSED),
+  InstanceList: Type.Object({ instances: Type.Array(ref('Instance')) }, CLOSED),
+  Deleted: Type.Object({ deleted: str }, CLOSED),
+  Previews: Type.Object({
+    previews: Type.Array(Type.Object({
+      sharding,
+      backend,
       nodeCount: int,
-      plan: open("the planner's plan: instance, hops, explanation (src/core/placement/plan-result.ts)"),
-      refusal: open("the planner's reason: kind, message, explanation (src/core/placement/plan-result.ts)"),
-    }, 'one option: a plan, or the refusal')),
-  }, 'every sharding × backend × node count option'),
-  BenchRun: closed(['id', 'status', 'startedAt'], {
+      plan: opt(open("the planner's plan: instance, hops, explanation (src/core/placement/plan-result.ts)")),
+      refusal: opt(open("the planner's reason: kind, message, explanation (src/core/placement/plan-result.ts)")),
+    }, { ...CLOSED, description: 'one option: a plan, or the refusal' })),
+  }, { ...CLOSED, description: 'every sharding × backend × node count option' }),
+  BenchRun: Type.Object({
     id: str,
-    status: { type: 'string', enum: ['running', 'done', 'failed'] },
+    status: StringEnum(['running', 'done', 'failed']),
     startedAt: epochMs('start'),
-    progress: closed(['done', 'total'], { done: int, total: int, message: str, row: { description: 'the latest finished row of the table (src/ring)' } }),
-    result: { description: 'the benchmark table as JSON (src/ring)' },
-    error: errorBody,
-  }),
-  MeasureLinksQueued: closed(['links'], {
-    links: arrayOf(closed(['sink', 'ip'], { sink: str, ip: str, type: str, measuredAt: epochMs('the previous measurement') })),
-    queued: { type: 'integer', description: 'links waiting for the next measuring pass (this request and earlier ones)' },
-  }),
-  MemberRemoved: closed(['nodeId', 'status', 'message'], { nodeId: str, status: { type: 'string', const: 'removed' }, message: str }),
-  MemberRemovalPending: closed(['nodeId', 'status', 'message'], { nodeId: str, status: { type: 'string', const: 'pending' }, message: str }),
-  OpenApiDocument: open('this document (OpenAPI 3.1)', { openapi: { type: 'string', const: '3.1.0' } }),
+    progress: opt(Type.Object({ done: int, total: int, message: opt(str), row: opt(Type.Unknown({ description: 'the latest finished row of the table (src/ring)' })) }, CLOSED)),
+    result: opt(Type.Unknown({ description: 'the benchmark table as JSON (src/ring)' })),
+    error: opt(errorBody),
+  }, CLOSED),
+  BenchRunList: Type.Object({ runs: Type.Array(ref('BenchRun')) }, CLOSED),
+  MeasureLinksQueued: Type.Object({
+    links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(str), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
+    queued: opt(Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' })),
+  }, CLOSED),
+  MemberRemoved: Type.Object({ nodeId: str, status: Type.Literal('removed'), message: str }, CLOSED),
+  MemberRemovalPending: Type.Object({ nodeId: str, status: Type.Literal('pending'), message: str }, CLOSED),
+  OpenApiDocument: open('this document (OpenAPI 3.1)', { openapi: Type.Literal('3.1.0') }),
 };

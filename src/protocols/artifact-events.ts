@@ -4,32 +4,30 @@
  * artifact, when a transfer starts, every few seconds while it runs (progress) and when it completes, and at
  * start for everything in its store; `ArtifactDropped` when it removes one (or no longer has it at start).
  */
-import { int, str } from '../core/topology/reader.js';
-import { compact, nodeId, optInt, reason, W, type Fields, type NodeId } from './event-fields.js';
-
-export interface ArtifactHeld {
-  readonly type: 'ArtifactHeld'; readonly nodeId: NodeId; readonly artifactId: string; readonly name: string;
-  /** total bytes and chunk count of the artifact (the same for every holder: they come from its manifest) */
-  readonly bytes: number; readonly chunks: number;
-  /** chunks this node holds, verified; `have === chunks` means complete */
-  readonly have: number;
-  readonly incarnation?: number;
-}
-export interface ArtifactDropped { readonly type: 'ArtifactDropped'; readonly nodeId: NodeId; readonly artifactId: string; readonly reason: string }
+import { ValidationError } from '../core/errors.js';
+import { CLOSED, Count, Id, Reason, W } from './event-fields.js';
+import { Type, type Shape } from './schema-kit.js';
 
 export const ARTIFACT_ID_PATTERN = /^[0-9a-f]{64}$/;
-const artifactIdField = (v: unknown, p: string): string => str(W, v, p, { pattern: ARTIFACT_ID_PATTERN });
+const ArtifactId = Type.String({ pattern: ARTIFACT_ID_PATTERN.source });
 
-export const ARTIFACT_EVENT_DECODERS = {
-  ArtifactHeld: [['nodeId', 'artifactId', 'name', 'bytes', 'chunks', 'have'], ['incarnation'], (o: Fields, p: string): ArtifactHeld => {
-    const chunks = int(W, o.chunks, `${p}.chunks`, 0, 1 << 20);
-    return compact({
-      type: 'ArtifactHeld', nodeId: nodeId(o.nodeId, `${p}.nodeId`), artifactId: artifactIdField(o.artifactId, `${p}.artifactId`),
-      name: str(W, o.name, `${p}.name`, { min: 1, max: 256 }), bytes: int(W, o.bytes, `${p}.bytes`), chunks,
-      have: int(W, o.have, `${p}.have`, 0, chunks), incarnation: optInt(o.incarnation, `${p}.incarnation`),
-    });
-  }],
-  ArtifactDropped: [['nodeId', 'artifactId', 'reason'], [], (o: Fields, p: string): ArtifactDropped => ({
-    type: 'ArtifactDropped', nodeId: nodeId(o.nodeId, `${p}.nodeId`), artifactId: artifactIdField(o.artifactId, `${p}.artifactId`), reason: reason(o.reason, `${p}.reason`),
-  })],
-} as const;
+export const ArtifactHeld = Type.Object({
+  type: Type.Literal('ArtifactHeld'), nodeId: Id, artifactId: ArtifactId, name: Type.String({ minLength: 1, maxLength: 256 }),
+  /** total bytes and chunk count of the artifact (the same for every holder: they come from its manifest) */
+  bytes: Count(), chunks: Count(0, 1 << 20),
+  /** chunks this node holds, verified; `have === chunks` means complete */
+  have: Count(0, 1 << 20),
+  incarnation: Type.Optional(Count()),
+  /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
+  rateBps: Type.Optional(Count()),
+}, CLOSED);
+export type ArtifactHeld = Shape<typeof ArtifactHeld>;
+
+export const ArtifactDropped = Type.Object({ type: Type.Literal('ArtifactDropped'), nodeId: Id, artifactId: ArtifactId, reason: Reason }, CLOSED);
+export type ArtifactDropped = Shape<typeof ArtifactDropped>;
+
+/** The rule the schema cannot say: a holder never has more chunks than the artifact. */
+export function checkArtifactHeld(e: ArtifactHeld, p: string): ArtifactHeld {
+  if (e.have > e.chunks) throw new ValidationError(W, `${p}.have`, `out of range [0, ${e.chunks}]`);
+  return e;
+}

@@ -1,8 +1,21 @@
 /**
- * Small strict validators shared by the cluster wire formats (peer frames, discovery TXT).
- * Every helper throws ValidationError('frame', path, why); nothing here trusts the input's prototype.
+ * Shapes shared by the cluster wire formats: an opaque event body and an error, as TypeBox schemas
+ * (./schema-kit.ts). The small readers below remain for the cluster actor's request bodies
+ * (src/actors/cluster/messages.ts); they throw ValidationError('frame', path, why).
  */
-import { ValidationError, type ErrorJson, isErrorCode } from '../core/errors.js';
+import { ERROR_STATUS, ValidationError, type ErrorCode } from '../core/errors.js';
+import { StringEnum, Type } from './schema-kit.js';
+
+/** An event as carried by the cluster: opaque here (a string `type`), checked by the topology decoder when applied. */
+export interface EventBody { readonly type: string; readonly [key: string]: unknown }
+export const EventBody = Type.Unsafe<EventBody>({ ...Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }) });
+
+/** An error as it crosses a socket (`TorusError.toJSON()`): a registered code, a message, optional details. */
+export const ErrorJsonSchema = Type.Object({
+  code: StringEnum(Object.keys(ERROR_STATUS) as ErrorCode[]),
+  message: Type.String({ minLength: 1, maxLength: 4096 }),
+  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+}, { additionalProperties: false });
 
 export type Rec = Record<string, unknown>;
 
@@ -24,39 +37,10 @@ export function str(rec: Rec, key: string, path: string, max = 256): string {
   return v;
 }
 
-export function optStr(rec: Rec, key: string, path: string, max = 256): string | undefined {
-  return Object.hasOwn(rec, key) && rec[key] !== undefined ? str(rec, key, path, max) : undefined;
-}
-
 /** A safe integer in [min, max]. */
 export function int(rec: Rec, key: string, path: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const v = Object.hasOwn(rec, key) ? rec[key] : undefined;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) fail(`${path}.${key}`, `expected an integer in [${min}, ${max}]`);
-  return v;
-}
-
-export function num(rec: Rec, key: string, path: string): number {
-  const v = Object.hasOwn(rec, key) ? rec[key] : undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) fail(`${path}.${key}`, 'expected a finite number');
-  return v;
-}
-
-export function bool(rec: Rec, key: string, path: string): boolean {
-  const v = Object.hasOwn(rec, key) ? rec[key] : undefined;
-  if (typeof v !== 'boolean') fail(`${path}.${key}`, 'expected a boolean');
-  return v;
-}
-
-export function oneOf<T extends string>(rec: Rec, key: string, path: string, values: readonly T[]): T {
-  const v = Object.hasOwn(rec, key) ? rec[key] : undefined;
-  if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) fail(`${path}.${key}`, `expected one of ${values.join(', ')}`);
-  return v as T;
-}
-
-export function arr(rec: Rec, key: string, path: string, max: number): unknown[] {
-  const v = Object.hasOwn(rec, key) ? rec[key] : undefined;
-  if (!Array.isArray(v)) fail(`${path}.${key}`, 'expected an array');
-  if (v.length > max) fail(`${path}.${key}`, `at most ${max} items`);
   return v;
 }
 
@@ -70,11 +54,3 @@ export function body(value: unknown, path: string): { readonly type: string; rea
   return value as { type: string };
 }
 
-export function errorJson(value: unknown, path: string): ErrorJson {
-  const rec = record(value, path, ['code', 'message', 'details']);
-  if (!isErrorCode(rec.code)) fail(`${path}.code`, 'unknown error code');
-  const message = str(rec, 'message', path, 4096);
-  const raw = rec.details;
-  const details = raw === undefined ? {} : typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Rec) : fail(`${path}.details`, 'expected an object');
-  return { code: rec.code, message, details };
-}

@@ -3,57 +3,52 @@
  * `decodeCommand` checks strictly (unknown fields and types are refused) and throws only `ValidationError`
  * naming the JSON path.
  */
-import { arr, guarded, id, json, obj, oneOf, opt, str, type Json } from '../core/topology/reader.js';
-import { compact, nodeId, optInt, reason, typeField, W, type Fields, type InstanceId, type NodeId, type TaskId } from './event-fields.js';
-import { decodeInstancePlan, type InstancePlan } from './instance-plan.js';
-import { decodeWorkloadSpec, type WorkloadSpec } from './workload-spec.js';
+import { json } from '../core/topology/reader.js';
+import { CLOSED, Count, Id, Reason, W } from './event-fields.js';
+import { checkPlanRules, InstancePlan } from './instance-plan.js';
+import { canonical, compile, JsonData, StringEnum, Type, type Shape } from './schema-kit.js';
+import { withWorkloadDefaults, WorkloadSpec } from './workload-spec.js';
 
-export interface PlaceInstance {
-  readonly type: 'PlaceInstance'; readonly commandId?: string; readonly workload: WorkloadSpec;
-  readonly sharding?: 'pipeline' | 'tensor'; readonly backend?: 'ring' | 'jaccl';
-  readonly minNodes?: number; readonly requiredNodes?: readonly NodeId[]; readonly instanceId?: InstanceId;
-}
-export interface CreateInstance { readonly type: 'CreateInstance'; readonly commandId?: string; readonly instance: InstancePlan; readonly workload: WorkloadSpec }
-export interface DeleteInstance { readonly type: 'DeleteInstance'; readonly commandId?: string; readonly instanceId: InstanceId; readonly reason?: string }
-export interface ReplaceInstance { readonly type: 'ReplaceInstance'; readonly commandId?: string; readonly instanceId: InstanceId; readonly reason?: string }
-export interface SubmitTask {
-  readonly type: 'SubmitTask'; readonly commandId?: string; readonly taskId?: TaskId; readonly instanceId: InstanceId;
-  readonly kind: string; readonly params?: Json; readonly timeoutMs?: number;
-}
-export interface CancelTask { readonly type: 'CancelTask'; readonly commandId?: string; readonly taskId: TaskId; readonly reason?: string }
+const commandId = Type.Optional(Id);
 
+export const PlaceInstance = Type.Object({
+  type: Type.Literal('PlaceInstance'), commandId, workload: WorkloadSpec,
+  sharding: Type.Optional(StringEnum(['pipeline', 'tensor'])), backend: Type.Optional(StringEnum(['ring', 'jaccl'])),
+  minNodes: Type.Optional(Count(1)), requiredNodes: Type.Optional(Type.Array(Id, { maxItems: 1024 })), instanceId: Type.Optional(Id),
+}, CLOSED);
+export const CreateInstance = Type.Object({ type: Type.Literal('CreateInstance'), commandId, instance: InstancePlan, workload: WorkloadSpec }, CLOSED);
+export const DeleteInstance = Type.Object({ type: Type.Literal('DeleteInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) }, CLOSED);
+export const ReplaceInstance = Type.Object({ type: Type.Literal('ReplaceInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) }, CLOSED);
+export const SubmitTask = Type.Object({
+  type: Type.Literal('SubmitTask'), commandId, taskId: Type.Optional(Id), instanceId: Id,
+  kind: Type.String({ minLength: 1, maxLength: 64 }), params: Type.Optional(JsonData()), timeoutMs: Type.Optional(Count()),
+}, CLOSED);
+export const CancelTask = Type.Object({ type: Type.Literal('CancelTask'), commandId, taskId: Id, reason: Type.Optional(Reason) }, CLOSED);
+
+export const Command = Type.Union([PlaceInstance, CreateInstance, DeleteInstance, ReplaceInstance, SubmitTask, CancelTask]);
+
+type WithWorkload<T> = T extends { readonly workload: unknown } ? Omit<T, 'workload'> & { readonly workload: WorkloadSpec } : T;
+export type PlaceInstance = WithWorkload<Shape<typeof PlaceInstance>>;
+export type CreateInstance = WithWorkload<Shape<typeof CreateInstance>>;
+export type DeleteInstance = Shape<typeof DeleteInstance>;
+export type ReplaceInstance = Shape<typeof ReplaceInstance>;
+export type SubmitTask = Shape<typeof SubmitTask>;
+export type CancelTask = Shape<typeof CancelTask>;
 export type Command = PlaceInstance | CreateInstance | DeleteInstance | ReplaceInstance | SubmitTask | CancelTask;
 export type CommandType = Command['type'];
 
 export const COMMAND_TYPES = ['PlaceInstance', 'CreateInstance', 'DeleteInstance', 'ReplaceInstance', 'SubmitTask',
   'CancelTask'] as const satisfies readonly CommandType[];
 
-const cid = (o: Fields, p: string) => opt(o.commandId, (x) => id(W, x, `${p}.commandId`));
-const optReason = (o: Fields, p: string) => opt(o.reason, (x) => reason(x, `${p}.reason`));
-const COMMAND_DECODERS: { readonly [K in CommandType]: readonly [readonly string[], readonly string[], (o: Fields, p: string) => Extract<Command, { type: K }>] } = {
-  PlaceInstance: [['workload'], ['commandId', 'sharding', 'backend', 'minNodes', 'requiredNodes', 'instanceId'], (o, p) => compact({
-    type: 'PlaceInstance', commandId: cid(o, p), workload: decodeWorkloadSpec(o.workload, `${p}.workload`),
-    sharding: opt(o.sharding, (x) => oneOf(W, x, `${p}.sharding`, ['pipeline', 'tensor'] as const)),
-    backend: opt(o.backend, (x) => oneOf(W, x, `${p}.backend`, ['ring', 'jaccl'] as const)),
-    minNodes: optInt(o.minNodes, `${p}.minNodes`, 1), requiredNodes: opt(o.requiredNodes, (x) => arr(W, x, `${p}.requiredNodes`, nodeId, 1024)),
-    instanceId: opt(o.instanceId, (x) => id(W, x, `${p}.instanceId`)),
-  })],
-  CreateInstance: [['instance', 'workload'], ['commandId'], (o, p) => compact({
-    type: 'CreateInstance', commandId: cid(o, p), instance: decodeInstancePlan(o.instance, `${p}.instance`), workload: decodeWorkloadSpec(o.workload, `${p}.workload`),
-  })],
-  DeleteInstance: [['instanceId'], ['commandId', 'reason'], (o, p) => compact({ type: 'DeleteInstance', commandId: cid(o, p), instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: optReason(o, p) })],
-  ReplaceInstance: [['instanceId'], ['commandId', 'reason'], (o, p) => compact({ type: 'ReplaceInstance', commandId: cid(o, p), instanceId: id(W, o.instanceId, `${p}.instanceId`), reason: optReason(o, p) })],
-  SubmitTask: [['instanceId', 'kind'], ['commandId', 'taskId', 'params', 'timeoutMs'], (o, p) => compact({
-    type: 'SubmitTask', commandId: cid(o, p), taskId: opt(o.taskId, (x) => id(W, x, `${p}.taskId`)), instanceId: id(W, o.instanceId, `${p}.instanceId`),
-    kind: str(W, o.kind, `${p}.kind`, { min: 1, max: 64 }), params: opt(o.params, (x) => json(W, x, `${p}.params`)), timeoutMs: optInt(o.timeoutMs, `${p}.timeoutMs`),
-  })],
-  CancelTask: [['taskId'], ['commandId', 'reason'], (o, p) => compact({ type: 'CancelTask', commandId: cid(o, p), taskId: id(W, o.taskId, `${p}.taskId`), reason: optReason(o, p) })],
-};
+const codec = compile(Command, W, 'command');
 
+/** Schema check, then what it cannot say: plan rules, workload defaults, JSON params bounds. */
 export function decodeCommand(v: unknown): Command {
-  return guarded(W, () => {
-    const type = oneOf(W, typeField(v, 'command'), 'command.type', COMMAND_TYPES);
-    const [required, optional, build] = COMMAND_DECODERS[type];
-    return build(obj(W, v, 'command', ['type', ...required], optional), 'command');
-  });
+  const c = canonical(codec.decode(v), W, 'command');
+  switch (c.type) {
+    case 'PlaceInstance': return { ...c, workload: withWorkloadDefaults(c.workload) };
+    case 'CreateInstance': return { ...c, instance: checkPlanRules(c.instance, 'command.instance'), workload: withWorkloadDefaults(c.workload) };
+    case 'SubmitTask': return c.params === undefined ? c : { ...c, params: json(W, c.params, 'command.params') };
+    default: return c;
+  }
 }

@@ -1,40 +1,38 @@
 /**
- * Field types and decoders shared by the cluster events (events.ts) and commands (commands.ts): ids, IP
- * addresses, endpoints, reasons, and `compact`, which keeps decoded values canonical.
+ * Field schemas shared by the cluster events (events.ts), commands (commands.ts), plans and workloads: ids, IP
+ * addresses, endpoints, reasons, counts. TypeBox (./schema-kit.ts): the same object types, checks and documents.
  */
-import { isIP } from 'node:net';
-import { fail, id, int, isPlainObject, num, obj, opt, str, type Where } from '../core/topology/reader.js';
+import { ID_PATTERN, type Where } from '../core/topology/reader.js';
+import { compile, Type, type Shape } from './schema-kit.js';
 
 export type NodeId = string;
 export type InstanceId = string;
 export type TaskId = string;
 
-export interface Endpoint { readonly ip: string; readonly port: number }
-
-export type Fields = Readonly<Record<string, unknown>>;
-
-export const W: Where = 'event';
+export const W = 'event' satisfies Where;
 export const MAX_PORT = 65535;
-export const reason = (v: unknown, p: string): string => str(W, v, p, { max: 1024 });
-export const nodeId = (v: unknown, p: string): string => id(W, v, p);
-export const optNum = (v: unknown, p: string): number | undefined => opt(v, (x) => num(W, x, p, 0));
-export const optInt = (v: unknown, p: string, min = 0): number | undefined => opt(v, (x) => int(W, x, p, min));
+export const CLOSED = { additionalProperties: false } as const;
 
+/** Identifiers (node, instance, task, workload ids): printable, bounded, never a prototype key. */
+export const Id = Type.String({ pattern: ID_PATTERN.source });
+/** An IPv4 or IPv6 address. */
+export const Ip = Type.String({ maxLength: 64, format: 'ip' });
+export const Port = Type.Integer({ minimum: 0, maximum: MAX_PORT });
+export const Reason = Type.String({ maxLength: 1024 });
+/** A count, size or incarnation: a safe integer from `min`. */
+export const Count = (min = 0, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum: min, maximum: max });
+/** A finite non-negative number (milliseconds, bits per second, epoch stamps). */
+export const Amount = Type.Number({ minimum: 0 });
+export const ExitCode = Type.Integer({ minimum: -(2 ** 31), maximum: 2 ** 32 });
+export const Signal = Type.String({ maxLength: 32 });
+
+export const Endpoint = Type.Object({ ip: Ip, port: Port }, CLOSED);
+export type Endpoint = Shape<typeof Endpoint>;
+
+const ipCodecs = new Map<Where, ReturnType<typeof compile<typeof Ip>>>();
+/** One IP address field, checked alone (snapshots, frames). */
 export function decodeIp(v: unknown, path: string, where: Where = W): string {
-  const ip = str(where, v, path, { max: 64 });
-  if (isIP(ip) === 0) fail(where, path, 'not an IP address');
-  return ip;
-}
-export function endpoint(v: unknown, p: string): Endpoint {
-  const o = obj(W, v, p, ['ip', 'port']);
-  return { ip: decodeIp(o.ip, `${p}.ip`), port: int(W, o.port, `${p}.port`, 0, MAX_PORT) };
-}
-/** Drops absent optional fields so decoded values compare and serialise canonically. */
-export function compact<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
-/** The `type` of a plain object, read first so that an unknown type is reported as such. */
-export function typeField(v: unknown, p: string): unknown {
-  return obj(W, v, p, ['type'], isPlainObject(v) ? Object.keys(v) : []).type;
+  let codec = ipCodecs.get(where);
+  if (!codec) ipCodecs.set(where, codec = compile(Ip, where));
+  return codec.decode(v, path);
 }

@@ -6,8 +6,11 @@
  * fields are rejected, every number is range-checked, and it never throws anything but ValidationError.
  */
 import type { ErrorJson } from '../core/errors.js';
-import { arr, body, bool, errorJson, fail, int, num, oneOf, optStr, record, str, type Rec } from './cluster-schema.js';
+import { ValidationError } from '../core/errors.js';
+import { ErrorJsonSchema, EventBody } from './cluster-schema.js';
+import { compile, StringEnum, Type, type Shape, type TSchema } from './schema-kit.js';
 
+export { EventBody } from './cluster-schema.js';
 /**
  * 2: the quorum rule and the leader's yield to a more complete log (docs/cluster.md, Agreement). The frames are
  * unchanged, but a v1 node would still elect itself alone in a minority, so the two are not mixed in one cluster
@@ -26,77 +29,83 @@ export const MAX_HANDSHAKE_BYTES = 4096;
 export const MAX_BATCH = 512;
 export const MAX_PEERS_LISTED = 256;
 
-export type Role = 'discovering' | 'follower' | 'candidate' | 'leader';
-export const ROLES: readonly Role[] = ['discovering', 'follower', 'candidate', 'leader'];
+export const ROLES = ['discovering', 'follower', 'candidate', 'leader'] as const;
+export type Role = (typeof ROLES)[number];
 
-export type RefuseReason = 'other-cluster' | 'incompatible-version' | 'auth-failure' | 'auth-required' | 'self' | 'duplicate' | 'protocol-error';
-export const REFUSE_REASONS: readonly RefuseReason[] = ['other-cluster', 'incompatible-version', 'auth-failure', 'auth-required', 'self', 'duplicate', 'protocol-error'];
+export const REFUSE_REASONS = ['other-cluster', 'incompatible-version', 'auth-failure', 'auth-required', 'self', 'duplicate', 'protocol-error'] as const;
+export type RefuseReason = (typeof REFUSE_REASONS)[number];
 
-/** An event as carried by the cluster: opaque here, checked by the topology decoder when applied. */
-export interface EventBody { readonly type: string; readonly [key: string]: unknown }
-
-/** One sequenced event: `index` is global and gap-free from 0, `term` is the leader term that sequenced it. */
-export interface IndexedEnvelope { readonly index: number; readonly term: number; readonly event: EventBody; readonly at?: number }
-
-export interface Hello {
-  readonly type: 'hello'; readonly v: number; readonly nodeId: string; readonly cluster: string;
-  readonly incarnation: number; readonly startedAt: number; readonly port: number; readonly apiPort: number;
-  readonly nonce: string; readonly auth: boolean;
-  /** What the leader needs to write this node's NodeJoined: display name, software version, reachable IPs. */
-  readonly name: string; readonly version: string; readonly addresses: readonly string[];
-}
-
-export type PeerFrame =
-  | Hello
-  /** Proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/cluster/auth.ts). */
-  | { readonly type: 'auth'; readonly proof: string }
-  /** Sent just before closing a connection that will not be joined, so the other side can list why. */
-  | { readonly type: 'refuse'; readonly reason: RefuseReason; readonly detail?: string }
-  /** `lastHash`: chain hash of the sender's log at lastIndex, so a follower can tell a diverged log. */
-  | { readonly type: 'heartbeat'; readonly term: number; readonly role: Role; readonly leader: string | null; readonly lastIndex: number; readonly lastTerm: number; readonly lastHash: string; readonly commit: number; readonly commitHash: string }
-  | { readonly type: 'vote-request'; readonly term: number; readonly lastIndex: number; readonly lastTerm: number }
-  | { readonly type: 'vote'; readonly term: number; readonly granted: boolean; readonly leader: string | null; readonly lastIndex: number; readonly lastTerm: number }
-  /** Leader → follower: consecutive or not, the follower orders them. */
-  | { readonly type: 'append'; readonly term: number; readonly entries: readonly IndexedEnvelope[]; readonly commit: number; readonly commitHash: string }
-  /** Follower → leader: my log holds everything up to `index` on disk (fsynced); `hash` = my chain hash there. */
-  | { readonly type: 'append-ack'; readonly term: number; readonly index: number; readonly hash: string }
-  /** Follower → leader: send me [from, to] (to - from < MAX_BATCH, from >= 1); `prevHash` is my chain hash at from - 1. */
-  | { readonly type: 'gap-request'; readonly from: number; readonly to: number; readonly prevHash: string }
-  | { readonly type: 'snapshot-request' }
-  /** Leader → follower: the state after applying everything up to `index` (whose entry had `lastTerm`). */
-  | { readonly type: 'snapshot'; readonly term: number; readonly index: number; readonly lastTerm: number; readonly lastHash: string; readonly digest: string; readonly state: unknown }
-  /** Any node → leader: a proposal (events) or a command, answered by forward-reply with the same id. */
-  | { readonly type: 'forward'; readonly id: number; readonly kind: 'propose' | 'command'; readonly body: EventBody | readonly EventBody[] }
-  | { readonly type: 'forward-reply'; readonly id: number; readonly ok: true; readonly outcome: unknown }
-  | { readonly type: 'forward-reply'; readonly id: number; readonly ok: false; readonly error: ErrorJson }
-  /** Gossip: cluster addresses of the peers the sender is joined with. */
-  | { readonly type: 'peers'; readonly peers: readonly PeerAddress[] };
-
-export interface PeerAddress { readonly nodeId: string; readonly host: string; readonly port: number }
-
-export type PeerFrameType = PeerFrame['type'];
-
+const CLOSED = { additionalProperties: false } as const;
 const ID_MAX = 128;
-/** Log indices start at 1 (the topology decoder's rule); 0 means "nothing yet". */
-const IDX_MIN = 0;
+/** A safe integer from `min` (log indices start at 1, the topology decoder's rule; 0 means "nothing yet"). */
+const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ minimum: min, maximum: max });
+const text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const hash = text(32);
+const leader = Type.Union([text(ID_MAX), Type.Null()], { description: 'a node id or null' });
+const frame = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P, description?: string) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, { ...CLOSED, ...(description ? { description } : {}) });
 
-function leaderField(rec: Rec, path: string): string | null {
-  return rec.leader === null ? null : str(rec, 'leader', path, ID_MAX);
-}
+/** One sequenced event: `index` is global and gap-free from 1, `term` the leader term that sequenced it (at most the frame's). */
+export const IndexedEnvelope = Type.Object({ index: int(1), term: int(), event: EventBody, at: Type.Optional(Type.Number()) }, CLOSED);
+export type IndexedEnvelope = Shape<typeof IndexedEnvelope>;
 
-export function decodeEnvelope(value: unknown, path: string, maxTerm = Number.MAX_SAFE_INTEGER): IndexedEnvelope {
-  const rec = record(value, path, ['index', 'term', 'event', 'at']);
-  const index = int(rec, 'index', path, 1);
-  const term = int(rec, 'term', path, 0, maxTerm);
-  const event = body(rec.event, `${path}.event`);
-  if (rec.at === undefined) return { index, term, event };
-  return { index, term, event, at: num(rec, 'at', path) };
-}
+export const Hello = frame('hello', {
+  v: int(0, 65535), nodeId: text(ID_MAX), cluster: text(64), incarnation: int(), startedAt: int(), port: int(0, 65535),
+  apiPort: int(0, 65535), nonce: Type.String({ pattern: '^[0-9a-f]{32}$', description: '16 random bytes as hex' }), auth: Type.Boolean(),
+  /** What the leader needs to write this node's NodeJoined: display name, software version, reachable IPs. */
+  name: text(256), version: text(64), addresses: Type.Array(text(64), { maxItems: 64 }),
+});
+export type Hello = Shape<typeof Hello>;
+
+export const PeerAddress = Type.Object({ nodeId: text(ID_MAX), host: text(255), port: int(1, 65535) }, CLOSED);
+export type PeerAddress = Shape<typeof PeerAddress>;
+
+/** Every peer frame by its `type`. */
+export const PeerFrameSchemas = {
+  hello: Hello,
+  auth: frame('auth', { proof: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
+    'proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/cluster/auth.ts)'),
+  refuse: frame('refuse', { reason: StringEnum(REFUSE_REASONS), detail: Type.Optional(text(512)) },
+    'sent just before closing a connection that will not be joined, so the other side can list why'),
+  heartbeat: frame('heartbeat', {
+    term: int(), role: StringEnum(ROLES), leader, lastIndex: int(), lastTerm: int(), lastHash: hash, commit: int(), commitHash: hash,
+  }, '`lastHash`: chain hash of the sender\'s log at lastIndex, so a follower can tell a diverged log'),
+  'vote-request': frame('vote-request', { term: int(1), lastIndex: int(), lastTerm: int() }),
+  vote: frame('vote', { term: int(), granted: Type.Boolean(), leader, lastIndex: int(), lastTerm: int() }),
+  append: frame('append', { term: int(1), entries: Type.Array(IndexedEnvelope, { maxItems: MAX_BATCH }), commit: int(), commitHash: hash },
+    'leader → follower: consecutive or not, the follower orders them'),
+  'append-ack': frame('append-ack', { term: int(1), index: int(), hash },
+    'follower → leader: my log holds everything up to `index` on disk (fsynced); `hash` = my chain hash there'),
+  'gap-request': frame('gap-request', { from: int(1), to: int(), prevHash: hash },
+    'follower → leader: send me [from, to] (to - from < MAX_BATCH); `prevHash` is my chain hash at from - 1'),
+  'snapshot-request': frame('snapshot-request', {}),
+  snapshot: frame('snapshot', { term: int(1), index: int(), lastTerm: int(), lastHash: hash, digest: text(128), state: Type.Unknown() },
+    'leader → follower: the state after applying everything up to `index` (whose entry had `lastTerm`)'),
+  forward: frame('forward', {
+    id: int(), kind: StringEnum(['propose', 'command']),
+    body: Type.Union([EventBody, Type.Array(EventBody, { minItems: 1, maxItems: MAX_BATCH })], { description: 'an event or 1..MAX_BATCH events' }),
+  }, 'any node → leader: a proposal (events) or a command, answered by forward-reply with the same id'),
+  'forward-reply': Type.Union([
+    frame('forward-reply', { id: int(), ok: Type.Literal(true), outcome: Type.Optional(Type.Unknown()) }),
+    frame('forward-reply', { id: int(), ok: Type.Literal(false), error: ErrorJsonSchema }),
+  ]),
+  peers: frame('peers', { peers: Type.Array(PeerAddress, { maxItems: MAX_PEERS_LISTED }) }, 'gossip: cluster addresses of the peers the sender is joined with'),
+};
+export const PeerFrame = Type.Union(Object.values(PeerFrameSchemas) as TSchema[] as [TSchema]);
+
+type Frames = typeof PeerFrameSchemas;
+type Reply = Shape<Frames['forward-reply']>;
+/** Decoded: a forward-reply always has its outcome (null when the leader sent none) and an error's details. */
+export type PeerFrame =
+  | { [K in Exclude<keyof Frames, 'forward-reply'>]: Shape<Frames[K]> }[Exclude<keyof Frames, 'forward-reply'>]
+  | (Extract<Reply, { ok: true }> & { readonly outcome: unknown })
+  | (Omit<Extract<Reply, { ok: false }>, 'error'> & { readonly error: ErrorJson });
+export type PeerFrameType = PeerFrame['type'];
 
 /** Lenient look at a hello, used only to say *why* a peer cannot join (its version may have other fields). */
 export function peekHello(value: unknown): { v?: number; nodeId?: string; cluster?: string } {
   if (typeof value !== 'object' || value === null) return {};
-  const rec = value as Rec;
+  const rec = value as Record<string, unknown>;
   if (rec.type !== 'hello') return {};
   return {
     ...(typeof rec.v === 'number' ? { v: rec.v } : {}),
@@ -105,106 +114,36 @@ export function peekHello(value: unknown): { v?: number; nodeId?: string; cluste
   };
 }
 
+const codec = compile(PeerFrame, 'frame');
+const envelopeCodec = compile(IndexedEnvelope, 'frame');
+
+/** One envelope alone (cluster state sync); `maxTerm`: a leader never sends entries of a later term than its own. */
+export function decodeEnvelope(value: unknown, path: string, maxTerm = Number.MAX_SAFE_INTEGER): IndexedEnvelope {
+  const envelope = envelopeCodec.decode(value, path);
+  if (envelope.term > maxTerm) throw new ValidationError('frame', `${path}.term`, `out of range [0, ${maxTerm}]`);
+  return envelope;
+}
+
+/**
+ * Strict: unknown types and fields are refused, every number range-checked; throws only ValidationError. The
+ * schema check is compiled; after it only what it cannot say (entry terms, gap bounds, reply defaults).
+ */
 export function decodePeerFrame(value: unknown, path = 'frame'): PeerFrame {
-  const head = record(value, path, ['type', 'v', 'nodeId', 'cluster', 'incarnation', 'startedAt', 'port', 'apiPort', 'nonce', 'auth',
-    'proof', 'reason', 'detail', 'term', 'role', 'leader', 'lastIndex', 'lastTerm', 'granted', 'entries', 'from', 'to', 'index',
-    'digest', 'state', 'lastHash', 'prevHash', 'commit', 'commitHash', 'hash', 'id', 'kind', 'body', 'ok', 'outcome', 'error', 'peers', 'name', 'version', 'addresses']);
-  const only = (keys: readonly string[]): Rec => record(head, path, ['type', ...keys]);
-  switch (head.type) {
-    case 'hello': {
-      const r = only(['v', 'nodeId', 'cluster', 'incarnation', 'startedAt', 'port', 'apiPort', 'nonce', 'auth', 'name', 'version', 'addresses']);
-      const nonce = str(r, 'nonce', path, 64);
-      if (!/^[0-9a-f]{32}$/.test(nonce)) fail(`${path}.nonce`, 'expected 16 random bytes as hex');
-      return {
-        type: 'hello', v: int(r, 'v', path, 0, 65535), nodeId: str(r, 'nodeId', path, ID_MAX), cluster: str(r, 'cluster', path, 64),
-        incarnation: int(r, 'incarnation', path), startedAt: int(r, 'startedAt', path), port: int(r, 'port', path, 0, 65535),
-        apiPort: int(r, 'apiPort', path, 0, 65535), nonce, auth: bool(r, 'auth', path),
-        name: str(r, 'name', path, 256), version: str(r, 'version', path, 64),
-        addresses: arr(r, 'addresses', path, 64).map((a, i) => (typeof a === 'string' && a.length > 0 && a.length <= 64 ? a : fail(`${path}.addresses[${i}]`, 'expected an IP string'))),
-      };
-    }
-    case 'auth': {
-      const r = only(['proof']);
-      const proof = str(r, 'proof', path, 64);
-      if (!/^[0-9a-f]{64}$/.test(proof)) fail(`${path}.proof`, 'expected a hex HMAC-SHA256');
-      return { type: 'auth', proof };
-    }
-    case 'refuse': {
-      const r = only(['reason', 'detail']);
-      const detail = optStr(r, 'detail', path, 512);
-      const reason = oneOf(r, 'reason', path, REFUSE_REASONS);
-      return detail === undefined ? { type: 'refuse', reason } : { type: 'refuse', reason, detail };
-    }
-    case 'heartbeat': {
-      const r = only(['term', 'role', 'leader', 'lastIndex', 'lastTerm', 'lastHash', 'commit', 'commitHash']);
-      return { type: 'heartbeat', term: int(r, 'term', path), role: oneOf(r, 'role', path, ROLES), leader: leaderField(r, path),
-        lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path), lastHash: str(r, 'lastHash', path, 32),
-        commit: int(r, 'commit', path, IDX_MIN), commitHash: str(r, 'commitHash', path, 32) };
-    }
-    case 'vote-request': {
-      const r = only(['term', 'lastIndex', 'lastTerm']);
-      return { type: 'vote-request', term: int(r, 'term', path, 1), lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path) };
-    }
-    case 'vote': {
-      const r = only(['term', 'granted', 'leader', 'lastIndex', 'lastTerm']);
-      return { type: 'vote', term: int(r, 'term', path), granted: bool(r, 'granted', path), leader: leaderField(r, path),
-        lastIndex: int(r, 'lastIndex', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path) };
-    }
-    case 'append': {
-      const r = only(['term', 'entries', 'commit', 'commitHash']);
-      const term = int(r, 'term', path, 1);
-      const entries = arr(r, 'entries', path, MAX_BATCH).map((e, i) => decodeEnvelope(e, `${path}.entries[${i}]`, term));
-      return { type: 'append', term, entries, commit: int(r, 'commit', path, IDX_MIN), commitHash: str(r, 'commitHash', path, 32) };
-    }
-    case 'append-ack': {
-      const r = only(['term', 'index', 'hash']);
-      return { type: 'append-ack', term: int(r, 'term', path, 1), index: int(r, 'index', path, IDX_MIN), hash: str(r, 'hash', path, 32) };
-    }
-    case 'gap-request': {
-      const r = only(['from', 'to', 'prevHash']);
-      const from = int(r, 'from', path, 1);
-      const to = int(r, 'to', path);
-      if (to < from || to - from >= MAX_BATCH) fail(`${path}.to`, `expected from <= to < from + ${MAX_BATCH}`);
-      return { type: 'gap-request', from, to, prevHash: str(r, 'prevHash', path, 32) };
-    }
-    case 'snapshot-request':
-      only([]);
-      return { type: 'snapshot-request' };
-    case 'snapshot': {
-      const r = only(['term', 'index', 'lastTerm', 'lastHash', 'digest', 'state']);
-      if (!Object.hasOwn(r, 'state')) fail(`${path}.state`, 'missing');
-      return { type: 'snapshot', term: int(r, 'term', path, 1), index: int(r, 'index', path, IDX_MIN), lastTerm: int(r, 'lastTerm', path),
-        lastHash: str(r, 'lastHash', path, 32), digest: str(r, 'digest', path, 128), state: r.state };
-    }
-    case 'forward': {
-      const r = only(['id', 'kind', 'body']);
-      const kind = oneOf(r, 'kind', path, ['propose', 'command'] as const);
-      const raw = r.body;
-      const b = Array.isArray(raw)
-        ? (raw.length === 0 || raw.length > MAX_BATCH ? fail(`${path}.body`, `1..${MAX_BATCH} events`) : raw.map((e, i) => body(e, `${path}.body[${i}]`)))
-        : body(raw, `${path}.body`);
-      return { type: 'forward', id: int(r, 'id', path), kind, body: b };
-    }
-    case 'forward-reply': {
-      const r = only(['id', 'ok', 'outcome', 'error']);
-      const id = int(r, 'id', path);
-      if (bool(r, 'ok', path)) {
-        if (Object.hasOwn(r, 'error')) fail(`${path}.error`, 'not allowed when ok');
-        return { type: 'forward-reply', id, ok: true, outcome: r.outcome ?? null };
-      }
-      if (Object.hasOwn(r, 'outcome')) fail(`${path}.outcome`, 'not allowed when not ok');
-      return { type: 'forward-reply', id, ok: false, error: errorJson(r.error, `${path}.error`) };
-    }
-    case 'peers': {
-      const r = only(['peers']);
-      const peers = arr(r, 'peers', path, MAX_PEERS_LISTED).map((p, i) => {
-        const q = record(p, `${path}.peers[${i}]`, ['nodeId', 'host', 'port']);
-        return { nodeId: str(q, 'nodeId', path, ID_MAX), host: str(q, 'host', path, 255), port: int(q, 'port', path, 1, 65535) };
+  const f = codec.decode(value, path) as Shape<typeof PeerFrame> & PeerFrame;
+  switch (f.type) {
+    case 'append':
+      f.entries.forEach((e, i) => {
+        if (e.term > f.term) throw new ValidationError('frame', `${path}.entries[${i}].term`, `out of range [0, ${f.term}]`);
       });
-      return { type: 'peers', peers };
-    }
+      return f;
+    case 'gap-request':
+      if (f.to < f.from || f.to - f.from >= MAX_BATCH) throw new ValidationError('frame', `${path}.to`, `expected from <= to < from + ${MAX_BATCH}`);
+      return f;
+    case 'forward-reply':
+      return f.ok ? { type: 'forward-reply', id: f.id, ok: true, outcome: f.outcome ?? null }
+        : { type: 'forward-reply', id: f.id, ok: false, error: { code: f.error.code, message: f.error.message, details: f.error.details ?? {} } };
     default:
-      return fail(`${path}.type`, `unknown frame type ${JSON.stringify(head.type)?.slice(0, 40) ?? 'undefined'}`);
+      return f;
   }
 }
 

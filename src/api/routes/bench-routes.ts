@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TorusError, asTorusError, type ErrorJson } from '../../core/errors.js';
 import type { RingBenchProgress, RingBenchResult } from '../node-facade.js';
-import { ringBenchRequestSchema } from '../request-schemas.js';
+import { requestCodecs } from '../request-schemas.js';
 import type { Route, RouteShared } from '../router.js';
-import { check } from '../schema.js';
 
 /** What GET /v1/bench/ring/:id returns, and what each `bench` SSE notice carries. */
 export interface BenchRun {
@@ -28,7 +27,7 @@ export const benchRoutes: readonly Route[] = [
     summary: 'start a ring benchmark over chosen nodes (202 + run id; progress as `bench` SSE notices)',
     writeRate: true,
     handler: async ({ facade, body, shared }) => {
-      const request = check(ringBenchRequestSchema, await body());
+      const request = requestCodecs.ringBench.decode(await body());
       const run: BenchRun = { id: randomUUID(), status: 'running', startedAt: Date.now() };
       const publish = (): void => {
         for (const notice of shared.broadcast) notice('bench', run);
@@ -53,6 +52,12 @@ export const benchRoutes: readonly Route[] = [
       );
       return { status: 202, body: run, headers: { location: `/v1/bench/ring/${run.id}` } };
     },
+  },
+  {
+    method: 'GET',
+    path: '/v1/bench/ring',
+    summary: 'the recent benchmark runs of this node (the last 20), newest first',
+    handler: async ({ shared }) => ({ status: 200, body: { runs: [...shared.benches.values()].reverse() } }),
   },
   {
     method: 'GET',

@@ -1,6 +1,5 @@
 import { ValidationError } from '../../core/errors.js';
-import { check } from '../schema.js';
-import { createInstanceRequestSchema, previewRequestSchema } from '../request-schemas.js';
+import { requestCodecs, type CreateInstanceRequest } from '../request-schemas.js';
 import type { Route } from '../router.js';
 
 /** Placement previews and the instance lifecycle (create goes to the leader through the facade). */
@@ -10,7 +9,7 @@ export const instanceRoutes: readonly Route[] = [
     path: '/v1/placements/preview',
     summary: 'every placement option (sharding × backend × node count), each a plan or a refusal',
     handler: async ({ facade, body }) => {
-      const request = check<Record<string, unknown>>(previewRequestSchema, await body());
+      const request = requestCodecs.preview.decode(await body());
       // A preview covers every sharding × backend, so the request need not name one; but the planner's decoder
       // requires both (a real node answered 400 "request.sharding" to a body the schema accepts). The same
       // defaults as POST /v1/instances and the CLI.
@@ -23,7 +22,7 @@ export const instanceRoutes: readonly Route[] = [
     summary: "place a workload and start its runners (201), or the planner's reason (409)",
     writeRate: true,
     handler: async ({ facade, body }) => {
-      const request = normaliseCreate(check<CreateBody>(createInstanceRequestSchema, await body()));
+      const request = normaliseCreate(requestCodecs.createInstance.decode(await body()));
       const instance = await facade.createInstance(request);
       return { status: 201, body: instance, headers: { location: `/v1/instances/${encodeURIComponent(instance.id)}` } };
     },
@@ -51,13 +50,8 @@ export const instanceRoutes: readonly Route[] = [
   },
 ];
 
-interface CreateBody {
-  readonly workload: { readonly kind?: string; readonly command?: string; readonly [field: string]: unknown };
-  readonly [field: string]: unknown;
-}
-
 /** Fills the documented default (`kind: ring`) and checks the one rule the schema cannot say: exec needs a command. */
-function normaliseCreate(body: CreateBody): CreateBody {
+function normaliseCreate(body: CreateInstanceRequest): CreateInstanceRequest {
   const kind = body.workload.kind ?? 'ring';
   if (kind === 'exec' && body.workload.command === undefined) throw new ValidationError('body', 'workload.command', 'is required when workload.kind is exec');
   if (kind === 'ring' && body.workload.command !== undefined) throw new ValidationError('body', 'workload.command', 'only applies to workload.kind exec');

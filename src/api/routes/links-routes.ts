@@ -1,8 +1,7 @@
 import { isIP } from 'node:net';
 import { TorusError, ValidationError } from '../../core/errors.js';
-import { measureLinksRequestSchema } from '../request-schemas.js';
+import { requestCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';
-import { check } from '../schema.js';
 
 /**
  * Re-measurement on request (issue 3): the network profiler measures links when they appear or its interfaces
@@ -17,7 +16,7 @@ export const linksRoutes: readonly Route[] = [
     summary: "re-measure this node's links now (all, or to one peer / one address): 202 + the links queued",
     writeRate: true,
     handler: async ({ facade, body }) => {
-      const request = check<{ peer?: string; ip?: string }>(measureLinksRequestSchema, await body());
+      const request = requestCodecs.measureLinks.decode(await body());
       if (request.ip !== undefined && isIP(request.ip) === 0) throw new ValidationError('body', 'ip', 'expected an IPv4 or IPv6 address');
       if (!facade.measureLinks) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node has no network profiler');
       const answer = await facade.measureLinks(request);

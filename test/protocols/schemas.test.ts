@@ -1,0 +1,104 @@
+import t from 'tap';
+import { requestCodecs, requestSchemas } from '../../src/api/request-schemas.js';
+import {
+  CLUSTER_EVENT_TYPES, COMMAND_TYPES, decodeClusterEvent, decodeCommand, decodeIndexedEvent, EventSchemas, IndexedEvent,
+} from '../../src/protocols/events.js';
+import { CancelTask, CreateInstance, DeleteInstance, PlaceInstance, ReplaceInstance, SubmitTask } from '../../src/protocols/commands.js';
+import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topology/events.js';
+import { decodePeerFrame, PeerFrameSchemas } from '../../src/protocols/peer-frames.js';
+import { roundTrip, type Kind } from './fixtures/round-trip.js';
+
+/** Every kind must be in its table: a schema added without a row fails here. */
+const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
+  tt.same([...rows.map((r) => r.name)].sort(), [...kinds].sort(), `${name}: one round-trip row per kind`);
+};
+
+t.test('cluster events: every type round-trips and names each bad field', async (t) => {
+  const rows: Kind[] = CLUSTER_EVENT_TYPES.map((type) => {
+    const sample = everyEvent.find((e) => e.type === type);
+    if (!sample) throw new Error(`no sample event of type ${type} in test/fixtures/topology/events.ts`);
+    return { name: type, schema: EventSchemas[type], sample: sample as unknown as Record<string, unknown>, decode: decodeClusterEvent, field: (k) => `event.${k}` };
+  });
+  covers(t, 'events', Object.keys(EventSchemas), rows);
+  for (const row of rows) roundTrip(t, row);
+  roundTrip(t, { name: 'IndexedEvent', schema: IndexedEvent, sample: { index: 3, term: 1, event: everyEvent[0], at: 5 }, decode: (v) => decodeIndexedEvent(v), field: (k) => `indexed.${k}` });
+});
+
+t.test('commands: every type round-trips and names each bad field', async (t) => {
+  const samples = {
+    PlaceInstance: [PlaceInstance, { type: 'PlaceInstance', commandId: 'c1', workload: ringWorkload, sharding: 'pipeline', backend: 'ring', minNodes: 1, requiredNodes: ['a'], instanceId: 'i' }],
+    CreateInstance: [CreateInstance, { type: 'CreateInstance', instance: plan2, workload: execWorkload }],
+    DeleteInstance: [DeleteInstance, { type: 'DeleteInstance', instanceId: 'i', reason: 'user' }],
+    ReplaceInstance: [ReplaceInstance, { type: 'ReplaceInstance', instanceId: 'i' }],
+    SubmitTask: [SubmitTask, { type: 'SubmitTask', instanceId: 'i', kind: 'exec', params: { a: [1, 'b', null] }, timeoutMs: 10 }],
+    CancelTask: [CancelTask, { type: 'CancelTask', taskId: 't' }],
+  } as const;
+  const rows: Kind[] = Object.entries(samples).map(([name, [schema, sample]]) => ({ name, schema, sample, decode: decodeCommand, field: (k) => `command.${k}` }));
+  covers(t, 'commands', COMMAND_TYPES, rows);
+  for (const row of rows) roundTrip(t, row);
+});
+
+t.test('peer frames: every type round-trips and names each bad field', async (t) => {
+  const hex = (n: number): string => 'ab'.repeat(n / 2);
+  const samples: Record<string, Record<string, unknown>> = {
+    hello: { type: 'hello', v: 4, nodeId: 'a', cluster: 'c', incarnation: 1, startedAt: 5, port: 7000, apiPort: 52415, nonce: hex(32), auth: true, name: 'host-a', version: '0.1.0', addresses: ['10.77.0.1'] },
+    auth: { type: 'auth', proof: hex(64) },
+    refuse: { type: 'refuse', reason: 'self', detail: 'me' },
+    heartbeat: { type: 'heartbeat', term: 2, role: 'leader', leader: 'a', lastIndex: 3, lastTerm: 2, lastHash: 'h', commit: 3, commitHash: 'h' },
+    'vote-request': { type: 'vote-request', term: 2, lastIndex: 3, lastTerm: 1 },
+    vote: { type: 'vote', term: 2, granted: true, leader: null, lastIndex: 3, lastTerm: 1 },
+    append: { type: 'append', term: 2, entries: [{ index: 1, term: 2, event: { type: 'NodeGone', nodeId: 'b', reason: 'r' }, at: 5 }], commit: 1, commitHash: 'h' },
+    'append-ack': { type: 'append-ack', term: 2, index: 1, hash: 'h' },
+    'gap-request': { type: 'gap-request', from: 1, to: 5, prevHash: 'h' },
+    'snapshot-request': { type: 'snapshot-request' },
+    snapshot: { type: 'snapshot', term: 2, index: 5, lastTerm: 2, lastHash: 'h', digest: 'd', state: { any: ['thing'] } },
+    forward: { type: 'forward', id: 1, kind: 'propose', body: [{ type: 'X', a: 1 }] },
+    peers: { type: 'peers', peers: [{ nodeId: 'b', host: '10.77.0.2', port: 7000 }] },
+  };
+  const replies = (PeerFrameSchemas['forward-reply'] as unknown as { anyOf: Kind['schema'][] }).anyOf;
+  const rows: Kind[] = [
+    ...Object.entries(samples).map(([name, sample]) => ({ name, schema: PeerFrameSchemas[name as keyof typeof PeerFrameSchemas], sample, decode: (v: unknown) => decodePeerFrame(v), field: (k: string) => `frame.${k}` })),
+    { name: 'forward-reply', schema: replies[0]!, sample: { type: 'forward-reply', id: 2, ok: true, outcome: { index: 3 } }, decode: (v) => decodePeerFrame(v), field: (k) => `frame.${k}` },
+    { name: 'forward-reply', schema: replies[1]!, sample: { type: 'forward-reply', id: 2, ok: false, error: { code: 'TORUS_NO_LEADER', message: 'no', details: {} } }, decode: (v) => decodePeerFrame(v), field: (k) => `frame.${k}` },
+  ];
+  covers(t, 'peer frames', Object.keys(PeerFrameSchemas), rows.filter((r, i) => rows.findIndex((o) => o.name === r.name) === i));
+  for (const row of rows) roundTrip(t, row);
+  t.same(decodePeerFrame({ type: 'forward-reply', id: 1, ok: true }), { type: 'forward-reply', id: 1, ok: true, outcome: null }, 'no outcome reads as null');
+  t.throws(() => decodePeerFrame({ type: 'nope' }), /frame\.type: expected one of hello, auth/);
+});
+
+t.test('API request bodies: every schema round-trips and names each bad field', async (t) => {
+  const workload = { id: 'w', memoryBytes: 1024, layers: 4 };
+  const rows: Kind[] = [
+    { name: 'PreviewRequest', schema: requestSchemas.PreviewRequest, sample: { workload, sharding: 'tensor', backend: 'jaccl', minNodes: 2, requiredNodes: ['a'] }, decode: (v) => requestCodecs.preview.decode(v), field: (k) => k },
+    { name: 'CreateInstanceRequest', schema: requestSchemas.CreateInstanceRequest, sample: { workload: { ...workload, kind: 'exec', command: 'x', env: { A: 'b' } }, instanceId: 'i' }, decode: (v) => requestCodecs.createInstance.decode(v), field: (k) => k },
+    { name: 'RingBenchRequest', schema: requestSchemas.RingBenchRequest, sample: { nodes: ['a'], ops: ['all-reduce'], dtype: 'float32', minBytes: 1, maxBytes: 2, stepFactor: 2, iterations: 1, warmup: 0, bidirectional: true }, decode: (v) => requestCodecs.ringBench.decode(v), field: (k) => k },
+    { name: 'MeasureLinksRequest', schema: requestSchemas.MeasureLinksRequest, sample: { peer: 'b', ip: '10.77.0.2' }, decode: (v) => requestCodecs.measureLinks.decode(v), field: (k) => k },
+  ];
+  covers(t, 'requests', Object.keys(requestSchemas), rows);
+  for (const row of rows) roundTrip(t, row);
+});
+
+t.test('nested fields and unions are named down to the failing leaf', async (t) => {
+  const named = (run: () => unknown): unknown => {
+    try {
+      run();
+      return 'accepted';
+    } catch (error) {
+      return (error as { details?: { path?: unknown } }).details?.path;
+    }
+  };
+  const created = { type: 'InstanceCreated', instance: plan2, workload: execWorkload };
+  t.equal(named(() => decodeClusterEvent({ ...created, workload: { ...execWorkload, env: { FOO: 7 } } })), 'event.workload.env.FOO');
+  t.equal(named(() => decodeClusterEvent({ ...created, workload: { ...execWorkload, kind: 'nope' } })), 'event.workload.kind');
+  t.equal(named(() => decodeClusterEvent({ ...created, instance: { ...plan2, shards: [plan2.shards[0], { ...plan2.shards[1], rank: -1 }] } })), 'event.instance.shards[1].rank');
+  t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, runners: { allowExec: 'yes', maxRunners: 1 } })), 'event.runners.allowExec');
+  t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, cached: { __proto__x: 2 } })), 'event.cached.__proto__x');
+  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, env: JSON.parse('{"__proto__": "x"}') } })), 'workload.env.__proto__');
+  t.equal(named(() => decodeClusterEvent({ type: 'ArtifactHeld', nodeId: 'a', artifactId: 'ab'.repeat(32), name: 'w', bytes: 1, chunks: 1, have: 2 })), 'event.have');
+  t.same(decodeCommand({ type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure' } } }), { type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure', max: 3 } } }, 'restart.max default filled after the check');
+  const failed = { type: 'RunnerStatusChanged', instanceId: 'i', nodeId: 'a', status: 'Failed' };
+  t.same(decodeClusterEvent({ ...failed, reason: undefined }), failed, 'an undefined optional field (structured clone) reads as absent');
+  t.equal(named(() => decodeClusterEvent({ ...failed, extra: undefined })), 'event.extra', 'an unknown field is refused even when undefined');
+  t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: new (class M { ramTotal = 1; ramAvailable = 1 })() })), 'event.memory', 'class instances are not plain data');
+});
