@@ -85,7 +85,7 @@ function card(inst, ctx) {
   if (inst.reason) box.append(el('p', { class: 'reason', 'data-testid': 'reason' }, String(inst.reason)));
 
   const ranks = el('table', { class: 'ranks' });
-  for (const r of inst.runners) ranks.append(rankRow(r, ctx));
+  for (const r of inst.runners) ranks.append(rankRow(r, job, ctx));
   box.append(ranks);
   // Artifact progress (issue 15) goes here when the instance view carries it.
   box.append(el('div', { class: 'artifacts', 'data-testid': 'artifacts' }));
@@ -93,16 +93,20 @@ function card(inst, ctx) {
   return box;
 }
 
-/** @param {RunnerView} r @param {JobsContext} ctx */
-function rankRow(r, ctx) {
+/** @param {RunnerView} r @param {JobInfo | undefined} job @param {JobsContext} ctx */
+function rankRow(r, job, ctx) {
   const tr = el('tr', { 'data-testid': 'rank', 'data-rank': r.rank ?? '' });
   tr.append(el('td', {}, `rank ${r.rank ?? '?'}`));
   tr.append(el('td', { title: r.node }, ctx.nameOf(r.node)));
   const status = el('td');
   status.append(el('span', { class: `runner ${r.status}`, title: r.reason ?? '' }, r.status));
   tr.append(status);
-  const code = typeof r.exitCode === 'number' ? r.exitCode : undefined;
-  tr.append(el('td', { class: 'exit', 'data-testid': 'rank-exit' }, exitText(code, typeof r.signal === 'string' ? r.signal : undefined)));
+  // The runner's later statuses (shutting down) do not repeat its exit; the job keeps the failing rank's.
+  const failing = job?.state === 'failed' && job.failedRank === r.rank;
+  const code = typeof r.exitCode === 'number' ? r.exitCode : failing ? job?.exitCode : undefined;
+  const signal = typeof r.signal === 'string' ? r.signal : failing ? job?.signal : undefined;
+  const stopped = job && job.state !== 'running' && code === undefined && !signal ? 'stopped' : '';
+  tr.append(el('td', { class: 'exit', 'data-testid': 'rank-exit' }, exitText(code, signal) || stopped));
   return tr;
 }
 
