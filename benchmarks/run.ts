@@ -1,7 +1,7 @@
 /**
  * Runs the benchmark suites one after another and prints their tables:
  *   npm run bench                 every suite (lab suites need root)
- *   npm run bench -- mailbox ring  chosen suites; extra flags (--quick, --json) pass through
+ *   npm run bench -- mailbox ring  chosen suites; extra flags (--quick, --json, --seed 7) pass through
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -9,8 +9,14 @@ import { fileURLToPath } from 'node:url';
 
 const SUITES = ['mailbox', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts', 'jepsen-soak'];
 const args = process.argv.slice(2);
-const chosen = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-'));
+// A suite name is a known one; anything else is a flag or a flag's value (`--seed 7`), passed through.
+const chosen = args.filter((a) => SUITES.includes(a));
+const flags = args.filter((a) => !SUITES.includes(a));
+const stray = args.filter((a, i) => !a.startsWith('-') && !SUITES.includes(a) && !(args[i - 1]?.startsWith('--') && !args[i - 1]!.includes('=')));
+if (stray.length > 0) {
+  console.error(`unknown suite ${stray.join(', ')}; suites: ${SUITES.join(', ')}`);
+  process.exit(1);
+}
 let failed = 0;
 for (const suite of chosen.length ? chosen : SUITES) {
   const script = fileURLToPath(new URL(`./${suite}/index.js`, import.meta.url));

@@ -1,132 +1,162 @@
 /**
- * Artifact transfer benchmark (issue 15) on a 4-node lab LAN (each host shaped to --rate, default 1gbit):
- *   - the link's raw capacity: iperf3 when installed, else a raw Node TCP stream of the same bytes
- *   - one transfer h0 → h1 (the real data path: peer routes, HMAC proof, SHA-256 verification, fdatasync'd writes)
- *   - a sequential copy from h0 to h1, h2, h3 in turn (what a user does today with scp/rsync)
- *   - a broadcast chain h0 → h1 → h2 → h3 (each node serves chunks as soon as it has verified them)
- * side by side in one run.   node build/benchmarks/artifacts/index.js [--size MiB] [--rate 1gbit] [--quick] [--json]
+ * Artifact transfer benchmark (issue 15), side by side in one run with the load average:
+ *   LAN: 4 lab hosts on one switch, each port shaped to --rate (default 1gbit):
+ *     iperf3 h0 → h1 (the link's capacity for the same bytes), rsync h0 → h1 (rsync daemon), one torus transfer
+ *     h0 → h1 (median of --rounds, interleaved with iperf3), a sequential copy to h1, h2, h3 with rsync and with
+ *     torus, and the torus broadcast chain h0 → h1 → h2 → h3; with `--baseline DIR` (another build's root, e.g. the
+ *     commit before a change) its one transfer and chain too, on the same links in the same minutes.
+ *   ring (--ring-rate, default 4gbit; --no-ring to skip): 4 hosts in a thunderbolt-style ring of point-to-point
+ *     links: iperf3 and rsync over the h0–h1 link, one transfer, and the chain around the ring.
+ * One transfer / sequential / chain: verified (SHA-256) and synced into the store (the real data path).
+ *   node build/benchmarks/artifacts/index.js [--size MiB] [--rate 1gbit] [--rounds 3] [--baseline DIR] [--no-ring] [--json]
  */
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, writeSync, closeSync, existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
 import { printTable, type BenchRow } from '../table.js';
+import { startAgents, type AgentSet } from './agents.js';
+import { rawLink, rsyncAvailable, rsyncDaemon } from './baselines.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+/** `--name value` or `--name=value` (the form `npm run bench -- artifacts --size=64` passes through). */
+const flag = (name: string): string | undefined => {
+  const eq = args.find((a) => a.startsWith(`${name}=`));
+  if (eq) return eq.slice(name.length + 1);
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const json = args.includes('--json');
-const sizeMiB = Number(flag('--size') ?? (args.includes('--quick') ? 64 : 256));
+const sizeMiB = Number(flag('--size') ?? (args.includes('--quick') ? 64 : 1024));
 const rate = flag('--rate') ?? '1gbit';
+const ringRate = flag('--ring-rate') ?? '4gbit';
+const rounds = Math.max(1, Number(flag('--rounds') ?? 3));
+const baselineRoot = flag('--baseline');
 const PORT = 52600;
 const HOSTS = 4;
-
-class Agent {
-  readonly #waiters: ((m: any) => boolean)[] = [];
-  constructor(readonly id: string, readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      let m: any;
-      try { m = JSON.parse(line); } catch { return; }
-      const i = this.#waiters.findIndex((w) => w(m));
-      if (i >= 0) this.#waiters.splice(i, 1);
-    });
-  }
-  send(o: unknown): void { this.child.stdin!.write(JSON.stringify(o) + '\n'); }
-  next<T>(match: (m: any) => boolean, ms = 600_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`agent ${this.id}: timed out`)), ms);
-      this.#waiters.push((m) => { if (!match(m)) return false; clearTimeout(timer); resolve(m as T); return true; });
-    });
-  }
-}
-
-interface Done { done: string; ms: number; state: string; error?: { message: string } }
+const here = fileURLToPath(new URL('../../src/artifacts/standalone.js', import.meta.url));
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]!; };
+const gbps = (b: number, s: number): number => +((b * 8) / s / 1e9).toFixed(3);
 
 async function main(): Promise<void> {
   const why = Lab.unavailableReason();
   if (why) { process.stderr.write(`artifacts benchmark skipped: ${why}\n`); return; }
-  const agentJs = fileURLToPath(new URL('../../src/artifacts/standalone.js', import.meta.url));
+  const baselineJs = baselineRoot ? join(baselineRoot, 'dist/artifacts/standalone.js') : undefined;
+  if (baselineJs && !existsSync(baselineJs)) throw new Error(`--baseline: no ${baselineJs} (build that tree first)`);
   const tmp = mkdtempSync(join(tmpdir(), 'torus-bench-art-'));
-  const lab = await Lab.create({ hosts: HOSTS, lanRate: rate });
   try {
-    const nodes = lab.hosts.map((h) => ({ id: `h${h.index}`, ip: h.lanIp }));
-    const key = randomBytes(32).toString('hex');
-    const agents = lab.hosts.map((h) => new Agent(`h${h.index}`, lab.spawn(h.index, process.execPath, [agentJs, JSON.stringify({ nodeId: `h${h.index}`, dataDir: join(tmp, `h${h.index}`), port: PORT, key, nodes })])));
-    await Promise.all(agents.map((a) => a.next((m) => m.ready)));
-    const file = join(tmp, 'weights.bin');
+    const file = join(tmp, 'src', 'weights.bin');
+    await import('node:fs').then((fs) => fs.mkdirSync(join(tmp, 'src')));
     const fd = openSync(file, 'w');
     for (let i = 0; i < sizeMiB; i++) writeSync(fd, randomBytes(1 << 20));
     closeSync(fd);
-    const [a0, a1, a2, a3] = agents as [Agent, Agent, Agent, Agent];
-    a0.send({ cmd: 'add', path: file });
-    const art = await a0.next<{ id: string; bytes: number; chunks: number }>((m) => m.id !== undefined || m.error);
-    for (const a of agents) a.send({ cmd: 'held', event: { type: 'ArtifactHeld', nodeId: 'h0', artifactId: art.id, name: 'bench', bytes: art.bytes, chunks: art.chunks, have: art.chunks } });
-    const bytes = art.bytes;
-    const fetchOn = async (a: Agent, upstream?: string): Promise<Done> => {
-      a.send({ cmd: 'fetch', id: art.id, ...(upstream ? { upstream } : {}) });
-      const d = await a.next<Done>((m) => m.done === art.id || m.refused === art.id || m.error);
-      if (d.state !== 'complete') throw new Error(`${a.id}: ${d.error?.message ?? JSON.stringify(d)}`);
-      return d;
-    };
-    const rm = async (a: Agent): Promise<void> => { a.send({ cmd: 'rm', id: art.id }); await a.next((m) => m.removed === art.id || m.error); };
-    const rows: BenchRow[] = [];
-    const gbps = (b: number, s: number) => +((b * 8) / s / 1e9).toFixed(3);
-
-    const raw = await rawLink(lab, bytes);
-    rows.push({ case: `${raw.tool} h0 → h1 (same link)`, seconds: +raw.seconds.toFixed(3), 'Gbit/s': gbps(bytes, raw.seconds), 'x one transfer': '' });
-
-    const one = (await fetchOn(a1)).ms / 1000;
-    await rm(a1);
-    rows.push({ case: 'one transfer h0 → h1', seconds: +one.toFixed(3), 'Gbit/s': gbps(bytes, one), 'x one transfer': 1 });
-    rows[0] = { ...rows[0]!, 'x one transfer': +(raw.seconds / one).toFixed(2) };
-
-    const t0 = performance.now();
-    for (const a of [a1, a2, a3]) await fetchOn(a);
-    const seq = (performance.now() - t0) / 1000;
-    for (const a of [a1, a2, a3]) await rm(a);
-    rows.push({ case: 'sequential h0 → h1, h2, h3', seconds: +seq.toFixed(3), 'Gbit/s': gbps(3 * bytes, seq), 'x one transfer': +(seq / one).toFixed(2) });
-
-    const t1 = performance.now();
-    await Promise.all([fetchOn(a1, 'h0'), fetchOn(a2, 'h1'), fetchOn(a3, 'h2')]);
-    const chain = (performance.now() - t1) / 1000;
-    rows.push({ case: 'broadcast chain h0 → h1 → h2 → h3', seconds: +chain.toFixed(3), 'Gbit/s': gbps(3 * bytes, chain), 'x one transfer': +(chain / one).toFixed(2) });
-
-    printTable(`artifacts: ${sizeMiB} MiB (${art.chunks} chunks of 4 MiB) on a ${HOSTS}-node ${rate} lab LAN`, rows, json,
-      'Gbit/s: bytes delivered to all receiving nodes over the wall time (a chain of 3 moves 3x the bytes). one transfer / sequential / chain: verified (SHA-256) and fdatasync\'d into the store.');
-    for (const a of agents) a.child.stdin!.end();
+    await lanScenario(tmp, file, baselineJs);
+    if (!args.includes('--no-ring')) await ringScenario(tmp, file);
   } finally {
-    await lab.teardown();
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-/** The link's capacity for the same bytes: iperf3 -n when installed, else a raw Node TCP stream timed at the sink. */
-async function rawLink(lab: Lab, bytes: number): Promise<{ tool: string; seconds: number }> {
-  const dst = lab.hosts[1]!.lanIp;
-  if (existsSync('/usr/bin/iperf3')) {
-    const server = lab.spawn(1, 'iperf3', ['-s', '-1', '-p', '5299']);
-    await new Promise((r) => setTimeout(r, 500));
-    const out = await lab.exec(0, ['iperf3', '-c', dst, '-p', '5299', '-n', String(bytes), '-J'], { timeoutMs: 120_000 });
-    server.kill();
-    const j = JSON.parse(out.stdout) as { end: { sum_received: { seconds: number } } };
-    return { tool: 'iperf3', seconds: j.end.sum_received.seconds };
+async function lanScenario(tmp: string, file: string, baselineJs: string | undefined): Promise<void> {
+  const lab = await Lab.create({ hosts: HOSTS, lanRate: rate });
+  const key = randomBytes(32).toString('hex');
+  const sets: { name: string; set: AgentSet }[] = [];
+  try {
+    const ip = (h: number): string => lab.hosts[h]!.lanIp;
+    sets.push({ name: 'torus', set: await startAgents(lab, { standaloneJs: here, tag: 'now', dataRoot: tmp, port: PORT, key, file, addressOf: ip }) });
+    if (baselineJs) sets.push({ name: 'torus (baseline build)', set: await startAgents(lab, { standaloneJs: baselineJs, tag: 'before', dataRoot: tmp, port: PORT + 1, key, file, addressOf: ip }) });
+    const bytes = sets[0]!.set.artifact.bytes;
+    const rsync = rsyncAvailable() ? await rsyncDaemon(lab, 0, file, tmp) : undefined;
+    // Interleaved rounds: every case once per round, so a load change on the shared machine hits them all alike.
+    const times = new Map<string, number[]>();
+    const cpu = new Map<string, number[]>();
+    const add = (k: string, s: number, map = times): void => void map.set(k, [...(map.get(k) ?? []), s]);
+    let tool = 'iperf3';
+    for (let r = 0; r < rounds; r++) {
+      const raw = await rawLink(lab, 0, 1, ip(1), bytes);
+      tool = raw.tool;
+      add('raw', raw.seconds);
+      if (rsync) add('rsync', await rsync.copy(1, ip(0)));
+      for (const { name, set } of sets) {
+        const [, a1] = set.agents;
+        const d = await set.fetchOn(a1!);
+        add(name, d.ms / 1000);
+        if (d.cpuMs !== undefined) add(name, d.cpuMs / 1000, cpu);
+        await set.rm(a1!);
+      }
+    }
+    const one = median(times.get('torus')!);
+    const rows: BenchRow[] = [];
+    const row = (c: string, seconds: number, moved = bytes, extra: Record<string, string | number> = {}): void =>
+      void rows.push({ case: c, seconds: +seconds.toFixed(3), 'Gbit/s': gbps(moved, seconds), 'x one transfer': +(seconds / one).toFixed(2), ...extra });
+    row(`${tool} h0 → h1 (same link)`, median(times.get('raw')!));
+    if (rsync) row('rsync h0 → h1 (rsync daemon)', median(times.get('rsync')!));
+    for (const { name } of sets) {
+      const c = cpu.get(name);
+      row(`one transfer h0 → h1, ${name}`, median(times.get(name)!), bytes, c ? { 'receiver CPU s': +median(c).toFixed(2) } : {});
+    }
+    if (rsync) {
+      const t0 = performance.now();
+      for (const h of [1, 2, 3]) await rsync.copy(h, ip(0));
+      row('rsync sequential h0 → h1, h2, h3', (performance.now() - t0) / 1000, 3 * bytes);
+      rsync.stop();
+    }
+    const main = sets[0]!.set;
+    const [, a1, a2, a3] = main.agents as [unknown, NonNullable<AgentSet['agents'][0]>, NonNullable<AgentSet['agents'][0]>, NonNullable<AgentSet['agents'][0]>];
+    const t0 = performance.now();
+    for (const a of [a1, a2, a3]) await main.fetchOn(a);
+    row('torus sequential h0 → h1, h2, h3', (performance.now() - t0) / 1000, 3 * bytes);
+    for (const a of [a1, a2, a3]) await main.rm(a);
+    for (const { name, set } of sets) {
+      const [, b1, b2, b3] = set.agents;
+      const t1 = performance.now();
+      await Promise.all([set.fetchOn(b1!, 'h0'), set.fetchOn(b2!, 'h1'), set.fetchOn(b3!, 'h2')]);
+      row(`broadcast chain h0 → h1 → h2 → h3, ${name}`, (performance.now() - t1) / 1000, 3 * bytes);
+      for (const a of [b1!, b2!, b3!]) await set.rm(a);
+    }
+    printTable(`artifacts: ${sizeMiB} MiB on a ${HOSTS}-node ${rate} lab LAN (median of ${rounds} interleaved rounds for the one-transfer rows)`, rows, json,
+      'Gbit/s: bytes delivered to all receiving nodes over the wall time (3 receivers: 3x the bytes). x one transfer: against torus\'s one transfer. rsync: a fresh copy, not synced to disk (rsync\'s default); torus syncs.');
+  } finally {
+    for (const { set } of sets) await set.close();
+    await lab.teardown();
   }
-  const sink = lab.spawn(1, process.execPath, ['-e', `const n=require('node:net');n.createServer((c)=>{let b=0,t0=0;c.on('data',(d)=>{if(!t0)t0=performance.now();b+=d.length});c.on('end',()=>{console.log(JSON.stringify({b,ms:performance.now()-t0}));process.exit(0)})}).listen(5299,()=>console.log('{"ready":1}'))`]);
-  const lines = createInterface({ input: sink.stdout! });
-  const results: string[] = [];
-  let ready: () => void = () => {};
-  const isReady = new Promise<void>((r) => { ready = r; });
-  let got: (s: string) => void = () => {};
-  const result = new Promise<string>((r) => { got = r; });
-  lines.on('line', (l) => { if (l.includes('ready')) ready(); else { results.push(l); got(l); } });
-  await isReady;
-  const sender = lab.spawn(0, process.execPath, ['-e', `const n=require('node:net');const buf=Buffer.alloc(1<<20);let left=${bytes};const c=n.connect(5299,'${dst}',()=>{const w=()=>{while(left>0){left-=buf.length;if(!c.write(buf)){c.once('drain',w);return}}c.end()};w()})`]);
-  const r = JSON.parse(await result) as { b: number; ms: number };
-  sender.kill();
-  return { tool: 'raw TCP (Node)', seconds: r.ms / 1000 };
+}
+
+async function ringScenario(tmp: string, file: string): Promise<void> {
+  const links = [0, 1, 2, 3].map((a) => ({ a, b: (a + 1) % HOSTS, rate: ringRate, label: 'thunderbolt' }));
+  const lab = await Lab.create({ hosts: HOSTS, lanRate: rate, links });
+  const key = randomBytes(32).toString('hex');
+  let set: AgentSet | undefined;
+  try {
+    // Each node is reached at its address on the ring link from the node before it: the chain runs on the ring.
+    const addressOf = (h: number): string => lab.linkIp((h + 1) % HOSTS, h);
+    set = await startAgents(lab, { standaloneJs: here, tag: 'ring', dataRoot: tmp, port: PORT + 2, key, file, addressOf });
+    const bytes = set.artifact.bytes;
+    const [, a1, a2, a3] = set.agents;
+    const raw = await rawLink(lab, 0, 1, lab.linkIp(0, 1), bytes);
+    const rows: BenchRow[] = [];
+    const one = (await set.fetchOn(a1!)).ms / 1000;
+    await set.rm(a1!);
+    const row = (c: string, seconds: number, moved = bytes): void =>
+      void rows.push({ case: c, seconds: +seconds.toFixed(3), 'Gbit/s': gbps(moved, seconds), 'x one transfer': +(seconds / one).toFixed(2) });
+    row(`${raw.tool} h0 → h1 (ring link)`, raw.seconds);
+    if (rsyncAvailable()) {
+      const rsync = await rsyncDaemon(lab, 0, file, tmp);
+      row('rsync h0 → h1 (ring link)', await rsync.copy(1, addressOf(0)));
+      rsync.stop();
+    }
+    row('one transfer h0 → h1 (ring link)', one);
+    const t0 = performance.now();
+    await Promise.all([set.fetchOn(a1!, 'h0'), set.fetchOn(a2!, 'h1'), set.fetchOn(a3!, 'h2')]);
+    row('broadcast chain h0 → h1 → h2 → h3 (ring links)', (performance.now() - t0) / 1000, 3 * bytes);
+    printTable(`artifacts: ${sizeMiB} MiB on a 4-node thunderbolt-style ring of ${ringRate} links`, rows, json,
+      'Each hop of the chain is one ring link; every node in the ring also has the LAN.');
+  } finally {
+    await set?.close();
+    await lab.teardown();
+  }
 }
 
 main().catch((error: unknown) => { process.stderr.write(`artifacts benchmark failed: ${(error as Error).stack ?? String(error)}\n`); process.exitCode = 1; });

@@ -4,7 +4,10 @@
  * deletes; the checker then requires every acknowledged write on every node, committed logs that agree, one
  * leader per term and one digest. `npm test` runs a 4-fault schedule (test/jepsen/cluster.test.ts); this runs
  * many more, several seeds in a row, and exits 1 on the first violation (replay it with --seed).
- *   node build/benchmarks/jepsen-soak/index.js [--quick] [--json] [--seed N] [--seeds K] [--faults N] [--gap-ms MS]
+ *   npm run bench -- jepsen-soak --seed 7 --minutes 5     one seeded schedule of about 5 minutes
+ *   node build/benchmarks/jepsen-soak/index.js [--quick] [--json] [--seed N] [--seeds K] [--minutes M | --faults N] [--gap-ms MS]
+ * `--minutes M` sets the faults per seed to fill M minutes at one fault every `--gap-ms` (default 9000), one seed
+ * unless --seeds says otherwise.
  */
 import { parseArgs } from 'node:util';
 import { Lab } from '../../src/lab/index.js';
@@ -12,14 +15,20 @@ import { runJepsen } from '../../test/jepsen/run.js';
 import { printTable, type BenchRow } from '../table.js';
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean' }, json: { type: 'boolean' }, seed: { type: 'string' }, seeds: { type: 'string' }, faults: { type: 'string' }, 'gap-ms': { type: 'string' } },
+  options: {
+    quick: { type: 'boolean' }, json: { type: 'boolean' }, seed: { type: 'string' }, seeds: { type: 'string' }, faults: { type: 'string' },
+    minutes: { type: 'string' }, 'gap-ms': { type: 'string' },
+  },
   strict: true,
 });
 const quick = values.quick === true;
 const firstSeed = Number(values.seed ?? Date.now() % 100_000);
-const seeds = Number(values.seeds ?? (quick ? 1 : 3));
-const faults = Number(values.faults ?? (quick ? 4 : 16));
+const minutes = values.minutes === undefined ? undefined : Number(values.minutes);
+if (minutes !== undefined && !(minutes > 0 && minutes <= 24 * 60)) throw new Error(`--minutes: expected a number of minutes above 0, got ${values.minutes}`);
+if (minutes !== undefined && values.faults !== undefined) throw new Error('--minutes and --faults both set the schedule length: give one');
+const seeds = Number(values.seeds ?? (quick || minutes !== undefined ? 1 : 3));
 const gapMs = Number(values['gap-ms'] ?? 9000);
+const faults = minutes !== undefined ? Math.max(1, Math.round((minutes * 60_000) / gapMs)) : Number(values.faults ?? (quick ? 4 : 16));
 for (const [name, v] of Object.entries({ seed: firstSeed, seeds, faults, 'gap-ms': gapMs })) {
   if (!Number.isInteger(v) || v < 0 || (name !== 'seed' && v < 1)) throw new Error(`--${name}: expected a positive integer, got ${v}`);
 }

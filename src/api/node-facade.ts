@@ -182,7 +182,7 @@ export interface NodeFacade {
   startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
   metrics(): Promise<NodeMetrics>;
   /** A rank's log (stdout or stderr), from the node holding it; with `follow`, until the instance is no longer live. */
-  runnerLog?(request: { readonly instanceId: string; readonly rank: number; readonly stream: 'stdout' | 'stderr'; readonly follow: boolean }, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+  runnerLog?(request: { readonly instanceId: string; readonly rank: number; readonly stream: 'stdout' | 'stderr'; readonly follow: boolean; readonly tail?: number | undefined }, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Asks the network profiler to re-measure this node's links now (all, or those matching `peer` / `ip`); resolves
    * with the links queued. Throws TORUS_API_NOT_FOUND when a filter matches no link. Optional: a node without a

@@ -53,12 +53,13 @@ const paths: Record<string, Record<string, Op>> = {
   },
   '/v1/instances/{id}/logs': {
     get: {
-      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until the job ends (any node answers: it fetches the log from the node that holds it)",
+      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until that rank's command has ended for good (any node answers: it fetches the log from the node that holds it)",
       parameters: [idParam,
         { name: 'rank', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
         { name: 'stream', in: 'query', required: false, schema: { type: 'string', enum: ['stdout', 'stderr'] } },
-        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } }],
-      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank or stream'), ...common },
+        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } },
+        { name: 'tail', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 16 * 1024 * 1024 }, description: 'start this many bytes before the end' }],
+      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank, stream or tail'), ...common },
     },
   },
   '/v1/members/{id}': {
@@ -82,6 +83,7 @@ const paths: Record<string, Record<string, Op>> = {
     },
   },
   '/v1/bench/ring': {
+    get: { summary: 'the recent benchmark runs of this node, newest first', responses: { '200': json(ref('BenchRunList'), 'the runs'), ...common } },
     post: { summary: 'start a ring benchmark', requestBody: body(ref('RingBenchRequest')), responses: { '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'), ...bodyErrors, '409': error('cannot place the ring'), ...rateLimited, ...common } },
   },
   '/v1/bench/ring/{id}': { get: { summary: 'a benchmark run', parameters: [idParam], responses: { '200': json(ref('BenchRun'), 'the run'), ...common } } },
@@ -104,7 +106,8 @@ const paths: Record<string, Record<string, Op>> = {
       responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
     },
   },
-  '/dashboard/app.js': { get: { summary: 'dashboard script', responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } },
+  ...Object.fromEntries(['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [`/dashboard/${name}`,
+    { get: { summary: `dashboard script (${name}, an ES module)`, responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } }])),
   '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
   ...artifactOpenApiPaths,
 };

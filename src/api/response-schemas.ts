@@ -84,7 +84,18 @@ const topologyLink = Type.Object({
 
 const runner = Type.Object({
   node: str, rank: int, status: StringEnum(RUNNER_STATUSES), reason: opt(str), restarts: opt(Type.Integer({ description: 'restart attempts so far' })),
+  exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })), signal: opt(Type.String({ description: 'the signal that ended it' })),
 }, CLOSED);
+
+/** An exec instance is a job (issue 14, src/api/views.ts). */
+const job = Type.Object({
+  state: StringEnum(['running', 'restarting', 'completed', 'failed']),
+  exitCode: opt(Type.Integer({ description: '0 when completed; the first failing rank\'s code' })),
+  signal: opt(Type.String({ description: 'the signal that killed the first failing rank' })),
+  failedRank: opt(int),
+  failedNode: opt(str),
+  restarts: Type.Integer({ description: 'group restarts so far (restart policy on-failure)' }),
+}, { ...CLOSED, description: 'the job state of an exec instance' });
 
 export const responseSchemas = {
   Error: Type.Object({ error: errorBody }, CLOSED),
@@ -122,11 +133,19 @@ export const responseSchemas = {
     runners: Type.Array(runner),
     backend,
     sharding,
-    status: StringEnum(['active', 'needs-replacement', 'failed']),
+    status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
     reason: opt(str),
     generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
+    exitCode: opt(Type.Integer({ description: 'a finished job: 0, or the first failing rank\'s code' })),
+    job: opt(job),
     workload: workloadSpec,
     plan: instancePlan,
+    artifacts: opt(Type.Array(Type.Object({
+      id: str, name: str, bytes: int,
+      nodes: Type.Array(Type.Object({
+        node: str, haveBytes: int, complete: bool, rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
+      }, CLOSED)),
+    }, CLOSED), { description: "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any" })),
   }, CLOSED),
   InstanceList: Type.Object({ instances: Type.Array(ref('Instance')) }, CLOSED),
   Deleted: Type.Object({ deleted: str }, CLOSED),
@@ -147,6 +166,7 @@ export const responseSchemas = {
     result: opt(Type.Unknown({ description: 'the benchmark table as JSON (src/ring)' })),
     error: opt(errorBody),
   }, CLOSED),
+  BenchRunList: Type.Object({ runs: Type.Array(ref('BenchRun')) }, CLOSED),
   MeasureLinksQueued: Type.Object({
     links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(str), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
     queued: opt(Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' })),

@@ -1,4 +1,6 @@
+import { restartable } from '../core/topology/placement-state.js';
 import type { ClusterState } from '../core/topology/state.js';
+import { instanceArtifacts } from '../artifacts/instance-progress.js';
 import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-facade.js';
 
 /**
@@ -38,9 +40,10 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     const r = Object.hasOwn(record.runners, node) ? record.runners[node] : undefined;
     return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt, exitCode: r?.exitCode, signal: r?.signal };
   });
-  // An exec instance is a job (issue 14): running → completed (every rank exited 0) or failed (the first failing rank).
+  // An exec instance is a job (issue 14): running → completed (every rank exited 0) or failed (the first failing rank);
+  // `restarting` while a failed job with restart policy on-failure waits to be re-placed as a group.
   const job = record.workload.kind === 'exec' ? {
-    state: record.status === 'completed' ? 'completed' : record.status === 'failed' ? 'failed' : 'running',
+    state: record.status === 'completed' ? 'completed' : record.status === 'failed' ? (restartable(record) ? 'restarting' : 'failed') : 'running',
     exitCode: record.exitCode, signal: record.signal, failedRank: record.failedRank, failedNode: record.failedNode, restarts: record.restarts ?? 0,
   } : undefined;
   return {
@@ -56,5 +59,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     job,
     workload: record.workload,
     plan,
+    // Where the workload's artifacts are on the placed nodes (issue 15): runners start once their node holds them.
+    ...(record.workload.artifacts?.length ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) } : {}),
   };
 }

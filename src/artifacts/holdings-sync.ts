@@ -15,6 +15,8 @@ export interface LocalHolding {
   readonly bytes: number;
   readonly chunks: number;
   readonly have: number;
+  /** while a transfer runs: its current rate (bytes/s) */
+  readonly rateBps?: number;
 }
 
 export interface ClusterPort {
@@ -65,7 +67,7 @@ export class HoldingsSync {
       for (const h of local) {
         if (mine.get(h.id) === h.have || !due(h.id, h.have)) continue;
         this.#proposed.set(h.id, { have: h.have, at: now });
-        await this.cluster.propose({ type: 'ArtifactHeld', nodeId: this.nodeId, artifactId: h.id, name: h.name, bytes: h.bytes, chunks: h.chunks, have: h.have });
+        await this.cluster.propose({ type: 'ArtifactHeld', nodeId: this.nodeId, artifactId: h.id, name: h.name, bytes: h.bytes, chunks: h.chunks, have: h.have, ...(h.rateBps ? { rateBps: h.rateBps } : {}) });
       }
       const here = new Set(local.map((h) => h.id));
       for (const id of mine.keys()) {

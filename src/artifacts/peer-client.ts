@@ -1,48 +1,113 @@
-/** Requests to another node's peer routes (peer-paths.ts), each signed with the cluster's data key. */
+/**
+ * Requests to another node's peer routes (peer-paths.ts), each signed with the cluster's data key, over node:http
+ * with keep-alive connections. A body is read straight into one buffer of the announced length (chunks into pooled
+ * buffers): fetch()'s web streams and final concatenation cost a third more CPU per byte, its first use costs
+ * hundreds of milliseconds of start-up, and the receive path is CPU-bound on small machines.
+ */
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { errorFromJson, TorusError } from '../core/errors.js';
 import { signPeerRequest } from './proof.js';
 import { decodeBits, peerPath } from './peer-paths.js';
 
+/** Bigger than any chunk (64 MiB max) or manifest (32 MiB max) plus slack: more is refused before it is read. */
+const MAX_BODY = 64 * 1024 * 1024 + 1;
+/** Error answers are small JSON. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** Chunk buffers kept for reuse per length: a fresh 4 MiB buffer costs a thousand page faults and GC work. */
+const POOLED_PER_LENGTH = 8;
+
 export class PeerClient {
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, keepAliveMsecs: 10_000 });
+  readonly #pool = new Map<number, Buffer[]>();
   constructor(readonly key: string | null, readonly timeoutMs = 20_000) {}
 
-  async #request(base: string, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<Response> {
-    let res: Response;
-    try {
-      res = await fetch(base + path, {
-        method,
-        headers: { ...signPeerRequest(this.key, method, path), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-      throw new TorusError('TORUS_API_UNREACHABLE', `${base}: ${cause}`, { base });
-    }
-    if (!res.ok) {
-      const text = await res.text().catch(() => '');
-      let error: unknown;
-      try { error = (JSON.parse(text) as { error?: unknown }).error; } catch { /* not JSON */ }
-      throw error ? errorFromJson(error) : new TorusError('TORUS_API_UNREACHABLE', `${base}${path}: HTTP ${res.status}`, { base, status: res.status });
-    }
-    return res;
+  close(): void {
+    this.#agent.destroy();
+    this.#pool.clear();
+  }
+
+  /** Gives back a buffer `chunk()` returned, once nothing refers to it any more (it will be overwritten). */
+  release(buffer: Uint8Array): void {
+    if (!Buffer.isBuffer(buffer) || buffer.byteOffset !== 0 || buffer.buffer.byteLength !== buffer.byteLength) return;
+    const list = this.#pool.get(buffer.byteLength) ?? [];
+    if (list.length >= POOLED_PER_LENGTH || list.includes(buffer)) return;
+    list.push(buffer);
+    this.#pool.set(buffer.byteLength, list);
+  }
+
+  /** One request; resolves with the 2xx answer's body (into a pooled buffer when `pooled`), rejects with the peer's error. */
+  #request(base: string, method: 'GET' | 'POST', path: string, o: { body?: unknown; timeoutMs?: number; pooled?: boolean } = {}): Promise<Buffer> {
+    const unreachable = (cause: string): TorusError => new TorusError('TORUS_API_UNREACHABLE', `${base}: ${cause}`, { base });
+    const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
+    return new Promise<Buffer>((resolve, reject) => {
+      let req: ReturnType<typeof httpRequest>;
+      try {
+        req = httpRequest(new URL(base + path), {
+          method, agent: this.#agent, signal: AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs),
+          headers: { ...signPeerRequest(this.key, method, path), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.byteLength } : {}) },
+        }, (res) => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) { void errorOf(res, base, path).then(reject, reject); return; }
+          const length = Number(res.headers['content-length']);
+          if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) { res.destroy(); reject(unreachable(`bad content-length ${String(res.headers['content-length'])}`)); return; }
+          const body = (o.pooled ? this.#pool.get(length)?.pop() : undefined) ?? Buffer.allocUnsafe(length);
+          let at = 0;
+          res.on('data', (d: Buffer) => {
+            if (at + d.length > length) { res.destroy(); reject(unreachable('more bytes than announced')); return; }
+            d.copy(body, at);
+            at += d.length;
+          });
+          res.once('end', () => (at === length ? resolve(body) : reject(unreachable(`body cut at ${at} of ${length} bytes`))));
+          res.once('error', (error) => reject(unreachable((error as NodeJS.ErrnoException).code ?? error.name)));
+        });
+      } catch (error) {
+        reject(unreachable((error as Error).message));
+        return;
+      }
+      req.once('error', (error) => reject(unreachable((error as NodeJS.ErrnoException).code ?? error.name)));
+      req.end(payload);
+    });
   }
 
   async manifest(base: string, id: string): Promise<Uint8Array> {
-    return new Uint8Array(await (await this.#request(base, 'GET', peerPath.manifest(id))).arrayBuffer());
+    return this.#request(base, 'GET', peerPath.manifest(id));
   }
 
   async have(base: string, id: string, chunks: number): Promise<Uint8Array> {
-    const body = (await (await this.#request(base, 'GET', peerPath.have(id))).json()) as { bits?: unknown };
+    const body = jsonOf(await this.#request(base, 'GET', peerPath.have(id)), base) as { bits?: unknown };
     return typeof body.bits === 'string' ? decodeBits(body.bits, chunks) : new Uint8Array(chunks);
   }
 
+  /** Chunk `index` into a pooled buffer (give it back with `release`). */
   async chunk(base: string, id: string, index: number, waitMs = 0): Promise<Uint8Array> {
-    const res = await this.#request(base, 'GET', peerPath.chunk(id, index, waitMs), undefined, this.timeoutMs + waitMs);
-    return new Uint8Array(await res.arrayBuffer());
+    return this.#request(base, 'GET', peerPath.chunk(id, index, waitMs), { timeoutMs: this.timeoutMs + waitMs, pooled: true });
   }
 
   async orderFetch(base: string, id: string, body: { upstream?: string; name?: string }): Promise<unknown> {
-    return (await this.#request(base, 'POST', peerPath.fetch(id), body)).json();
+    return jsonOf(await this.#request(base, 'POST', peerPath.fetch(id), { body }), base);
   }
+}
+
+function jsonOf(body: Buffer, base: string): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new TorusError('TORUS_API_UNREACHABLE', `${base}: the answer is not JSON`, { base });
+  }
+}
+
+/** A non-200 answer as the TorusError its JSON body names (or an HTTP status error). */
+async function errorOf(res: IncomingMessage, base: string, path: string): Promise<TorusError> {
+  let text = '';
+  res.setEncoding('utf8');
+  for await (const part of res) {
+    text += part as string;
+    if (text.length > MAX_ERROR_BODY) { res.destroy(); break; }
+  }
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    if (error) return errorFromJson(error);
+  } catch { /* not JSON */ }
+  return new TorusError('TORUS_API_UNREACHABLE', `${base}${path}: HTTP ${res.statusCode}`, { base, status: res.statusCode });
 }

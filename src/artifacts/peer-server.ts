@@ -20,6 +20,8 @@ export interface PeerBackend {
   /** true once chunk `index` is held, waiting up to `ms` for a transfer in progress */
   waitForChunk(id: string, index: number, ms: number): Promise<boolean>;
   readChunk(id: string, index: number): Promise<Buffer>;
+  /** the buffer readChunk returned, sent */
+  releaseChunk?(buf: Buffer): void;
   orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<unknown>;
 }
 
@@ -57,7 +59,10 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
     sendJson(res, 202, await b.orderFetch(id, { ...(upstream !== undefined ? { upstream } : {}), ...(name !== undefined ? { name } : {}) }));
     return;
   }
-  const manifest = b.manifestBytes(id);
+  // A chain's upstream may not have started its own transfer yet when its downstream asks for a chunk (every
+  // placed node starts on its own, runner-gate.ts): a request willing to wait also waits for the artifact.
+  const willWait = what.startsWith('chunks/') && /^\d{1,6}$/.test(url.searchParams.get('waitMs') ?? '');
+  const manifest = b.manifestBytes(id) ?? (willWait ? await manifestWithin(b, id, Math.min(Number(url.searchParams.get('waitMs')), MAX_CHUNK_WAIT_MS)) : undefined);
   if (!manifest) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
   if (what === 'manifest') {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': manifest.byteLength, 'cache-control': 'no-store' });
@@ -78,5 +83,13 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
   if (!(await b.waitForChunk(id, index, waitMs))) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `chunk ${index} of ${id} is not here (yet)`, { id, index });
   const data = await b.readChunk(id, index);
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.byteLength, 'cache-control': 'no-store' });
-  res.end(data);
+  res.end(data, () => b.releaseChunk?.(data));
+}
+
+async function manifestWithin(b: PeerBackend, id: string, ms: number): Promise<Buffer | undefined> {
+  const end = Date.now() + ms;
+  for (let m = b.manifestBytes(id); ; m = b.manifestBytes(id)) {
+    if (m || Date.now() >= end) return m;
+    await new Promise((r) => setTimeout(r, Math.min(100, end - Date.now())));
+  }
 }

@@ -96,7 +96,11 @@ export class ArtifactService implements PeerBackend {
   }
 
   localHoldings(): LocalHolding[] {
-    return this.store.list().map((a) => ({ id: a.id, name: a.name, bytes: a.bytes, chunks: a.chunks, have: a.complete ? a.chunks : this.#partialCount(a.id) }));
+    return this.store.list().map((a) => {
+      const t = this.#transfers.get(a.id);
+      const rateBps = !a.complete && t?.state === 'running' ? t.rateBps : 0;
+      return { id: a.id, name: a.name, bytes: a.bytes, chunks: a.chunks, have: a.complete ? a.chunks : this.#partialCount(a.id), ...(rateBps > 0 ? { rateBps } : {}) };
+    });
   }
 
   #partialCount(id: string): number {
@@ -104,6 +108,11 @@ export class ArtifactService implements PeerBackend {
     if (w) return w.count;
     const journal = this.store.paths(id).journal;
     return existsSync(journal) ? Math.floor(statSync(journal).size / 4) : 0;
+  }
+
+  /** The replicated state as this node has applied it. */
+  clusterState(): Promise<ClusterState> {
+    return this.#o.cluster.state();
   }
 
   // ---- peer backend ---------------------------------------------------------------------------------
@@ -133,6 +142,10 @@ export class ArtifactService implements PeerBackend {
 
   readChunk(id: string, index: number): Promise<Buffer> {
     return this.store.readChunk(id, index);
+  }
+
+  releaseChunk(buf: Buffer): void {
+    this.store.releaseChunk(buf);
   }
 
   async orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<TransferStatus> {
@@ -304,6 +317,8 @@ export class ArtifactService implements PeerBackend {
     this.#sync.close();
     await Promise.allSettled([...this.#running.values()]);
     await Promise.all([...this.#writers.values()].map((w) => w.close()));
+    this.#client.close();
+    this.store.closeReaders();
   }
 }
 

@@ -47,6 +47,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         apply(m.event!);
       } else if (m.cmd === 'fetch') {
         const t0 = performance.now();
+        const cpu0 = process.cpuUsage();
         try {
           await service.fetch(m.id!, m.upstream ? { upstream: m.upstream } : {});
         } catch (error) {
@@ -55,7 +56,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         }
         for (;;) {
           const s = service.transfer(m.id!);
-          if (s && s.state !== 'running' && s.state !== 'preparing') { say({ done: m.id, ms: performance.now() - t0, state: s.state, bySource: s.bySource, error: s.error }); break; }
+          if (s && s.state !== 'running' && s.state !== 'preparing') { const cpu = process.cpuUsage(cpu0);
+            say({ done: m.id, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, state: s.state, bySource: s.bySource, error: s.error }); break; }
           await new Promise((r) => setTimeout(r, 20));
         }
       } else if (m.cmd === 'rm') {

@@ -5,8 +5,8 @@
  * (same inode: editing the original afterwards changes the stored bytes, which peers then refuse as corrupt),
  * else a plain copy. The hashes are computed on the store's copy, so what is recorded is what is served.
  */
-import { constants, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { open, rename, chmod, statfs } from 'node:fs/promises';
+import { constants, copyFileSync, existsSync, statSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { open, rename, chmod, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TorusError } from '../core/errors.js';
@@ -15,6 +15,9 @@ import { hashFileChunks, scanSource } from './chunker.js';
 import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';
 import { chunkRefs, decodeManifest, encodeManifest, totalBytes, MANIFEST_VERSION, type ChunkRef, type Manifest } from './manifest.js';
 import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
+
+/** A file kept open for serving chunks is closed after this long without a read. */
+const READ_IDLE_MS = 5000;
 
 export type LinkMethod = 'reflink' | 'hardlink' | 'copy';
 
@@ -51,6 +54,8 @@ export function linkOrCopy(src: string, dst: string): LinkMethod {
 export class ArtifactStore {
   readonly root: string;
   readonly #manifests = new Map<string, { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer }>();
+  readonly #reading = new Map<string, { id: string; ino: number; handle: Promise<FileHandle>; timer: NodeJS.Timeout | undefined }>();
+  readonly #pool = new Map<number, Buffer[]>();
 
   constructor(root: string) {
     this.root = root;
@@ -118,7 +123,7 @@ export class ArtifactStore {
       if (existing?.complete) {
         writeInfo(p.info, { ...existing, name });
       } else {
-        if (existing) rmSync(p.dir, { recursive: true, force: true }); // a partial download: the local copy is whole
+        if (existing) { this.closeReaders(id); rmSync(p.dir, { recursive: true, force: true }); } // a partial download: the local copy is whole
         writeFileAtomicSync(join(staging, 'manifest.json'), bytes);
         writeInfo(join(staging, 'info.json'), { name, addedAt: options.now ?? Date.now(), complete: true });
         renameSync(staging, p.dir);
@@ -133,6 +138,7 @@ export class ArtifactStore {
     const p = this.paths(id);
     if (!existsSync(p.dir)) return false;
     this.#manifests.delete(id);
+    this.closeReaders(id);
     // Rename first so no reader sees a half-deleted artifact as present.
     const trash = join(this.root, `.staging-rm-${randomBytes(6).toString('hex')}`);
     renameSync(p.dir, trash);
@@ -140,24 +146,66 @@ export class ArtifactStore {
     return true;
   }
 
-  /** Reads chunk `index` (the caller checks it is held). */
+  /**
+   * Reads chunk `index` (the caller checks it is held) into a pooled buffer: give it back with `releaseChunk` once
+   * it is sent. Files stay open while chunks are read from them (closed after READ_IDLE_MS without a read, and at
+   * once when the artifact is removed), so serving a chunk costs no open/close.
+   */
   async readChunk(id: string, index: number): Promise<Buffer> {
     const m = this.manifest(id);
     const ref = m?.refs[index];
     if (!m || !ref) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no chunk ${index} of ${id} here`);
-    const fh = await open(join(this.paths(id).files, m.manifest.files[ref.file]!.path), 'r');
-    try {
-      const buf = Buffer.allocUnsafe(ref.length);
-      let done = 0;
-      while (done < ref.length) {
-        const { bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done);
-        if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
-        done += bytesRead;
-      }
-      return buf;
-    } finally {
-      await fh.close();
+    const fh = await this.#readHandle(id, join(this.paths(id).files, m.manifest.files[ref.file]!.path));
+    const buf = this.#pool.get(ref.length)?.pop() ?? Buffer.allocUnsafe(ref.length);
+    let done = 0;
+    while (done < ref.length) {
+      const { bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done);
+      if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
+      done += bytesRead;
     }
+    return buf;
+  }
+
+  /** A buffer `readChunk` returned, no longer referenced (it will be overwritten). */
+  releaseChunk(buf: Buffer): void {
+    const list = this.#pool.get(buf.byteLength) ?? [];
+    if (list.length >= 8 || list.includes(buf) || buf.byteOffset !== 0 || buf.buffer.byteLength !== buf.byteLength) return;
+    list.push(buf);
+    this.#pool.set(buf.byteLength, list);
+  }
+
+  async #readHandle(id: string, path: string): Promise<FileHandle> {
+    let entry = this.#reading.get(path);
+    // Another process (`artifacts add` of the same bytes) may have replaced the file: never read a stale inode.
+    if (entry && entry.ino !== statSync(path, { throwIfNoEntry: false })?.ino) {
+      this.#closeReading(path);
+      entry = undefined;
+    }
+    if (!entry) {
+      const ino = statSync(path).ino;
+      const handle = open(path, 'r');
+      handle.catch(() => this.#reading.delete(path));
+      entry = { id, ino, handle, timer: undefined };
+      this.#reading.set(path, entry);
+    }
+    const e = entry;
+    clearTimeout(e.timer);
+    e.timer = setTimeout(() => this.#closeReading(path), READ_IDLE_MS);
+    e.timer.unref();
+    return e.handle;
+  }
+
+  #closeReading(path: string): void {
+    const e = this.#reading.get(path);
+    if (!e) return;
+    this.#reading.delete(path);
+    clearTimeout(e.timer);
+    void e.handle.then((h) => h.close()).catch(() => {});
+  }
+
+  /** Closes every file kept open for reading (an artifact removed, the node stopping). */
+  closeReaders(id?: string): void {
+    for (const [path, e] of [...this.#reading]) if (id === undefined || e.id === id) this.#closeReading(path);
   }
 
   /** Copies a complete artifact into `dir` (reflink where possible) and verifies every chunk of the copy. */

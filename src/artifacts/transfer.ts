@@ -118,9 +118,11 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     s.inFlight++;
     try {
       const data = await o.client.chunk(s.src.urls[s.urlIndex]!, id, i, s.src.waitForChunks ? MAX_CHUNK_WAIT_MS : 0);
+      const length = data.byteLength;
       try {
         await writer.write(i, data);
       } catch (error) {
+        o.client.release(data);
         const e = asTorusError(error);
         if (e.code !== 'TORUS_ARTIFACT_CORRUPT') throw e;
         const set = banned.get(i) ?? new Set<string>();
@@ -131,14 +133,15 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
         state[i] = PENDING;
         return;
       }
+      o.client.release(data); // written (or already held): the writer keeps no reference
       state[i] = DONE;
       s.failures = 0;
       lastProgress = Date.now();
       stats.chunks++;
-      stats.bytes += data.byteLength;
+      stats.bytes += length;
       const by = (stats.bySource[s.src.nodeId] ??= { chunks: 0, bytes: 0 });
       by.chunks++;
-      by.bytes += data.byteLength;
+      by.bytes += length;
       o.onChunk?.();
     } catch (error) {
       state[i] = PENDING;

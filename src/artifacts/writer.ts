@@ -1,9 +1,14 @@
 /**
  * Receiving one artifact into the store: files created at their final size, each chunk verified (SHA-256) before
- * it is written, written with `pwrite` at its offset and made durable (fdatasync), then recorded in the
- * `verified.log` journal (uint32 LE chunk indices). A transfer that is cut, or a node that is killed, resumes from
- * the journal: only chunks whose bytes were on disk before their entry was appended count as held. Waiters
- * (a downstream node of a broadcast chain asking for chunk i) are woken when chunk i is verified.
+ * it is written, written with `pwrite` at its offset; the written chunks are made durable in batches (one
+ * fdatasync per file every FLUSH_BYTES or FLUSH_MS, and before the artifact is complete) and only then recorded in
+ * the `verified.log` journal (uint32 LE chunk indices). A transfer that is cut, or a node that is killed, resumes
+ * from the journal: only chunks whose bytes were on disk before their entry was appended count as held, so a kill
+ * loses at most the chunks written since the last sync (≤ FLUSH_BYTES) plus those in flight. A sync per 4 MiB chunk
+ * ran the disk at a quarter of what batched syncs reach (and a chain of k nodes on one disk k times over).
+ * Waiters (a downstream node of a broadcast chain asking for chunk i) are woken as soon as chunk i is verified and
+ * written: serving it needs no durability, the downstream verifies it again.
+ * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -13,6 +18,10 @@ import { sha256Hex } from './ids.js';
 import { chunkRefs, type ChunkRef, type Manifest } from './manifest.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { artifactPaths, writeInfo, type ArtifactInfo } from './layout.js';
+
+/** Sync the written chunks once this many bytes are pending, or FLUSH_MS after the first pending one. */
+export const FLUSH_BYTES = 32 * 1024 * 1024;
+export const FLUSH_MS = 500;
 
 export class ArtifactWriter {
   readonly id: string;
@@ -26,6 +35,11 @@ export class ArtifactWriter {
   readonly #waiters = new Map<number, Set<() => void>>();
   #journal: number | undefined;
   #closed = false;
+  /** verified and written, not yet synced and journaled */
+  #pending: number[] = [];
+  #pendingBytes = 0;
+  #flushing: Promise<void> = Promise.resolve();
+  #flushTimer: NodeJS.Timeout | undefined;
 
   private constructor(root: string, id: string, manifest: Manifest) {
     this.id = id;
@@ -60,6 +74,7 @@ export class ArtifactWriter {
   get haveBytes(): number { return this.#haveBytes; }
   get complete(): boolean { return this.#count === this.refs.length; }
 
+  /** From the journal at open: durable, hence also servable. */
   #mark(index: number): void {
     const ref = this.refs[index];
     if (!ref || this.have[index]) return;
@@ -88,15 +103,39 @@ export class ArtifactWriter {
     const fh = await this.#handle(ref.file);
     let done = 0;
     while (done < data.byteLength) done += (await fh.write(data, done, data.byteLength - done, ref.offset + done)).bytesWritten;
-    await fh.datasync();
-    if (this.have[index] || this.#closed || this.#journal === undefined) return;
-    const entry = Buffer.alloc(4);
-    entry.writeUInt32LE(index);
-    writeSync(this.#journal, entry);
-    this.#mark(index);
+    if (this.have[index] || this.#closed) return;
+    this.have[index] = 1;
+    this.#pending.push(index);
+    this.#pendingBytes += ref.length;
     const waiters = this.#waiters.get(index);
     this.#waiters.delete(index);
     for (const wake of waiters ?? []) wake();
+    if (this.#pendingBytes >= FLUSH_BYTES) await this.flush();
+    else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, FLUSH_MS);
+  }
+
+  /**
+   * Makes every written chunk durable (fdatasync of each file they are in), then journals them: the journal never
+   * names a chunk whose bytes could still be lost. Syncs run one at a time, in order.
+   */
+  flush(): Promise<void> {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    const run = this.#flushing.then(async () => {
+      const batch = this.#pending;
+      if (batch.length === 0 || this.#journal === undefined) return;
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      const files = new Set(batch.map((i) => this.refs[i]!.file));
+      await Promise.all([...files].map(async (f) => (await this.#handle(f)).datasync()));
+      if (this.#journal === undefined) return;
+      const entries = Buffer.alloc(4 * batch.length);
+      batch.forEach((index, k) => entries.writeUInt32LE(index, 4 * k));
+      writeSync(this.#journal, entries);
+      for (const index of batch) { this.#count++; this.#haveBytes += this.refs[index]!.length; }
+    });
+    this.#flushing = run.catch(() => {});
+    return run;
   }
 
   /** Resolves true once chunk `index` is held, false after `ms` (or when the writer closes). */
@@ -114,6 +153,7 @@ export class ArtifactWriter {
 
   /** All chunks held: final modes, info `complete`, the journal removed. */
   async finish(): Promise<void> {
+    await this.flush();
     if (!this.complete) throw new TorusError('TORUS_INTERNAL', `finish of ${this.id} with ${this.refs.length - this.#count} chunks missing`);
     await this.close();
     this.manifest.files.forEach((f) => chmodSync(join(this.#paths.files, f.path), f.mode));
@@ -125,6 +165,8 @@ export class ArtifactWriter {
   /** Closes files and the journal; wakes every waiter (they see the chunk missing). */
   async close(): Promise<void> {
     if (this.#closed) return;
+    // What was verified and written is kept for a resume: synced and journaled before the files close.
+    await this.flush().catch(() => {});
     this.#closed = true;
     if (this.#journal !== undefined) closeSync(this.#journal);
     this.#journal = undefined;

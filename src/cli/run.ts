@@ -3,7 +3,9 @@
  * exec job, streams every rank's stdout and stderr to the terminal as written, each line prefixed
  * `[rank N node]`, stops the job on every node at Ctrl-C, and exits with the job's exit code.
  */
+import { constants } from 'node:os';
 import type { InstanceView } from '../api/node-facade.js';
+import { RankLogs } from './rank-logs.js';
 import { parseBytes } from './table.js';
 import { parseCli, processIo, runCli, UsageError, type ApiClient, type CliIo } from './api-client.js';
 
@@ -37,86 +39,133 @@ export async function runRunCommand(args: string[], io: CliIo = processIo, signa
   const dash = args.indexOf('--');
   const own = dash >= 0 ? args.slice(0, dash) : args;
   const command = dash >= 0 ? args.slice(dash + 1) : [];
-  return runCli(io, RUN_USAGE, own, false, async () => {
-    const { values, client } = parseCli(own, OPTIONS);
-    if (command.length === 0) throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
-    const memoryBytes = values.memory === undefined ? 1 << 20 : parseBytes(String(values.memory));
-    if (memoryBytes === undefined) throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
-    const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
-    if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
-    const restart = restartOf(values.restart);
-    const [file, ...rest] = command as [string, ...string[]];
-    const request = {
-      workload: { id: typeof values.workload === 'string' ? values.workload : file.split('/').pop()!.replace(/[^A-Za-z0-9._-]/g, '_') || 'job',
-        kind: 'exec', command: file, args: rest, memoryBytes, layers: Math.max(minNodes, 1), ...(restart ? { restart } : {}) },
-      minNodes,
-      ...(typeof values.nodes === 'string' ? { requiredNodes: values.nodes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-      ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
-    };
-    const token = client.token.token;
-    const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
-    return follow(client, token, instance, io, signals);
-  });
+  // Ctrl-C is ours from the start: one pressed while the job is being placed still stops it once it exists.
+  const interrupt = new Interrupt(signals);
+  try {
+    return await runCli(io, RUN_USAGE, own, false, async () => {
+      const { values, client } = parseCli(own, OPTIONS);
+      if (command.length === 0) throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
+      const memoryBytes = values.memory === undefined ? 1 << 20 : parseBytes(String(values.memory));
+      if (memoryBytes === undefined) throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
+      const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
+      if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
+      const restart = restartOf(values.restart);
+      const [file, ...rest] = command as [string, ...string[]];
+      const request = {
+        workload: { id: typeof values.workload === 'string' ? values.workload : file.split('/').pop()!.replace(/[^A-Za-z0-9._-]/g, '_') || 'job',
+          kind: 'exec', command: file, args: rest, memoryBytes, layers: Math.max(minNodes, 1), ...(restart ? { restart } : {}) },
+        minNodes,
+        ...(typeof values.nodes === 'string' ? { requiredNodes: values.nodes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
+      };
+      io.stderr.write(`torus: placing ${file} on ${minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`);
+      const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
+      return await follow(client, instance, io, interrupt);
+    });
+  } finally {
+    interrupt.dispose();
+  }
 }
 
-interface JobView extends InstanceView { readonly exitCode?: number; readonly job?: { state: string; exitCode?: number; signal?: string } }
+interface JobView extends InstanceView {
+  readonly exitCode?: number;
+  readonly generation?: number;
+  /** running | restarting | completed | failed (src/api/views.ts) */
+  readonly job?: { state: string; exitCode?: number; signal?: string };
+}
 
-async function follow(client: ApiClient, token: string | undefined, instance: InstanceView, io: CliIo, signals: NodeJS.EventEmitter): Promise<number> {
+/** SIGINT as `run` sees it: the first asks to stop the job, the second to stop waiting for that. */
+class Interrupt {
+  count = 0;
+  readonly #signals: NodeJS.EventEmitter;
+  readonly #waiters = new Set<() => void>();
+  readonly #onSigint = (): void => {
+    this.count += 1;
+    for (const wake of this.#waiters) wake();
+  };
+
+  constructor(signals: NodeJS.EventEmitter) {
+    this.#signals = signals;
+    signals.on('SIGINT', this.#onSigint);
+  }
+
+  /** Resolves after `ms` or at the next SIGINT, whichever is first. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => { clearTimeout(timer); this.#waiters.delete(done); resolve(); };
+      const timer = setTimeout(done, ms);
+      this.#waiters.add(done);
+    });
+  }
+
+  dispose(): void {
+    this.#signals.off('SIGINT', this.#onSigint);
+    for (const wake of this.#waiters) wake();
+  }
+}
+
+/** The job's exit code as a shell reports it: the failing rank's code, 128 + N for a rank killed by signal N. */
+export function jobExitCode(v: JobView): number {
+  if (v.job?.state === 'completed') return 0;
+  const code = v.job?.exitCode;
+  if (typeof code === 'number' && code !== 0) return code;
+  const signal = v.job?.signal;
+  const number = signal && Object.hasOwn(constants.signals, signal) ? constants.signals[signal as keyof typeof constants.signals] : undefined;
+  return number !== undefined ? 128 + number : 1;
+}
+
+async function follow(client: ApiClient, instance: InstanceView, io: CliIo, interrupt: Interrupt): Promise<number> {
   const id = encodeURIComponent(instance.id);
   const names = await client.get<{ nodes: { id: string; name?: string }[] }>('/v1/topology').then((t) => new Map(t.nodes.map((n) => [n.id, n.name ?? n.id])), () => new Map<string, string>());
-  io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map((n) => names.get(n) ?? n).join(', ')}\n`);
-  const abort = new AbortController();
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const streams = instance.nodes.flatMap((node, rank) => (['stdout', 'stderr'] as const).map((stream) =>
-    pipeLog(client.url(`/v1/instances/${id}/logs?rank=${rank}&stream=${stream}&follow=1`), headers, `[rank ${rank} ${names.get(node) ?? node}] `,
-      stream === 'stdout' ? io.stdout : io.stderr, abort.signal)));
-  let interrupted = false;
-  const onSigint = (): void => {
-    if (interrupted) return;
-    interrupted = true;
-    io.stderr.write(`torus: stopping job ${instance.id} on every node\n`);
-    void client.request('DELETE', `/v1/instances/${id}`).catch((error: unknown) => io.stderr.write(`torus: ${(error as Error).message}\n`));
-  };
-  signals.on('SIGINT', onSigint);
+  const nameOf = (node: string): string => names.get(node) ?? node;
+  io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map(nameOf).join(', ')}\n`);
+  const token = client.token.token;
+  const logs = new RankLogs({ urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`), headers: token ? { authorization: `Bearer ${token}` } : {}, io, nameOf });
+  logs.follow(instance.nodes);
+  let deleting: Promise<unknown> | undefined;
+  let generation = typeof instance.generation === 'number' ? instance.generation : 1;
+  let restartingSaid = false;
   try {
     for (;;) {
+      if (interrupt.count >= 1 && !deleting) {
+        io.stderr.write(`torus: stopping job ${instance.id} on every node\n`);
+        deleting = client.request('DELETE', `/v1/instances/${id}`).catch((error: { code?: string; message?: string }) => {
+          if (error.code !== 'TORUS_INSTANCE_UNKNOWN') io.stderr.write(`torus: ${String(error.message)}\n`);
+        });
+      }
+      if (interrupt.count >= 2) {
+        // Stop waiting for the ranks to end; the process still lives until the node has answered the delete.
+        io.stderr.write(`torus: second Ctrl-C, not waiting for the ranks to end\n`);
+        return 130;
+      }
       const v = await client.get<JobView>(`/v1/instances/${id}`).catch((error: { code?: string }) => {
-        if (error.code === 'TORUS_INSTANCE_UNKNOWN' || error.code === 'TORUS_API_NOT_FOUND') return null; // deleted (Ctrl-C)
+        if (error.code === 'TORUS_INSTANCE_UNKNOWN' || error.code === 'TORUS_API_NOT_FOUND') return null; // deleted (Ctrl-C, or by someone else)
         throw error;
       });
       const state = v?.job?.state;
       if (!v || state === 'completed' || state === 'failed') {
-        // The logs end by themselves once the job is over; give the last lines a moment.
-        await Promise.race([Promise.allSettled(streams), new Promise((r) => setTimeout(r, 5000))]);
-        if (!v) return 130;
+        await logs.drained(5000); // the logs end by themselves once the ranks are done; give the last lines a moment
+        if (!v) {
+          if (deleting) return 130; // stopped at Ctrl-C: exit as a shell reports a command ended by SIGINT
+          io.stderr.write(`torus: job ${instance.id} was deleted before it finished\n`);
+          return 1;
+        }
         if (state === 'failed') io.stderr.write(`torus: job ${instance.id} failed: ${String(v.reason ?? '')}\n`);
-        return state === 'completed' ? 0 : typeof v.job?.exitCode === 'number' && v.job.exitCode !== 0 ? v.job.exitCode : 1;
+        return jobExitCode(v);
       }
-      await new Promise((r) => setTimeout(r, 500));
+      if (state === 'restarting' && !restartingSaid) {
+        restartingSaid = true;
+        io.stderr.write(`torus: job ${instance.id} failed (${String(v.reason ?? '')}); restarting the group\n`);
+      }
+      if (typeof v.generation === 'number' && v.generation !== generation && state === 'running') {
+        generation = v.generation;
+        restartingSaid = false;
+        io.stderr.write(`torus: job ${instance.id} restarted (${String(v.reason ?? '')})\n`);
+        logs.follow(v.nodes);
+      }
+      await interrupt.sleep(500);
     }
   } finally {
-    signals.off('SIGINT', onSigint);
-    abort.abort();
+    logs.close();
   }
-}
-
-/** Streams one rank's log, writing each complete line with the prefix (a partial last line at the end). */
-async function pipeLog(url: string, headers: Record<string, string>, prefix: string, out: CliIo['stdout'], signal: AbortSignal): Promise<void> {
-  let rest = '';
-  const decoder = new TextDecoder();
-  try {
-    const res = await fetch(url, { headers, signal });
-    if (!res.ok || !res.body) return;
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const lines = (rest + decoder.decode(value, { stream: true })).split('\n');
-      rest = lines.pop() ?? '';
-      if (lines.length) out.write(lines.map((l) => `${prefix}${l}\n`).join(''));
-    }
-  } catch {
-    // aborted or the node went away: what was written so far stays
-  }
-  if (rest) out.write(`${prefix}${rest}\n`);
 }

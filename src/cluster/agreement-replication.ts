@@ -31,7 +31,10 @@ export function requestCatchUp(c: Ctx, fresh = false): void {
   const end = firstPending(s.buffer);
   const target = Math.max(view.lastIndex, end ?? 0);
   if (target <= mine) return;
-  if (mine === 0) return startResync(c);
+  // A node with an empty log starts from the leader's snapshot, unless that is empty too (the leader committed
+  // nothing yet, e.g. a cluster forming with several members): then it asks for the entries, or it would install
+  // empty snapshots forever while the leader waits for its acknowledgement to commit anything (a deadlock).
+  if (mine === 0 && view.commit > 0) return startResync(c);
   if (s.gap && c.now - s.gap.at < c.cfg.gapRetryMs) return;
   const to = Math.min(mine + MAX_BATCH, end === undefined ? target : end - 1);
   if (to <= mine) return;
@@ -120,14 +123,16 @@ export function onGapRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type:
 }
 
 /**
- * Entries of our log after a snapshot at `f.index` that survive its install (Raft's rule): when our chain agrees with
- * the leader's at the snapshot's index, what follows may be entries this node acknowledged (and the leader counted)
- * beyond the leader's commit index, so they stay, up to where our log is known to differ (`keepBelow`). When our
- * chain differs there, nothing after it can be in the leader's log, so nothing after it was ever counted.
+ * Entries of our log after a snapshot at `f.index` that survive its install (Raft's rule): entries this node may
+ * have acknowledged beyond the leader's commit index (the leader's own fsync lagged, or a new leader has not learned
+ * the commit index yet). Only entries proven to be the leader's stay: our chain must equal the leader's at its last
+ * index as its latest heartbeat told (`leaderLast`; the chain covers the whole prefix), and they end before where our
+ * log is known to differ (`keepBelow`). Unproven entries go, as before: two lone leaders of the same term can hold
+ * different entries under equal terms, and a kept foreign suffix would never be acknowledged nor replaced.
  */
-function keptOverSnapshot(log: LogState, f: { index: number; lastHash: string }, keepBelow: number | null): IndexedEnvelope[] {
-  if (hashAt(log, f.index) !== f.lastHash) return [];
-  const to = Math.min(lastIndex(log), (keepBelow ?? Infinity) - 1);
+function keptOverSnapshot(log: LogState, f: { index: number }, leaderLast: { lastIndex: number; lastHash: string } | undefined, keepBelow: number | null): IndexedEnvelope[] {
+  if (!leaderLast || leaderLast.lastIndex <= f.index || hashAt(log, leaderLast.lastIndex) !== leaderLast.lastHash) return [];
+  const to = Math.min(leaderLast.lastIndex, (keepBelow ?? Infinity) - 1);
   return to > f.index ? sliceLog(log, f.index + 1, to) ?? [] : [];
 }
 
@@ -147,7 +152,7 @@ export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: '
   else if (s.leader !== from) return;
   if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
   c.fx.push({ kind: 'install', snapshot: f });
-  s.log = appendEntries(resetTo(f.index, f.lastTerm, f.lastHash), keptOverSnapshot(s.log, f, s.resync?.keepBelow ?? null));
+  s.log = appendEntries(resetTo(f.index, f.lastTerm, f.lastHash), keptOverSnapshot(s.log, f, s.peers[from], s.resync?.keepBelow ?? null));
   // The snapshot is the leader's committed state; the shell saves it with the kept entries (its saved log) at once.
   s.commit = f.index;
   s.durable = f.index;

@@ -20,6 +20,7 @@ import { Replacer } from './replacer.js';
 import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from './ring-bench-live.js';
 import { createArtifactService } from './artifact-service.js';
+import { decodeRunnerArtifactsRequest, RunnerArtifactGate } from '../artifacts/runner-gate.js';
 
 export interface TorusNode {
   readonly identity: NodeIdentity;
@@ -81,6 +82,9 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   runtime.register('commands', (body) => commands.serve(body));
 
   const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
+  // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
+  const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId);
+  runtime.register('artifacts', (body) => artifactGate.prepare(decodeRunnerArtifactsRequest(body)));
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,

@@ -18,6 +18,8 @@ export const ArtifactHeld = Type.Object({
   /** chunks this node holds, verified; `have === chunks` means complete */
   have: Count(0, 1 << 20),
   incarnation: Type.Optional(Count()),
+  /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
+  rateBps: Type.Optional(Count()),
 }, CLOSED);
 export type ArtifactHeld = Shape<typeof ArtifactHeld>;
 

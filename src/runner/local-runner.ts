@@ -49,6 +49,8 @@ export interface LocalRunner {
   autoQueued: boolean;
   /** How the exec command ended, told with the Ready status that follows it. */
   commandOutcome?: CommandOutcome;
+  /** The paths of the workload's artifacts (TORUS_ARTIFACT_*), once this node holds them all. */
+  artifactEnv?: Readonly<Record<string, string>>;
 }
 
 export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: number): LocalRunner {

@@ -1,14 +1,16 @@
 /**
  * A rank's log, from whichever node is asked (issue 14: `GET /v1/instances/:id/logs?rank=N&follow=1`). The node
- * that holds the rank's runner reads its log file (and with `follow`, what is appended until the instance is no
- * longer live); any other node proxies to the holder's API at an address this node reached it by (a measured
+ * that holds the rank's runner reads its log file (and with `follow`, what is appended until the rank's command
+ * has ended for good: `rankMayWrite`); any other node proxies to the holder's API at an address this node reached it by (a measured
  * link), with the cluster's API token (the same on every node). Bytes pass through unchanged.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../core/errors.js';
 import type { ClusterState } from '../core/topology/state.js';
+import { restartable } from '../core/topology/placement-state.js';
+import { getStream } from '../api/http-stream.js';
 import { readApiTokenIn } from '../node/credentials.js';
 import { runnerDir } from './local-runner.js';
 
@@ -19,6 +21,8 @@ export interface LogRequest {
   readonly rank: number;
   readonly stream: LogStream;
   readonly follow: boolean;
+  /** Start this many bytes before the end (`tail -c`); absent: from the beginning. */
+  readonly tail?: number | undefined;
 }
 
 export interface LogDeps {
@@ -29,10 +33,20 @@ export interface LogDeps {
   readonly pollMs?: number;
 }
 
-const live = (state: ClusterState, id: string): boolean => {
-  const s = Object.hasOwn(state.instances, id) ? state.instances[id]!.status : undefined;
-  return s === 'active' || s === 'needs-replacement';
-};
+/**
+ * Whether the rank on `nodeId` may still write to its log: the instance is live (or a failed job about to be
+ * restarted), and this rank's command has not ended for good. A rank whose command exited 0 while the others run
+ * has ended, unless the job may restart (on-failure with restarts left: a later failure reruns every rank).
+ */
+export function rankMayWrite(state: ClusterState, id: string, nodeId: string): boolean {
+  const record = Object.hasOwn(state.instances, id) ? state.instances[id]! : undefined;
+  if (!record || record.status === 'completed') return false;
+  const again = restartable(record);
+  if (record.status === 'failed') return again;
+  const runner = Object.hasOwn(record.runners, nodeId) ? record.runners[nodeId] : undefined;
+  const exited = record.workload.kind === 'exec' && runner?.status === 'Ready' && runner.exitCode !== undefined;
+  return !exited || again;
+}
 
 /** Which node holds `rank` of the instance (404 / 400 as TorusErrors). */
 export function holderOf(state: ClusterState, req: LogRequest): string {
@@ -53,7 +67,7 @@ export async function openRunnerLog(deps: LogDeps, req: LogRequest, signal: Abor
 
 async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
   const path = join(runnerDir(deps.dataDir, req.instanceId, deps.nodeId), `${req.stream}.log`);
-  let offset = 0;
+  let offset = req.tail === undefined ? 0 : Math.max(0, (await sizeOf(path)) - req.tail);
   let quietAfterEnd = 0;
   for (;;) {
     const chunk = await readFrom(path, offset);
@@ -63,14 +77,22 @@ async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): A
       continue;
     }
     if (!req.follow || signal.aborted) return;
-    // Stop once the instance is no longer live and two checks found nothing new (the last bytes are flushed).
-    if (!live(await deps.state(), req.instanceId)) quietAfterEnd += 1;
+    // Stop once the rank can no longer write and two checks found nothing new (the last bytes are flushed).
+    if (!rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) quietAfterEnd += 1;
     if (quietAfterEnd >= 2) return;
     try {
       await sleep(deps.pollMs ?? 200, undefined, { signal });
     } catch {
       return;
     }
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0; // not written yet
   }
 }
 
@@ -102,23 +124,21 @@ function apiUrlOf(state: ClusterState, self: string, holder: string): string {
 
 async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
   const token = readApiTokenIn(deps.dataDir); // the node's effective token, the same on every node of the cluster
-  const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}`;
+  const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
-  let res: Response;
+  let res;
   try {
-    res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+    res = await getStream(url, token ? { authorization: `Bearer ${token}` } : {}, signal);
   } catch (error) {
     throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
   }
-  if (!res.ok || !res.body) throw new TorusError('TORUS_API_UNREACHABLE', `node ${holder} answered HTTP ${res.status} for the log`, { node: holder, status: res.status });
-  const reader = res.body.getReader();
+  if (res.statusCode !== 200) {
+    res.resume();
+    throw new TorusError('TORUS_API_UNREACHABLE', `node ${holder} answered HTTP ${res.statusCode} for the log`, { node: holder, status: res.statusCode });
+  }
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
+    for await (const chunk of res) yield chunk as Buffer;
+  } catch (error) {
+    if (!signal.aborted) throw error; // the holder went away mid-stream: the answer ends with an error, not silently
   }
 }

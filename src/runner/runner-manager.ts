@@ -12,6 +12,7 @@ import { decideNextStep } from '../core/runner/coordination.js';
 import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../core/runner/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../core/runner/instance.js';
 import type { RunnerStatus, TaskStatus } from '../core/runner/status.js';
+import type { RunnerStartConfig } from '../protocols/runner.js';
 import type { InstanceCompleted, InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../protocols/events.js';
 import { jobFailure } from './job-outcome.js';
 import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
@@ -50,6 +51,12 @@ export interface RunnerManagerOptions {
   readonly maxRunners?: number;
   /** Told once each time the runner quota is reached (the node logs it). */
   readonly onLimit?: (message: string) => void;
+  /**
+   * For an instance that lists artifacts: resolves, once this node holds every one of them complete (fetching what
+   * is missing), with the runner's environment naming their paths; rejects with the reason it cannot have them.
+   * `cancelled()` turns true when the runner is no longer wanted. Absent: such an instance is refused.
+   */
+  readonly awaitArtifacts?: (instance: RunnerInstance, cancelled: () => boolean) => Promise<Readonly<Record<string, string>>>;
 }
 
 
@@ -92,7 +99,19 @@ export class RunnerManager {
     const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
     if (refusal) return this.#refuse(local, refusal);
+    if (instance.artifacts?.length) return this.#spawnWithArtifacts(local);
     this.#spawn(local);
+  }
+
+  /** The runner starts only once its node holds the workload's artifacts; a failed transfer fails it with the reason. */
+  #spawnWithArtifacts(local: Local): void {
+    const node = this.#o.nodeId;
+    const gone = (): boolean => this.#stopping || local.deleting || this.#locals.get(local.instance.id) !== local;
+    if (!this.#o.awaitArtifacts) return this.#refuse(local, `node ${node} runs no artifact service: cannot provide artifacts ${local.instance.artifacts!.join(', ')}`);
+    this.#o.awaitArtifacts(local.instance, gone).then(
+      (env) => { if (!gone()) { local.artifactEnv = env; this.#spawn(local); } },
+      (error: unknown) => { if (!gone()) this.#refuse(local, (error instanceof Error ? error.message : String(error)).slice(0, 900)); },
+    );
   }
 
   /** Why this node will not start a runner for `instance` (exec policy, runner quota), or undefined. */
@@ -211,7 +230,7 @@ export class RunnerManager {
     local.stepInFlight = undefined;
     const dir = runnerDir(this.#o.dataDir, local.instance.id, this.#o.nodeId);
     const proc: RunnerProcess = new RunnerProcess({
-      config: { ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir), ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}) },
+      config: withArtifactEnv({ ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir), ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}) }, local.artifactEnv),
       logDir: dir,
       onEvent: (event) => this.#onProcEvent(local, proc, event),
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
@@ -356,4 +375,9 @@ export class RunnerManager {
       }
     }
   }
+}
+
+/** The artifacts' paths go under the placement's variables and the workload's own (what the user set wins). */
+function withArtifactEnv(config: RunnerStartConfig, env: Readonly<Record<string, string>> | undefined): RunnerStartConfig {
+  return env ? { ...config, env: { ...env, ...config.env } } : config;
 }

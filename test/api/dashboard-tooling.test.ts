@@ -5,20 +5,23 @@ import { createRequire } from 'node:module';
 import { CHROMIUM_PATHS, findChromium } from '../fixtures/browser.js';
 import { raw, startApi } from './fixtures/harness.js';
 
-t.test('the dashboard script type-checks (checkJs, DOM lib, the API view types) and is what the node serves', async (t) => {
+const SCRIPTS = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'];
+
+t.test('the dashboard scripts type-check (checkJs, DOM lib, the API view types) and are what the node serves', async (t) => {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const check = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.dashboard.json'], { encoding: 'utf8' });
   t.equal(check.status, 0, `tsc -p tsconfig.dashboard.json: ${check.stdout}${check.stderr}`);
-  const source = readFileSync('src/api/dashboard/app.js', 'utf8');
-  t.match(source, /^\/\/ @ts-check\n/, 'the checker is on for the file');
+  for (const name of SCRIPTS) t.match(readFileSync(`src/api/dashboard/${name}`, 'utf8'), /^\/\/ @ts-check\n/, `the checker is on for ${name}`);
   const config = JSON.parse(readFileSync('tsconfig.dashboard.json', 'utf8')) as { compilerOptions: { checkJs: boolean; strict: boolean; lib: string[] }; files: string[] };
   t.same([config.compilerOptions.checkJs, config.compilerOptions.strict, config.compilerOptions.lib.includes('DOM')], [true, true, true]);
-  t.same(config.files, ['src/api/dashboard/app.js']);
+  t.same(config.files, SCRIPTS.map((name) => `src/api/dashboard/${name}`));
   const { api } = await startApi(t);
-  const served = await raw(api.url, 'GET', '/dashboard/app.js');
-  t.equal(served.status, 200);
-  t.match(served.headers['content-type'], /^text\/javascript/);
-  t.equal(served.text, source, 'served byte for byte');
+  for (const name of SCRIPTS) {
+    const served = await raw(api.url, 'GET', `/dashboard/${name}`);
+    t.equal(served.status, 200);
+    t.match(served.headers['content-type'], /^text\/javascript/);
+    t.equal(served.text, readFileSync(`src/api/dashboard/${name}`, 'utf8'), `${name} served byte for byte`);
+  }
 });
 
 t.test('Chromium is found from the environment, the usual paths, then playwright-core, else a skip naming the package', async (t) => {

@@ -51,6 +51,7 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
       { path: '/v1/bench/ring', body: json({ nodes: ['node-a', 'ghost'] }), status: 404 },
       { path: '/v1/bench/ring', body: json({ minBytes: 'big' }), status: 400 },
     ],
+    'GET /v1/bench/ring': [{ path: '/v1/bench/ring', status: 200 }],
     'GET /v1/bench/ring/{id}': [{ get path() { return `/v1/bench/ring/${benchId()}`; }, status: 200 }, { path: '/v1/bench/ring/nope', status: 404 }],
     'GET /metrics': [{ path: '/metrics', status: 200 }],
     'GET /v1/openapi.json': [{ path: '/v1/openapi.json', status: 200 }],
@@ -61,6 +62,9 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
       { path: '/?token=tt_wrong', headers: anonymous, status: 401 },
     ],
     'GET /dashboard/app.js': [{ path: '/dashboard/app.js', status: 200 }],
+    'GET /dashboard/dom.js': [{ path: '/dashboard/dom.js', status: 200 }],
+    'GET /dashboard/jobs.js': [{ path: '/dashboard/jobs.js', status: 200 }],
+    'GET /dashboard/bench-chart.js': [{ path: '/dashboard/bench-chart.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
     'GET /login': [{ path: '/login', headers: anonymous, status: 200 }, { path: '/login', headers: { ...anonymous, host: 'evil.example' }, status: 421 }],
     'POST /login': [

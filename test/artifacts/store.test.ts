@@ -113,6 +113,31 @@ t.test('writer: a chunk that fails verification is not written; a resumed writer
   t.notOk(existsSync(join(root, added.id, 'verified.log')), 'journal removed once complete');
 });
 
+t.test('writer: chunks are served once written, journaled only once synced (a kill loses at most the unsynced batch)', async (t) => {
+  const dir = scratch(t);
+  writeFileSync(join(dir, 'src.bin'), randomBytes(200 * KiB));
+  const source = new ArtifactStore(join(dir, 'a'));
+  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 64 * KiB });
+  const { manifest, bytes } = source.manifest(added.id)!;
+  const root = join(dir, 'b');
+  mkdirSync(root);
+  const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
+  await w.write(0, await source.readChunk(added.id, 0));
+  await w.flush();
+  await w.write(2, await source.readChunk(added.id, 2));
+  t.same([...w.have], [1, 0, 1, 0], 'both servable (a chain downstream may have them)');
+  t.equal(w.count, 1, 'only the synced one counts as held');
+  t.equal(readFileSync(join(root, added.id, 'verified.log')).length, 4, 'the journal names only the synced chunk');
+  // What a node killed now would find: the journal without the unsynced chunk.
+  const after = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
+  t.same([...after.have], [1, 0, 0, 0], 'a resume after a kill refetches the unsynced chunk');
+  await after.close();
+  await w.flush();
+  t.equal(w.count, 2);
+  t.equal(readFileSync(join(root, added.id, 'verified.log')).length, 8);
+  await w.close();
+});
+
 t.test('peer proofs: HMAC of method, path and time with the data key', async (t) => {
   const key = 'ab'.repeat(32);
   const h = signPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', 1_000_000);

@@ -88,6 +88,19 @@ t.test('instances, runners and tasks', async (t) => {
   t.same([s.instances, s.tasks], [{}, {}], 'deleting an instance removes it and its tasks');
 });
 
+t.test("a rank's exit stays on its runner record while it shuts down; a new attempt starts without it", async (t) => {
+  let s = next(base(), { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'Ready', exitCode: 0, reason: 'command exited with code 0' });
+  s = next(s, { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'ShuttingDown' });
+  t.equal(s.instances['inst-1']!.runners.b!.exitCode, 0, 'ShuttingDown keeps exit code 0');
+  s = next(s, { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'Shutdown' });
+  t.match(s.instances['inst-1']!.runners.b, { status: 'Shutdown', exitCode: 0 }, 'so does Shutdown');
+  s = next(s, { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'Failed', signal: 'SIGKILL' });
+  s = next(s, { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'Shutdown' });
+  t.match(s.instances['inst-1']!.runners.b, { status: 'Shutdown', signal: 'SIGKILL', exitCode: undefined }, 'a signal is kept the same way, alone');
+  s = next(s, { type: 'RunnerStatusChanged', instanceId: 'inst-1', nodeId: 'b', status: 'Idle' });
+  t.same([s.instances['inst-1']!.runners.b!.exitCode, s.instances['inst-1']!.runners.b!.signal], [undefined, undefined], 'a new attempt (Idle) starts clean');
+});
+
 t.test('ids that are Object.prototype keys are ordinary ids', async (t) => {
   let s = next(emptyState, joined('constructor'), joined('toString'), linkUp('constructor', 'toString', '10.77.0.2'));
   t.same(Object.keys(s.nodes).sort(), ['constructor', 'toString']);

@@ -26,7 +26,7 @@ export interface Reaction {
 }
 
 export function toRunnerInstance(plan: InstancePlan, workload: WorkloadSpec, record?: { readonly restarts?: number }): RunnerInstance {
-  const base = { ...plan };
+  const base = { ...plan, ...(workload.artifacts?.length ? { artifacts: workload.artifacts } : {}) };
   if (workload.kind === 'ring') return { ...base, workload: { kind: 'ring' } };
   return {
     ...base,

@@ -16,6 +16,7 @@ import { serveActor } from '../../runtime/serve-actor.js';
 import { RunnerManager } from '../../runner/runner-manager.js';
 import type { ShutdownDeadlines } from '../../runner/runner-process.js';
 import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
+import { ARTIFACTS_SERVICE, awaitArtifacts } from './await-artifacts.js';
 import { decodeStateView, decodeSupervisorMessage } from './messages.js';
 import type { SupervisorEffect } from './reactions.js';
 
@@ -96,6 +97,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
         actor.send({ type: 'runners.changed', runners: summaries(manager) });
       },
       onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),
+      awaitArtifacts: (instance, cancelled) => awaitArtifacts(instance, cancelled, (body) => ctx.request(ARTIFACTS_SERVICE, body, { timeoutMs: 10_000 })),
     });
     managers.set(ctx.name, manager);
     // Effects run one after another, in log order: a stop finishes before a start of the same instance.

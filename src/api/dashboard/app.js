@@ -9,21 +9,13 @@
 /** @typedef {import('../node-facade.js').TopologyLinkView} TopologyLinkView */
 /** @typedef {import('../node-facade.js').InstanceView} InstanceView */
 /** @typedef {import('../node-facade.js').IndexedEvent} IndexedEvent */
-/** @typedef {import('../node-facade.js').RingBenchProgress} RingBenchProgress */
-/** @typedef {{ status: string, progress?: RingBenchProgress }} BenchRunEvent the `bench` event's data (its other fields unused here) */
+/** @typedef {import('./bench-chart.js').BenchRun} BenchRunEvent the `bench` event's data: the run (src/api/routes/bench-routes.ts) */
 /** @typedef {{ x: number, y: number }} Point */
 
-const SVG = 'http://www.w3.org/2000/svg';
-/**
- * An element of index.html; a missing one is a page bug, so it throws instead of returning null.
- * @param {string} id
- * @returns {HTMLElement}
- */
-const $ = (id) => {
-  const found = document.getElementById(id);
-  if (!found) throw new Error(`dashboard: no #${id} in the page`);
-  return found;
-};
+import { $, bandwidthText, el } from './dom.js';
+import { drawJobs, refreshTails } from './jobs.js';
+import { drawBench, noteBenchRun } from './bench-chart.js';
+
 /** @type {{ node: NodeInfo | null, topology: TopologyView, instances: readonly InstanceView[], lastIndex: number }} */
 const view = { node: null, topology: { nodes: [], links: [] }, instances: [], lastIndex: 0 };
 /** @type {IndexedEvent[]} */
@@ -42,28 +34,8 @@ async function getJson(path) {
   return res.json();
 }
 
-/**
- * @param {string} tag an SVG tag for the topology drawing, otherwise HTML
- * @param {Record<string, string | number | undefined | null>} [attrs]
- * @param {string | number} [text]
- * @returns {Element}
- */
-function el(tag, attrs = {}, text) {
-  const node = tag === 'svg' || ['g', 'circle', 'path', 'text', 'line', 'title'].includes(tag) ? document.createElementNS(SVG, tag) : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) node.setAttribute(k, String(v));
-  if (text !== undefined) node.textContent = String(text); // never innerHTML: names come from the network
-  return node;
-}
-
 /** @param {number} bytes */
 const gib = (bytes) => (bytes / 2 ** 30).toFixed(bytes >= 100 * 2 ** 30 ? 0 : 1);
-/** @param {number | undefined} bps */
-function bandwidthText(bps) {
-  if (typeof bps !== 'number') return '—';
-  if (bps >= 1e9) return `${(bps / 1e9).toFixed(bps >= 1e10 ? 0 : 1)} Gbit/s`;
-  if (bps >= 1e6) return `${(bps / 1e6).toFixed(0)} Mbit/s`;
-  return `${(bps / 1e3).toFixed(0)} kbit/s`;
-}
 /** @param {number | undefined} bps */
 function bandwidthClass(bps) {
   if (typeof bps !== 'number') return 'bw-none';
@@ -141,24 +113,13 @@ function drawTopology() {
   $('counts').textContent = `${nodes.length} nodes, ${view.topology.links.length} links`;
 }
 
+/** @param {string} id */
+function nameOf(id) {
+  return view.topology.nodes.find((n) => n.id === id)?.name || id.slice(0, 10);
+}
+
 function drawInstances() {
-  const body = $('instances').querySelector('tbody');
-  if (!body) throw new Error('dashboard: the instances table has no tbody');
-  body.replaceChildren();
-  for (const inst of view.instances) {
-    const tr = el('tr', { 'data-instance-id': inst.id });
-    tr.append(el('td', {}, inst.id));
-    tr.append(el('td', {}, inst.nodes.join(' → ') + (inst.nodes.length > 1 ? ' ↺' : '')));
-    const runners = el('td');
-    for (const r of inst.runners) runners.append(el('span', { class: `runner ${r.status}`, title: r.reason ?? '' }, `${r.rank ?? '?'}:${r.node.slice(0, 8)} ${r.status}`));
-    tr.append(runners);
-    body.append(tr);
-  }
-  if (view.instances.length === 0) {
-    const tr = el('tr');
-    tr.append(el('td', { colspan: 3 }, 'no instances'));
-    body.append(tr);
-  }
+  drawJobs($('instances'), view.instances, { nameOf, changed: scheduleRefetch });
 }
 
 function drawEvents() {
@@ -192,6 +153,7 @@ async function refresh() {
     drawHeader();
     drawTopology();
     drawInstances();
+    drawBench($('bench-chart'), $('bench-runs'), view.topology);
   } catch (error) {
     $('self').textContent = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
   }
@@ -219,9 +181,24 @@ function connect() {
     const run = JSON.parse(msg.data);
     const p = run.progress;
     $('index').textContent = `bench ${run.status}${p ? ` ${p.done}/${p.total}` : ''}`;
+    noteBenchRun(run);
+    drawBench($('bench-chart'), $('bench-runs'), view.topology);
   });
 }
 
+/** Runs started before the page opened (the last few this node ran); later ones arrive as `bench` notices. */
+async function loadBenchRuns() {
+  try {
+    /** @type {{ runs: BenchRunEvent[] }} */
+    const { runs } = await getJson('/v1/bench/ring');
+    for (const run of [...runs].reverse()) noteBenchRun(run);
+  } catch {
+    // an older node without the list: the chart fills from live notices
+  }
+}
+
+await loadBenchRuns();
 await refresh();
 connect();
 setInterval(refresh, 10_000); // a safety net: views also refresh on every event
+setInterval(() => void refreshTails(true), 3000); // running jobs' log tails (log lines are not cluster events)

@@ -55,6 +55,12 @@ export const benchRoutes: readonly Route[] = [
   },
   {
     method: 'GET',
+    path: '/v1/bench/ring',
+    summary: 'the recent benchmark runs of this node (the last 20), newest first',
+    handler: async ({ shared }) => ({ status: 200, body: { runs: [...shared.benches.values()].reverse() } }),
+  },
+  {
+    method: 'GET',
     path: '/v1/bench/ring/:id',
     summary: 'a ring benchmark run: status, last progress, result table or error',
     handler: async ({ params, shared }) => {

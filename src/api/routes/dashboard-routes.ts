@@ -4,7 +4,7 @@ import type { Route } from '../router.js';
 import { sendLoginPage, signInAndRedirect, WRONG_TOKEN } from './login-routes.js';
 
 /**
- * The dashboard: three static files shipped in the package (the build copies them from src to dist, so no
+ * The dashboard: static files shipped in the package (the build copies them from src to dist, so no
  * user build step). app.js is plain JS type-checked by tsconfig.dashboard.json. Read once at boot so a
  * missing asset fails fast.
  */
@@ -13,9 +13,10 @@ const asset = (name: string): string => readFileSync(new URL(`../dashboard/${nam
 export function dashboardRoutes(): readonly Route[] {
   const files = {
     html: asset('index.html'),
-    js: asset('app.js'),
     css: asset('style.css'),
   };
+  // The page's ES modules: app.js imports the others.
+  const scripts = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => ({ name, body: asset(name) }));
   const serve = (body: string, type: string): Route['handler'] => async ({ res }) => {
     sendText(res, 200, body, type);
     return undefined;
@@ -40,7 +41,7 @@ export function dashboardRoutes(): readonly Route[] {
         return undefined;
       },
     },
-    { method: 'GET', path: '/dashboard/app.js', summary: 'dashboard script', handler: serve(files.js, 'text/javascript; charset=utf-8') },
+    ...scripts.map(({ name, body }): Route => ({ method: 'GET', path: `/dashboard/${name}`, summary: `dashboard script (${name})`, handler: serve(body, 'text/javascript; charset=utf-8') })),
     { method: 'GET', path: '/dashboard/style.css', summary: 'dashboard styles', handler: serve(files.css, 'text/css; charset=utf-8') },
   ];
 }

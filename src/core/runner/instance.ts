@@ -38,6 +38,8 @@ export interface RunnerInstance {
   readonly workload: Workload;
   /** Group restarts of this job so far (TORCHELASTIC_RESTART_COUNT). */
   readonly restarts?: number;
+  /** Artifact ids the runner needs on its node before it starts (workload.artifacts, docs/artifacts.md). */
+  readonly artifacts?: readonly string[];
 }
 
 /** One runner per (instance, node): its id is derived, so every node names the same runner the same way. */

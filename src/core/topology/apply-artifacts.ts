@@ -21,7 +21,7 @@ export function applyArtifactHeld(state: ClusterState, e: ArtifactHeld, at: At):
   const all = state.artifacts ?? {};
   const prev = own(all, e.artifactId);
   if (prev && (prev.bytes !== e.bytes || prev.chunks !== e.chunks)) return state;
-  const holders = withEntry(prev?.holders ?? {}, e.nodeId, compact({ have: e.have, since: at }));
+  const holders = withEntry(prev?.holders ?? {}, e.nodeId, compact({ have: e.have, since: at, rateBps: e.rateBps }));
   return withArtifacts(state, withEntry(all, e.artifactId, { name: e.name, bytes: e.bytes, chunks: e.chunks, holders }));
 }
 

@@ -64,11 +64,18 @@ export function applyInstanceDeleted(state: ClusterState, e: InstanceDeleted): C
   return { ...state, instances: withoutEntry(state.instances, e.instanceId), tasks };
 }
 
+/** The end-of-life statuses a rank goes through after its command exited: they keep how it ended. */
+const WINDING_DOWN: ReadonlySet<string> = new Set(['ShuttingDown', 'Shutdown']);
+
 export function applyRunnerStatusChanged(state: ClusterState, e: RunnerStatusChanged, at: At): ClusterState {
   const inst = own(state.instances, e.instanceId);
   if (!inst || !inst.plan.nodes.includes(e.nodeId)) return state;
+  // A finished job's ranks shut down after their command exited: the exit stays on the record (the job's view shows
+  // it per rank); a new attempt (Idle, Connecting, …) starts without it.
+  const before = own(inst.runners, e.nodeId);
+  const kept = WINDING_DOWN.has(e.status) && e.exitCode === undefined && e.signal === undefined ? before : undefined;
   const runner = compact({
-    status: e.status, reason: e.reason, diagnostics: e.diagnostics, exitCode: e.exitCode, signal: e.signal, attempt: e.attempt, since: at,
+    status: e.status, reason: e.reason, diagnostics: e.diagnostics, exitCode: e.exitCode ?? kept?.exitCode, signal: e.signal ?? kept?.signal, attempt: e.attempt, since: at,
   });
   return { ...state, instances: withEntry(state.instances, e.instanceId, { ...inst, runners: withEntry(inst.runners, e.nodeId, runner) }) };
 }

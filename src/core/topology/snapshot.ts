@@ -106,8 +106,8 @@ function artifact(v: unknown, p: string, nodes: Readonly<Record<string, NodeReco
   const chunks = int(W, o.chunks, `${p}.chunks`, 0, 1 << 20);
   const holder = (k: string, q: string) => (Object.hasOwn(nodes, k) ? k : fail(W, q, 'holder is not a known node'));
   const holders = record(W, o.holders, `${p}.holders`, holder, (y, q) => {
-    const h = obj(W, y, q, ['have'], ['since']);
-    return compact({ have: int(W, h.have, `${q}.have`, 0, chunks), since: optTime(h.since, `${q}.since`) });
+    const h = obj(W, y, q, ['have'], ['since', 'rateBps']);
+    return compact({ have: int(W, h.have, `${q}.have`, 0, chunks), since: optTime(h.since, `${q}.since`), rateBps: opt(h.rateBps, (x) => int(W, x, `${q}.rateBps`)) });
   }, 65536);
   if (Object.keys(holders).length === 0) fail(W, `${p}.holders`, 'an artifact without holders is removed');
   return { name: str(W, o.name, `${p}.name`, { min: 1, max: 256 }), bytes: int(W, o.bytes, `${p}.bytes`), chunks, holders };

@@ -96,6 +96,8 @@ export interface TaskRecord {
 export interface ArtifactHolding {
   readonly have: number;
   readonly since?: number;
+  /** bytes per second the holder was receiving it at its last report (only while a transfer runs) */
+  readonly rateBps?: number;
 }
 export interface ArtifactRecord {
   readonly name: string;

@@ -102,11 +102,32 @@ export async function runGlooAllReduce(spawnEnv: EnvSpawner, run: GlooRun, found
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
   if (errors.length > 0) return { ok: false, reason: `torch Gloo run failed: ${errors.slice(0, 3).join('; ')}` };
-  const factor = (2 * (run.ranks - 1)) / run.ranks;
-  // The mean over ranks of each rank's loop time, like the ring's table (nccl-tests -a 1); median from rank 0.
-  const rows = (perRank[0] ?? []).map((r0, i) => {
-    const timeUs = perRank.reduce((s, rows) => s + (rows[i]?.meanUs ?? r0.meanUs), 0) / run.ranks;
+  return { ok: true, python: found.python, torch: found.torch, iface: run.iface, rows: glooTable(perRank) };
+}
+
+/** One rank's timing of one size, as gloo_rank.py prints it. */
+export interface GlooRankRow { readonly bytes: number; readonly meanUs: number; readonly medianUs: number; readonly p99Us: number }
+
+/** The `row` lines of one rank's gloo_rank.py output (other lines, e.g. torch warnings, are skipped); `error` lines. */
+export function parseGlooOutput(text: string): { rows: GlooRankRow[]; errors: string[] } {
+  const rows: GlooRankRow[] = [];
+  const errors: string[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const m = JSON.parse(line) as { type?: string; bytes?: number; meanUs?: number; medianUs?: number; p99Us?: number; message?: string };
+      if (m.type === 'row') rows.push({ bytes: Number(m.bytes), meanUs: Number(m.meanUs), medianUs: Number(m.medianUs), p99Us: Number(m.p99Us) });
+      if (m.type === 'error') errors.push(String(m.message));
+    } catch { /* not a JSON line */ }
+  }
+  return { rows, errors };
+}
+
+/** Every rank's rows → the table: the mean over ranks of each rank's loop time, like the ring's (nccl-tests -a 1); median and p99 from rank 0. */
+export function glooTable(perRank: readonly (readonly GlooRankRow[])[]): GlooRow[] {
+  const ranks = perRank.length;
+  const factor = (2 * (ranks - 1)) / ranks;
+  return (perRank[0] ?? []).map((r0, i) => {
+    const timeUs = perRank.reduce((s, rows) => s + (rows[i]?.meanUs ?? r0.meanUs), 0) / ranks;
     return { bytes: r0.bytes, timeUs, medianUs: r0.medianUs, p99Us: r0.p99Us, busbw: (r0.bytes / (timeUs * 1000)) * factor };
   });
-  return { ok: true, python: found.python, torch: found.torch, iface: run.iface, rows };
 }
