@@ -19,6 +19,7 @@ import { ArtifactStore } from './store.js';
 import { runTransfer, type TransferSource, type TransferStats } from './transfer.js';
 import { ArtifactWriter } from './writer.js';
 import { storeRoot } from './layout.js';
+import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
 
 export interface ArtifactServiceOptions {
   readonly nodeId: string;
@@ -220,11 +221,18 @@ export class ArtifactService implements PeerBackend {
 
   async #prepare(id: string, status: TransferStatus, sources: TransferSource[]): Promise<ArtifactWriter> {
     let manifestBytes = this.store.manifest(id)?.bytes;
-    for (const s of sources) {
-      if (manifestBytes) break;
-      for (const url of s.urls) {
-        try { manifestBytes = Buffer.from(await this.#client.manifest(url, id)); decodeManifest(manifestBytes, id); break; } catch { manifestBytes = undefined; }
+    // A chain's upstream may not have started its own transfer yet (each node starts on its own): while no source
+    // has the manifest, ask again for as long as a chunk request would wait for that upstream.
+    const waitUntil = Date.now() + (sources.some((s) => s.waitForChunks) ? MAX_CHUNK_WAIT_MS : 0);
+    for (;;) {
+      for (const s of sources) {
+        if (manifestBytes) break;
+        for (const url of s.urls) {
+          try { manifestBytes = Buffer.from(await this.#client.manifest(url, id)); decodeManifest(manifestBytes, id); break; } catch { manifestBytes = undefined; }
+        }
       }
+      if (manifestBytes || Date.now() >= waitUntil || this.#abort.signal.aborted) break;
+      await new Promise((r) => setTimeout(r, 250));
     }
     if (!manifestBytes) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no holder of ${id} answered with its manifest`, { id, sources: status.sources });
     const manifest = decodeManifest(manifestBytes, id);

@@ -91,7 +91,7 @@ function leaderBumps(c: Ctx, seenTerm: number): void {
 export function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartbeat' }>): void {
   const { s } = c;
   const peer = s.peers[from]!;
-  s.peers[from] = { ...peer, term: f.term, role: f.role, leader: f.leader, lastIndex: f.lastIndex, lastTerm: f.lastTerm, lastHash: f.lastHash };
+  s.peers[from] = { ...peer, term: f.term, role: f.role, leader: f.leader, lastIndex: f.lastIndex, lastTerm: f.lastTerm, lastHash: f.lastHash, commit: f.commit };
   if (f.role !== 'leader' || f.leader !== from) {
     // Our leader stepped down (lost its quorum, or yielded): stop following it, so our vote is free again.
     if (s.leader === from && s.role !== 'leader') loseLeader(c, 'the leader stepped down');

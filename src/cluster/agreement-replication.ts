@@ -31,7 +31,10 @@ export function requestCatchUp(c: Ctx, fresh = false): void {
   const end = firstPending(s.buffer);
   const target = Math.max(view.lastIndex, end ?? 0);
   if (target <= mine) return;
-  if (mine === 0) return startResync(c);
+  // A node with an empty log starts from the leader's snapshot, unless that is empty too (the leader committed
+  // nothing yet, e.g. a cluster forming with several members): then it asks for the entries, or it would install
+  // empty snapshots forever while the leader waits for its acknowledgement to commit anything (a deadlock).
+  if (mine === 0 && view.commit > 0) return startResync(c);
   if (s.gap && c.now - s.gap.at < c.cfg.gapRetryMs) return;
   const to = Math.min(mine + MAX_BATCH, end === undefined ? target : end - 1);
   if (to <= mine) return;

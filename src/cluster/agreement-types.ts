@@ -52,6 +52,8 @@ export interface PeerView {
   readonly lastIndex: number;
   readonly lastTerm: number;
   readonly lastHash: string;
+  /** The peer's commit index, as its last heartbeat said. */
+  readonly commit: number;
 }
 
 export interface AgreementState {

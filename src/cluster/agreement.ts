@@ -115,7 +115,7 @@ function tick(c: Ctx): void {
 
 
 function joined(c: Ctx, nodeId: string, incarnation: number, startedAt: number): void {
-  c.s.peers[nodeId] = { nodeId, incarnation, startedAt, lastHeard: c.now, term: 0, role: 'discovering', leader: null, lastIndex: 0, lastTerm: 0, lastHash: GENESIS_HASH };
+  c.s.peers[nodeId] = { nodeId, incarnation, startedAt, lastHeard: c.now, term: 0, role: 'discovering', leader: null, lastIndex: 0, lastTerm: 0, lastHash: GENESIS_HASH, commit: 0 };
   c.s.lastHeard[nodeId] = c.now;
   delete c.s.match[nodeId]; // a new connection may be a restart without its old log: it acknowledges again
   enforceQuorum(c);

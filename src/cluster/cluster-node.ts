@@ -306,6 +306,15 @@ export class ClusterNode<S> extends EventEmitter {
     this.emit('left', { nodeId: id, reason });
   }
 
+  #snapshotRefusal(f: Extract<PeerFrame, { type: 'snapshot' }>): string | null {
+    try {
+      const state = this.#o.replica.decode(f.state);
+      return this.#o.replica.digest(state) === f.digest ? null : 'digest mismatch';
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
   #onFrame(c: PeerConnection, f: PeerFrame): void {
     const from = c.remote!.nodeId;
     switch (f.type) {
@@ -315,7 +324,20 @@ export class ClusterNode<S> extends EventEmitter {
       case 'forward-reply':
         this.#forwarder.reply(from, f);
         return;
-      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'append-ack': case 'gap-request': case 'snapshot-request': case 'snapshot':
+      case 'snapshot': {
+        // Checked before the core sees it: the core takes a snapshot's index as committed the moment it installs
+        // one, so a state that does not decode or match its digest must never reach it (a peer sending one is
+        // broken or hostile: dropped, and it may reconnect).
+        const refusal = this.#snapshotRefusal(f);
+        if (refusal) {
+          this.#log.warn('snapshot refused', { from, index: f.index, reason: refusal });
+          c.close(`snapshot refused: ${refusal}`, 'protocol-error');
+          return;
+        }
+        this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
+        return;
+      }
+      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'append-ack': case 'gap-request': case 'snapshot-request':
         this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
         return;
       default:

@@ -4,102 +4,51 @@
  * as transferred ArrayBuffers. Every frame is validated before use: a hostile or buggy sender cannot crash
  * the receiver, it only gets its frame rejected.
  */
-import { ValidationError, type ErrorJson } from '../core/errors.js';
+import type { ErrorJson } from '../core/errors.js';
+import { compile, Type, type Shape } from './schema-kit.js';
 
 /** A message body: any plain object with a literal `type`. */
 export interface Body {
   readonly type: string;
   readonly [key: string]: unknown;
 }
+const BodySchema = Type.Unsafe<Body>({ ...Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }) });
+const address = Type.String({ minLength: 1, maxLength: 512 });
+const corr = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+/** An error as the sender's `toJSON()` wrote it; the receiver rebuilds it with errorFromJson. */
+const ErrorSchema = Type.Unsafe<ErrorJson>({ ...Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }) });
+const CLOSED = { additionalProperties: false } as const;
 
-export type Frame =
+/** Every mailbox frame by its `t`; `msg` first: it is nearly every frame, and the compiled union tries variants in order. */
+export const MailboxFrames = {
   /** A message to an address; `corr` set means the sender awaits a reply frame with the same `corr`. */
-  | { readonly t: 'msg'; readonly from: string; readonly to: string; readonly body: Body; readonly corr?: number }
-  | { readonly t: 'reply'; readonly corr: number; readonly ok: true; readonly body: unknown }
-  | { readonly t: 'reply'; readonly corr: number; readonly ok: false; readonly error: ErrorJson }
+  msg: Type.Object({ t: Type.Literal('msg'), from: address, to: address, body: BodySchema, corr: Type.Optional(corr) }, CLOSED),
+  reply: Type.Union([
+    Type.Object({ t: Type.Literal('reply'), corr, ok: Type.Literal(true), body: Type.Unknown() }, CLOSED),
+    Type.Object({ t: Type.Literal('reply'), corr, ok: Type.Literal(false), error: ErrorSchema }, CLOSED),
+  ]),
   /** Host → worker: finish the current message, clean up, answer `stopped`, within the deadline. */
-  | { readonly t: 'stop'; readonly deadlineMs: number }
+  stop: Type.Object({ t: Type.Literal('stop'), deadlineMs: Type.Number({ minimum: 0 }) }, CLOSED),
   /** Worker → host: started and serving. */
-  | { readonly t: 'ready' }
-  | { readonly t: 'stopped' }
+  ready: Type.Object({ t: Type.Literal('ready') }, CLOSED),
+  stopped: Type.Object({ t: Type.Literal('stopped') }, CLOSED),
   /** Worker → host: the actor's serialisable view changed. */
-  | { readonly t: 'snapshot'; readonly view: unknown }
+  snapshot: Type.Object({ t: Type.Literal('snapshot'), view: Type.Unknown() }, CLOSED),
   /** Worker → host: something went wrong; `fatal` means the actor cannot go on and must be restarted. */
-  | { readonly t: 'fault'; readonly fatal: boolean; readonly error: ErrorJson };
+  fault: Type.Object({ t: Type.Literal('fault'), fatal: Type.Boolean(), error: ErrorSchema }, CLOSED),
+};
+export const MailboxFrame = Type.Union(Object.values(MailboxFrames));
+export type Frame = Shape<typeof MailboxFrame>;
 
 export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function exactKeys(value: Record<string, unknown>, allowed: readonly string[], path: string): void {
-  // for-in, not Object.keys: this runs once per frame on the hot path and should not allocate.
-  for (const key in value) {
-    if (!allowed.includes(key)) throw new ValidationError('frame', `${path}.${key}`, 'unknown field');
-  }
-}
-
-function requireString(value: Record<string, unknown>, key: string, path: string): string {
-  const v = value[key];
-  if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw new ValidationError('frame', `${path}.${key}`, 'expected a non-empty string');
-  return v;
-}
-
-function requireCorr(value: Record<string, unknown>, path: string): number {
-  const v = value.corr;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new ValidationError('frame', `${path}.corr`, 'expected a non-negative integer');
-  return v;
-}
+const codec = compile(MailboxFrame, 'frame', 'frame');
 
 export function isBody(value: unknown): value is Body {
-  return isRecord(value) && typeof value.type === 'string' && value.type.length > 0;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Body).type === 'string' && (value as Body).type.length > 0;
 }
 
-function decodeErrorJson(value: unknown, path: string): ErrorJson {
-  if (!isRecord(value) || typeof value.code !== 'string' || typeof value.message !== 'string') {
-    throw new ValidationError('frame', path, 'expected an error {code, message}');
-  }
-  return value as unknown as ErrorJson;
-}
-
-/** Validates one decoded frame; throws ValidationError naming the field. */
+/** Validates one decoded frame (a compiled check, on the hot path); throws ValidationError naming the field. Hands back the frame itself. */
 export function decodeFrame(value: unknown, path = 'frame'): Frame {
-  if (!isRecord(value)) throw new ValidationError('frame', path, 'expected an object');
-  switch (value.t) {
-    case 'msg': {
-      exactKeys(value, ['t', 'from', 'to', 'body', 'corr'], path);
-      requireString(value, 'from', path);
-      requireString(value, 'to', path);
-      if (!isBody(value.body)) throw new ValidationError('frame', `${path}.body`, 'expected an object with a string `type`');
-      if (value.corr !== undefined) requireCorr(value, path);
-      // Every field is checked: hand back the decoded object itself rather than a copy (one less allocation per frame).
-      return value as unknown as Frame;
-    }
-    case 'reply': {
-      exactKeys(value, ['t', 'corr', 'ok', 'body', 'error'], path);
-      const corr = requireCorr(value, path);
-      if (value.ok === true) return { t: 'reply', corr, ok: true, body: value.body };
-      if (value.ok === false) return { t: 'reply', corr, ok: false, error: decodeErrorJson(value.error, `${path}.error`) };
-      throw new ValidationError('frame', `${path}.ok`, 'expected a boolean');
-    }
-    case 'stop': {
-      exactKeys(value, ['t', 'deadlineMs'], path);
-      const d = value.deadlineMs;
-      if (typeof d !== 'number' || !(d >= 0)) throw new ValidationError('frame', `${path}.deadlineMs`, 'expected a non-negative number');
-      return { t: 'stop', deadlineMs: d };
-    }
-    case 'ready':
-    case 'stopped':
-      exactKeys(value, ['t'], path);
-      return { t: value.t };
-    case 'snapshot':
-      exactKeys(value, ['t', 'view'], path);
-      return { t: 'snapshot', view: value.view };
-    case 'fault': {
-      exactKeys(value, ['t', 'fatal', 'error'], path);
-      if (typeof value.fatal !== 'boolean') throw new ValidationError('frame', `${path}.fatal`, 'expected a boolean');
-      return { t: 'fault', fatal: value.fatal, error: decodeErrorJson(value.error, `${path}.error`) };
-    }
-    default:
-      throw new ValidationError('frame', `${path}.t`, `unknown frame type ${JSON.stringify(value.t)?.slice(0, 40)}`);
-  }
+  return codec.decode(value, path);
 }

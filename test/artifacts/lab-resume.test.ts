@@ -7,48 +7,16 @@
  */
 import t from 'tap';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Lab, withLab } from '../../src/lab/index.js';
+import { Peer, STANDALONE } from './lab-peer.js';
 
-const STANDALONE = fileURLToPath(new URL('../../dist/artifacts/standalone.js', import.meta.url));
 const why = Lab.unavailableReason() ?? (existsSync(STANDALONE) ? undefined : 'dist/artifacts/standalone.js is missing (npm run build)');
 const MiB = 1024 * 1024;
 const CHUNKS = 48;
-
-interface Progress { id: string; state: string; have: number; chunks: number; bySource: Record<string, { chunks: number }>; error?: { message: string } }
-
-class Peer {
-  last: Progress | undefined;
-  readonly #waiters: ((m: any) => boolean)[] = [];
-  constructor(readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      let m: any;
-      try { m = JSON.parse(line); } catch { return; }
-      if (m.transfers?.[0]) this.last = m.transfers[0];
-      for (const [i, w] of this.#waiters.entries()) if (w(m)) { this.#waiters.splice(i, 1); break; }
-    });
-  }
-  send(o: unknown): void { this.child.stdin!.write(JSON.stringify(o) + '\n'); }
-  next(match: (m: any) => boolean, what: string, ms = 60_000): Promise<any> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-      this.#waiters.push((m) => { if (!match(m)) return false; clearTimeout(timer); resolve(m); return true; });
-    });
-  }
-  async until(what: string, fn: (p: Progress) => boolean, ms = 60_000): Promise<Progress> {
-    const end = Date.now() + ms;
-    while (Date.now() < end) {
-      if (this.last && fn(this.last)) return this.last;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(this.last)})`);
-  }
-}
 
 t.test('transfers over a lab LAN: full disk refused, resume after a cut link and after a killed receiver', { timeout: 170_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3, lanRate: '100mbit' }, async (lab) => {

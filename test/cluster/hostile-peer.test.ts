@@ -64,6 +64,9 @@ t.test('hostile peers cannot crash or corrupt a cluster', async (t) => {
   t.ok(nodes.every((n) => n.state.nodes.a && n.state.nodes.b), 'a and b still members');
   t.ok(nodes.every((n) => !n.members().some((m) => m.nodeId === 'evil')), 'the hostile connection was closed');
   t.ok(nodes.every((n) => !n.state.nodes.evil || n.state.nodes.evil.incarnation === 1), `no forged state (digest was ${before.slice(0, 8)})`);
+  // The forged snapshot (index 99, a state that does not decode) is refused before the agreement core sees it:
+  // no node's log jumps to its index (it did, with commit 99, when the core installed first and the shell refused).
+  t.ok(nodes.every((n) => n.logIndex() < 99 && n.lastIndex() < 99), `no forged snapshot index: logs at ${nodes.map((n) => n.logIndex()).join(', ')}`);
   // And the cluster still works.
   const r = await nodes[1]!.propose({ type: 'LinkUp', source: 'a', sink: 'b', ip: '127.0.0.1', linkType: 'ethernet' });
   t.ok(r);

@@ -88,7 +88,10 @@ t.test('a peer with another secret: the re-dial interval doubles up to the cap, 
   // The dial after refusal k happens no earlier than planned: the gaps grow 100, 200, 400, 800, 800.
   const gaps = seen.slice(1).map((h, i) => h.at - seen[i]!.at);
   gaps.forEach((g, i) => t.ok(g >= refusedDelayMs(i + 1, redial) - 5, `gap ${i + 1}: ${g} ms >= ${refusedDelayMs(i + 1, redial)} ms`));
-  t.ok(gaps[3]! > gaps[0]! * 3, `the interval grew (${gaps.join(', ')} ms)`);
+  // Growth is judged on the planned waits: the measured gaps also carry each handshake's time, which on a loaded
+  // machine is a few hundred ms and would swamp the 100 ms first step.
+  const waits = seen.map((h) => h.nextRetryAt! - h.at);
+  t.ok(waits[3]! >= waits[0]! * 4 && Math.abs(waits[4]! - waits[3]!) <= 50, `the interval doubled up to the cap (${waits.join(', ')} ms planned; gaps ${gaps.join(', ')} ms)`);
   t.same(a.members(), [], 'never joined');
 });
 

@@ -141,3 +141,27 @@ t.test('a former lone leader of the same term keeps none of its own entries over
   t.same(realEntries(a).map((x) => x.event), [ev(10), ev(11), ev(12)], 'a holds b\'s entries only, and applies them');
   t.equal(a.state.commit, net.nodes.get('b')!.state.commit, 'and follows b\'s commit index');
 });
+
+t.test('followers with empty logs catch up from a leader that committed nothing yet (no empty-snapshot loop)', async (t) => {
+  // A cluster forming with three members at once: the leader's entries (its term entry, the joins) wait for a quorum;
+  // the followers missed the appends. Before, a follower with an empty log asked for a snapshot, got the leader's
+  // empty one (commit 0), asked again, forever; the leader waited for their acknowledgements forever.
+  const net = new SimNet();
+  net.trackMembers = true;
+  ['a', 'b', 'c'].forEach((id, i) => net.add(id, i + 1));
+  net.mesh();
+  net.slowDisk.add('a');
+  net.filter = (_from, _to, f) => f.type !== 'append';
+  net.run(1000);
+  t.same(net.leaders(), ['a']);
+  net.propose([join('a'), join('b'), join('c'), ev(1)]);
+  net.run(1000);
+  const a = net.nodes.get('a')!;
+  t.equal(a.state.commit, 0, 'nothing committed: the followers hold none of it');
+  net.filter = () => true;
+  net.slowDisk.clear();
+  net.sync('a');
+  net.run(3000);
+  t.ok(a.state.commit >= 5, `the leader commits (commit ${a.state.commit})`);
+  for (const id of ['b', 'c']) t.same(realEntries(net.nodes.get(id)!).map((x) => x.event).filter((x) => x.type === 'E'), [ev(1)], `${id} caught up`);
+});

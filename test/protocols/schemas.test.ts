@@ -6,6 +6,7 @@ import {
 import { CancelTask, CreateInstance, DeleteInstance, PlaceInstance, ReplaceInstance, SubmitTask } from '../../src/protocols/commands.js';
 import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topology/events.js';
 import { decodePeerFrame, PeerFrameSchemas } from '../../src/protocols/peer-frames.js';
+import { decodeDownFrame, decodeStartConfig, decodeUpFrame, DownFrameSchemas, RunnerStartConfig, UpFrameSchemas } from '../../src/protocols/runner.js';
 import { roundTrip, type Kind } from './fixtures/round-trip.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
@@ -65,6 +66,28 @@ t.test('peer frames: every type round-trips and names each bad field', async (t)
   for (const row of rows) roundTrip(t, row);
   t.same(decodePeerFrame({ type: 'forward-reply', id: 1, ok: true }), { type: 'forward-reply', id: 1, ok: true, outcome: null }, 'no outcome reads as null');
   t.throws(() => decodePeerFrame({ type: 'nope' }), /frame\.type: expected one of hello, auth/);
+});
+
+t.test('runner frames: every type both ways round-trips and names each bad field', async (t) => {
+  const config = { runnerId: 'i@a', instanceId: 'i', nodeId: 'a', rank: 0, worldSize: 2, layerStart: 0, layerEnd: 6, workload: { kind: 'exec', command: ['/bin/echo', 'hi'], cwd: '/tmp' },
+    hosts: ['0.0.0.0:5000', '10.77.0.2:5000'], hostfilePath: '/d/h.json', env: { A: 'b' }, ringKey: 'ab'.repeat(16) };
+  const down: Record<string, Record<string, unknown>> = {
+    start: { type: 'start', v: 1, config }, connect: { type: 'connect', taskId: 't' }, load: { type: 'load', taskId: 't' }, warmup: { type: 'warmup', taskId: 't' },
+    shutdown: { type: 'shutdown', taskId: 't' }, task: { type: 'task', taskId: 't', op: 'all-reduce', params: { n: [1, 2] } }, cancel: { type: 'cancel', taskId: 't' },
+  };
+  const up: Record<string, Record<string, unknown>> = {
+    status: { type: 'status', status: { state: 'Loading', layersLoaded: 1, totalLayers: 2 } }, ack: { type: 'ack', taskId: 't' },
+    'task-status': { type: 'task-status', taskId: 't', status: 'complete', result: { ok: true }, error: 'none' }, 'cancel-ack': { type: 'cancel-ack', taskId: 't' },
+    diagnostic: { type: 'diagnostic', level: 'warn', message: 'm' }, fatal: { type: 'fatal', message: 'm' },
+  };
+  const downRows: Kind[] = Object.entries(down).map(([name, sample]) => ({ name, schema: DownFrameSchemas[name as keyof typeof DownFrameSchemas], sample, decode: decodeDownFrame, field: (k: string) => k }));
+  const upRows: Kind[] = Object.entries(up).map(([name, sample]) => ({ name, schema: UpFrameSchemas[name as keyof typeof UpFrameSchemas], sample, decode: decodeUpFrame, field: (k: string) => k }));
+  covers(t, 'down frames', Object.keys(DownFrameSchemas), downRows);
+  covers(t, 'up frames', Object.keys(UpFrameSchemas), upRows);
+  for (const row of [...downRows, ...upRows]) roundTrip(t, row);
+  roundTrip(t, { name: 'RunnerStartConfig', schema: RunnerStartConfig, sample: config, decode: (v) => decodeStartConfig(v), field: (k) => `config.${k}` });
+  t.throws(() => decodeStartConfig({ ...config, rank: 2 }), /config\.rank/, 'rank below worldSize (a rule after the check)');
+  t.throws(() => decodeUpFrame({ type: 'status', status: { state: 'Idle', extra: 1 } }), /status\.extra: unknown field/, 'a bad field of the state the status is in');
 });
 
 t.test('API request bodies: every schema round-trips and names each bad field', async (t) => {
