@@ -13,6 +13,10 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type E2eNode } from '../e2e/lab-cluster.js';
 import { profiled } from '../runner/fixtures/lab-runners.js';
 
+// A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
+// default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
+t.setTimeout(360_000);
+
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const MiB = 1024 * 1024;
 
@@ -23,7 +27,7 @@ interface InstanceView {
 }
 interface Transfer { id: string; state: string; upstream?: string }
 
-t.test('3 lab hosts: runners start only once their node holds the workload\'s artifact, and see it bit-identical', { timeout: 178_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
+t.test('3 lab hosts: runners start only once their node holds the workload\'s artifact, and see it bit-identical', { timeout: 340_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   const out = mkdtempSync(join(tmpdir(), 'torus-art-runner-'));
   t.teardown(() => rmSync(out, { recursive: true, force: true }));
   await withLab(t, { hosts: 3, lanRate: '200mbit' }, async (lab) => {
