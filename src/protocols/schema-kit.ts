@@ -7,12 +7,13 @@
  * Rules a schema cannot say (cross-field, normalising, defaults) stay small functions after the check.
  */
 import { isIP } from 'node:net';
-import { FormatRegistry, Kind, Type, TypeRegistry, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ValidationError } from '../core/errors.js';
+import {
+  Errors, FormatRegistry, Kind, Type, TypeCompiler, TypeRegistry, ValueErrorType,
+  type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe, type TypeCheck, type ValueError,
+} from './typebox.js';
 
-export { Type, type Static, type TSchema } from '@sinclair/typebox';
+export { Type, type Static, type TSchema } from './typebox.js';
 
 export type Where = 'body' | 'query' | 'params' | 'frame' | 'event' | 'config';
 
@@ -77,12 +78,18 @@ export interface Codec<S extends TSchema> {
   decode(value: unknown, root?: string): Shape<S>;
 }
 
+/**
+ * The check is compiled on first use, not here: modules call `compile` at load, and a worker thread that never
+ * decodes an event should not pay for compiling the event union (tens of ms per thread at start-up).
+ */
 export function compile<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  const check = TypeCompiler.Compile(schema);
+  let compiled: TypeCheck<S> | undefined;
+  const checker = (): TypeCheck<S> => (compiled ??= TypeCompiler.Compile(schema));
   return {
     schema,
-    is: (value): value is Static<S> => check.Check(value),
+    is: (value): value is Static<S> => checker().Check(value),
     decode(value, at = root) {
+      const check = checker();
       let ok: boolean;
       try {
         ok = check.Check(value);
