@@ -6,7 +6,7 @@
  * the field path written `workload.env["A-B"]` / `event.instance.nodes[1]`, and a short reason.
  * Rules a schema cannot say (cross-field, normalising, defaults) stay small functions after the check.
  */
-import { isIP } from 'node:net';
+import { createRequire } from 'node:module';
 import { ValidationError } from '../core/errors.js';
 import {
   Errors, FormatRegistry, Kind, Type, TypeCompiler, TypeRegistry, ValueErrorType,
@@ -30,8 +30,12 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] });
 }
 
-/** `format: 'ip'`: an IPv4 or IPv6 address as node:net reads it. Only in wire schemas, not the OpenAPI document. */
-FormatRegistry.Set('ip', (value) => isIP(value) !== 0);
+/**
+ * `format: 'ip'`: an IPv4 or IPv6 address as node:net reads it. Only in wire schemas, not the OpenAPI document.
+ * node:net is loaded on the first check: importing it costs a worker thread that never checks an address ~5 ms.
+ */
+let isIP: ((input: string) => number) | undefined;
+FormatRegistry.Set('ip', (value) => (isIP ??= (createRequire(import.meta.url)('node:net') as typeof import('node:net')).isIP)(value) !== 0);
 const FORMAT_WHY: Readonly<Record<string, string>> = { ip: 'not an IP address' };
 
 /** A string-keyed map rendered `{type: object, additionalProperties: V}` (TypeBox's Record renders patternProperties). */
