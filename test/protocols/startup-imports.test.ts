@@ -56,7 +56,7 @@ t.test('a worker importing dist/protocols/mailbox.js loads a handful of modules,
   t.ok(urls.includes(target('protocols/mailbox.js')), 'the hook saw the module itself');
   t.same(urls.filter((u) => u.includes('/node_modules/@sinclair/')), [], 'nothing from the TypeBox package: it comes from the bundle');
   t.ok(urls.includes(target('protocols/typebox.js')), 'TypeBox from dist/protocols/typebox.js');
-  t.ok(urls.length <= 8, `at most 8 modules (mailbox, schema-kit, the bundle, core errors), got ${urls.length}: ${urls.join(', ')}`);
+  t.ok(urls.length <= 8, `at most 8 modules (mailbox, schema-kit, the bundle, core errors), got ${urls.length}: ${urls.slice(0, 6).join(', ')}${urls.length > 6 ? ', …' : ''}`);
 });
 
 t.test('events, peer frames and runner frames also load TypeBox as the one bundle', async (t) => {
