@@ -159,11 +159,14 @@ function errorOf(body: Buffer, status: number): TorusError {
 
 export class ChunkClient {
   readonly #idle = new Map<string, Connection[]>();
+  /** every open connection, idle or busy: `close` ends them all (a busy one fails its request) */
+  readonly #open = new Set<Connection>();
   #closed = false;
 
   close(): void {
     this.#closed = true;
-    for (const list of this.#idle.values()) for (const c of list) c.socket.destroy();
+    for (const c of this.#open) c.fail(new TorusError('TORUS_API_UNREACHABLE', 'the client closed'));
+    this.#open.clear();
     this.#idle.clear();
   }
 
@@ -173,8 +176,9 @@ export class ChunkClient {
     const head = `GET ${o.path} HTTP/1.1\r\nhost: ${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}\r\n${Object.entries(o.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
     const deadline = Date.now() + o.timeoutMs;
     for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw new TorusError('TORUS_API_UNREACHABLE', `http://${origin}: the client closed`, { base: `http://${origin}` });
       const idle = this.#takeIdle(origin);
-      const conn = idle ?? new Connection(o.host, o.port, (c) => this.#putIdle(origin, c));
+      const conn = idle ?? this.#connect(o.host, o.port, origin);
       conn.configure(o.maxBody, o.bodyBuffer);
       const outcome = await new Promise<Outcome>((resolve) => {
         const timer = setTimeout(() => conn.fail(new TorusError('TORUS_API_UNREACHABLE', `no answer in ${o.timeoutMs} ms`)), Math.max(1, deadline - Date.now()));
@@ -186,6 +190,13 @@ export class ChunkClient {
       const e = outcome.error;
       throw e.code === 'TORUS_API_UNREACHABLE' ? new TorusError('TORUS_API_UNREACHABLE', `http://${origin}${o.path}: ${e.message}`, { ...e.details, base: `http://${origin}` }) : e;
     }
+  }
+
+  #connect(host: string, port: number, origin: string): Connection {
+    const c = new Connection(host, port, (free) => this.#putIdle(origin, free));
+    this.#open.add(c);
+    c.socket.once('close', () => this.#open.delete(c));
+    return c;
   }
 
   #takeIdle(origin: string): Connection | undefined {

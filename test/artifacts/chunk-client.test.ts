@@ -133,6 +133,18 @@ t.test('bytes arriving on an idle connection close it; the next request gets a f
   t.equal(connections(), 2, 'the junk-sending connection was not reused');
 });
 
+t.test('close() ends busy connections too: a waiting request fails at once', async (t) => {
+  const { port } = await rawServer(t, () => {}); // never answers
+  const client = new ChunkClient();
+  const pending = get(client, port, { timeoutMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = Date.now();
+  client.close();
+  await t.rejects(pending, { code: 'TORUS_API_UNREACHABLE', message: /the client closed/ });
+  t.ok(Date.now() - t0 < 5000, 'without waiting for the 60 s timeout');
+  await t.rejects(get(client, port), { message: /the client closed/ }, 'no request after close');
+});
+
 t.test('an unreachable peer fails with the cause', async (t) => {
   const { port, server } = await rawServer(t, () => {});
   await new Promise((r) => server.close(r));
