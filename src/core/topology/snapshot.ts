@@ -74,7 +74,7 @@ function runner(v: unknown, p: string): RunnerRecord {
 
 function instance(v: unknown, p: string): InstanceRecord {
   const o = obj(W, v, p, ['plan', 'workload', 'status', 'generation', 'runners'], ['reason', 'createdAt', 'updatedAt', 'minNodes', 'requiredNodes',
-    'restarts', 'exitCode', 'signal', 'failedRank', 'failedNode']);
+    'restarts', 'exitCode', 'signal', 'failedRank', 'failedNode', 'final']);
   const plan = decodeInstancePlan(o.plan, `${p}.plan`);
   const member = (k: string, q: string) => (plan.nodes.includes(k) ? k : fail(W, q, 'runner of a node outside the plan'));
   return compact({
@@ -85,7 +85,7 @@ function instance(v: unknown, p: string): InstanceRecord {
     status: oneOf(W, o.status, `${p}.status`, ['active', 'needs-replacement', 'failed', 'completed'] as const),
     restarts: opt(o.restarts, (x) => int(W, x, `${p}.restarts`)), exitCode: opt(o.exitCode, (x) => int(W, x, `${p}.exitCode`, -(2 ** 31), 2 ** 32)),
     signal: opt(o.signal, (x) => str(W, x, `${p}.signal`, { max: 32 })), failedRank: opt(o.failedRank, (x) => int(W, x, `${p}.failedRank`)),
-    failedNode: opt(o.failedNode, (x) => id(W, x, `${p}.failedNode`)), reason: opt(o.reason, (x) => text(x, `${p}.reason`)),
+    failedNode: opt(o.failedNode, (x) => id(W, x, `${p}.failedNode`)), final: opt(o.final, (x) => bool(W, x, `${p}.final`)), reason: opt(o.reason, (x) => text(x, `${p}.reason`)),
     generation: int(W, o.generation, `${p}.generation`, 1), runners: record(W, o.runners, `${p}.runners`, member, runner),
     createdAt: optTime(o.createdAt, `${p}.createdAt`), updatedAt: optTime(o.updatedAt, `${p}.updatedAt`),
   });
