@@ -48,7 +48,7 @@ export class ArtifactWriter {
   #failed: unknown;
   #flushTimer: NodeJS.Timeout | undefined;
 
-  private constructor(root: string, id: string, manifest: Manifest) {
+  private constructor(root: string, id: string, manifest: Manifest, readonly flushMs: number) {
     this.id = id;
     this.manifest = manifest;
     this.refs = chunkRefs(manifest);
@@ -57,8 +57,9 @@ export class ArtifactWriter {
   }
 
   /** Opens (creating or resuming) the partial artifact `id` whose manifest is `manifestBytes` (already verified). */
-  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>): ArtifactWriter {
-    const w = new ArtifactWriter(root, id, manifest);
+  /** `flushMs`: the timed sync's delay (tests set a long one to see the size-driven syncs alone). */
+  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>, flushMs = FLUSH_MS): ArtifactWriter {
+    const w = new ArtifactWriter(root, id, manifest, flushMs);
     const p = w.#paths;
     mkdirSync(p.files, { recursive: true, mode: 0o700 });
     if (!existsSync(p.manifest)) writeFileAtomicSync(p.manifest, manifestBytes);
@@ -123,7 +124,7 @@ export class ArtifactWriter {
       const sync = this.flush();
       if (behind) await sync;
       else sync.catch(() => {}); // recorded in #failed
-    } else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, FLUSH_MS);
+    } else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, this.flushMs);
   }
 
   /**
