@@ -184,3 +184,25 @@ function why(error: ValueError, api: boolean): string {
     default: return error.message;
   }
 }
+
+/**
+ * `compile`, deferred to the first use: for decoders a module defines but a process may never call (actor
+ * messages, snapshots), so importing the module costs no compilation. Same `is`/`decode` as `compile`.
+ */
+export function compileLazy<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
+  let codec: Codec<S> | undefined;
+  const get = (): Codec<S> => (codec ??= compile(schema, where, root));
+  return {
+    schema,
+    is: (value): value is Static<S> => get().is(value),
+    decode: (value, at) => get().decode(value, at),
+  };
+}
+
+/** `true` when `A` and `B` are the same type (each assignable to the other). */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * A compile-time proof that a hand-written interface (kept for its comments, or because a lower layer owns it)
+ * equals its schema's `Shape<>`: `sameShape<Shape<typeof X>, X>()` does not compile when they drift apart.
+ */
+export function sameShape<A, B>(..._proof: Same<A, B> extends true ? [] : [never]): void {}

@@ -8,6 +8,8 @@ import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topol
 import { decodePeerFrame, PeerFrameSchemas } from '../../src/protocols/peer-frames.js';
 import { decodeDownFrame, decodeStartConfig, decodeUpFrame, DownFrameSchemas, RunnerStartConfig, UpFrameSchemas } from '../../src/protocols/runner.js';
 import { roundTrip, type Kind } from './fixtures/round-trip.js';
+import { actorTables } from './fixtures/actor-rows.js';
+import { STATE_KINDS, stateRows } from './fixtures/state-rows.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
 const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
@@ -99,6 +101,19 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
     { name: 'MeasureLinksRequest', schema: requestSchemas.MeasureLinksRequest, sample: { peer: 'b', ip: '10.77.0.2' }, decode: (v) => requestCodecs.measureLinks.decode(v), field: (k) => k },
   ];
   covers(t, 'requests', Object.keys(requestSchemas), rows);
+  for (const row of rows) roundTrip(t, row);
+});
+
+t.test('actor mailbox bodies: every message and request kind round-trips and names each bad field', async (t) => {
+  for (const table of actorTables()) {
+    covers(t, table.name, table.kinds, table.rows);
+    for (const row of table.rows) roundTrip(t, row);
+  }
+});
+
+t.test('state snapshot: the snapshot, the state and every record kind round-trip and name each bad field', async (t) => {
+  const rows = stateRows();
+  covers(t, 'state', STATE_KINDS, rows);
   for (const row of rows) roundTrip(t, row);
 });
 
