@@ -2,12 +2,13 @@
  * Runs the benchmark suites one after another and prints their tables:
  *   npm run bench                 every suite (lab suites need root)
  *   npm run bench -- mailbox ring  chosen suites; extra flags (--quick, --json, --seed 7) pass through
+ *   npm run bench -- ring-live     issue 14's ring vs torch Gloo through POST /v1/bench/ring on a lab cluster (root, python3-torch)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const SUITES = ['mailbox', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts', 'jepsen-soak'];
+const SUITES = ['mailbox', 'startup', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts', 'ring-live', 'jepsen-soak'];
 const args = process.argv.slice(2);
 // A suite name is a known one; anything else is a flag or a flag's value (`--seed 7`), passed through.
 const chosen = args.filter((a) => SUITES.includes(a));

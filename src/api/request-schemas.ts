@@ -68,6 +68,11 @@ export const RingBenchRequest = Type.Object({
   iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'nccl-tests -n' })),
   warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'nccl-tests -w' })),
   bidirectional: Type.Optional(Type.Boolean({ description: 'use both ring directions' })),
+  gloo: Type.Optional(Type.Boolean({
+    description: "after the ring, run torch Gloo's all_reduce on the same nodes at the ring's all-reduce sizes (an exec job of torus's own "
+      + 'gloo_rank.py under glooPython: every node must allow that interpreter with --allow-exec, else 409) and return its rows and ring ÷ Gloo',
+  })),
+  glooPython: Type.Optional(Type.String({ minLength: 2, maxLength: 4096, pattern: '^/', description: 'absolute path of the interpreter with torch on the nodes; default /usr/bin/python3' })),
 }, { additionalProperties: false, description: 'start a ring benchmark on the live cluster' });
 export type RingBenchRequest = Shape<typeof RingBenchRequest>;
 

@@ -6,14 +6,15 @@
 import type { BenchRun } from '../api/routes/bench-routes.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';
 import type { GlooResult } from '../ring/bench/gloo.js';
-import { glooOnCluster, renderSideBySide } from './bench-gloo-live.js';
+import { renderSideBySide, type GlooComparisonRow } from './bench-gloo-live.js';
 import { readSse } from './sse-client.js';
 import { parseBytes, renderTable } from './table.js';
 
 export const BENCH_RING_LIVE_USAGE = `usage: torus bench ring --live [--nodes A,B,...] [-b SIZE] [-e SIZE] [-f N] [-n N] [-w N] [--ops LIST] [--dtype T] [--bidir] [--gloo [--gloo-python PATH]] [--api URL] [--token T | --data-dir DIR] [--json]
   Runs the ring benchmark on the running cluster (default: every node), with progress, then prints the table.
-  --gloo then runs torch Gloo's all_reduce on the same nodes as a torus job (nodes need --allow-exec for the
-  interpreter and python3-torch; --gloo-python, default /usr/bin/python3) and prints it beside the ring with the ratio.
+  --gloo: the node then runs torch Gloo's all_reduce on the same nodes as a torus job (every node needs --allow-exec
+  for the interpreter, else the request is refused; and python3-torch; --gloo-python, an absolute path, default
+  /usr/bin/python3) and it is printed beside the ring with the ratio.
   -b/--min-bytes, -e/--max-bytes, -f/--step-factor, -n/--iters, -w/--warmup as in nccl-tests
   --ops all-reduce,all-gather,broadcast,send-recv   --dtype float32|float16|int32   --bidir both directions
 `;
@@ -52,21 +53,13 @@ export async function runBenchRingLiveCommand(args: string[], io: CliIo = proces
     const request = {
       nodes: list('nodes'), ops: list('ops'), dtype: v.dtype, minBytes: size('min-bytes'), maxBytes: size('max-bytes'),
       stepFactor: int('step-factor'), iterations: int('iters'), warmup: int('warmup'), bidirectional: v.bidir === true ? true : undefined,
+      gloo: v.gloo === true ? true : undefined, glooPython: typeof v['gloo-python'] === 'string' ? v['gloo-python'] : undefined,
     };
     const run = await watchRun(client, request, (r) => showProgress(io, r));
     if (io.stderr.isTTY) io.stderr.write('\n'); // ends the rewritten progress line
-    const ringRows = ((run.result as { rows?: { op: string; size: number; busbw: number }[] } | undefined)?.rows ?? []);
-    const ring = (run.result as { ring?: string[] } | undefined)?.ring;
-    let gloo: GlooResult | undefined;
-    if (v.gloo === true && run.status === 'done' && ring) {
-      io.stderr.write(`torch Gloo all_reduce on the same ${ring.length} nodes…\n`);
-      gloo = await glooOnCluster(client, {
-        nodes: ring, sizes: [...new Set(ringRows.filter((r) => r.op === 'all-reduce').map((r) => r.size))], warmup: request.warmup ?? 1, iters: request.iterations ?? 5,
-        python: typeof v['gloo-python'] === 'string' ? v['gloo-python'] : '/usr/bin/python3', timeoutMs: 600_000,
-      });
-    }
-    if (values.json) printJson(io, gloo ? { ...run, gloo } : run);
-    else if (run.status === 'done') io.stdout.write(renderResult(run.result) + (gloo ? renderSideBySide(ringRows, gloo) : ''));
+    const result = run.result as { gloo?: GlooResult; vsGloo?: GlooComparisonRow[] } | undefined;
+    if (values.json) printJson(io, run);
+    else if (run.status === 'done') io.stdout.write(renderResult(run.result) + (result?.gloo ? renderSideBySide(result.gloo, result.vsGloo ?? []) : ''));
     if (run.status === 'failed') {
       if (!values.json) io.stderr.write(`error: ${run.error?.message ?? 'benchmark failed'} (${run.error?.code ?? '?'})\n`);
       return 1;

@@ -3,3 +3,5 @@ export { LAB_PREFIX, parseRate, planLab, tbfBurstBytes, type LabOptions, type Li
 export { sweepStaleLabs } from './cleanup.js';
 export { withLab, type LabTestContext } from './with-lab.js';
 export { listNetns } from './sh.js';
+export { API_PORT, MAIN, NodeProcess, nodeUnavailableReason } from './node-process.js';
+export { NodeCluster, profiled, type ClusterOptions, type ClusterTest, type NodeView } from './node-cluster.js';

@@ -123,7 +123,11 @@ export class CommandHandler {
           };
         } catch (error) {
           if (!(error instanceof TorusError) || error.code !== 'TORUS_PLACEMENT_REFUSED') throw error;
-          return { events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: `cannot re-place (${reason}): ${error.message}` }], outcome: { instanceId: command.instanceId, failed: true } };
+          // final: a restartable job would otherwise wait in `restarting` for the next trigger (NodeJoined).
+          return {
+            events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: `cannot re-place (${reason}): ${error.message}`.slice(0, 1024), final: true }],
+            outcome: { instanceId: command.instanceId, failed: true },
+          };
         }
       }
       case 'SubmitTask': {

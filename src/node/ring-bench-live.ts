@@ -8,6 +8,7 @@
  */
 import type { EventFeed } from '../api/event-feed.js';
 import type { RingBenchProgress, RingBenchStarted } from '../api/node-facade.js';
+import { compareWithGloo, DEFAULT_GLOO_PYTHON, glooOnNodes, glooRefusal, type GlooFacade } from './gloo-bench-live.js';
 import { TorusError } from '../core/errors.js';
 import type { ClusterState, InstanceRecord, TaskRecord } from '../core/topology/state.js';
 import type { ClusterEvent } from '../protocols/events.js';
@@ -28,6 +29,10 @@ export interface LiveBenchRequest {
   readonly warmup?: number;
   /** both ring directions (true), one (false); absent: the communicator's choice from the interfaces (directions.ts) */
   readonly bidirectional?: boolean;
+  /** after the ring, torch Gloo's all_reduce on the same nodes as an exec job (gloo-bench-live.ts) */
+  readonly gloo?: boolean;
+  /** the interpreter of the Gloo job (absolute path; default /usr/bin/python3) */
+  readonly glooPython?: string;
 }
 
 export interface LiveBenchRow {
@@ -50,6 +55,7 @@ export interface LiveBenchRow {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+const GLOO_TIMEOUT_MS = 600_000;
 const TASK_TIMEOUT_MS = 120_000;
 
 /** nccl-tests style sizes: minBytes, ×stepFactor, up to maxBytes, rounded to whole elements (at least one per rank). */
@@ -149,7 +155,7 @@ async function runTask(runtime: Runtime, feed: EventFeed, instanceId: string, ki
   });
 }
 
-export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw: unknown, onProgress: (p: RingBenchProgress) => void): Promise<RingBenchStarted> {
+export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw: unknown, onProgress: (p: RingBenchProgress) => void, facade?: GlooFacade): Promise<RingBenchStarted> {
   const request = (raw ?? {}) as LiveBenchRequest;
   const current = await state(runtime);
   const nodes = request.nodes ?? Object.keys(current.nodes).sort();
@@ -160,7 +166,12 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
   const elementBytes = dtype === 'float16' ? 2 : 4;
   const ops = request.ops ?? ['all-reduce'];
   const counts = benchSizes(request.minBytes ?? 8, request.maxBytes ?? 64 * 1024 * 1024, request.stepFactor ?? 2, elementBytes, nodes.length);
-  const total = ops.length * counts.length;
+  const python = request.glooPython ?? DEFAULT_GLOO_PYTHON;
+  if (request.gloo) {
+    if (!facade) throw new TorusError('TORUS_INTERNAL', 'the Gloo comparison is not available on this node');
+    glooRefusal(current, nodes, python); // a node's --allow-exec refuses it: 409 before anything runs
+  }
+  const total = ops.length * counts.length + (request.gloo ? 1 : 0);
 
   // Placing and waiting happen before we answer "running", so a refusal reaches the caller as an error.
   const beforePlace = feed.lastIndex;
@@ -171,7 +182,8 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
   });
   const instanceId = placed.instanceId;
   if (typeof instanceId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader placed the bench ring but named no instance');
-  const cleanup = (): Promise<unknown> => command(runtime, { type: 'DeleteInstance', instanceId, reason: 'ring benchmark finished' }).catch(() => undefined);
+  let deleted: Promise<unknown> | undefined;
+  const cleanup = (): Promise<unknown> => (deleted ??= command(runtime, { type: 'DeleteInstance', instanceId, reason: 'ring benchmark finished' }).catch(() => undefined));
 
   const result = (async () => {
     try {
@@ -197,7 +209,17 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
       }
       const large = rows.filter((r) => r.size >= 8 * 1024 * 1024);
       const avg = (xs: LiveBenchRow[]): number => (xs.length ? xs.reduce((s, r) => s + r.busbw, 0) / xs.length : 0);
-      return { mode: 'live', ring, instanceId, rows, avgBusbw: avg(rows), avgBusbwLarge: large.length ? avg(large) : null };
+      const table = { mode: 'live', ring, instanceId, rows, avgBusbw: avg(rows), avgBusbwLarge: large.length ? avg(large) : null };
+      if (!request.gloo || !facade) return table;
+      // The ring's runners go first: Gloo gets the same nodes and links to itself.
+      await cleanup();
+      const sizes = [...new Set(rows.filter((r) => r.op === 'all-reduce').map((r) => r.size))];
+      onProgress({ done: rows.length, total, message: `torch Gloo all_reduce on the same ${ring.length} nodes` });
+      const gloo = sizes.length === 0
+        ? { ok: false as const, reason: 'torch Gloo comparison skipped: the run has no all-reduce sizes' }
+        : await glooOnNodes(facade, { nodes: ring, sizes, warmup: request.warmup ?? 1, iters: request.iterations ?? 5, python, timeoutMs: GLOO_TIMEOUT_MS });
+      onProgress({ done: total, total, message: gloo.ok ? 'torch Gloo done' : gloo.reason });
+      return { ...table, gloo, vsGloo: compareWithGloo(rows, gloo) };
     } finally {
       await cleanup();
     }

@@ -88,7 +88,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const facade = new ActorNodeFacade({
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,
-    ringBench: (request, onProgress) => startLiveRingBench(runtime, feed, request, onProgress),
+    ringBench: (request, onProgress, facade) => startLiveRingBench(runtime, feed, request, onProgress, facade),
     artifacts,
   });
   const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),

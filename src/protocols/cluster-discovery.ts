@@ -5,7 +5,7 @@
  * TXT is a text format (`key=value` strings): a small parser reads it, and the record it yields is checked
  * against its schema, `Advert`.
  */
-import { compileLazy, Type, type Shape } from './schema-kit.js';
+import { compile, Type, type Shape } from './schema-kit.js';
 
 export const SERVICE = '_torus._tcp.local';
 
@@ -18,7 +18,7 @@ export const Advert = Type.Object({
   incarnation: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
 }, { additionalProperties: false });
 export type Advert = Shape<typeof Advert>;
-const advertCodec = compileLazy(Advert, 'frame', 'txt');
+const advertCodec = compile(Advert, 'frame', 'txt');
 
 export function encodeTxt(a: Advert): Buffer[] {
   return [`id=${a.nodeId}`, `c=${a.cluster}`, `port=${a.port}`, `v=${a.v}`, `inc=${a.incarnation}`].map((s) => Buffer.from(s));

@@ -90,9 +90,11 @@ export const InstanceNeedsReplacement = event('InstanceNeedsReplacement', { inst
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. `restarts`: set when
  * this re-placement restarts a failed job (its count so far, torchrun's restart count). */
 export const InstanceReplaced = event('InstanceReplaced', { instance: InstancePlan, reason: Reason, restarts: opt(Count()) });
-/** A job's failing rank is named (rank, node, exit code or signal) when one caused it. The first failure wins. */
+/** A job's failing rank is named (rank, node, exit code or signal) when one caused it. The first failure wins.
+ * `final`: no restart will follow (a restartable job's re-placement was refused): the job ends `failed` with this reason. */
 export const InstanceFailed = event('InstanceFailed', {
   instanceId: Id, reason: Reason, rank: opt(Count()), nodeId: opt(Id), exitCode: opt(ExitCode), signal: opt(Signal),
+  final: opt(Type.Boolean({ description: 'no restart will follow: the re-placement of a restartable job was refused' })),
 });
 /** Every rank of an `exec` job exited 0 (a job's end; its runners stop). */
 export const InstanceCompleted = event('InstanceCompleted', { instanceId: Id, reason: Reason });

@@ -6,13 +6,14 @@
  * the field path written `workload.env["A-B"]` / `event.instance.nodes[1]`, and a short reason.
  * Rules a schema cannot say (cross-field, normalising, defaults) stay small functions after the check.
  */
-import { isIP } from 'node:net';
-import { FormatRegistry, Kind, Type, TypeRegistry, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { createRequire } from 'node:module';
 import { ValidationError } from '../core/errors.js';
+import {
+  Errors, FormatRegistry, Kind, Type, TypeCompiler, TypeRegistry, ValueErrorType,
+  type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe, type TypeCheck, type ValueError,
+} from './typebox.js';
 
-export { Type, type Static, type TSchema } from '@sinclair/typebox';
+export { Type, type Static, type TSchema } from './typebox.js';
 
 export type Where = 'body' | 'query' | 'params' | 'frame' | 'event' | 'config';
 
@@ -29,8 +30,12 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] });
 }
 
-/** `format: 'ip'`: an IPv4 or IPv6 address as node:net reads it. Only in wire schemas, not the OpenAPI document. */
-FormatRegistry.Set('ip', (value) => isIP(value) !== 0);
+/**
+ * `format: 'ip'`: an IPv4 or IPv6 address as node:net reads it. Only in wire schemas, not the OpenAPI document.
+ * node:net is loaded on the first check: importing it costs a worker thread that never checks an address ~5 ms.
+ */
+let isIP: ((input: string) => number) | undefined;
+FormatRegistry.Set('ip', (value) => (isIP ??= (createRequire(import.meta.url)('node:net') as typeof import('node:net')).isIP)(value) !== 0);
 const FORMAT_WHY: Readonly<Record<string, string>> = { ip: 'not an IP address' };
 
 /** A string-keyed map rendered `{type: object, additionalProperties: V}` (TypeBox's Record renders patternProperties). */
@@ -77,12 +82,18 @@ export interface Codec<S extends TSchema> {
   decode(value: unknown, root?: string): Shape<S>;
 }
 
+/**
+ * The check is compiled on first use, not here: modules call `compile` at load, and a worker thread that never
+ * decodes an event should not pay for compiling the event union (tens of ms per thread at start-up).
+ */
 export function compile<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  const check = TypeCompiler.Compile(schema);
+  let compiled: TypeCheck<S> | undefined;
+  const checker = (): TypeCheck<S> => (compiled ??= TypeCompiler.Compile(schema));
   return {
     schema,
-    is: (value): value is Static<S> => check.Check(value),
+    is: (value): value is Static<S> => checker().Check(value),
     decode(value, at = root) {
+      const check = checker();
       let ok: boolean;
       try {
         ok = check.Check(value);
@@ -185,20 +196,6 @@ function why(error: ValueError, api: boolean): string {
   }
 }
 
-/**
- * `compile`, deferred to the first use: for decoders a module defines but a process may never call (actor
- * messages, snapshots), so importing the module costs no compilation. Same `is`/`decode` as `compile`.
- */
-export function compileLazy<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  let codec: Codec<S> | undefined;
-  const get = (): Codec<S> => (codec ??= compile(schema, where, root));
-  return {
-    schema,
-    is: (value): value is Static<S> => get().is(value),
-    decode: (value, at) => get().decode(value, at),
-  };
-}
-
 /** `true` when `A` and `B` are the same type (each assignable to the other). */
 export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /**
@@ -208,12 +205,12 @@ export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fa
 export function sameShape<A, B>(..._proof: Same<A, B> extends true ? [] : [never]): void {}
 
 /**
- * `compileLazy` with the wire decoders' words (`missing`, `unknown field`, `out of range [a, b]`) whatever the
+ * `compile` with the wire decoders' words (`missing`, `unknown field`, `out of range [a, b]`) whatever the
  * `where`: for shapes that arrive as an HTTP body or a config file but were always read like frames (a peer's probe
  * answers, a hostfile), so their errors keep their code (`where`) and their reasons.
  */
 export function compileWire<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  const codec = compileLazy(schema, 'frame', root);
+  const codec = compile(schema, 'frame', root);
   return {
     schema,
     is: (value): value is Static<S> => codec.is(value),

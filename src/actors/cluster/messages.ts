@@ -6,7 +6,7 @@
 import { ValidationError } from '../../core/errors.js';
 import { ErrorJsonSchema, EventBody } from '../../protocols/cluster-schema.js';
 import { MAX_BATCH, ROLES } from '../../protocols/peer-frames.js';
-import { canonical, compileLazy, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
+import { canonical, compile, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 
 export const CLUSTER_REQUESTS = ['propose', 'command', 'peers', 'members', 'role'] as const;
 
@@ -35,9 +35,9 @@ export const ProposeRequest = Type.Object({
 /** `command {command}`: a command for the leader (e.g. PlaceInstance), decoded by the command handler. */
 export const CommandRequest = Type.Object({ type: Type.Optional(Type.Literal('command')), command: EventBody }, CLOSED);
 
-const messageCodec = compileLazy(ClusterActorMessage, 'frame', 'body');
-const proposeCodec = compileLazy(ProposeRequest, 'frame', 'body');
-const commandCodec = compileLazy(CommandRequest, 'frame', 'body');
+const messageCodec = compile(ClusterActorMessage, 'frame', 'body');
+const proposeCodec = compile(ProposeRequest, 'frame', 'body');
+const commandCodec = compile(CommandRequest, 'frame', 'body');
 
 export function decodeClusterActorEvent(raw: unknown): ClusterActorMessage {
   return messageCodec.decode(raw) as ClusterActorMessage;

@@ -5,7 +5,7 @@
  */
 import { INTERFACE_TYPES } from '../../protocols/events.js';
 import { Id } from '../../protocols/event-fields.js';
-import { canonical, compileLazy, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
+import { canonical, compile, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import type { PeerAddress, PeerTarget } from '../../profiler/reachability.js';
 
 const CLOSED = { additionalProperties: false } as const;
@@ -33,7 +33,7 @@ export const ProfilerMessages = {
 export const ProfilerMessage = Type.Union(Object.values(ProfilerMessages) as TSchema[] as [TSchema]);
 export type ProfilerMessage = { [K in keyof typeof ProfilerMessages]: Shape<(typeof ProfilerMessages)[K]> }[keyof typeof ProfilerMessages];
 
-const codec = compileLazy(ProfilerMessage, 'event', 'body');
+const codec = compile(ProfilerMessage, 'event', 'body');
 
 export function decodeProfilerEvent(body: unknown): ProfilerMessage {
   return canonical(codec.decode(body), 'event', 'body') as ProfilerMessage;

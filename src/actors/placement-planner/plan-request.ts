@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import { decodeClusterState, type ClusterState } from '../../core/placement/cluster-state.js';
 import { decodePlacementRequest } from '../../core/placement/placement-request.js';
 import type { PlacementTaskInput } from '../../core/placement/pool-task.js';
-import { compileLazy, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
+import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
 import type { PlanKind } from './machine.js';
 
 /**
@@ -27,7 +27,7 @@ export const PlannerBody = Type.Object({
 }, { additionalProperties: false });
 export type PlannerBody = Shape<typeof PlannerBody>;
 // API words (`is not a known field`, TORUS_API_VALIDATION) with the field named from the body's root, as before.
-const bodyCodec = compileLazy(PlannerBody, 'body');
+const bodyCodec = compile(PlannerBody, 'body');
 
 export function checkPlannerBody(body: unknown): PlannerBody {
   return bodyCodec.decode(body);

@@ -10,7 +10,7 @@
 import { ClusterEvent, finishClusterEvent, finishIndexedEvent, IndexedEvent } from '../../protocols/events.js';
 import { Count, Id } from '../../protocols/event-fields.js';
 import { checkPlanRules, InstancePlan } from '../../protocols/instance-plan.js';
-import { canonical, compileLazy, JsonData, sameShape, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
+import { canonical, compile, JsonData, sameShape, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import { withWorkloadDefaults, WorkloadSpec } from '../../protocols/workload-spec.js';
 import type { SupervisorEvent } from './machine.js';
 import type { StateView } from './reactions.js';
@@ -47,8 +47,8 @@ export const SupervisorMessages = {
 export const SupervisorMessage = Type.Union(Object.values(SupervisorMessages) as TSchema[] as [TSchema]);
 export type SupervisorMessage = { [K in keyof typeof SupervisorMessages]: Shape<(typeof SupervisorMessages)[K]> }[keyof typeof SupervisorMessages];
 
-const messageCodec = compileLazy(SupervisorMessage, W, 'body');
-const stateCodec = compileLazy(StateViewSchema, W);
+const messageCodec = compile(SupervisorMessage, W, 'body');
+const stateCodec = compile(StateViewSchema, W);
 
 /** Only the fields the supervisor uses, copied; plans and workloads get the rules after their check. */
 function view(v: Shape<typeof StateViewSchema>, path: string): StateView {

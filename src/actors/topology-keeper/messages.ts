@@ -9,7 +9,7 @@ import { finishIndexedEvent, IndexedEvent } from '../../protocols/events.js';
 import { Id } from '../../protocols/event-fields.js';
 import { guarded } from '../../core/topology/reader.js';
 import { finishSnapshot, StateSnapshotSchema } from '../../core/topology/snapshot.js';
-import { compileLazy, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
+import { compile, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import type { KeeperEvent } from './machine.js';
 
 export const KEEPER_EVENTS = ['event', 'events', 'install-snapshot'] as const;
@@ -35,9 +35,9 @@ export const KeeperRequests = {
   apply: message('apply', { entries: Entries }),
 };
 
-const messageCodec = compileLazy(KeeperMessage, 'event', 'body');
-const instanceCodec = compileLazy(KeeperRequests.instance, 'body', 'body');
-const applyCodec = compileLazy(KeeperRequests.apply, 'event', 'body');
+const messageCodec = compile(KeeperMessage, 'event', 'body');
+const instanceCodec = compile(KeeperRequests.instance, 'body', 'body');
+const applyCodec = compile(KeeperRequests.apply, 'event', 'body');
 
 const entries = (list: Shape<typeof Entries>): KeeperEvent => ({ type: 'events', entries: list.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`)) });
 

@@ -3,14 +3,15 @@
 // /v1/bench/ring, `bench ring --live`), and the ring's measured link capacity as a reference line: the slowest hop
 // of the ring, taking the fastest measured link of each hop (the profiler's capacity probe, within a few % of
 // iperf3, docs/profiler.md). busbw is nccl-tests' GB/s (1e9 B/s); a ring all-reduce at the link's limit reaches the
-// link's rate in bytes.
+// link's rate in bytes. A run that asked for the torch Gloo comparison (`gloo: true`) also gets a dashed line of
+// Gloo's all_reduce busbw on the same nodes, in the run's colour.
 /** @typedef {import('../node-facade.js').TopologyView} TopologyView */
 /** @typedef {{ op: string, size: number, busbw: number }} BenchRow */
 /**
  * GET /v1/bench/ring/:id and the `bench` SSE notice (src/api/routes/bench-routes.ts).
  * @typedef {{ id: string, status: string, startedAt: number, progress?: { done: number, total: number, row?: unknown }, result?: unknown, error?: { message?: string } }} BenchRun
  */
-/** @typedef {{ run: BenchRun, rows: BenchRow[] }} Series */
+/** @typedef {{ run: BenchRun, rows: BenchRow[], gloo: BenchRow[] }} Series */
 
 import { bytesText, bandwidthText, el } from './dom.js';
 
@@ -30,9 +31,12 @@ const isRow = (v) => !!v && typeof v === 'object' && typeof (/** @type {BenchRow
  * @param {BenchRun} run
  */
 export function noteBenchRun(run) {
-  const series = runs.get(run.id) ?? { run, rows: [] };
+  const series = runs.get(run.id) ?? { run, rows: [], gloo: [] };
   series.run = run;
-  const result = /** @type {{ rows?: unknown[] } | undefined} */ (run.result);
+  const result = /** @type {{ rows?: unknown[], gloo?: { ok?: boolean, rows?: { bytes: number, busbw: number }[] } } | undefined} */ (run.result);
+  if (result?.gloo?.ok && Array.isArray(result.gloo.rows)) {
+    series.gloo = result.gloo.rows.map((r) => ({ op: 'gloo all_reduce', size: r.bytes, busbw: r.busbw })).filter(isRow).sort((a, b) => a.size - b.size);
+  }
   if (result && Array.isArray(result.rows)) series.rows = result.rows.filter(isRow);
   else {
     const row = run.progress?.row;
@@ -93,7 +97,7 @@ export function drawBench(svg, legend, topology) {
   const ring = newest ? ringOf(newest.run) : undefined;
   const capacityBps = ringCapacityBps(ring ?? topology.nodes.map((n) => n.id), topology);
   const capacity = capacityBps === undefined ? undefined : capacityBps / 8 / 1e9; // GB/s, as busbw
-  const all = series.flatMap(lineRows);
+  const all = series.flatMap((s) => [...lineRows(s), ...s.gloo]);
   const sizes = [...new Set(all.map((r) => r.size))].sort((a, b) => a - b);
   const lo = Math.log2(sizes[0] ?? 1), hi = Math.max(lo + 1, Math.log2(sizes.at(-1) ?? 2));
   const top = niceCeil(Math.max(capacity ?? 0, ...all.map((r) => r.busbw)) * 1.05);
@@ -131,12 +135,36 @@ export function drawBench(svg, legend, topology) {
       g.append(dot);
     }
     svg.append(g);
+    if (s.gloo.length > 0) {
+      const gl = el('g', { class: 'run gloo', 'data-testid': 'bench-gloo-line', 'data-run': s.run.id, 'data-points': s.gloo.length, style: `color: ${colour}` });
+      gl.append(el('polyline', { points: s.gloo.map((r) => `${x(r.size).toFixed(1)},${y(r.busbw).toFixed(1)}`).join(' '), 'stroke-dasharray': '6 4' }));
+      for (const r of s.gloo) {
+        const dot = el('circle', { cx: x(r.size), cy: y(r.busbw), r: 2.5 });
+        dot.append(el('title', {}, `torch Gloo ${bytesText(r.size)}: ${r.busbw.toFixed(3)} GB/s`));
+        gl.append(dot);
+      }
+      svg.append(gl);
+    }
     const item = el('li', { 'data-run': s.run.id, style: `color: ${colour}` });
     const large = rows.filter((r) => r.size >= 8 * 2 ** 20);
     const best = Math.max(...rows.map((r) => r.busbw));
     item.append(el('span', {}, `${new Date(s.run.startedAt).toLocaleTimeString()} · ${s.run.status} · ${rows[0]?.op ?? ''} · peak ${best.toFixed(3)} GB/s`
       + (large.length ? ` · ≥ 8 MiB ${(large.reduce((t, r) => t + r.busbw, 0) / large.length).toFixed(3)} GB/s` : '')
-      + (capacity ? ` · ${(best / capacity).toFixed(2)}× link` : '')));
+      + (capacity ? ` · ${(best / capacity).toFixed(2)}× link` : '')
+      + glooText(rows, s.gloo)));
     legend.append(item);
   });
+}
+
+/**
+ * The legend's Gloo part: mean ring ÷ Gloo over the sizes both timed (dashed line), or nothing without Gloo rows.
+ * @param {BenchRow[]} rows @param {BenchRow[]} gloo @returns {string}
+ */
+function glooText(rows, gloo) {
+  const ratios = gloo.flatMap((g) => {
+    const ring = rows.find((r) => r.size === g.size)?.busbw;
+    return ring !== undefined && g.busbw > 0 ? [ring / g.busbw] : [];
+  });
+  if (ratios.length === 0) return gloo.length ? ' · torch Gloo (dashed)' : '';
+  return ` · torch Gloo (dashed): ring ${(ratios.reduce((t, v) => t + v, 0) / ratios.length).toFixed(2)}× Gloo`;
 }

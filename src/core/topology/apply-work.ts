@@ -29,12 +29,22 @@ export function applyInstanceNeedsReplacement(state: ClusterState, e: InstanceNe
   return withStatus(state, e.instanceId, 'needs-replacement', e.reason, at);
 }
 
-/** The first failure wins: later ranks stopped because of it, or late reports, do not rename the cause. */
+/**
+ * The first failure wins: later ranks stopped because of it, or late reports, do not rename the cause. One exception:
+ * a `final` failure of a failed job waiting for its restart (the re-placement was refused) ends the wait — the job
+ * stays failed with the failing rank's code, and the reason says why it does not restart (torchrun, when it cannot
+ * restart, exits with the failure too).
+ */
 export function applyInstanceFailed(state: ClusterState, e: InstanceFailed, at: At): ClusterState {
   const inst = own(state.instances, e.instanceId);
-  if (!inst || inst.status === 'failed' || inst.status === 'completed') return state;
+  if (!inst || inst.status === 'completed') return state;
+  if (inst.status === 'failed') {
+    if (!e.final || inst.final) return state;
+    return { ...state, instances: withEntry(state.instances, e.instanceId, compact({ ...inst, final: true, reason: e.reason, updatedAt: at })) };
+  }
   return { ...state, instances: withEntry(state.instances, e.instanceId, compact({
     ...inst, status: 'failed', reason: e.reason, exitCode: e.exitCode, signal: e.signal, failedRank: e.rank, failedNode: e.nodeId, updatedAt: at,
+    final: e.final || undefined,
   })) };
 }
 
@@ -49,7 +59,7 @@ export function applyInstanceCompleted(state: ClusterState, e: InstanceCompleted
 export function applyInstanceReplaced(state: ClusterState, e: InstanceReplaced, at: At): ClusterState {
   const inst = own(state.instances, e.instance.id);
   if (!inst) return state;
-  const { exitCode: _c, signal: _s, failedRank: _r, failedNode: _n, ...live } = inst;
+  const { exitCode: _c, signal: _s, failedRank: _r, failedNode: _n, final: _f, ...live } = inst;
   const record: InstanceRecord = compact({
     ...live, plan: e.instance, status: 'active', reason: e.reason, generation: inst.generation + 1, runners: {}, updatedAt: at,
     restarts: e.restarts ?? inst.restarts,

@@ -77,8 +77,9 @@ export function instancesToReplace(state: ClusterState): ReplacementNeed[] {
   return out;
 }
 
-/** A failed exec job with restart policy on-failure and restarts left (torchrun's --max-restarts). */
+/** A failed exec job with restart policy on-failure and restarts left (torchrun's --max-restarts), unless a
+ * re-placement was already refused (`final`). */
 export function restartable(instance: InstanceRecord): boolean {
   const restart = instance.workload.kind === 'exec' ? instance.workload.restart : undefined;
-  return restart?.policy === 'on-failure' && (instance.restarts ?? 0) < restart.max;
+  return restart?.policy === 'on-failure' && (instance.restarts ?? 0) < restart.max && instance.final !== true;
 }

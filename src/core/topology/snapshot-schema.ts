@@ -46,6 +46,8 @@ export const InstanceRecordSchema = Type.Object({
   minNodes: opt(Count(1)), requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
   status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']), reason: opt(Reason), generation: Count(1), restarts: opt(Count()),
   exitCode: opt(ExitCode), signal: opt(Signal), failedRank: opt(Count()), failedNode: opt(Id),
+  /** a failed job whose restart was refused: it ends failed */
+  final: opt(Type.Boolean()),
   runners: Keyed(RunnerRecordSchema, 1024), createdAt: opt(Time), updatedAt: opt(Time),
 }, CLOSED);
 export const TaskRecordSchema = Type.Object({

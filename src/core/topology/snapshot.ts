@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { checkPlanRules } from '../../protocols/instance-plan.js';
-import { canonical, compileLazy, type Shape } from '../../protocols/schema-kit.js';
+import { canonical, compile, type Shape } from '../../protocols/schema-kit.js';
 import { withWorkloadDefaults } from '../../protocols/workload-spec.js';
 import { guarded, json } from './reader.js';
 import { ClusterStateSchema, SNAPSHOT_VERSION, StateSnapshotSchema } from './snapshot-schema.js';
@@ -29,8 +29,8 @@ const W = 'event';
 const fail = (path: string, why: string): never => {
   throw new ValidationError(W, path, why);
 };
-const stateCodec = compileLazy(ClusterStateSchema, W, 'state');
-const snapshotCodec = compileLazy(StateSnapshotSchema, W, 'snapshot');
+const stateCodec = compile(ClusterStateSchema, W, 'state');
+const snapshotCodec = compile(StateSnapshotSchema, W, 'snapshot');
 
 /** Each record's key is its id (`apply` keys them so; a snapshot keyed otherwise would read differently). */
 function keyedById<T>(records: Readonly<Record<string, T>>, id: (x: T) => string, p: string): void {

@@ -74,6 +74,8 @@ export interface InstanceRecord {
   readonly signal?: string;
   readonly failedRank?: number;
   readonly failedNode?: NodeId;
+  /** A failed job that will not restart although its policy had restarts left: its re-placement was refused. */
+  readonly final?: boolean;
   readonly runners: Readonly<Record<NodeId, RunnerRecord>>;
   readonly createdAt?: number;
   readonly updatedAt?: number;

@@ -1,0 +1,73 @@
+/**
+ * Start-up cost, this build against another (issue 16): a worker thread importing a protocol module (every actor
+ * runs in its own worker and pays this), and a whole node's start (spawn of `node dist/main.js` to its start line).
+ * Both builds are measured in the same run, interleaved round by round (order alternating), so load hits both;
+ * the table gives medians and the ratio. Wall time and CPU time (from /proc: survives load better).
+ *   node build/benchmarks/startup/index.js [--baseline DIR] [--runs N] [--quick] [--json]
+ * DIR is another checkout's root with `npm run build` done (e.g. a worktree of the commit before a change).
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { printTable, type BenchRow } from '../table.js';
+import { nodeStart, workerImport, type Sample } from './probes.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const eq = args.find((a) => a.startsWith(`${name}=`));
+  if (eq) return eq.slice(name.length + 1);
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const json = args.includes('--json');
+const runs = Math.max(1, Number(flag('--runs') ?? (args.includes('--quick') ? 3 : 7)));
+const here = fileURLToPath(new URL('../../..', import.meta.url)); // build/benchmarks/startup → the checkout's root
+const baseline = flag('--baseline');
+
+interface Build { readonly label: string; readonly root: string }
+const builds: Build[] = [{ label: 'this', root: here }];
+if (baseline) builds.push({ label: 'baseline', root: resolve(baseline) });
+for (const b of builds) if (!existsSync(join(b.root, 'dist/main.js'))) throw new Error(`${b.root}: no dist/main.js (run npm run build there)`);
+
+interface Case { readonly name: string; readonly run: (root: string) => Promise<Sample> }
+const CASES: Case[] = [
+  { name: 'worker: import protocols/mailbox.js', run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js')) },
+  { name: 'worker: import protocols/events.js', run: (root) => workerImport(join(root, 'dist/protocols/events.js')) },
+  { name: 'node start to its start line', run: nodeStart },
+];
+
+const median = (xs: readonly number[]): number | null => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const round1 = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);
+const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+
+const samples = new Map<string, Sample[]>(); // `${case}|${build}`
+for (let r = 0; r < runs; r++) {
+  const order = r % 2 === 0 ? builds : [...builds].reverse();
+  for (const c of CASES) {
+    for (const b of order) {
+      const key = `${c.name}|${b.label}`;
+      samples.set(key, [...(samples.get(key) ?? []), await c.run(b.root)]);
+    }
+  }
+}
+
+const rows: BenchRow[] = CASES.map((c) => {
+  const stat = (label: string, pick: (s: Sample) => number | null): number | null =>
+    round1(median((samples.get(`${c.name}|${label}`) ?? []).map(pick).filter((x): x is number => x !== null)));
+  const row: Record<string, string | number | null> = { case: c.name, 'this wall ms': stat('this', (s) => s.wallMs), 'this cpu ms': stat('this', (s) => s.cpuMs) };
+  if (baseline) {
+    row['baseline wall ms'] = stat('baseline', (s) => s.wallMs);
+    row['baseline cpu ms'] = stat('baseline', (s) => s.cpuMs);
+    row['wall ratio'] = ratio(row['this wall ms'] as number | null, row['baseline wall ms'] as number | null);
+    row['cpu ratio'] = ratio(row['this cpu ms'] as number | null, row['baseline cpu ms'] as number | null);
+  }
+  return row;
+});
+printTable(`Start-up: medians of ${runs} interleaved runs${baseline ? ` (baseline ${baseline})` : ''}`, rows, json,
+  'worker rows: one fresh process whose worker thread imports the module (cpu = that thread\'s on-CPU time). node start: '
+  + '`node dist/main.js --port 0 --no-mdns` on loopback to its start line (cpu = the whole process, all threads, 10 ms ticks). '
+  + 'Ratios are this / baseline.');
