@@ -12,7 +12,7 @@
  * Speeds are not asserted: read the ratios next to the load average.
  */
 import { loadavg } from 'node:os';
-import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest } from '../../src/lab/index.js';
+import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest, type NodeView } from '../../src/lab/index.js';
 import { findTorchPython } from '../../src/ring/bench/gloo.js';
 import { printTable, type BenchRow } from '../table.js';
 
@@ -49,6 +49,17 @@ class Owner implements ClusterTest {
   }
 }
 
+/**
+ * With cables, every neighbour pair has two addresses (LAN and cable), so `profiled`'s one link per pair does not
+ * hold: wait for every LAN and cable link, both ways, measured, and every cable faster than every LAN link (else
+ * the planner rightly keeps the ring on the LAN).
+ */
+const cablesReady = (cables: number) => (vs: NodeView[]): boolean => vs.every((v) => {
+  const bw = (type: string) => v.topology.links.filter((l) => l.type === type).map((l) => l.bandwidthBps ?? 0);
+  return v.topology.nodes.length === HOSTS && v.topology.nodes.every((n) => n.memory) && v.topology.links.length === HOSTS * (HOSTS - 1) + 2 * cables
+    && v.topology.links.every((l) => typeof l.bandwidthBps === 'number') && Math.min(...bw('thunderbolt')) > Math.max(...bw('ethernet'));
+});
+
 const progress = (line: string): void => void process.stderr.write(`[ring-live] ${line}\n`);
 
 async function scenario(name: 'lan' | 'p2p'): Promise<void> {
@@ -61,7 +72,7 @@ async function scenario(name: 'lan' | 'p2p'): Promise<void> {
     const p2pTypes = (h: number): string[] => links.filter((l) => l.a === h || l.b === h).flatMap((l) => ['--iface-type', `${lab.ifName(h, l.a === h ? l.b : l.a)}=thunderbolt`]);
     const c = await NodeCluster.start(owner, lab, { nodeArgs: (h) => ['--allow-exec=python3', '--iface-type', 'lan0=ethernet', ...p2pTypes(h)] });
     const started = Date.now();
-    await c.converged(180_000, profiled);
+    await c.converged(180_000, links.length ? cablesReady(links.length) : profiled);
     progress(`${name}: ${HOSTS} nodes agreed and profiled in ${((Date.now() - started) / 1000).toFixed(0)} s; bench ${benchArgs.slice(1).join(' ')}`);
     const run = await c.cli(0, benchArgs, 900_000);
     if (run.code !== 0) throw new Error(`bench exited ${run.code}: ${run.stderr.slice(-600)}`);
@@ -101,4 +112,7 @@ async function main(): Promise<void> {
   for (const name of over === 'both' ? ['lan', 'p2p'] as const : [over as 'lan' | 'p2p']) await scenario(name);
 }
 
-await main();
+await main().catch((error: unknown) => {
+  process.stderr.write(`ring-live benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -4,7 +4,8 @@
  * (op, size) as cluster tasks, and collects rank 0's nccl-tests numbers into a table. Each task is timed as
  * nccl-tests does (src/ring/bench/timed-collective.ts: warm-up, barrier, a timed loop with no data preparation in
  * it; mean, median and p99 per op); the request's `bidirectional` reaches every rank with the task. The instance is deleted at
- * the end, whatever happened.
+ * the end, whatever happened. With `gloo: true`, torch Gloo's all_reduce then runs on the same nodes
+ * (gloo-bench-live.ts; refused up front where a node's --allow-exec does not admit the interpreter).
  */
 import type { EventFeed } from '../api/event-feed.js';
 import type { RingBenchProgress, RingBenchStarted } from '../api/node-facade.js';
