@@ -226,3 +226,25 @@ export function compileWire<S extends TSchema>(schema: S, where: Where, root = '
     },
   };
 }
+
+/**
+ * `compile` with the API's wording ("is required", "must be >= 0", "is not a known field") whatever `where` is:
+ * for inputs a person writes that are not HTTP bodies (the planner's `--state` / `--request` files).
+ */
+export function compileWorded<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
+  const codec = compile(schema, 'body', root);
+  return {
+    schema,
+    is: (value): value is Static<S> => codec.is(value),
+    decode(value, at) {
+      try {
+        return codec.decode(value, at);
+      } catch (error) {
+        if (!(error instanceof ValidationError) || where === 'body') throw error;
+        const path = String(error.details.path ?? '');
+        const prefix = `body ${path || '(root)'}: `;
+        throw new ValidationError(where, path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
+      }
+    },
+  };
+}

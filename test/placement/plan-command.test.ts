@@ -56,9 +56,9 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
 
   for (const [args, pattern] of [
     [['--state', files.broken, '--request', files.request], /--state file .*broken\.json is not valid JSON/],
-    [['--state', files.invalid, '--request', files.request], /state\.nodes\[0\]\.memory\.ramAvailable: must be a finite number/],
+    [['--state', files.invalid, '--request', files.request], /state\.nodes\[0\]\.memory\.ramAvailable: expected a finite number/],
     [['--state', join(dir, 'missing.json'), '--request', files.request], /cannot read --state file .*missing\.json: ENOENT/],
-    [['--state', files.state, '--request', files.state], /request\.nodes: unknown field/],
+    [['--state', files.state, '--request', files.state], /request\.workload: is required/],
     [['--state', files.state], /--request REQUEST\.json is required/],
     [['--state', files.state, '--request', files.request, '--seed', '-1'], /--seed must be an integer/],
     [['--state', files.state, '--request', files.request, '--bogus'], /unknown argument "--bogus"/],

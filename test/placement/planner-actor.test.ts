@@ -64,7 +64,7 @@ t.test('actor in a worker: plan and preview inline and on the cpu pool, bad bodi
   });
   const live = await runtime.request<{ instance: { nodes: string[] } }>('placement-planner', { type: 'plan', request: request({ minNodes: 3 }), seed: 5 });
   t.same(live, plan, 'planned on the live state');
-  await t.rejects(runtime.request('placement-planner', { type: 'plan', state: { nodes: [{ id: 'a', memory: 5 }] }, request: request() }), { message: /state\.nodes\[0\]\.memory: must be an object/ });
+  await t.rejects(runtime.request('placement-planner', { type: 'plan', state: { nodes: [{ id: 'a', memory: 5 }] }, request: request() }), { message: /state\.nodes\[0\]\.memory: expected an object, got number/ });
   await t.rejects(runtime.request('placement-planner', { type: 'plan', state: small, request: request({ backend: 'mpi' }) }), { message: /request\.backend/ });
   await t.rejects(runtime.request('placement-planner', { type: 'plan', state: small, request: request(), seed: -3 }), { message: /seed/ });
   snap = await runtime.request('placement-planner', { type: 'snapshot' });

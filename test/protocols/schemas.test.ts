@@ -14,6 +14,8 @@ import { decodeIdentity, decodeNodeIdResponse, decodeSinkReport, ProbeAnswers, P
 import { decodeHostfile } from '../../src/protocols/hostfile.js';
 import { Advert, decodeTxt, encodeTxt } from '../../src/protocols/cluster-discovery.js';
 import { checkPlannerBody, PlannerBody } from '../../src/actors/placement-planner/plan-request.js';
+import { ClusterStateInput, decodeClusterState } from '../../src/core/placement/cluster-state.js';
+import { decodePlacementRequest, PlacementRequestInput } from '../../src/core/placement/placement-request.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
 const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
@@ -133,6 +135,12 @@ t.test('probe answers and the planner body round-trip and name each bad field', 
   t.throws(() => decodeIdentity({ nodeId: 'n', clusterName: 'c', incarnation: 3, extra: 1 }), { code: 'TORUS_API_VALIDATION', message: /identity\.extra: unknown field/ }, 'a peer answer keeps the wire words');
   roundTrip(t, { name: 'PlannerBody', schema: PlannerBody, sample: { type: 'plan', state: { nodes: [] }, request: { x: 1 }, seed: 7 }, decode: checkPlannerBody, field: (k) => k });
   t.throws(() => checkPlannerBody({ type: 'plan', request: {}, seed: 2 ** 32 }), { code: 'TORUS_API_VALIDATION', details: { path: 'seed' } });
+  // The planner's own inputs (its mailbox body's `state` and `request`, the `--state` / `--request` files of `torus plan`).
+  const stateSample = { nodes: [{ id: 'a', memory: { ramAvailable: 1, ramTotal: 2 }, interfaces: [{ name: 'en0', ip: '10.77.0.1', type: 'ethernet' }], rdmaEnabled: false, cached: { w: 0.5 } }, { id: 'b' }], links: [{ source: 'a', sink: 'b', ip: '10.77.0.2', type: 'ethernet', rttMs: 1, bandwidthBps: 1e9 }] };
+  roundTrip(t, { name: 'ClusterStateInput', schema: ClusterStateInput, sample: stateSample, decode: (v) => { const d = decodeClusterState(v); t.equal(d.nodes.length, 2); return v; }, field: (k) => `state.${k}` });
+  const requestSample = { workload: { id: 'w', memoryBytes: 1, layers: 2, hiddenSize: 8, kvHeads: 2, supportsTensor: true, artifactBytes: 0 }, sharding: 'pipeline', backend: 'ring', minNodes: 1, requiredNodes: ['a'] };
+  roundTrip(t, { name: 'PlacementRequestInput', schema: PlacementRequestInput, sample: requestSample, decode: (v) => { decodePlacementRequest(v); return v; }, field: (k) => `request.${k}` });
+  t.throws(() => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b', ip: '10.77.0.2', rdma: { sourceIface: 'rdma_en2', sinkIface: 'rdma_en3' } }] }), { code: 'TORUS_API_VALIDATION', details: { path: 'state.links[0].ip' } }, 'a cable carries no socket fields (a rule after the check)');
 });
 
 t.test('text formats: a hostfile and a discovery TXT record are read into their schemas\' shape', async (t) => {

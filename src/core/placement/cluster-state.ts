@@ -1,4 +1,8 @@
-import { Reader, type InputWhere } from './decode-helpers.js';
+import { ValidationError } from '../errors.js';
+import { compileWorded, MapOf, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
+
+/** Where a placement input came from: an API body, or a file/flag given to the offline command. */
+export type InputWhere = 'body' | 'config';
 
 /**
  * The cluster state the planner reads (the `--state` file of `torus plan`, or the live topology turned into
@@ -50,68 +54,61 @@ export interface ClusterState {
   readonly links: readonly Link[];
 }
 
+const NonEmpty = Type.String({ minLength: 1 });
+/** `null` reads as absent, as the hand-written reader allowed (JSON writers emit null for a missing figure). */
+const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
+const InterfaceInput = Type.Object({ name: NonEmpty, ip: NonEmpty, type: Type.Optional(StringEnum(INTERFACE_TYPES)) }, { additionalProperties: false });
+const NodeInput = Type.Object({
+  id: NonEmpty,
+  memory: Nullable(Type.Object({ ramAvailable: Type.Number({ minimum: 0 }), ramTotal: Type.Number({ minimum: 0 }) }, { additionalProperties: false })),
+  interfaces: Type.Optional(Type.Array(InterfaceInput)),
+  rdmaEnabled: Type.Optional(Type.Boolean()),
+  cached: Type.Optional(MapOf(Type.Number({ minimum: 0, maximum: 1 }))),
+}, { additionalProperties: false });
+/** One shape for both kinds: `rdma` present makes it a cable, else `ip` is required (checked after, to name it). */
+const LinkInput = Type.Object({
+  source: NonEmpty,
+  sink: NonEmpty,
+  ip: Type.Optional(NonEmpty),
+  type: Type.Optional(StringEnum(INTERFACE_TYPES)),
+  rttMs: Nullable(Type.Number({ minimum: 0 })),
+  bandwidthBps: Nullable(Type.Number({ minimum: 0 })),
+  rdma: Type.Optional(Type.Object({ sourceIface: NonEmpty, sinkIface: NonEmpty }, { additionalProperties: false })),
+}, { additionalProperties: false });
+/** The planner's input state as written (`--state` file, the planner's mailbox body); `decodeClusterState` fills defaults. */
+export const ClusterStateInput = Type.Object({ nodes: Type.Array(NodeInput), links: Type.Optional(Type.Array(LinkInput)) }, { additionalProperties: false });
+
+const codecs = { body: compileWorded(ClusterStateInput, 'body'), config: compileWorded(ClusterStateInput, 'config') };
+
 /** Strictly decodes a cluster state; throws ValidationError naming the JSON path of the first problem. */
 export function decodeClusterState(value: unknown, where: InputWhere = 'body', root = 'state'): ClusterState {
-  const r = new Reader(where);
-  const top = r.object(value, root, ['nodes', 'links']);
-  const nodes = r.array(top.nodes, `${root}.nodes`).map((raw, i) => decodeNode(r, raw, `${root}.nodes[${i}]`));
+  const input = codecs[where].decode(value, root);
+  const fail = (path: string, why: string): never => { throw new ValidationError(where, path, why); };
   const ids = new Set<string>();
-  nodes.forEach((node, i) => {
-    if (ids.has(node.id)) r.fail(`${root}.nodes[${i}].id`, `duplicate node id ${JSON.stringify(node.id)}`);
-    ids.add(node.id);
+  const nodes = input.nodes.map((n, i): NodeState => {
+    if (ids.has(n.id)) fail(`${root}.nodes[${i}].id`, `duplicate node id ${JSON.stringify(n.id)}`);
+    ids.add(n.id);
+    const interfaces = (n.interfaces ?? []).map((f) => ({ name: f.name, ip: f.ip, type: f.type ?? 'unknown' }));
+    const base = { id: n.id, interfaces, rdmaEnabled: n.rdmaEnabled ?? false, cached: { ...n.cached } };
+    return n.memory ? { ...base, memory: { ramAvailable: n.memory.ramAvailable, ramTotal: n.memory.ramTotal } } : base;
   });
-  const links = top.links === undefined ? [] : r.array(top.links, `${root}.links`).map((raw, i) => decodeLink(r, raw, `${root}.links[${i}]`, ids));
+  const links = (input.links ?? []).map((l, i): Link => {
+    const path = `${root}.links[${i}]`;
+    if (!ids.has(l.source)) fail(`${path}.source`, `unknown node ${JSON.stringify(l.source)}`);
+    if (!ids.has(l.sink)) fail(`${path}.sink`, `unknown node ${JSON.stringify(l.sink)}`);
+    if (l.source === l.sink) fail(`${path}.sink`, 'a link must join two different nodes');
+    if (l.rdma) {
+      for (const key of ['ip', 'type', 'rttMs', 'bandwidthBps'] as const) {
+        if (l[key] !== undefined) fail(`${path}.${key}`, 'an rdma link carries no socket fields');
+      }
+      return { kind: 'rdma', source: l.source, sink: l.sink, sourceIface: l.rdma.sourceIface, sinkIface: l.rdma.sinkIface };
+    }
+    if (l.ip === undefined) return fail(`${path}.ip`, 'is required');
+    const link: { -readonly [K in keyof SocketLink]: SocketLink[K] } = { kind: 'socket', source: l.source, sink: l.sink, ip: l.ip };
+    if (l.type !== undefined) link.type = l.type;
+    if (l.rttMs !== undefined && l.rttMs !== null) link.rttMs = l.rttMs;
+    if (l.bandwidthBps !== undefined && l.bandwidthBps !== null) link.bandwidthBps = l.bandwidthBps;
+    return link;
+  });
   return { nodes, links };
-}
-
-function decodeNode(r: Reader, raw: unknown, path: string): NodeState {
-  const o = r.object(raw, path, ['id', 'memory', 'interfaces', 'rdmaEnabled', 'cached']);
-  const id = r.string(o.id, `${path}.id`);
-  let memory: NodeState['memory'];
-  if (o.memory !== undefined && o.memory !== null) {
-    const m = r.object(o.memory, `${path}.memory`, ['ramAvailable', 'ramTotal']);
-    const ramAvailable = r.number(m.ramAvailable, `${path}.memory.ramAvailable`, { min: 0 });
-    const ramTotal = r.number(m.ramTotal, `${path}.memory.ramTotal`, { min: 0 });
-    memory = { ramAvailable, ramTotal };
-  }
-  const interfaces = o.interfaces === undefined ? [] : r.array(o.interfaces, `${path}.interfaces`).map((rawIf, j) => {
-    const p = `${path}.interfaces[${j}]`;
-    const f = r.object(rawIf, p, ['name', 'ip', 'type']);
-    return {
-      name: r.string(f.name, `${p}.name`),
-      ip: r.string(f.ip, `${p}.ip`),
-      type: f.type === undefined ? 'unknown' : r.oneOf(f.type, `${p}.type`, INTERFACE_TYPES),
-    };
-  });
-  const rdmaEnabled = o.rdmaEnabled === undefined ? false : r.boolean(o.rdmaEnabled, `${path}.rdmaEnabled`);
-  const cached: Record<string, number> = {};
-  if (o.cached !== undefined) {
-    const c = r.record(o.cached, `${path}.cached`);
-    for (const [workload, fraction] of Object.entries(c)) {
-      cached[workload] = r.number(fraction, `${path}.cached.${workload}`, { min: 0, max: 1 });
-    }
-  }
-  return memory ? { id, memory, interfaces, rdmaEnabled, cached } : { id, interfaces, rdmaEnabled, cached };
-}
-
-function decodeLink(r: Reader, raw: unknown, path: string, ids: ReadonlySet<string>): Link {
-  const o = r.object(raw, path, ['source', 'sink', 'ip', 'type', 'rttMs', 'bandwidthBps', 'rdma']);
-  const source = r.string(o.source, `${path}.source`);
-  const sink = r.string(o.sink, `${path}.sink`);
-  if (!ids.has(source)) r.fail(`${path}.source`, `unknown node ${JSON.stringify(source)}`);
-  if (!ids.has(sink)) r.fail(`${path}.sink`, `unknown node ${JSON.stringify(sink)}`);
-  if (source === sink) r.fail(`${path}.sink`, 'a link must join two different nodes');
-  if (o.rdma !== undefined) {
-    for (const key of ['ip', 'type', 'rttMs', 'bandwidthBps']) {
-      if (o[key] !== undefined) r.fail(`${path}.${key}`, 'an rdma link carries no socket fields');
-    }
-    const d = r.object(o.rdma, `${path}.rdma`, ['sourceIface', 'sinkIface']);
-    return { kind: 'rdma', source, sink, sourceIface: r.string(d.sourceIface, `${path}.rdma.sourceIface`), sinkIface: r.string(d.sinkIface, `${path}.rdma.sinkIface`) };
-  }
-  const ip = r.string(o.ip, `${path}.ip`);
-  const link: { -readonly [K in keyof SocketLink]: SocketLink[K] } = { kind: 'socket', source, sink, ip };
-  if (o.type !== undefined) link.type = r.oneOf(o.type, `${path}.type`, INTERFACE_TYPES);
-  if (o.rttMs !== undefined && o.rttMs !== null) link.rttMs = r.number(o.rttMs, `${path}.rttMs`, { min: 0 });
-  if (o.bandwidthBps !== undefined && o.bandwidthBps !== null) link.bandwidthBps = r.number(o.bandwidthBps, `${path}.bandwidthBps`, { min: 0 });
-  return link;
 }

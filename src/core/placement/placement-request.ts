@@ -1,4 +1,5 @@
-import { Reader, type InputWhere } from './decode-helpers.js';
+import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
+import type { InputWhere } from './cluster-state.js';
 
 export type Sharding = 'pipeline' | 'tensor';
 export type Backend = 'ring' | 'jaccl';
@@ -23,23 +24,34 @@ export interface PlacementRequest {
   readonly requiredNodes: readonly string[];
 }
 
+const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
+const Count = (minimum: number) => Type.Integer({ minimum });
+
+/** What to place as written (an API body, the `--request` file of `torus plan`); `decodePlacementRequest` fills defaults. */
+export const PlacementRequestInput = Type.Object({
+  workload: Type.Object({
+    id: Type.String({ minLength: 1 }),
+    memoryBytes: Type.Number({ minimum: 0 }),
+    layers: Count(1),
+    hiddenSize: Nullable(Count(1)),
+    kvHeads: Nullable(Count(1)),
+    supportsTensor: Type.Optional(Type.Boolean()),
+    artifactBytes: Nullable(Count(0)),
+  }, { additionalProperties: false }),
+  sharding: StringEnum(['pipeline', 'tensor'] as const),
+  backend: StringEnum(['ring', 'jaccl'] as const),
+  minNodes: Type.Optional(Count(1)),
+  requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+}, { additionalProperties: false });
+
+const codecs = { body: compileWorded(PlacementRequestInput, 'body'), config: compileWorded(PlacementRequestInput, 'config') };
+
 export function decodePlacementRequest(value: unknown, where: InputWhere = 'body', root = 'request'): PlacementRequest {
-  const r = new Reader(where);
-  const top = r.object(value, root, ['workload', 'sharding', 'backend', 'minNodes', 'requiredNodes']);
-  const w = r.object(top.workload, `${root}.workload`, ['id', 'memoryBytes', 'layers', 'hiddenSize', 'kvHeads', 'supportsTensor', 'artifactBytes']);
-  const p = `${root}.workload`;
-  const workload: { -readonly [K in keyof Workload]: Workload[K] } = {
-    id: r.string(w.id, `${p}.id`),
-    memoryBytes: r.number(w.memoryBytes, `${p}.memoryBytes`, { min: 0 }),
-    layers: r.number(w.layers, `${p}.layers`, { min: 1, integer: true }),
-    supportsTensor: w.supportsTensor === undefined ? false : r.boolean(w.supportsTensor, `${p}.supportsTensor`),
-  };
-  if (w.hiddenSize !== undefined && w.hiddenSize !== null) workload.hiddenSize = r.number(w.hiddenSize, `${p}.hiddenSize`, { min: 1, integer: true });
-  if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = r.number(w.artifactBytes, `${p}.artifactBytes`, { min: 0, integer: true });
-  if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = r.number(w.kvHeads, `${p}.kvHeads`, { min: 1, integer: true });
-  const sharding = r.oneOf(top.sharding, `${root}.sharding`, ['pipeline', 'tensor'] as const);
-  const backend = r.oneOf(top.backend, `${root}.backend`, ['ring', 'jaccl'] as const);
-  const minNodes = top.minNodes === undefined ? 1 : r.number(top.minNodes, `${root}.minNodes`, { min: 1, integer: true });
-  const requiredNodes = top.requiredNodes === undefined ? [] : r.array(top.requiredNodes, `${root}.requiredNodes`).map((id, i) => r.string(id, `${root}.requiredNodes[${i}]`));
-  return { workload, sharding, backend, minNodes, requiredNodes: [...new Set(requiredNodes)] };
+  const input = codecs[where].decode(value, root);
+  const w = input.workload;
+  const workload: { -readonly [K in keyof Workload]: Workload[K] } = { id: w.id, memoryBytes: w.memoryBytes, layers: w.layers, supportsTensor: w.supportsTensor ?? false };
+  if (w.hiddenSize !== undefined && w.hiddenSize !== null) workload.hiddenSize = w.hiddenSize;
+  if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
+  if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
+  return { workload, sharding: input.sharding, backend: input.backend, minNodes: input.minNodes ?? 1, requiredNodes: [...new Set(input.requiredNodes ?? [])] };
 }
