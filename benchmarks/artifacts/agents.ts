@@ -8,7 +8,8 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { Lab } from '../../src/lab/index.js';
 
-export interface Done { done: string; ms: number; cpuMs?: number; state: string; error?: { message: string } }
+/** `cpuMs`: the receiver's CPU (user + system) over the transfer; `cpuSysMs` its kernel part (older builds: absent). */
+export interface Done { done: string; ms: number; cpuMs?: number; cpuSysMs?: number; state: string; error?: { message: string } }
 
 export class Agent {
   readonly #waiters: ((m: any) => boolean)[] = [];

@@ -72,6 +72,7 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
     // Interleaved rounds: every case once per round, so a load change on the shared machine hits them all alike.
     const times = new Map<string, number[]>();
     const cpu = new Map<string, number[]>();
+    const cpuSys = new Map<string, number[]>();
     const add = (k: string, s: number, map = times): void => void map.set(k, [...(map.get(k) ?? []), s]);
     let tool = 'iperf3';
     for (let r = 0; r < rounds; r++) {
@@ -84,6 +85,7 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
         const d = await set.fetchOn(a1!);
         add(name, d.ms / 1000);
         if (d.cpuMs !== undefined) add(name, d.cpuMs / 1000, cpu);
+        if (d.cpuSysMs !== undefined) add(name, d.cpuSysMs / 1000, cpuSys);
         await set.rm(a1!);
       }
     }
@@ -95,7 +97,9 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
     if (rsync) row('rsync h0 → h1 (rsync daemon)', median(times.get('rsync')!));
     for (const { name } of sets) {
       const c = cpu.get(name);
-      row(`one transfer h0 → h1, ${name}`, median(times.get(name)!), bytes, c ? { 'receiver CPU s': +median(c).toFixed(2) } : {});
+      const k = cpuSys.get(name);
+      const perMiB = (xs: number[]): number => +((median(xs) * 1000) / (bytes / 2 ** 20)).toFixed(2);
+      row(`one transfer h0 → h1, ${name}`, median(times.get(name)!), bytes, c ? { 'receiver CPU s': +median(c).toFixed(2), 'CPU ms/MiB': perMiB(c), 'kernel ms/MiB': k ? perMiB(k) : '' } : {});
     }
     if (rsync) {
       const t0 = performance.now();

@@ -32,6 +32,7 @@ for (const b of builds) if (!existsSync(join(b.root, 'dist/main.js'))) throw new
 interface Case { readonly name: string; readonly run: (root: string) => Promise<Sample> }
 const CASES: Case[] = [
   { name: 'worker: import protocols/mailbox.js', run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js')) },
+  { name: 'worker: import mailbox.js + first 3 frames', run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js'), true) },
   { name: 'worker: import protocols/events.js', run: (root) => workerImport(join(root, 'dist/protocols/events.js')) },
   { name: 'node start to its start line', run: nodeStart },
 ];

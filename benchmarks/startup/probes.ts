@@ -12,20 +12,28 @@ import { pathToFileURL } from 'node:url';
 
 export interface Sample { readonly wallMs: number; readonly cpuMs: number | null }
 
-// Runs in the worker: the import's wall time and this thread's CPU time (first field of schedstat, ns).
+// Runs in the worker: the import's wall time and this thread's CPU time (first field of schedstat, ns); with
+// `frames`, also decoding the first mailbox frames a worker sees (two valid, one refused), as every actor does.
 const WORKER_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 const cpu = () => { try { return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6; } catch { return NaN; } };
 const c0 = cpu(); const t0 = performance.now();
-import(workerData.url).then(() => parentPort.postMessage({ wallMs: performance.now() - t0, cpuMs: cpu() - c0 }));
+import(workerData.url).then((m) => {
+  if (workerData.frames) {
+    m.decodeFrame({ t: 'msg', from: 'host', to: 'actor', body: { type: 'start' }, corr: 1 });
+    m.decodeFrame({ t: 'stop', deadlineMs: 1000 });
+    try { m.decodeFrame({ t: 'msg', from: 7 }); } catch {}
+  }
+  parentPort.postMessage({ wallMs: performance.now() - t0, cpuMs: cpu() - c0 });
+});
 `;
 
-/** A fresh `node` whose one worker thread imports `file`; the import's cost as that worker sees it. */
-export function workerImport(file: string): Promise<Sample> {
+/** A fresh `node` whose one worker thread imports `file` (and decodes frames with it); the cost as that worker sees it. */
+export function workerImport(file: string, frames = false): Promise<Sample> {
   const parent = `
 const { Worker } = require('node:worker_threads');
-const w = new Worker(${JSON.stringify(WORKER_CODE)}, { eval: true, workerData: { url: ${JSON.stringify(pathToFileURL(file).href)} } });
+const w = new Worker(${JSON.stringify(WORKER_CODE)}, { eval: true, workerData: { frames: ${String(frames)}, url: ${JSON.stringify(pathToFileURL(file).href)} } });
 w.once('message', (m) => { process.stdout.write(JSON.stringify(m)); w.terminate(); });
 w.once('error', (e) => { console.error(e); process.exit(1); });
 `;

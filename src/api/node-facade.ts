@@ -11,118 +11,53 @@
 
 import type { IndexedEvent } from '../protocols/events.js';
 import type { ClusterState } from '../core/topology/state.js';
+import type { Same, Shape } from '../protocols/schema-kit.js';
+import type { ExecWorkload, RingWorkload } from '../protocols/workload-spec.js';
+import type { responseSchemas } from './response-schemas.js';
 
-export type NodeRole = 'leader' | 'follower' | 'candidate' | 'alone';
+/**
+ * Each view is the `Shape<>` of its answer's schema (./response-schemas.ts, which the OpenAPI document serves):
+ * a facade cannot return, and the CLI cannot read, a field or value the document does not allow.
+ */
+type Answer<K extends keyof typeof responseSchemas> = Shape<(typeof responseSchemas)[K]>;
 
 /** GET /v1/node */
-export interface NodeInfo {
-  readonly id: string;
-  readonly name: string;
-  readonly version: string;
-  /** Bumped on every process start of the same persisted node id. */
-  readonly incarnation: number;
-  readonly uptimeMs: number;
-  readonly role: NodeRole;
-  /** The current leader's id, when one is known. */
-  readonly leaderId?: string | undefined;
-  readonly cluster?: string | undefined;
-  /** Whether this node reaches a quorum of the members (without one it refuses writes: TORUS_NO_QUORUM). */
-  readonly quorum?: QuorumInfo | undefined;
-}
+export type NodeInfo = Answer<'NodeInfo'>;
+export type NodeRole = NodeInfo['role'];
+/** Whether this node reaches a quorum of the members (without one it refuses writes: TORUS_NO_QUORUM). */
+export type QuorumInfo = NonNullable<NodeInfo['quorum']>;
 
-export interface QuorumInfo {
-  readonly ok: boolean;
-  readonly members: number;
-  readonly reached: number;
-  readonly needed: number;
-  readonly why?: string;
-}
+/**
+ * GET /v1/state: the replicated state exactly as the topology keeper holds it (its type is the topology core's,
+ * which the schema's open `state` object admits), `digest` = `stateDigest(state)`, `lastIndex` of the last event.
+ */
+export type StateView = Omit<Answer<'StateView'>, 'state'> & { readonly state: ClusterState };
 
-/** GET /v1/state: the replicated state exactly as the topology keeper holds it, with its digest. */
-export interface StateView {
-  readonly state: ClusterState;
-  /** `stateDigest(state)` from src/core/topology/digest.ts: equal on every node that applied the same log. */
-  readonly digest: string;
-  /** Index of the last applied event (0 before any). */
-  readonly lastIndex: number;
-}
-
-export interface TopologyNodeView {
-  readonly id: string;
-  readonly name?: string | undefined;
-  readonly role?: NodeRole | undefined;
-  /** Bytes. */
-  readonly memory?: { readonly ramAvailable: number; readonly ramTotal: number } | undefined;
-  readonly interfaces?: readonly { readonly name: string; readonly ip: string; readonly type: string }[] | undefined;
-  readonly [extra: string]: unknown;
-}
-
-/** One directed edge per working address: `source` reached `sink` at `ip` (one of sink's interfaces). */
-export interface TopologyLinkView {
-  readonly source: string;
-  readonly sink: string;
-  readonly ip?: string | undefined;
-  /** thunderbolt | ethernet | wifi | maybe_ethernet | unknown | rdma */
-  readonly type?: string | undefined;
-  readonly rttMs?: number | undefined;
-  readonly bandwidthBps?: number | undefined;
-  /** Epoch milliseconds of the last measurement. */
-  readonly measuredAt?: number | undefined;
-  readonly [extra: string]: unknown;
-}
-
-/** GET /v1/topology */
-export interface TopologyView {
-  readonly nodes: readonly TopologyNodeView[];
-  readonly links: readonly TopologyLinkView[];
-  readonly lastIndex?: number | undefined;
-}
+/** GET /v1/topology: nodes, and one directed edge per working address (`source` reached `sink` at `ip`). */
+export type TopologyView = Answer<'Topology'>;
+export type TopologyNodeView = TopologyView['nodes'][number];
+export type TopologyLinkView = TopologyView['links'][number];
 
 /** A node that was heard but did not join, and why (never silently ignored). */
-export interface PeerView {
-  readonly id?: string | undefined;
-  readonly address: string;
-  /** other-cluster | incompatible-version | auth-required | auth-failure | unreachable (src/cluster/heard.ts HeardReason) */
-  readonly reason: string;
-  readonly detail?: string | undefined;
-  readonly lastHeardAt?: number | undefined;
-  /** Refused dials so far, and when the next one is due (it backs off: 10 s doubling to 5 min). */
-  readonly attempts?: number | undefined;
-  readonly nextRetryAt?: number | undefined;
-  readonly [extra: string]: unknown;
-}
+export type PeerView = Answer<'Peer'>;
 
-export interface RunnerView {
-  readonly node: string;
-  readonly rank?: number | undefined;
-  /** Idle | Connecting | … | Ready | Running | ShuttingDown | Shutdown | Failed */
-  readonly status: string;
-  readonly reason?: string | undefined;
-  readonly restarts?: number | undefined;
-  readonly [extra: string]: unknown;
-}
-
-/** An instance with its ring order (`nodes`) and runner statuses. Other plan fields pass through. */
-export interface InstanceView {
-  readonly id: string;
-  readonly nodes: readonly string[];
-  readonly runners: readonly RunnerView[];
-  readonly backend?: string | undefined;
-  readonly sharding?: string | undefined;
-  readonly status?: string | undefined;
-  readonly [extra: string]: unknown;
-}
+/**
+ * An instance with its ring order (`nodes`), runner statuses, plan and workload. The facade hands the server its
+ * workload's real `env`; the server redacts every value on the way out (./redact.ts), which is what the schema says.
+ */
+export type InstanceView = Omit<Answer<'Instance'>, 'workload'> & { readonly workload: Unredacted<Answer<'Instance'>['workload']> };
+type Unredacted<W> = Omit<W, 'env'> & { readonly env?: Readonly<Record<string, string>> };
+// The answer's workload is a closed object built from the state's, so it must name every field a workload has
+// (TypeScript's structural check alone would let an extra field through to the wire).
+export type WorkloadFieldsAnswered = Assert<Same<Exclude<keyof RingWorkload | keyof ExecWorkload, keyof InstanceView['workload']>, never>>;
+type Assert<T extends true> = T;
+export type RunnerView = InstanceView['runners'][number];
 
 /** An applied event of the replicated log (src/protocols/events.ts); `index` is the SSE `id:`. */
 export type { IndexedEvent };
 
-export interface RingBenchProgress {
-  readonly done: number;
-  readonly total: number;
-  readonly message?: string | undefined;
-  /** The latest finished row of the table, if any (passthrough from src/ring). */
-  readonly row?: unknown;
-}
+/** A running benchmark's progress (the latest finished row of its table passes through from src/ring). */
+export type RingBenchProgress = NonNullable<Answer<'BenchRun'>['progress']>;
 
 /** The benchmark's table as JSON (owned by src/ring; passthrough). */
 export type RingBenchResult = unknown;
@@ -139,18 +74,10 @@ export interface NodeMetrics {
 }
 
 /** POST /v1/links/measure: what the profiler will measure. */
-export interface MeasureLinksAnswer {
-  readonly links: readonly { readonly sink: string; readonly ip: string; readonly type?: string | undefined; readonly measuredAt?: number | undefined }[];
-  /** Links waiting for the profiler's next measuring pass. */
-  readonly queued?: number | undefined;
-}
+export type MeasureLinksAnswer = Answer<'MeasureLinksQueued'>;
 
 /** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/cluster/member-removal.ts). */
-export interface MemberRemovalAnswer {
-  readonly nodeId: string;
-  readonly status: 'removed' | 'pending';
-  readonly message: string;
-}
+export type MemberRemovalAnswer = Answer<'MemberRemoved'> | Answer<'MemberRemovalPending'>;
 
 export interface NodeFacade {
   node(): Promise<NodeInfo>;

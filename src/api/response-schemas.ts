@@ -55,6 +55,8 @@ const workloadSpec = Type.Object({
   hiddenSize: opt(int),
   kvHeads: opt(int),
   supportsTensor: opt(bool),
+  artifacts: opt(Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' })),
+  restart: opt(Type.Object({ policy: StringEnum(['never', 'on-failure']), max: int }, { ...CLOSED, description: 'what happens when the job fails (exec)' })),
   command: opt(str),
   args: opt(Type.Array(str)),
   env: opt(MapOf(Type.Literal('[redacted]'), {
@@ -119,7 +121,7 @@ export const responseSchemas = {
     address: str,
     id: opt(str),
     nodeId: opt(str),
-    reason: StringEnum(['other-cluster', 'incompatible-version', 'auth-failure', 'unreachable']),
+    reason: StringEnum(['other-cluster', 'incompatible-version', 'auth-required', 'auth-failure', 'unreachable']),
     detail: opt(str),
     via: opt(StringEnum(['static', 'mdns', 'gossip', 'inbound'])),
     at: opt(epochMs('last heard')),
@@ -183,7 +185,7 @@ export const responseSchemas = {
     vsGloo: Type.Array(Type.Object({ size: int, ringBusbw: num, glooBusbw: num, ratio: Type.Union([num, Type.Null()]) }, CLOSED), { description: 'ring ÷ Gloo busbw per all-reduce size' }),
   }),
   MeasureLinksQueued: Type.Object({
-    links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(str), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
+    links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(StringEnum(INTERFACE_TYPES)), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
     queued: opt(Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' })),
   }, CLOSED),
   MemberRemoved: Type.Object({ nodeId: str, status: Type.Literal('removed'), message: str }, CLOSED),

@@ -43,7 +43,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
   // An exec instance is a job (issue 14): running → completed (every rank exited 0) or failed (the first failing rank);
   // `restarting` while a failed job with restart policy on-failure waits to be re-placed as a group.
   const job = record.workload.kind === 'exec' ? {
-    state: record.status === 'completed' ? 'completed' : record.status === 'failed' ? (restartable(record) ? 'restarting' : 'failed') : 'running',
+    state: record.status === 'completed' ? 'completed' as const : record.status === 'failed' ? (restartable(record) ? 'restarting' as const : 'failed' as const) : 'running' as const,
     exitCode: record.exitCode, signal: record.signal, failedRank: record.failedRank, failedNode: record.failedNode, restarts: record.restarts ?? 0,
   } : undefined;
   return {

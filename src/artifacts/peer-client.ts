@@ -1,13 +1,15 @@
 /**
- * Requests to another node's peer routes (peer-paths.ts), each signed with the cluster's data key, over node:http
- * with keep-alive connections. A body is read straight into one buffer of the announced length (chunks into pooled
- * buffers): fetch()'s web streams and final concatenation cost a third more CPU per byte, its first use costs
- * hundreds of milliseconds of start-up, and the receive path is CPU-bound on small machines.
+ * Requests to another node's peer routes (peer-paths.ts), each signed with the cluster's data key. Chunks go through
+ * chunk-client.ts (the kernel reads each body straight into a pooled buffer); the small requests (manifest, have,
+ * fetch orders) over node:http with keep-alive connections, each body read into one buffer of the announced length:
+ * fetch()'s web streams and final concatenation cost a third more CPU per byte and its first use hundreds of
+ * milliseconds of start-up.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { errorFromJson, TorusError } from '../core/errors.js';
 import { signPeerRequest } from './proof.js';
 import { decodeBits, peerPath } from './peer-paths.js';
+import { ChunkClient } from './chunk-client.js';
 
 /** Bigger than any chunk (64 MiB max) or manifest (32 MiB max) plus slack: more is refused before it is read. */
 const MAX_BODY = 64 * 1024 * 1024 + 1;
@@ -19,11 +21,13 @@ const POOLED_PER_LENGTH = 8;
 
 export class PeerClient {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, keepAliveMsecs: 10_000 });
+  readonly #chunks = new ChunkClient();
   readonly #pool = new Map<number, Buffer[]>();
   constructor(readonly key: string | null, readonly timeoutMs = 20_000) {}
 
   close(): void {
     this.#agent.destroy();
+    this.#chunks.close();
     this.#pool.clear();
   }
 
@@ -36,8 +40,8 @@ export class PeerClient {
     this.#pool.set(buffer.byteLength, list);
   }
 
-  /** One request; resolves with the 2xx answer's body (into a pooled buffer when `pooled`), rejects with the peer's error. */
-  #request(base: string, method: 'GET' | 'POST', path: string, o: { body?: unknown; timeoutMs?: number; pooled?: boolean } = {}): Promise<Buffer> {
+  /** One request; resolves with the 2xx answer's body, rejects with the peer's error. */
+  #request(base: string, method: 'GET' | 'POST', path: string, o: { body?: unknown; timeoutMs?: number } = {}): Promise<Buffer> {
     const unreachable = (cause: string): TorusError => new TorusError('TORUS_API_UNREACHABLE', `${base}: ${cause}`, { base });
     const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
     return new Promise<Buffer>((resolve, reject) => {
@@ -51,7 +55,7 @@ export class PeerClient {
           if (status < 200 || status >= 300) { void errorOf(res, base, path).then(reject, reject); return; }
           const length = Number(res.headers['content-length']);
           if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) { res.destroy(); reject(unreachable(`bad content-length ${String(res.headers['content-length'])}`)); return; }
-          const body = (o.pooled ? this.#pool.get(length)?.pop() : undefined) ?? Buffer.allocUnsafe(length);
+          const body = Buffer.allocUnsafe(length);
           let at = 0;
           res.on('data', (d: Buffer) => {
             if (at + d.length > length) { res.destroy(); reject(unreachable('more bytes than announced')); return; }
@@ -79,9 +83,16 @@ export class PeerClient {
     return typeof body.bits === 'string' ? decodeBits(body.bits, chunks) : new Uint8Array(chunks);
   }
 
-  /** Chunk `index` into a pooled buffer (give it back with `release`). */
+  /** Chunk `index` into a pooled buffer (give it back with `release`), read by the kernel straight into it (chunk-client.ts). */
   async chunk(base: string, id: string, index: number, waitMs = 0): Promise<Uint8Array> {
-    return this.#request(base, 'GET', peerPath.chunk(id, index, waitMs), { timeoutMs: this.timeoutMs + waitMs, pooled: true });
+    const path = peerPath.chunk(id, index, waitMs);
+    let url: URL;
+    try { url = new URL(base); } catch { throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base }); }
+    if (url.protocol !== 'http:') throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
+    return this.#chunks.get({
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80), path, headers: signPeerRequest(this.key, 'GET', path),
+      timeoutMs: this.timeoutMs + waitMs, maxBody: MAX_BODY, bodyBuffer: (length) => this.#pool.get(length)?.pop() ?? Buffer.allocUnsafeSlow(length),
+    });
   }
 
   async orderFetch(base: string, id: string, body: { upstream?: string; name?: string }): Promise<unknown> {

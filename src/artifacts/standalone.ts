@@ -57,7 +57,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         for (;;) {
           const s = service.transfer(m.id!);
           if (s && s.state !== 'running' && s.state !== 'preparing') { const cpu = process.cpuUsage(cpu0);
-            say({ done: m.id, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, state: s.state, bySource: s.bySource, error: s.error }); break; }
+            say({ done: m.id, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, cpuSysMs: cpu.system / 1000, state: s.state, bySource: s.bySource, error: s.error }); break; }
           await new Promise((r) => setTimeout(r, 20));
         }
       } else if (m.cmd === 'rm') {

@@ -4,8 +4,11 @@
  * fdatasync per file every FLUSH_BYTES or FLUSH_MS, and before the artifact is complete) and only then recorded in
  * the `verified.log` journal (uint32 LE chunk indices). A transfer that is cut, or a node that is killed, resumes
  * from the journal: only chunks whose bytes were on disk before their entry was appended count as held, so a kill
- * loses at most the chunks written since the last sync (≤ FLUSH_BYTES) plus those in flight. A sync per 4 MiB chunk
- * ran the disk at a quarter of what batched syncs reach (and a chain of k nodes on one disk k times over).
+ * loses at most the chunks written since the last completed sync (≤ 2 × FLUSH_BYTES) plus those in flight. A sync per
+ * 4 MiB chunk ran the disk at a quarter of what batched syncs reach (and a chain of k nodes on one disk k times over).
+ * A sync runs while the transfer goes on (the chunk that filled the batch does not wait for it); a write waits only
+ * when the previous sync is still running, i.e. the disk is behind the network. A failed sync fails the next write
+ * and `finish` with its cause (the chunks of that batch are not journaled: a resume fetches them again).
  * Waiters (a downstream node of a broadcast chain asking for chunk i) are woken as soon as chunk i is verified and
  * written: serving it needs no durability, the downstream verifies it again.
  * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
@@ -39,9 +42,13 @@ export class ArtifactWriter {
   #pending: number[] = [];
   #pendingBytes = 0;
   #flushing: Promise<void> = Promise.resolve();
+  /** syncs started and not yet ended */
+  #syncing = 0;
+  /** the first failed sync's error: every later write and `finish` throw it */
+  #failed: unknown;
   #flushTimer: NodeJS.Timeout | undefined;
 
-  private constructor(root: string, id: string, manifest: Manifest) {
+  private constructor(root: string, id: string, manifest: Manifest, readonly flushMs: number) {
     this.id = id;
     this.manifest = manifest;
     this.refs = chunkRefs(manifest);
@@ -50,8 +57,9 @@ export class ArtifactWriter {
   }
 
   /** Opens (creating or resuming) the partial artifact `id` whose manifest is `manifestBytes` (already verified). */
-  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>): ArtifactWriter {
-    const w = new ArtifactWriter(root, id, manifest);
+  /** `flushMs`: the timed sync's delay (tests set a long one to see the size-driven syncs alone). */
+  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>, flushMs = FLUSH_MS): ArtifactWriter {
+    const w = new ArtifactWriter(root, id, manifest, flushMs);
     const p = w.#paths;
     mkdirSync(p.files, { recursive: true, mode: 0o700 });
     if (!existsSync(p.manifest)) writeFileAtomicSync(p.manifest, manifestBytes);
@@ -96,6 +104,7 @@ export class ArtifactWriter {
   async write(index: number, data: Uint8Array): Promise<void> {
     const ref = this.refs[index];
     if (!ref) throw new TorusError('TORUS_API_VALIDATION', `chunk ${index} out of range`);
+    if (this.#failed !== undefined) throw this.#failed;
     if (data.byteLength !== ref.length || sha256Hex(data) !== ref.hash) {
       throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, { index, expected: ref.hash });
     }
@@ -110,8 +119,12 @@ export class ArtifactWriter {
     const waiters = this.#waiters.get(index);
     this.#waiters.delete(index);
     for (const wake of waiters ?? []) wake();
-    if (this.#pendingBytes >= FLUSH_BYTES) await this.flush();
-    else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, FLUSH_MS);
+    if (this.#pendingBytes >= FLUSH_BYTES) {
+      const behind = this.#syncing > 0;
+      const sync = this.flush();
+      if (behind) await sync;
+      else sync.catch(() => {}); // recorded in #failed
+    } else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, this.flushMs);
   }
 
   /**
@@ -121,6 +134,7 @@ export class ArtifactWriter {
   flush(): Promise<void> {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
+    this.#syncing++;
     const run = this.#flushing.then(async () => {
       const batch = this.#pending;
       if (batch.length === 0 || this.#journal === undefined) return;
@@ -133,8 +147,8 @@ export class ArtifactWriter {
       batch.forEach((index, k) => entries.writeUInt32LE(index, 4 * k));
       writeSync(this.#journal, entries);
       for (const index of batch) { this.#count++; this.#haveBytes += this.refs[index]!.length; }
-    });
-    this.#flushing = run.catch(() => {});
+    }).finally(() => { this.#syncing--; });
+    this.#flushing = run.catch((error: unknown) => { this.#failed ??= error; });
     return run;
   }
 
@@ -154,6 +168,7 @@ export class ArtifactWriter {
   /** All chunks held: final modes, info `complete`, the journal removed. */
   async finish(): Promise<void> {
     await this.flush();
+    if (this.#failed !== undefined) throw this.#failed;
     if (!this.complete) throw new TorusError('TORUS_INTERNAL', `finish of ${this.id} with ${this.refs.length - this.#count} chunks missing`);
     await this.close();
     this.manifest.files.forEach((f) => chmodSync(join(this.#paths.files, f.path), f.mode));

@@ -15,7 +15,8 @@ const WAIT_MS = 60_000;
 const POLL_MS = 1000;
 
 type Queued = MeasureLinksAnswer['links'][number];
-type Measured = Pick<TopologyLinkView, 'source' | 'sink' | 'ip' | 'type' | 'rttMs' | 'bandwidthBps' | 'measuredAt'>;
+/** A link as measured: from the topology (with its interface type) or from a LinkMeasured event (without). */
+type Measured = Pick<TopologyLinkView, 'source' | 'sink' | 'ip' | 'rttMs' | 'bandwidthBps' | 'measuredAt'> & { readonly type?: TopologyLinkView['type'] };
 
 const keyOf = (l: { sink: string; ip?: string | undefined }): string => `${l.sink}|${l.ip ?? ''}`;
 

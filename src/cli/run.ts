@@ -67,12 +67,8 @@ export async function runRunCommand(args: string[], io: CliIo = processIo, signa
   }
 }
 
-interface JobView extends InstanceView {
-  readonly exitCode?: number;
-  readonly generation?: number;
-  /** running | restarting | completed | failed (src/api/views.ts) */
-  readonly job?: { state: string; exitCode?: number; signal?: string };
-}
+/** An exec instance's view; its `job` says running | restarting | completed | failed (src/api/views.ts). */
+type JobView = InstanceView;
 
 /** SIGINT as `run` sees it: the first asks to stop the job, the second to stop waiting for that. */
 class Interrupt {

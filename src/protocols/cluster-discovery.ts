@@ -2,23 +2,29 @@
  * The mDNS advertisement of a torus node: service `_torus._tcp.local`, instance `<nodeId>._torus._tcp.local`,
  * TXT `id=`, `c=` (cluster-name hash), `port=` (cluster port), `v=` (protocol version), `inc=` (incarnation).
  * `decodeTxt` is strict and returns null for records that are not ours or malformed (mDNS is a shared medium).
+ * TXT is a text format (`key=value` strings): a small parser reads it, and the record it yields is checked
+ * against its schema, `Advert`.
  */
+import { compile, Type, type Shape } from './schema-kit.js';
+
 export const SERVICE = '_torus._tcp.local';
 
-export interface Advert {
-  readonly nodeId: string;
-  readonly cluster: string;
-  readonly port: number;
-  readonly v: number;
-  readonly incarnation: number;
-}
+export const Advert = Type.Object({
+  nodeId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$' }),
+  /** a hash of the cluster name, hex */
+  cluster: Type.String({ pattern: '^[0-9a-f]{1,64}$' }),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  v: Type.Integer({ minimum: 0, maximum: 65535 }),
+  incarnation: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+}, { additionalProperties: false });
+export type Advert = Shape<typeof Advert>;
+const advertCodec = compile(Advert, 'frame', 'txt');
 
 export function encodeTxt(a: Advert): Buffer[] {
   return [`id=${a.nodeId}`, `c=${a.cluster}`, `port=${a.port}`, `v=${a.v}`, `inc=${a.incarnation}`].map((s) => Buffer.from(s));
 }
 
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$/;
-
+/** The record a TXT set advertises, or null when it is not ours or malformed (never an error: anyone may send one). */
 export function decodeTxt(data: unknown): Advert | null {
   if (!Array.isArray(data) || data.length > 16) return null;
   const kv = new Map<string, string>();
@@ -28,17 +34,11 @@ export function decodeTxt(data: unknown): Advert | null {
     const eq = s.indexOf('=');
     if (eq > 0) kv.set(s.slice(0, eq), s.slice(eq + 1));
   }
-  const nodeId = kv.get('id');
-  const cluster = kv.get('c');
-  const int = (k: string, max: number): number | null => {
+  // Numbers in decimal digits only (`Number` would also take `0x10`, `1e3`, ` 7`).
+  const int = (k: string): number | null => {
     const raw = kv.get(k);
-    if (raw === undefined || !/^\d{1,15}$/.test(raw)) return null;
-    const n = Number(raw);
-    return n <= max ? n : null;
+    return raw !== undefined && /^\d{1,16}$/.test(raw) ? Number(raw) : null;
   };
-  const port = int('port', 65535);
-  const v = int('v', 65535);
-  const incarnation = int('inc', Number.MAX_SAFE_INTEGER);
-  if (!nodeId || !ID_RE.test(nodeId) || !cluster || !/^[0-9a-f]{1,64}$/.test(cluster) || !port || v === null || incarnation === null) return null;
-  return { nodeId, cluster, port, v, incarnation };
+  const advert = { nodeId: kv.get('id'), cluster: kv.get('c'), port: int('port'), v: int('v'), incarnation: int('inc') };
+  return advertCodec.is(advert) ? advert : null;
 }

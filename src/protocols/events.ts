@@ -179,11 +179,22 @@ const eventCodec = compile(ClusterEvent, W, 'event');
 const indexedCodec = compile(IndexedEvent, W, 'indexed');
 
 export function decodeClusterEvent(v: unknown): ClusterEvent {
-  return afterCheck(canonical(eventCodec.decode(v), W, 'event') as ClusterEvent, 'event');
+  return finishClusterEvent(eventCodec.decode(v), 'event');
 }
 
 /** A log entry `{index, term, event, at?}`; `path` names it in errors (e.g. `body.entries[3]`). */
 export function decodeIndexedEvent(v: unknown, path = 'indexed'): IndexedEvent {
-  const entry = canonical(indexedCodec.decode(v, path), W, path) as IndexedEvent;
+  return finishIndexedEvent(indexedCodec.decode(v, path), path);
+}
+
+/**
+ * For an event a larger schema already checked (an actor's message embeds `ClusterEvent` / `IndexedEvent`): the
+ * canonical copy and the rules after the check, without checking the schema a second time.
+ */
+export function finishClusterEvent(checked: Shape<typeof ClusterEvent>, path: string): ClusterEvent {
+  return afterCheck(canonical(checked, W, path) as ClusterEvent, path);
+}
+export function finishIndexedEvent(checked: Shape<typeof IndexedEvent>, path: string): IndexedEvent {
+  const entry = canonical(checked, W, path) as IndexedEvent;
   return { ...entry, event: afterCheck(entry.event, `${path}.event`) };
 }

@@ -9,6 +9,7 @@
  */
 import { ValidationError } from '../core/errors.js';
 import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../core/runner/exec-env.js';
+import { compileWire, Type, type Shape } from './schema-kit.js';
 
 export { LISTEN_ALL_IP, PLACEHOLDER_IP };
 export const PLACEHOLDER_HOST = `${PLACEHOLDER_IP}:0`;
@@ -23,10 +24,19 @@ export const RUNNER_ENV_VARS = [
 export type RunnerEnvVar = (typeof RUNNER_ENV_VARS)[number];
 export type RunnerEnv = Readonly<Record<RunnerEnvVar, string>> & Readonly<Record<string, string>>;
 
-export interface HostPort {
-  readonly ip: string;
-  readonly port: number;
-}
+/** One rank's address, parsed from its `"ip:port"` text (parseHostPort). */
+export const HostPort = Type.Object({ ip: Type.String({ maxLength: 45 }), port: Type.Integer({ minimum: 0, maximum: 65535 }) }, { additionalProperties: false });
+export type HostPort = Shape<typeof HostPort>;
+
+/**
+ * The file's JSON: one entry per rank, mlx.launch's array of `"ip:port"` (its first address is the one used here)
+ * or a bare string. The strings are a text format, read by parseHostPort.
+ */
+export const HostfileSchema = Type.Array(Type.Union([
+  Type.String({ maxLength: 64 }),
+  Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 64 }),
+], { description: '["ip:port", ...] or "ip:port"' }), { minItems: 1, maxItems: 65536, description: 'one entry per rank' });
+const hostfileCodec = compileWire(HostfileSchema, 'config', 'hostfile');
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6 = /^[0-9a-fA-F:.]{2,45}$/;
@@ -62,14 +72,7 @@ export function decodeHostfile(input: unknown): HostPort[] {
       throw new ValidationError('config', 'hostfile', 'not JSON');
     }
   }
-  if (!Array.isArray(value)) throw new ValidationError('config', 'hostfile', 'expected a JSON array, one entry per rank');
-  if (value.length === 0 || value.length > 65536) throw new ValidationError('config', 'hostfile', 'expected 1..65536 entries');
-  // A rank's entry: mlx.launch's array of "ip:port" (its first address is the one used here), or a bare string.
-  return value.map((entry: unknown, i) => {
-    const first = Array.isArray(entry) && entry.length >= 1 && entry.length <= 64 ? entry[0] : entry;
-    if (typeof first !== 'string') throw new ValidationError('config', `hostfile[${i}]`, 'expected ["ip:port", ...] or "ip:port"');
-    return parseHostPort(first, `hostfile[${i}]`);
-  });
+  return hostfileCodec.decode(value).map((entry, i) => parseHostPort(typeof entry === 'string' ? entry : entry[0]!, `hostfile[${i}]`));
 }
 
 /** Ring neighbours of `rank` in a world of `worldSize` (left = rank−1, right = rank+1, modulo). */

@@ -11,8 +11,9 @@
  *                                         bytes until the server closes; no chunking), see decodeStreamQuery
  * Decoders are strict and throw only ValidationError.
  */
-import { guarded, id, int, num, obj, str } from '../core/topology/reader.js';
 import { ValidationError } from '../core/errors.js';
+import { CLOSED, Count, Id } from './event-fields.js';
+import { compileWire, Type, type Shape } from './schema-kit.js';
 
 export const PROBE_PATHS = {
   nodeId: '/node_id',
@@ -56,55 +57,47 @@ export const MAX_PROBES_IN_FLIGHT = 32;
 /** Peer proofs on probe requests: header and format in probe-proof.ts. */
 export { PROBE_PROOF_HEADER } from './probe-proof.js';
 
-export interface ProbeIdentity {
-  readonly nodeId: string;
-  readonly clusterName: string;
-  readonly incarnation: number;
-}
+/** `GET /v1/identity`'s answer. */
+export const ProbeIdentity = Type.Object({ nodeId: Id, clusterName: Type.String({ maxLength: 256 }), incarnation: Count() }, CLOSED);
+export type ProbeIdentity = Shape<typeof ProbeIdentity>;
 
 /**
- * Receiver-side throughput: `bytes` over `seconds` (first to last byte) and the steady-state part that skips the
- * start (slow start and the tbf token bucket's initial burst inflate short transfers).
+ * `POST /v1/probe/sink`'s answer, receiver-side throughput: `bytes` over `seconds` (first to last byte) and the
+ * steady-state part that skips the start (slow start and the tbf token bucket's initial burst inflate short
+ * transfers); `bps`, bits per second, from the steady part (or the whole transfer when too short to split).
  */
-export interface SinkReport {
-  readonly bytes: number;
-  readonly seconds: number;
-  readonly steadyBytes: number;
-  readonly steadySeconds: number;
-  /** bits per second, from the steady part (or the whole transfer when too short to split) */
-  readonly bps: number;
-}
+export const SinkReport = Type.Object({
+  bytes: Count(0, MAX_PROBE_BYTES), seconds: Type.Number({ minimum: 0, maximum: 3600 }),
+  steadyBytes: Count(0, MAX_PROBE_BYTES), steadySeconds: Type.Number({ minimum: 0, maximum: 3600 }), bps: Type.Number({ minimum: 0 }),
+}, CLOSED);
+export type SinkReport = Shape<typeof SinkReport>;
+
+/** Every JSON answer of the probe routes by path (`/node_id` answers the node id as a JSON string). */
+export const ProbeAnswers = { nodeId: Id, identity: ProbeIdentity, sink: SinkReport };
+
+// Peers' answers: checked as `body` (TORUS_API_VALIDATION) in the wire decoders' words, as before the schemas.
+const nodeIdCodec = compileWire(Id, 'body', 'node_id');
+const identityCodec = compileWire(ProbeIdentity, 'body', 'identity');
+const sinkCodec = compileWire(SinkReport, 'body', 'sink');
 
 export function decodeNodeIdResponse(v: unknown): string {
-  return guarded('body', () => id('body', v, 'node_id'));
+  return nodeIdCodec.decode(v);
 }
 
 export function decodeIdentity(v: unknown): ProbeIdentity {
-  return guarded('body', () => {
-    const o = obj('body', v, 'identity', ['nodeId', 'clusterName', 'incarnation']);
-    return {
-      nodeId: id('body', o.nodeId, 'identity.nodeId'),
-      clusterName: str('body', o.clusterName, 'identity.clusterName', { max: 256 }),
-      incarnation: int('body', o.incarnation, 'identity.incarnation'),
-    };
-  });
+  return { ...identityCodec.decode(v) };
 }
 
 export function decodeSinkReport(v: unknown): SinkReport {
-  return guarded('body', () => {
-    const o = obj('body', v, 'sink', ['bytes', 'seconds', 'steadyBytes', 'steadySeconds', 'bps']);
-    return {
-      bytes: int('body', o.bytes, 'sink.bytes', 0, MAX_PROBE_BYTES),
-      seconds: num('body', o.seconds, 'sink.seconds', 0, 3600),
-      steadyBytes: int('body', o.steadyBytes, 'sink.steadyBytes', 0, MAX_PROBE_BYTES),
-      steadySeconds: num('body', o.steadySeconds, 'sink.steadySeconds', 0, 3600),
-      bps: num('body', o.bps, 'sink.bps', 0),
-    };
-  });
+  return { ...sinkCodec.decode(v) };
 }
 
+/** The source route's query, parsed: its shape. */
+export const SourceQuery = Type.Object({ bytes: Type.Integer({ minimum: 0, maximum: MAX_SOURCE_BYTES }), ms: Type.Integer({ minimum: 0, maximum: MAX_PROBE_MS }) }, CLOSED);
+export type SourceQuery = Shape<typeof SourceQuery>;
+
 /** `?bytes=N&ms=T` of the source route, clamped to the hard bounds. */
-export function decodeSourceQuery(params: URLSearchParams): { bytes: number; ms: number } {
+export function decodeSourceQuery(params: URLSearchParams): SourceQuery {
   const read = (key: string, max: number, dflt: number): number => {
     const raw = params.get(key);
     if (raw === null) return dflt;
@@ -115,16 +108,14 @@ export function decodeSourceQuery(params: URLSearchParams): { bytes: number; ms:
   return { bytes: read('bytes', MAX_SOURCE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
 }
 
-export interface StreamQuery {
-  /** time bound of this stream, ms (≤ MAX_PROBE_MS) */
-  readonly ms: number;
-  /** byte bound of this stream (≤ MAX_PROBE_BYTES) */
-  readonly bytes: number;
-  /** how many connections the session opens (1..MAX_PROBE_STREAMS) */
-  readonly streams: number;
-  /** session id shared by those connections (client-chosen, [A-Za-z0-9_-]{1,32}) */
-  readonly session: string;
-}
+/** The stream route's query, parsed (the query string stays a small parser, decodeStreamQuery): its shape. */
+export const StreamQuery = Type.Object({
+  ms: Type.Integer({ minimum: 1, maximum: MAX_PROBE_MS, description: 'time bound of this stream, ms' }),
+  bytes: Type.Integer({ minimum: 1, maximum: MAX_PROBE_BYTES, description: 'byte bound of this stream' }),
+  streams: Type.Integer({ minimum: 1, maximum: MAX_PROBE_STREAMS, description: 'how many connections the session opens' }),
+  session: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'session id shared by those connections (client-chosen)' }),
+}, CLOSED);
+export type StreamQuery = Shape<typeof StreamQuery>;
 
 /** `?ms=T&bytes=N&streams=S&session=ID` of the stream route: strict (unknown keys refused), clamped to the bounds. */
 export function decodeStreamQuery(params: URLSearchParams): StreamQuery {

@@ -195,3 +195,34 @@ function why(error: ValueError, api: boolean): string {
     default: return error.message;
   }
 }
+
+/** `true` when `A` and `B` are the same type (each assignable to the other). */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * A compile-time proof that a hand-written interface (kept for its comments, or because a lower layer owns it)
+ * equals its schema's `Shape<>`: `sameShape<Shape<typeof X>, X>()` does not compile when they drift apart.
+ */
+export function sameShape<A, B>(..._proof: Same<A, B> extends true ? [] : [never]): void {}
+
+/**
+ * `compile` with the wire decoders' words (`missing`, `unknown field`, `out of range [a, b]`) whatever the
+ * `where`: for shapes that arrive as an HTTP body or a config file but were always read like frames (a peer's probe
+ * answers, a hostfile), so their errors keep their code (`where`) and their reasons.
+ */
+export function compileWire<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
+  const codec = compile(schema, 'frame', root);
+  return {
+    schema,
+    is: (value): value is Static<S> => codec.is(value),
+    decode(value, at) {
+      try {
+        return codec.decode(value, at);
+      } catch (error) {
+        if (!(error instanceof ValidationError) || where === 'frame') throw error;
+        const path = String(error.details.path ?? '');
+        const prefix = `frame ${path || '(root)'}: `;
+        throw new ValidationError(where, path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
+      }
+    },
+  };
+}

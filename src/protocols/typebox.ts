@@ -1,8 +1,9 @@
 /**
  * The one module that imports TypeBox: everything else reaches it through schema-kit.ts. `npm run build`
- * replaces this file's output (dist/protocols/typebox.js) with one minified ESM bundle of exactly these exports
- * (scripts/bundle-typebox.mjs), so a worker thread parses one file instead of TypeBox's ~220 modules. Run from
- * src (tests, the TS loader), it is this file as written: the package's own objects and registries.
+ * replaces this file's output (dist/protocols/typebox.js) with a loader of one minified script holding exactly
+ * these exports, run with its V8 code cache (scripts/bundle-typebox.mjs), so a worker thread loads one
+ * pre-compiled file instead of TypeBox's ~220 modules. Run from src (tests, the TS loader), it is this file as
+ * written: the package's own objects and registries.
  */
 import * as TypeBox from '@sinclair/typebox';
 

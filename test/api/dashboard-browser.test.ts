@@ -38,6 +38,24 @@ if (noBrowser) {
     await page.waitForSelector('[data-instance-id="inst-live"]', { timeout: 5000 });
     t.match(await page.locator('[data-instance-id="inst-live"]').textContent(), /node-a → node-b → node-c.*Ready/);
 
+    // An instance whose workload lists an artifact: its card shows, per placed node, held or the share received and
+    // the rate (the holdings in the state), and follows them live.
+    const art = 'ab'.repeat(32);
+    const held = (nodeId: string, have: number, rateBps?: number) => node.apply({ type: 'ArtifactHeld', nodeId, artifactId: art, name: 'weights', bytes: 8 << 20, chunks: 8, have, ...(rateBps ? { rateBps } : {}) });
+    held('node-a', 8);
+    held('node-b', 3, 12 << 20);
+    await fetch(`${api.url}/v1/instances`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ workload: { id: 'w-art', memoryBytes: 1024, layers: 3, artifacts: [art] }, instanceId: 'inst-art' }) });
+    const progress = (nodeId: string) => page.locator(`[data-instance-id="inst-art"] [data-testid="artifact"][data-artifact-id="${art}"] [data-testid="artifact-node"][data-node-id="${nodeId}"]`);
+    await progress('node-b').waitFor({ timeout: 5000 });
+    t.match(await page.locator('[data-instance-id="inst-art"] [data-testid="artifact"]').textContent(), /^weights \(abababababab, 8 MiB\)/, 'the artifact: name, short id, size');
+    t.match(await progress('node-a').textContent(), /^host-node-a\s+held$/, 'a node that holds it: held');
+    t.match(await progress('node-b').textContent(), /^host-node-b\s+37\.5% at 12 MiB\/s$/, 'a node receiving it: share and rate');
+    t.equal(await progress('node-b').locator('progress').getAttribute('value'), '375', 'and a bar');
+    t.match(await progress('node-c').textContent(), /^host-node-c\s+0\.0%$/, 'a node without it: 0%');
+    held('node-b', 8);
+    await page.waitForFunction(() => document.querySelector('[data-instance-id="inst-art"] [data-node-id="node-b"][data-testid="artifact-node"]')?.getAttribute('data-complete') === 'true', undefined, { timeout: 5000 });
+    t.match(await progress('node-b').textContent(), /held$/, 'live: node-b completes');
+
     // A node goes away: it and its links disappear without a reload; the event is listed.
     node.apply({ type: 'NodeGone', nodeId: 'node-c', reason: 'heartbeat timeout' });
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="node"]').length === 2, undefined, { timeout: 5000 });

@@ -38,6 +38,8 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     ],
     'POST /v1/instances': [
       { path: '/v1/instances', body: json({ workload, instanceId: 'inst-doc' }), status: 201 },
+      // A workload naming artifacts: the answer's workload carries them (the document once lacked the field).
+      { path: '/v1/instances', body: json({ workload: { ...workload, id: 'w-art', artifacts: ['ab'.repeat(32)] }, instanceId: 'inst-art' }), status: 201 },
       { path: '/v1/instances', body: json({ workload: { ...workload, memoryBytes: 2 ** 50 } }), status: 409 },
       { path: '/v1/instances', body: '{"workload":', status: 400 },
       { path: '/v1/instances', body: json({ workload, extra: 1 }), status: 400 },
@@ -123,6 +125,8 @@ t.test('every route answers only what its OpenAPI schema allows (real requests, 
   node.peerList = [
     { address: '10.77.0.9:52516', id: 'node-x', nodeId: 'node-x', reason: 'auth-failure', detail: 'wrong secret', via: 'static', at: heardAt, lastHeardAt: heardAt, attempts: 2, nextRetryAt: heardAt + 20_000 },
     { address: '10.77.0.10:52516', reason: 'unreachable', detail: 'ECONNREFUSED', via: 'mdns', at: heardAt, lastHeardAt: heardAt },
+    // A keyed node heard by an open one (src/cluster/heard.ts): the document once lacked this reason.
+    { address: '10.77.0.11:52516', reason: 'auth-required', detail: 'the peer needs the cluster key', via: 'gossip', at: heardAt, lastHeardAt: heardAt },
   ];
   const doc = (await raw(api.url, 'GET', '/v1/openapi.json')).json() as any;
   const compile = compiler(doc);

@@ -8,6 +8,12 @@ import { everyEvent, execWorkload, plan2, ringWorkload } from '../fixtures/topol
 import { decodePeerFrame, PeerFrameSchemas } from '../../src/protocols/peer-frames.js';
 import { decodeDownFrame, decodeStartConfig, decodeUpFrame, DownFrameSchemas, RunnerStartConfig, UpFrameSchemas } from '../../src/protocols/runner.js';
 import { roundTrip, type Kind } from './fixtures/round-trip.js';
+import { actorTables } from './fixtures/actor-rows.js';
+import { STATE_KINDS, stateRows } from './fixtures/state-rows.js';
+import { decodeIdentity, decodeNodeIdResponse, decodeSinkReport, ProbeAnswers, ProbeIdentity, SinkReport } from '../../src/protocols/probe.js';
+import { decodeHostfile } from '../../src/protocols/hostfile.js';
+import { Advert, decodeTxt, encodeTxt } from '../../src/protocols/cluster-discovery.js';
+import { checkPlannerBody, PlannerBody } from '../../src/actors/placement-planner/plan-request.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
 const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {
@@ -100,6 +106,54 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
   ];
   covers(t, 'requests', Object.keys(requestSchemas), rows);
   for (const row of rows) roundTrip(t, row);
+});
+
+t.test('actor mailbox bodies: every message and request kind round-trips and names each bad field', async (t) => {
+  for (const table of actorTables()) {
+    covers(t, table.name, table.kinds, table.rows);
+    for (const row of table.rows) roundTrip(t, row);
+  }
+});
+
+t.test('state snapshot: the snapshot, the state and every record kind round-trip and name each bad field', async (t) => {
+  const rows = stateRows();
+  covers(t, 'state', STATE_KINDS, rows);
+  for (const row of rows) roundTrip(t, row);
+});
+
+t.test('probe answers and the planner body round-trip and name each bad field', async (t) => {
+  const rows: Kind[] = [
+    { name: 'identity', schema: ProbeIdentity, sample: { nodeId: 'n', clusterName: 'c', incarnation: 3 }, decode: decodeIdentity, field: (k) => `identity.${k}` },
+    { name: 'sink', schema: SinkReport, sample: { bytes: 10, seconds: 1.5, steadyBytes: 8, steadySeconds: 1, bps: 64 }, decode: decodeSinkReport, field: (k) => `sink.${k}` },
+  ];
+  covers(t, 'probe answers', Object.keys(ProbeAnswers).filter((k) => k !== 'nodeId'), rows);
+  for (const row of rows) roundTrip(t, row);
+  t.equal(decodeNodeIdResponse('node-a'), 'node-a');
+  t.throws(() => decodeNodeIdResponse('a b'), { code: 'TORUS_API_VALIDATION', details: { path: 'node_id' } });
+  t.throws(() => decodeIdentity({ nodeId: 'n', clusterName: 'c', incarnation: 3, extra: 1 }), { code: 'TORUS_API_VALIDATION', message: /identity\.extra: unknown field/ }, 'a peer answer keeps the wire words');
+  roundTrip(t, { name: 'PlannerBody', schema: PlannerBody, sample: { type: 'plan', state: { nodes: [] }, request: { x: 1 }, seed: 7 }, decode: checkPlannerBody, field: (k) => k });
+  t.throws(() => checkPlannerBody({ type: 'plan', request: {}, seed: 2 ** 32 }), { code: 'TORUS_API_VALIDATION', details: { path: 'seed' } });
+});
+
+t.test('text formats: a hostfile and a discovery TXT record are read into their schemas\' shape', async (t) => {
+  const path = (run: () => unknown): unknown => { try { run(); return 'accepted'; } catch (e) { return (e as { code?: string; details?: { path?: unknown } }).code + ' ' + String((e as { details?: { path?: unknown } }).details?.path); } };
+  t.same(decodeHostfile('[["0.0.0.0:5000"],"[fe80::1]:7"]'), [{ ip: '0.0.0.0', port: 5000 }, { ip: 'fe80::1', port: 7 }]);
+  t.equal(path(() => decodeHostfile('{"a":1}')), 'TORUS_CONFIG_INVALID hostfile');
+  t.equal(path(() => decodeHostfile('[]')), 'TORUS_CONFIG_INVALID hostfile');
+  t.equal(path(() => decodeHostfile('[["1.2.3.4:5"], 7]')), 'TORUS_CONFIG_INVALID hostfile[1]');
+  t.equal(path(() => decodeHostfile('[["1.2.3.4:5"], []]')), 'TORUS_CONFIG_INVALID hostfile[1]');
+  t.equal(path(() => decodeHostfile('["1.2.3.4:5", "1.2.3.999:5"]')), 'TORUS_CONFIG_INVALID hostfile[1]', 'the text is still parsed');
+  const advert = { nodeId: 'node-a', cluster: 'ab12', port: 7001, v: 4, incarnation: 9 };
+  t.same(decodeTxt(encodeTxt(advert)), advert);
+  const keys: Record<string, string> = { nodeId: 'id', cluster: 'c', port: 'port', v: 'v', incarnation: 'inc' };
+  t.same(Object.keys(Advert.properties).sort(), Object.keys(keys).sort(), 'every Advert field has its TXT key here');
+  for (const [field, key] of Object.entries(keys)) {
+    const txt = (value: string | undefined): string[] => encodeTxt(advert).map(String).filter((s) => !s.startsWith(`${key}=`)).concat(value === undefined ? [] : [`${key}=${value}`]);
+    t.equal(decodeTxt(txt(undefined)), null, `${field}: missing refused`);
+    const integer = (Advert.properties[field as keyof typeof Advert.properties] as { type?: string }).type === 'integer';
+    t.equal(decodeTxt(txt(integer ? '99999999999999999' : 'x y')), null, `${field}: a bad value refused`);
+  }
+  t.equal(decodeTxt([...encodeTxt(advert).map(String).filter((s) => !s.startsWith('port=')), 'port=0x10']), null, 'decimal digits only');
 });
 
 t.test('nested fields and unions are named down to the failing leaf', async (t) => {

@@ -5,6 +5,7 @@
  */
 import { assign, emit, setup } from 'xstate';
 import type { Role } from '../../protocols/peer-frames.js';
+import type { ClusterActorMessage } from './messages.js';
 
 export interface ClusterContext {
   readonly nodeId: string;
@@ -18,14 +19,12 @@ export interface ClusterContext {
   readonly quorum: { readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number };
 }
 
+/** `cluster.role`, `topology.rejected`, `topology.gap`: from other actors, their types from the schemas (messages.ts). */
 export type ClusterActorEvent =
-  | { readonly type: 'cluster.role'; readonly role: Role; readonly term: number; readonly leader: string | null }
+  | ClusterActorMessage
   | { readonly type: 'cluster.progress'; readonly lastIndex: number; readonly digest: string }
   | { readonly type: 'cluster.members'; readonly members: readonly string[]; readonly heard: number }
-  | { readonly type: 'cluster.quorum'; readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number }
-  /** From the topology keeper when it rejected an entry or holds a gap: the shell re-sends the state. */
-  | { readonly type: 'topology.rejected'; readonly index: number }
-  | { readonly type: 'topology.gap'; readonly from: number; readonly to: number };
+  | { readonly type: 'cluster.quorum'; readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number };
 
 const role = (r: Role) => ({ guard: ({ event }: { event: ClusterActorEvent }) => event.type === 'cluster.role' && event.role === r, target: `#cluster.${r}` });
 

@@ -1,47 +1,56 @@
-/** Strict decoding of the cluster actor's incoming events and request bodies. */
+/**
+ * The cluster actor's incoming events and request bodies, one TypeBox schema each (src/protocols/schema-kit.ts):
+ * the machine's types come from them (`Shape<>`), and the decoders are their compiled checks. Errors are
+ * ValidationError('frame', `body.…`) (TORUS_PROTOCOL_INVALID), as before the schemas.
+ */
 import { ValidationError } from '../../core/errors.js';
-import { body as eventBody, fail, int, record, str } from '../../protocols/cluster-schema.js';
-import { ROLES, type EventBody } from '../../protocols/peer-frames.js';
-import type { ClusterActorEvent } from './machine.js';
+import { ErrorJsonSchema, EventBody } from '../../protocols/cluster-schema.js';
+import { MAX_BATCH, ROLES } from '../../protocols/peer-frames.js';
+import { canonical, compile, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 
 export const CLUSTER_REQUESTS = ['propose', 'command', 'peers', 'members', 'role'] as const;
 
-function guard<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof ValidationError) throw err;
-    throw new ValidationError('body', 'body', (err as Error).message);
-  }
+const CLOSED = { additionalProperties: false } as const;
+const Index = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+
+/** The events other actors may send the cluster actor (the rest of its events come from its own shell). */
+export const ClusterActorMessages = {
+  /** From the topology keeper when it rejected an entry (`error` says why) or holds a gap: the shell re-sends the state. */
+  'topology.rejected': message('topology.rejected', { index: Index, error: Type.Optional(ErrorJsonSchema) }),
+  'topology.gap': message('topology.gap', { from: Index, to: Index }),
+  'cluster.role': message('cluster.role', {
+    role: StringEnum(ROLES), term: Index, leader: Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Type.Null()], { description: 'a node id or null' }),
+  }),
+};
+export const ClusterActorMessage = Type.Union(Object.values(ClusterActorMessages) as TSchema[] as [TSchema]);
+export type ClusterActorMessage = { [K in keyof typeof ClusterActorMessages]: Shape<(typeof ClusterActorMessages)[K]> }[keyof typeof ClusterActorMessages];
+
+/** `propose {event}` or `propose {events: [...]}`: events from local actors, sequenced by the leader (checked when applied). */
+export const ProposeRequest = Type.Object({
+  type: Type.Optional(Type.Literal('propose')),
+  event: Type.Optional(EventBody),
+  events: Type.Optional(Type.Array(EventBody, { minItems: 1, maxItems: MAX_BATCH })),
+}, CLOSED);
+/** `command {command}`: a command for the leader (e.g. PlaceInstance), decoded by the command handler. */
+export const CommandRequest = Type.Object({ type: Type.Optional(Type.Literal('command')), command: EventBody }, CLOSED);
+
+const messageCodec = compile(ClusterActorMessage, 'frame', 'body');
+const proposeCodec = compile(ProposeRequest, 'frame', 'body');
+const commandCodec = compile(CommandRequest, 'frame', 'body');
+
+export function decodeClusterActorEvent(raw: unknown): ClusterActorMessage {
+  return messageCodec.decode(raw) as ClusterActorMessage;
 }
 
-export function decodeClusterActorEvent(raw: unknown): ClusterActorEvent {
-  return guard(() => {
-    const head = record(raw, 'body', ['type', 'role', 'term', 'leader', 'lastIndex', 'digest', 'members', 'heard', 'index', 'from', 'to', 'error']);
-    switch (head.type) {
-      case 'topology.rejected': return { type: 'topology.rejected', index: int(head, 'index', 'body') };
-      case 'topology.gap': return { type: 'topology.gap', from: int(head, 'from', 'body'), to: int(head, 'to', 'body') };
-      case 'cluster.role': {
-        const r = head.role;
-        if (typeof r !== 'string' || !(ROLES as readonly string[]).includes(r)) fail('body.role', 'unknown role');
-        return { type: 'cluster.role', role: r as (typeof ROLES)[number], term: int(head, 'term', 'body'), leader: head.leader === null ? null : str(head, 'leader', 'body') };
-      }
-      default: return fail('body.type', `unknown event ${JSON.stringify(head.type)?.slice(0, 40)}`);
-    }
-  });
-}
-
-/** `propose {event}` or `propose {events: [...]}`: events from local actors, sequenced by the leader. */
 export function decodePropose(raw: unknown): EventBody[] {
-  return guard(() => {
-    const r = record(raw, 'body', ['type', 'event', 'events']);
-    if (r.event !== undefined) return [eventBody(r.event, 'body.event')];
-    if (!Array.isArray(r.events) || r.events.length === 0 || r.events.length > 512) fail('body.events', 'expected 1..512 events');
-    return r.events.map((e, i) => eventBody(e, `body.events[${i}]`));
-  });
+  const r = proposeCodec.decode(raw);
+  if (r.event !== undefined && r.events !== undefined) throw new ValidationError('frame', 'body.events', 'expected event or events, not both');
+  if (r.event !== undefined) return [canonical(r.event, 'frame', 'body.event')];
+  if (r.events === undefined) throw new ValidationError('frame', 'body.events', `expected 1..${MAX_BATCH} events`);
+  return canonical([...r.events], 'frame', 'body.events');
 }
 
-/** `command {command}`: a command for the leader (e.g. PlaceInstance). */
 export function decodeCommandRequest(raw: unknown): EventBody {
-  return guard(() => eventBody(record(raw, 'body', ['type', 'command']).command, 'body.command'));
+  return canonical(commandCodec.decode(raw).command, 'frame', 'body.command');
 }

@@ -7,6 +7,7 @@
 import { assign, enqueueActions, fromCallback, setup } from 'xstate';
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
 import type { PeerTarget, ReachResult } from '../../profiler/reachability.js';
+import type { ProfilerMessage } from './messages.js';
 import { interfacesChanged, linkKey, memoryChanged, restartedPeers, sameTargets, targetKeys, type LinkRecord, type Profile } from './links.js';
 import { DEFAULT_QUIET_MS, linksToProbe, NO_WORK, updateWork, type WorkInstance, type WorkState } from './measure-policy.js';
 
@@ -42,9 +43,8 @@ export interface ProfilerContext {
 }
 
 export type ProfilerEvent =
-  | { type: 'peers'; peers: PeerTarget[] }
-  | { type: 'probe' }
-  | { type: 'measure'; sink?: string; ip?: string }
+  /** `peers`, `probe`, `measure`: from other actors, their types from the schemas (messages.ts) */
+  | ProfilerMessage
   | { type: 'profile'; profile: Profile }
   | { type: 'probe.result'; result: ReachResult }
   | { type: 'probe.done' }

@@ -1,46 +1,40 @@
-/** Strict decoding of the messages other actors may send the network profiler (internal events are refused). */
-import { arr, guarded, id, int, obj, oneOf, opt, str } from '../../core/topology/reader.js';
-import { ValidationError } from '../../core/errors.js';
+/**
+ * The messages other actors may send the network profiler, one TypeBox schema each (internal events are
+ * refused): `peers {peers}`, `probe`, `measure {sink?, ip?}`. The machine's types come from them; the peer
+ * target's interface (src/profiler/reachability.ts, which the probe code owns) is checked equal to its schema.
+ */
 import { INTERFACE_TYPES } from '../../protocols/events.js';
+import { Id } from '../../protocols/event-fields.js';
+import { canonical, compile, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import type { PeerAddress, PeerTarget } from '../../profiler/reachability.js';
-import type { ProfilerEvent } from './machine.js';
 
-const ip = (v: unknown, p: string): string => str('event', v, p, { max: 64, pattern: /^[0-9a-fA-F.:]+$/ });
+const CLOSED = { additionalProperties: false } as const;
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+/** Written as the profiler prints it: digits, hex and separators only (the address is probed, never parsed further). */
+const IpText = Type.String({ maxLength: 64, pattern: '^[0-9a-fA-F.:]+$' });
 
-function address(v: unknown, p: string): PeerAddress {
-  if (typeof v === 'string') return { ip: ip(v, p) };
-  const o = obj('event', v, p, ['ip'], ['type', 'port']);
-  const type = opt(o.type, (x) => oneOf('event', x, `${p}.type`, INTERFACE_TYPES));
-  const port = opt(o.port, (x) => int('event', x, `${p}.port`, 1, 65535));
-  return { ip: ip(o.ip, `${p}.ip`), ...(type ? { type } : {}), ...(port ? { port } : {}) };
-}
+export const PeerAddressSchema = Type.Union([
+  IpText,
+  Type.Object({ ip: IpText, type: Type.Optional(StringEnum(INTERFACE_TYPES)), port: Type.Optional(Port) }, CLOSED),
+], { description: 'an address, or an address with its interface type and port' });
+export const PeerTargetSchema = Type.Object({
+  nodeId: Id, incarnation: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })), port: Port,
+  addresses: Type.Array(PeerAddressSchema, { maxItems: 64 }),
+}, CLOSED);
+sameShape<Shape<typeof PeerTargetSchema>, PeerTarget>();
+sameShape<Exclude<Shape<typeof PeerAddressSchema>, string>, PeerAddress>();
 
-function peer(v: unknown, p: string): PeerTarget {
-  const o = obj('event', v, p, ['nodeId', 'port', 'addresses'], ['incarnation']);
-  const incarnation = opt(o.incarnation, (x) => int('event', x, `${p}.incarnation`, 0));
-  return { nodeId: id('event', o.nodeId, `${p}.nodeId`), ...(incarnation !== undefined ? { incarnation } : {}), port: int('event', o.port, `${p}.port`, 1, 65535), addresses: arr('event', o.addresses, `${p}.addresses`, address, 64) };
-}
+const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+export const ProfilerMessages = {
+  peers: message('peers', { peers: Type.Array(PeerTargetSchema, { maxItems: 1024 }) }),
+  probe: message('probe', {}),
+  measure: message('measure', { sink: Type.Optional(Id), ip: Type.Optional(IpText) }),
+};
+export const ProfilerMessage = Type.Union(Object.values(ProfilerMessages) as TSchema[] as [TSchema]);
+export type ProfilerMessage = { [K in keyof typeof ProfilerMessages]: Shape<(typeof ProfilerMessages)[K]> }[keyof typeof ProfilerMessages];
 
-/** `peers {peers}`, `probe`, `measure {sink?, ip?}`. */
-export function decodeProfilerEvent(body: unknown): ProfilerEvent {
-  return guarded('event', () => {
-    const type = (body as { type?: unknown } | null)?.type;
-    switch (type) {
-      case 'peers': {
-        const o = obj('event', body, 'body', ['type', 'peers']);
-        return { type: 'peers', peers: arr('event', o.peers, 'body.peers', peer, 1024) };
-      }
-      case 'probe':
-        obj('event', body, 'body', ['type']);
-        return { type: 'probe' };
-      case 'measure': {
-        const o = obj('event', body, 'body', ['type'], ['sink', 'ip']);
-        const sink = opt(o.sink, (x) => id('event', x, 'body.sink'));
-        const at = opt(o.ip, (x) => ip(x, 'body.ip'));
-        return { type: 'measure', ...(sink ? { sink } : {}), ...(at ? { ip: at } : {}) };
-      }
-      default:
-        throw new ValidationError('event', 'body.type', `unknown profiler message ${JSON.stringify(type)?.slice(0, 40)}`);
-    }
-  });
+const codec = compile(ProfilerMessage, 'event', 'body');
+
+export function decodeProfilerEvent(body: unknown): ProfilerMessage {
+  return canonical(codec.decode(body), 'event', 'body') as ProfilerMessage;
 }

@@ -2,6 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import { decodeClusterState, type ClusterState } from '../../core/placement/cluster-state.js';
 import { decodePlacementRequest } from '../../core/placement/placement-request.js';
 import type { PlacementTaskInput } from '../../core/placement/pool-task.js';
+import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
 import type { PlanKind } from './machine.js';
 
 /**
@@ -14,21 +15,30 @@ export interface PlannerRequest {
   readonly input: PlacementTaskInput;
 }
 
-export function checkPlannerBody(body: Readonly<Record<string, unknown>>): void {
-  for (const key of Object.keys(body)) {
-    if (!['type', 'state', 'request', 'seed'].includes(key)) throw new ValidationError('body', key, 'unknown field (allowed: type, state, request, seed)');
-  }
+/**
+ * The body's envelope: `state` and `request` are read by their own decoders (src/core/placement), which name
+ * their fields (`state.nodes[0].memory`); the seed defaults to a random one when absent or null.
+ */
+export const PlannerBody = Type.Object({
+  type: Type.Optional(StringEnum(['plan', 'preview'])),
+  state: Type.Optional(Type.Unknown({ description: 'the cluster state to plan on (docs/placement.md); absent: the live one' })),
+  request: Type.Unknown({ description: 'the placement request (docs/placement.md)' }),
+  seed: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 0xffffffff }), Type.Null()], { description: 'an integer from 0 to 4294967295' })),
+}, { additionalProperties: false });
+export type PlannerBody = Shape<typeof PlannerBody>;
+// API words (`is not a known field`, TORUS_API_VALIDATION) with the field named from the body's root, as before.
+const bodyCodec = compile(PlannerBody, 'body');
+
+export function checkPlannerBody(body: unknown): PlannerBody {
+  return bodyCodec.decode(body);
 }
 
-export function decodePlannerRequest(kind: PlanKind, body: Readonly<Record<string, unknown>>, fallbackSeed: () => number, reservedPorts: readonly number[], liveState?: unknown): PlannerRequest {
-  checkPlannerBody(body);
+export function decodePlannerRequest(kind: PlanKind, raw: unknown, fallbackSeed: () => number, reservedPorts: readonly number[], liveState?: unknown): PlannerRequest {
+  const body = checkPlannerBody(raw);
   const rawState = body.state ?? liveState;
   if (rawState === undefined) throw new ValidationError('body', 'state', 'required: the cluster state to plan on (docs/placement.md)');
   const state = decodeClusterState(rawState, 'body', 'state');
   decodePlacementRequest(body.request, 'body', 'request');
-  let seed: number;
-  if (body.seed === undefined || body.seed === null) seed = fallbackSeed();
-  else if (typeof body.seed === 'number' && Number.isInteger(body.seed) && body.seed >= 0 && body.seed <= 0xffffffff) seed = body.seed;
-  else throw new ValidationError('body', 'seed', 'must be an integer from 0 to 4294967295');
+  const seed = body.seed ?? fallbackSeed();
   return { kind, state, input: { kind, state: rawState, request: body.request, seed, reservedPorts } };
 }

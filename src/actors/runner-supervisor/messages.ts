@@ -1,89 +1,91 @@
 /**
- * Messages the runner supervisor accepts, strictly decoded (ValidationError on anything else):
+ * Messages the runner supervisor accepts, one TypeBox schema each (ValidationError on anything else):
  * - `{type:'event', indexed}` / `{type:'events', entries}`: applied log entries (the same messages the topology
  *   keeper takes, so whoever applies the log can fan them out to both);
  * - `{type:'cluster.event', event}`: one applied event without its index;
- * - `{type:'state', state}`: a whole state view to catch up from (the keeper's `state` answer's `state`);
+ * - `{type:'state', state, lastIndex?}`: a whole state view to catch up from (the keeper's `state` answer's `state`);
  * - `{type:'stop'}`.
+ * Events are checked by the schemas they embed, then given the rules after the check (events.ts `finish*`).
  */
-import { ValidationError } from '../../core/errors.js';
-import { decodeClusterEvent, decodeIndexedEvent, decodeInstancePlan, decodeWorkloadSpec, type IndexedEvent } from '../../protocols/events.js';
+import { ClusterEvent, finishClusterEvent, finishIndexedEvent, IndexedEvent } from '../../protocols/events.js';
+import { Count, Id } from '../../protocols/event-fields.js';
+import { checkPlanRules, InstancePlan } from '../../protocols/instance-plan.js';
+import { canonical, compile, JsonData, sameShape, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
+import { withWorkloadDefaults, WorkloadSpec } from '../../protocols/workload-spec.js';
 import type { SupervisorEvent } from './machine.js';
 import type { StateView } from './reactions.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-function obj(v: unknown, path: string, keys: readonly string[], optional: readonly string[] = []): Obj {
-  if (!isObj(v)) throw new ValidationError('event', path, 'expected an object');
-  for (const k of Object.keys(v)) if (!keys.includes(k) && !optional.includes(k)) throw new ValidationError('event', `${path}.${k}`, 'unknown field');
-  for (const k of keys) if (!Object.hasOwn(v, k)) throw new ValidationError('event', `${path}.${k}`, 'missing');
-  return v;
-}
+const W = 'event';
+const CLOSED = { additionalProperties: false } as const;
 const MAX_ENTRIES = 10_000;
+const Text = Type.String({ maxLength: 4096 });
 
-function entries(list: unknown, path: string): IndexedEvent[] {
-  if (!Array.isArray(list) || list.length > MAX_ENTRIES) throw new ValidationError('event', path, `expected an array of at most ${MAX_ENTRIES} entries`);
-  return list.map((e, i) => decodeIndexedEvent(e, `${path}[${i}]`));
-}
+// The parts of the keeper's state the supervisor uses: open objects, the keeper's other fields are ignored.
+// Maps are `Type.Record`s: a `MapOf` inside a `MapOf` compiles wrongly in TypeBox 0.34 (snapshot-schema.ts says why).
+const Keyed = <V extends TSchema>(value: V) => Type.Record(Type.String(), value);
+const RunnerView = Type.Object({ status: Type.String({ maxLength: 64 }), reason: Type.Optional(Text), diagnostics: Type.Optional(Type.Array(Text, { maxItems: 200 })),
+  exitCode: Type.Optional(Type.Integer()) });
+const InstanceView = Type.Object({ plan: InstancePlan, workload: WorkloadSpec, status: Type.String({ maxLength: 64 }), runners: Keyed(RunnerView) });
+const TaskView = Type.Object({ id: Id, instanceId: Id, kind: Type.String({ maxLength: 64 }), status: Type.String({ maxLength: 64 }), params: Type.Optional(JsonData()),
+  timeoutMs: Type.Optional(Count()) });
+export const StateViewSchema = Type.Object({ instances: Keyed(InstanceView), tasks: Keyed(TaskView) });
+/** Decoded, a workload has its defaults (`restart.max`): reactions.ts's `StateView` is exactly that. */
+type DecodedView = {
+  readonly instances: { readonly [id: string]: Omit<Shape<typeof InstanceView>, 'workload'> & { readonly workload: WorkloadSpec } };
+  readonly tasks: Shape<typeof StateViewSchema>['tasks'];
+};
+sameShape<DecodedView, StateView>();
 
-function str(v: unknown, path: string): string {
-  if (typeof v !== 'string') throw new ValidationError('event', path, 'expected a string');
-  return v;
-}
+const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+export const SupervisorMessages = {
+  event: message('event', { indexed: IndexedEvent }),
+  events: message('events', { entries: Type.Array(IndexedEvent, { maxItems: MAX_ENTRIES }) }),
+  'cluster.event': message('cluster.event', { event: ClusterEvent }),
+  state: message('state', { state: StateViewSchema, lastIndex: Type.Optional(Count()) }),
+  stop: message('stop', {}),
+};
+export const SupervisorMessage = Type.Union(Object.values(SupervisorMessages) as TSchema[] as [TSchema]);
+export type SupervisorMessage = { [K in keyof typeof SupervisorMessages]: Shape<(typeof SupervisorMessages)[K]> }[keyof typeof SupervisorMessages];
 
-/** The parts of the state view the supervisor uses; other fields of the keeper's state are ignored. */
-export function decodeStateView(v: unknown, path = 'state'): StateView {
-  if (!isObj(v) || !isObj(v.instances) || !isObj(v.tasks)) throw new ValidationError('event', path, 'expected {instances, tasks}');
-  const instances: Record<string, StateView['instances'][string]> = {};
-  for (const [id, rec] of Object.entries(v.instances)) {
+const messageCodec = compile(SupervisorMessage, W, 'body');
+const stateCodec = compile(StateViewSchema, W);
+
+/** Only the fields the supervisor uses, copied; plans and workloads get the rules after their check. */
+function view(v: Shape<typeof StateViewSchema>, path: string): StateView {
+  const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> =>
+    Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Pick<T, K>;
+  const instances = Object.fromEntries(Object.entries(v.instances).map(([id, rec]) => {
     const p = `${path}.instances.${id}`;
-    if (!isObj(rec) || !isObj(rec.runners)) throw new ValidationError('event', p, 'expected an instance record');
-    const runners: Record<string, { status: string; reason?: string; diagnostics?: string[]; exitCode?: number }> = {};
-    for (const [node, r] of Object.entries(rec.runners)) {
-      if (!isObj(r)) throw new ValidationError('event', `${p}.runners.${node}`, 'expected a runner record');
-      runners[node] = {
-        status: str(r.status, `${p}.runners.${node}.status`),
-        ...(typeof r.reason === 'string' ? { reason: r.reason } : {}),
-        ...(Array.isArray(r.diagnostics) ? { diagnostics: r.diagnostics.filter((d): d is string => typeof d === 'string') } : {}),
-        ...(typeof r.exitCode === 'number' && Number.isInteger(r.exitCode) ? { exitCode: r.exitCode } : {}),
-      };
-    }
-    instances[id] = { plan: decodeInstancePlan(rec.plan, `${p}.plan`), workload: decodeWorkloadSpec(rec.workload, `${p}.workload`),
-      status: str(rec.status, `${p}.status`), runners };
-  }
-  const tasks: Record<string, StateView['tasks'][string]> = {};
-  for (const [id, t] of Object.entries(v.tasks)) {
-    const p = `${path}.tasks.${id}`;
-    if (!isObj(t)) throw new ValidationError('event', p, 'expected a task record');
-    tasks[id] = {
-      id: str(t.id, `${p}.id`), instanceId: str(t.instanceId, `${p}.instanceId`), kind: str(t.kind, `${p}.kind`), status: str(t.status, `${p}.status`),
-      ...(t.params !== undefined ? { params: t.params as never } : {}), ...(typeof t.timeoutMs === 'number' ? { timeoutMs: t.timeoutMs } : {}),
-    };
-  }
+    return [id, {
+      plan: checkPlanRules(canonical(rec.plan, W, `${p}.plan`), `${p}.plan`), workload: withWorkloadDefaults(canonical(rec.workload, W, `${p}.workload`)), status: rec.status,
+      runners: Object.fromEntries(Object.entries(rec.runners).map(([node, r]) => [node, canonical(pick(r, ['status', 'reason', 'diagnostics', 'exitCode']), W, `${p}.runners.${node}`)])),
+    }];
+  }));
+  const tasks = Object.fromEntries(Object.entries(v.tasks).map(([id, t]) => [id, canonical(pick(t, ['id', 'instanceId', 'kind', 'status', 'params', 'timeoutMs']), W, `${path}.tasks.${id}`)]));
   return { instances, tasks };
 }
 
+/** The state view alone (the keeper's `state` answer); `path` names it in errors. */
+export function decodeStateView(v: unknown, path = 'state'): StateView {
+  return view(stateCodec.decode(v, path), path);
+}
+
 export function decodeSupervisorMessage(body: unknown): SupervisorEvent {
-  const type = isObj(body) ? body.type : undefined;
-  switch (type) {
+  const m = messageCodec.decode(body) as SupervisorMessage;
+  switch (m.type) {
     case 'event': {
-      const e = decodeIndexedEvent(obj(body, 'body', ['type', 'indexed']).indexed, 'body.indexed');
+      const e = finishIndexedEvent(m.indexed, 'body.indexed');
       return { type: 'cluster.events', events: [e.event], lastIndex: e.index };
     }
     case 'events': {
-      const list = entries(obj(body, 'body', ['type', 'entries']).entries, 'body.entries');
+      const list = m.entries.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`));
       return { type: 'cluster.events', events: list.map((e) => e.event), lastIndex: Math.max(0, ...list.map((e) => e.index)) };
     }
     case 'cluster.event':
-      return { type: 'cluster.events', events: [decodeClusterEvent(obj(body, 'body', ['type', 'event']).event)] };
-    case 'state': {
-      const o = obj(body, 'body', ['type', 'state'], ['lastIndex']);
-      return { type: 'cluster.state', state: decodeStateView(o.state), ...(typeof o.lastIndex === 'number' ? { lastIndex: o.lastIndex } : {}) };
-    }
+      return { type: 'cluster.events', events: [finishClusterEvent(m.event, 'body.event')] };
+    case 'state':
+      return { type: 'cluster.state', state: view(m.state, 'body.state'), ...(m.lastIndex !== undefined ? { lastIndex: m.lastIndex } : {}) };
     case 'stop':
-      obj(body, 'body', ['type']);
       return { type: 'stop' };
-    default:
-      throw new ValidationError('event', 'body.type', `unknown message type ${JSON.stringify(type)}`);
   }
 }

@@ -1,8 +1,10 @@
 // @ts-check
 // The dashboard's jobs and instances (issue 14): one card per instance with its workload, state (an exec
 // instance is a job: running / restarting / completed / failed), exit code, each rank's node, status and exit, a
-// tail of one rank's log (GET /v1/instances/:id/logs?tail=…), and a delete button.
+// tail of one rank's log (GET /v1/instances/:id/logs?tail=…), a delete button, and where the workload's artifacts
+// are on its nodes (issue 15: held, or the share received and the rate, from the instance view's `artifacts`).
 /** @typedef {import('../node-facade.js').InstanceView} InstanceView */
+/** @typedef {import('../../artifacts/instance-progress.js').InstanceArtifactView} InstanceArtifactView */
 /** @typedef {import('../node-facade.js').RunnerView} RunnerView */
 /**
  * The `job` field of an exec instance's view (src/api/views.ts).
@@ -15,7 +17,7 @@
  * @property {() => void} changed asks the page to refetch its views (after a delete)
  */
 
-import { el } from './dom.js';
+import { bytesText, el } from './dom.js';
 
 const TAIL_BYTES = 4096;
 const TAIL_LINES = 20;
@@ -87,8 +89,7 @@ function card(inst, ctx) {
   const ranks = el('table', { class: 'ranks' });
   for (const r of inst.runners) ranks.append(rankRow(r, job, ctx));
   box.append(ranks);
-  // Artifact progress (issue 15) goes here when the instance view carries it.
-  box.append(el('div', { class: 'artifacts', 'data-testid': 'artifacts' }));
+  box.append(artifactsPanel(inst, ctx));
   if (job) box.append(logPanel(inst)); // a job's output; a ring instance's runner logs are for `instances` and the files
   return box;
 }
@@ -108,6 +109,30 @@ function rankRow(r, job, ctx) {
   const stopped = job && job.state !== 'running' && code === undefined && !signal ? 'stopped' : '';
   tr.append(el('td', { class: 'exit', 'data-testid': 'rank-exit' }, exitText(code, signal) || stopped));
   return tr;
+}
+
+/**
+ * One line per artifact of the workload: per placed node `held`, or the share it holds, a bar and the rate it
+ * receives at (the state's holdings, reported by each node every 2 s while it receives).
+ * @param {InstanceView} inst @param {JobsContext} ctx
+ */
+function artifactsPanel(inst, ctx) {
+  const panel = el('div', { class: 'artifacts', 'data-testid': 'artifacts' });
+  const list = Array.isArray(inst.artifacts) ? /** @type {InstanceArtifactView[]} */ (inst.artifacts) : [];
+  for (const a of list) {
+    const row = el('div', { class: 'artifact', 'data-testid': 'artifact', 'data-artifact-id': a.id });
+    row.append(el('span', { class: 'artifact-name', title: a.id }, `${a.name} (${a.id.slice(0, 12)}, ${bytesText(a.bytes)})`));
+    for (const n of a.nodes) {
+      const share = a.bytes > 0 ? Math.min(1, n.haveBytes / a.bytes) : n.complete ? 1 : 0;
+      const cell = el('span', { class: `artifact-node${n.complete ? ' held' : ''}`, 'data-testid': 'artifact-node', 'data-node-id': n.node, 'data-complete': String(n.complete), title: n.node });
+      const bar = el('progress', { max: 1000, value: Math.round(share * 1000) });
+      const rate = typeof n.rateBps === 'number' && n.rateBps > 0 ? ` at ${bytesText(n.rateBps)}/s` : '';
+      cell.append(el('span', {}, `${ctx.nameOf(n.node)} `), bar, el('span', { 'data-testid': 'artifact-progress' }, n.complete ? ' held' : ` ${(share * 100).toFixed(1)}%${rate}`));
+      row.append(cell);
+    }
+    panel.append(row);
+  }
+  return panel;
 }
 
 /** @param {InstanceView} inst */
