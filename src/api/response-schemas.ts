@@ -44,6 +44,7 @@ const instancePlan = Type.Object({
   hostsByNode: opt(MapOf(Type.Array(endpoint), { description: 'per node, the addresses its ring neighbours dial' })),
   jacclDevices: opt(Type.Array(Type.Array(Type.Union([Type.String(), Type.Null()])), { description: 'RDMA device matrix (jaccl)' })),
   jacclCoordinators: opt(MapOf(str)),
+  meshAddresses: opt(MapOf(str, { description: 'per node, an address every other node reaches (MASTER_ADDR, *_SOCKET_IFNAME)' })),
 }, { ...CLOSED, description: 'the placement the leader applied (src/protocols/instance-plan.ts)' });
 
 const workloadSpec = Type.Object({

@@ -1,6 +1,6 @@
 /** The placement's plan for one instance (which nodes, in rank order, hold which layers), its schema and rules. */
 import { ValidationError } from '../core/errors.js';
-import { CLOSED, Count, Endpoint, Id, Port, W } from './event-fields.js';
+import { CLOSED, Count, Endpoint, Id, Ip, Port, W } from './event-fields.js';
 import { canonical, compile, MapOf, StringEnum, Type, type Shape } from './schema-kit.js';
 
 export const Shard = Type.Object({
@@ -19,6 +19,7 @@ export const InstancePlan = Type.Object({
   hostsByNode: Type.Optional(MapOf(Type.Array(Endpoint, { maxItems: 1024 }), { maxProperties: 1024 })),
   jacclDevices: Type.Optional(Type.Array(Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]), { maxItems: 1024 }), { maxItems: 1024 })),
   jacclCoordinators: Type.Optional(MapOf(Type.String({ minLength: 3, maxLength: 80 }), { maxProperties: 1024 })),
+  meshAddresses: Type.Optional(MapOf(Ip, { maxProperties: 1024, description: 'per node, an address every other node reaches (torch)' })),
 }, CLOSED);
 export type InstancePlan = Shape<typeof InstancePlan>;
 
@@ -36,7 +37,7 @@ export function checkPlanRules(plan: InstancePlan, p: string): InstancePlan {
     if (s.endLayer < s.startLayer) fail(`${p}.shards[${i}].endLayer`, 'before startLayer');
   });
   if (new Set(shards.map((s) => s.rank)).size !== n) fail(`${p}.shards`, 'duplicate rank');
-  for (const field of ['hostsByNode', 'jacclCoordinators'] as const) {
+  for (const field of ['hostsByNode', 'jacclCoordinators', 'meshAddresses'] as const) {
     for (const key of Object.keys(plan[field] ?? {})) if (!nodes.includes(key)) fail(`${p}.${field}.${key}`, 'not a node of the instance');
   }
   Object.entries(plan.hostsByNode ?? {}).forEach(([key, hosts]) => {

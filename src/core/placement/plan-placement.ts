@@ -6,6 +6,7 @@ import { candidateNotes, explainHops, hopDirection, predictAllReduce } from './e
 import { formatBytes, formatScore } from './format.js';
 import { ringHostsByNode } from './hosts-by-node.js';
 import { coordinatorRoutes, jacclCoordinators, jacclDevicesMatrix } from './jaccl.js';
+import { meshAddresses } from './mesh-addresses.js';
 import type { PlacementRequest } from './placement-request.js';
 import type { Explanation, HopDirection, Instance, PlanResult, Shard, SizeNote } from './plan-result.js';
 import { chooseEphemeralPort, DEFAULT_RESERVED_PORTS } from './ports.js';
@@ -145,6 +146,13 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
       coordinator = { node: names[0] as string, routes: routeNotes };
     }
   }
+  // torch (Gloo/NCCL) connects every pair of ranks: the address each node is reached at by all the others.
+  const hosts = instance.hostsByNode;
+  const mesh = meshAddresses(index, order, (m) => {
+    const rank = order.indexOf(m);
+    return hosts ? [names[(rank + 1) % k], names[(rank - 1 + k) % k]].map((nb) => hosts[nb as string]?.[rank]?.ip ?? '') : [];
+  });
+  if (Object.keys(mesh).length > 0) instance.meshAddresses = mesh;
   const ring = winner.ring;
   const hops = explainHops(index, order);
   const why = chosenWhy(ctx, winner, explanation.sizes, index);

@@ -22,6 +22,8 @@ export interface Instance {
   readonly hostsByNode?: Readonly<Record<string, readonly Host[]>>;
   readonly jacclDevices?: readonly (readonly (string | null)[])[];
   readonly jacclCoordinators?: Readonly<Record<string, string>>;
+  /** Per node, an address every other placed node reaches (torch's full mesh); see mesh-addresses.ts. */
+  readonly meshAddresses?: Readonly<Record<string, string>>;
 }
 
 export interface HopDirection {

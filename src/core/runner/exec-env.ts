@@ -64,8 +64,17 @@ export function plannedAddressOf(instance: RunnerInstance, nodeId: string): stri
 }
 
 /**
+ * The plan's mesh address of `nodeId`: one every other placed node reaches (torch's Gloo/NCCL connect every
+ * pair of ranks, not only ring neighbours). Undefined in plans from before it, or when no address is common.
+ */
+export function meshAddressOf(instance: RunnerInstance, nodeId: string): string | undefined {
+  const ip = instance.meshAddresses?.[nodeId];
+  return usable(ip) ? ip : undefined;
+}
+
+/**
  * Rank 0's address as seen from `nodeId`, for torch's MASTER_ADDR and MLX_JACCL_COORDINATOR. In order:
- * the plan's jaccl coordinator entry for this node; this node's own ring entry for rank 0 (rank 0 is a
+ * rank 0's mesh address (the same on every rank, reached by all); the plan's jaccl coordinator entry for this node; this node's own ring entry for rank 0 (rank 0 is a
  * neighbour); any other node's ring entry for rank 0 (its neighbours reach it there, and on a LAN so can we).
  * Rank 0 itself uses its planned address too (the one the others dial: a script that picks its interface from
  * MASTER_ADDR must not pick loopback); only a single-node instance uses loopback.
@@ -75,6 +84,8 @@ export function coordinatorFor(instance: RunnerInstance, nodeId: string): { addr
   const coord = instance.jacclCoordinators?.[nodeId];
   const parsed = coord ? splitHostPort(coord) : undefined;
   const port = parsed?.port ?? (instance.port < 65535 ? instance.port + 1 : instance.port - 1);
+  const mesh = meshAddressOf(instance, instance.nodes[0] as string);
+  if (mesh !== undefined) return { addr: mesh, port };
   if (shard.rank === 0) return { addr: plannedAddressOf(instance, nodeId) ?? '127.0.0.1', port };
   if (parsed && usable(parsed.ip)) return { addr: parsed.ip, port };
   const own = instance.hostsByNode?.[nodeId]?.[0]?.ip;
@@ -121,8 +132,9 @@ export function execEnv(instance: RunnerInstance, nodeId: string, options: ExecE
     TORCHELASTIC_RESTART_COUNT: String(options.restartCount ?? 0),
     TORCHELASTIC_MAX_RESTARTS: String(options.maxRestarts ?? 0),
   };
-  // Gloo, NCCL and TensorPipe bind where the host name resolves (often loopback) unless told the interface.
-  const own = plannedAddressOf(instance, nodeId);
+  // Gloo, NCCL and TensorPipe bind where the host name resolves (often loopback) unless told the interface; Gloo
+  // dials every other rank through it, so it must hold the address all of them reach (the mesh address).
+  const own = meshAddressOf(instance, nodeId) ?? plannedAddressOf(instance, nodeId);
   const iface = own !== undefined ? options.ifaceOf?.(own) : undefined;
   if (iface) env.GLOO_SOCKET_IFNAME = env.NCCL_SOCKET_IFNAME = env.TP_SOCKET_IFNAME = iface;
   if (instance.jacclDevices) env.MLX_IBV_DEVICES = JSON.stringify(instance.jacclDevices);

@@ -35,6 +35,8 @@ export interface RunnerInstance {
   readonly hostsByNode?: Readonly<Record<string, readonly HostAddress[]>>;
   readonly jacclCoordinators?: Readonly<Record<string, string>>;
   readonly jacclDevices?: readonly (readonly (string | null)[])[];
+  /** Per node, an address every other rank reaches (MASTER_ADDR, *_SOCKET_IFNAME); absent in older plans. */
+  readonly meshAddresses?: Readonly<Record<string, string>>;
   readonly workload: Workload;
   /** Group restarts of this job so far (TORCHELASTIC_RESTART_COUNT). */
   readonly restarts?: number;
