@@ -45,7 +45,8 @@ t.test('ring: three ranks connect to their neighbours, run collective tasks, rep
   await waitFor(() => events.get('a')!.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'), 20_000, 'task complete');
   for (const m of managers.values()) m.taskCreated({ taskId: 'ar1', instanceId: 'r1', kind: 'all-reduce', params: { count: 100_003, iters: 2 } });
   await waitFor(() => events.get('a')!.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length === 2, 30_000, 'all-reduce complete');
-  await new Promise((r) => setTimeout(r, 200));
+  // Each rank reports its own Running → Ready for the all-reduce; rank 0's completion can arrive before the others'.
+  await waitFor(() => ['a', 'b', 'c'].every((n) => statesOf(events.get(n)!).filter((s) => s === 'Ready').length === 3), 20_000, 'every rank Ready after both tasks');
   await Promise.all([...managers.values()].map((m) => m.instanceDeleted('r1')));
   const canonical = ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'Ready', 'Running', 'Ready',
     'ShuttingDown', 'Shutdown'];
