@@ -62,9 +62,10 @@ t.test("the node's own profiler sending makes its sink busy (announced over an i
   await new Promise((r) => setTimeout(r, 50));
   channel.postMessage({ until: 0 });
   await new Promise((r) => setTimeout(r, 50));
-  t.ok((await measureThroughput('127.0.0.1', port, { durationMs: 50 })).bps > 0, 'an end-of-transfer announcement frees it at once');
+  // Accepted (not refused as busy) is the point; a 50 ms transfer on a loaded machine may have no steady window for bps.
+  t.ok((await measureThroughput('127.0.0.1', port, { durationMs: 50 })).bytes > 0, 'an end-of-transfer announcement frees it at once');
   const other = await probeServer(t, 'node-other');
-  t.ok((await measureThroughput('127.0.0.1', other, { durationMs: 50 })).bps > 0, "another node's sink is not affected");
+  t.ok((await measureThroughput('127.0.0.1', other, { durationMs: 50 })).bytes > 0, "another node's sink is not affected");
 });
 
 t.test('after the busy budget, measureCapacity forces', async (t) => {
