@@ -29,6 +29,8 @@ export interface LogDeps {
   readonly nodeId: string;
   readonly dataDir: string;
   readonly state: () => Promise<ClusterState>;
+  /** How long a holder's 404 is retried (it may not have applied the instance yet); default 10 s. */
+  readonly holderLagMs?: number;
   /** How often a followed log is checked for new bytes. */
   readonly pollMs?: number;
 }
@@ -127,10 +129,22 @@ async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, r
   const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
   let res;
-  try {
-    res = await getStream(url, token ? { authorization: `Bearer ${token}` } : {}, signal);
-  } catch (error) {
-    throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
+  // The holder may not have applied the instance yet (replication lags by a few ms to seconds): its 404 is retried
+  // for a bounded time, since this node's state already says the instance exists and where the rank is.
+  const deadline = Date.now() + (deps.holderLagMs ?? 10_000);
+  for (;;) {
+    try {
+      res = await getStream(url, token ? { authorization: `Bearer ${token}` } : {}, signal);
+    } catch (error) {
+      throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
+    }
+    if (res.statusCode !== 404 || Date.now() >= deadline || signal.aborted) break;
+    res.resume();
+    try {
+      await sleep(deps.pollMs ?? 200, undefined, { signal });
+    } catch {
+      break;
+    }
   }
   if (res.statusCode !== 200) {
     res.resume();
