@@ -86,7 +86,11 @@ export interface Codec<S extends TSchema> {
  * The check is compiled on first use, not here: modules call `compile` at load, and a worker thread that never
  * decodes an event should not pay for compiling the event union (tens of ms per thread at start-up).
  */
-export function compile<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
+/** Whose words a failure uses: the API's (`is required`, `must be >= 0`) or the wire decoders' (`missing`, `out of range`). */
+export type Wording = 'api' | 'wire';
+const defaultWording = (where: Where): Wording => (where === 'body' || where === 'query' || where === 'params' ? 'api' : 'wire');
+
+export function compile<S extends TSchema>(schema: S, where: Where, root = '', wording: Wording = defaultWording(where)): Codec<S> {
   let compiled: TypeCheck<S> | undefined;
   const checker = (): TypeCheck<S> => (compiled ??= TypeCompiler.Compile(schema));
   return {
@@ -104,7 +108,7 @@ export function compile<S extends TSchema>(schema: S, where: Where, root = ''): 
       const first = check.Errors(value).First();
       if (!first) throw new ValidationError(where, at, 'invalid');
       const leaf = inUnion(first);
-      throw new ValidationError(where, fieldPath(at, leaf.path, value), why(leaf, where === 'body' || where === 'query' || where === 'params'));
+      throw new ValidationError(where, fieldPath(at, leaf.path, value), why(leaf, wording === 'api'));
     },
   };
 }
@@ -210,21 +214,7 @@ export function sameShape<A, B>(..._proof: Same<A, B> extends true ? [] : [never
  * answers, a hostfile), so their errors keep their code (`where`) and their reasons.
  */
 export function compileWire<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  const codec = compile(schema, 'frame', root);
-  return {
-    schema,
-    is: (value): value is Static<S> => codec.is(value),
-    decode(value, at) {
-      try {
-        return codec.decode(value, at);
-      } catch (error) {
-        if (!(error instanceof ValidationError) || where === 'frame') throw error;
-        const path = String(error.details.path ?? '');
-        const prefix = `frame ${path || '(root)'}: `;
-        throw new ValidationError(where, path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
-      }
-    },
-  };
+  return compile(schema, where, root, 'wire');
 }
 
 /**
@@ -232,19 +222,5 @@ export function compileWire<S extends TSchema>(schema: S, where: Where, root = '
  * for inputs a person writes that are not HTTP bodies (the planner's `--state` / `--request` files).
  */
 export function compileWorded<S extends TSchema>(schema: S, where: Where, root = ''): Codec<S> {
-  const codec = compile(schema, 'body', root);
-  return {
-    schema,
-    is: (value): value is Static<S> => codec.is(value),
-    decode(value, at) {
-      try {
-        return codec.decode(value, at);
-      } catch (error) {
-        if (!(error instanceof ValidationError) || where === 'body') throw error;
-        const path = String(error.details.path ?? '');
-        const prefix = `body ${path || '(root)'}: `;
-        throw new ValidationError(where, path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
-      }
-    },
-  };
+  return compile(schema, where, root, 'api');
 }
