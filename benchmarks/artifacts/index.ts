@@ -19,15 +19,8 @@ import { Lab } from '../../src/lab/index.js';
 import { printTable, type BenchRow } from '../table.js';
 import { startAgents, type AgentSet } from './agents.js';
 import { rawLink, rsyncAvailable, rsyncDaemon } from './baselines.js';
+import { args, flag } from '../args.js';
 
-const args = process.argv.slice(2);
-/** `--name value` or `--name=value` (the form `npm run bench -- artifacts --size=64` passes through). */
-const flag = (name: string): string | undefined => {
-  const eq = args.find((a) => a.startsWith(`${name}=`));
-  if (eq) return eq.slice(name.length + 1);
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const json = args.includes('--json');
 const sizeMiB = Number(flag('--size') ?? (args.includes('--quick') ? 64 : 1024));
 const rate = flag('--rate') ?? '1gbit';

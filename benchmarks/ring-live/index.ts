@@ -15,15 +15,8 @@ import { loadavg } from 'node:os';
 import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest, type NodeView } from '../../src/lab/index.js';
 import { findTorchPython } from '../../src/ring/bench/gloo.js';
 import { printTable, type BenchRow } from '../table.js';
+import { args, flag } from '../args.js';
 
-const args = process.argv.slice(2);
-/** `--name value` or `--name=value`. */
-const flag = (name: string): string | undefined => {
-  const eq = args.find((a) => a.startsWith(`${name}=`));
-  if (eq) return eq.slice(name.length + 1);
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const json = args.includes('--json');
 const quick = args.includes('--quick');
 const lanRate = flag('--lan-rate') ?? '1gbit';

@@ -11,14 +11,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printTable, type BenchRow } from '../table.js';
 import { nodeStart, workerImport, type Sample } from './probes.js';
+import { args, flag } from '../args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string): string | undefined => {
-  const eq = args.find((a) => a.startsWith(`${name}=`));
-  if (eq) return eq.slice(name.length + 1);
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const json = args.includes('--json');
 const runs = Math.max(1, Number(flag('--runs') ?? (args.includes('--quick') ? 3 : 7)));
 const here = fileURLToPath(new URL('../../..', import.meta.url)); // build/benchmarks/startup → the checkout's root
