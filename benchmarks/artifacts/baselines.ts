@@ -9,16 +9,16 @@ import { basename, dirname, join } from 'node:path';
 import type { Lab } from '../../src/lab/index.js';
 
 /** Seconds to move `bytes` from host `from` to `toIp` (an address of the receiving host `to`). */
-export async function rawLink(lab: Lab, from: number, to: number, toIp: string, bytes: number): Promise<{ tool: string; seconds: number }> {
+export async function rawLink(lab: Lab, from: number, to: number, toIp: string, bytes: number, port = 5299): Promise<{ tool: string; seconds: number }> {
   if (existsSync('/usr/bin/iperf3')) {
-    const server = lab.spawn(to, 'iperf3', ['-s', '-1', '-p', '5299']);
+    const server = lab.spawn(to, 'iperf3', ['-s', '-1', '-p', String(port)]);
     await new Promise((r) => setTimeout(r, 500));
-    const out = await lab.exec(from, ['iperf3', '-c', toIp, '-p', '5299', '-n', String(bytes), '-J'], { timeoutMs: 300_000 });
+    const out = await lab.exec(from, ['iperf3', '-c', toIp, '-p', String(port), '-n', String(bytes), '-J'], { timeoutMs: 300_000 });
     server.kill();
     const j = JSON.parse(out.stdout) as { end: { sum_received: { seconds: number } } };
     return { tool: 'iperf3', seconds: j.end.sum_received.seconds };
   }
-  const sink = lab.spawn(to, process.execPath, ['-e', `const n=require('node:net');n.createServer((c)=>{let b=0,t0=0;c.on('data',(d)=>{if(!t0)t0=performance.now();b+=d.length});c.on('end',()=>{console.log(JSON.stringify({b,ms:performance.now()-t0}));process.exit(0)})}).listen(5299,()=>console.log('{"ready":1}'))`]);
+  const sink = lab.spawn(to, process.execPath, ['-e', `const n=require('node:net');n.createServer((c)=>{let b=0,t0=0;c.on('data',(d)=>{if(!t0)t0=performance.now();b+=d.length});c.on('end',()=>{console.log(JSON.stringify({b,ms:performance.now()-t0}));process.exit(0)})}).listen(${port},()=>console.log('{"ready":1}'))`]);
   const lines = createInterface({ input: sink.stdout! });
   let ready: () => void = () => {};
   const isReady = new Promise<void>((r) => { ready = r; });
@@ -26,10 +26,20 @@ export async function rawLink(lab: Lab, from: number, to: number, toIp: string, 
   const result = new Promise<string>((r) => { got = r; });
   lines.on('line', (l) => { if (l.includes('ready')) ready(); else got(l); });
   await isReady;
-  const sender = lab.spawn(from, process.execPath, ['-e', `const n=require('node:net');const buf=Buffer.alloc(1<<20);let left=${bytes};const c=n.connect(5299,'${toIp}',()=>{const w=()=>{while(left>0){left-=buf.length;if(!c.write(buf)){c.once('drain',w);return}}c.end()};w()})`]);
+  const sender = lab.spawn(from, process.execPath, ['-e', `const n=require('node:net');const buf=Buffer.alloc(1<<20);let left=${bytes};const c=n.connect(${port},'${toIp}',()=>{const w=()=>{while(left>0){left-=buf.length;if(!c.write(buf)){c.once('drain',w);return}}c.end()};w()})`]);
   const r = JSON.parse(await result) as { b: number; ms: number };
   sender.kill();
   return { tool: 'raw TCP (Node)', seconds: r.ms / 1000 };
+}
+
+/**
+ * Seconds for the three hops h0 → h1, h1 → h2, h2 → h3 to each carry `bytes` at the same time (iperf3 on each hop,
+ * started together; the slowest decides): what the lab itself can carry while a chain broadcast runs. On a machine
+ * with fewer cores than the lab has busy hosts this is the ceiling a chain can reach, whatever its code does.
+ */
+export async function rawChain(lab: Lab, ipOf: (to: number) => string, bytes: number): Promise<{ tool: string; seconds: number }> {
+  const hops = await Promise.all([1, 2, 3].map((to) => rawLink(lab, to - 1, to, ipOf(to), bytes, 5300 + to)));
+  return { tool: hops[0]!.tool, seconds: Math.max(...hops.map((h) => h.seconds)) };
 }
 
 export const rsyncAvailable = (): boolean => existsSync('/usr/bin/rsync');

@@ -8,7 +8,8 @@
  *   ring (--ring-rate, default 4gbit; --no-ring to skip): 4 hosts in a thunderbolt-style ring of point-to-point
  *     links: iperf3 and rsync over the h0–h1 link, one transfer, and the chain around the ring.
  * One transfer / sequential / chain: verified (SHA-256) and synced into the store (the real data path).
- *   node build/benchmarks/artifacts/index.js [--size MiB] [--rate 1gbit] [--rounds 3] [--baseline DIR] [--no-ring] [--json]
+ * Both add `iperf3 ×3 at once`: the three hops of the chain carrying the bytes together (the lab's own ceiling).
+ *   node build/benchmarks/artifacts/index.js [--size MiB] [--rate 1gbit] [--rounds 3] [--baseline DIR] [--no-lan] [--no-ring] [--json]
  */
 import { mkdtempSync, rmSync, openSync, writeSync, closeSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
 import { printTable, type BenchRow } from '../table.js';
 import { startAgents, type AgentSet } from './agents.js';
-import { rawLink, rsyncAvailable, rsyncDaemon } from './baselines.js';
+import { rawChain, rawLink, rsyncAvailable, rsyncDaemon } from './baselines.js';
 import { args, flag } from '../args.js';
 
 const json = args.includes('--json');
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
     const fd = openSync(file, 'w');
     for (let i = 0; i < sizeMiB; i++) writeSync(fd, randomBytes(1 << 20));
     closeSync(fd);
-    await lanScenario(tmp, file, baselineJs);
+    if (!args.includes('--no-lan')) await lanScenario(tmp, file, baselineJs);
     if (!args.includes('--no-ring')) await ringScenario(tmp, file);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -106,6 +107,8 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
     for (const a of [a1, a2, a3]) await main.fetchOn(a);
     row('torus sequential h0 → h1, h2, h3', (performance.now() - t0) / 1000, 3 * bytes);
     for (const a of [a1, a2, a3]) await main.rm(a);
+    const rawThree = await rawChain(lab, ip, bytes);
+    row(`${rawThree.tool} ×3 at once h0 → h1, h1 → h2, h2 → h3`, rawThree.seconds, 3 * bytes);
     for (const { name, set } of sets) {
       const [, b1, b2, b3] = set.agents;
       const t1 = performance.now();
@@ -148,6 +151,8 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
     const t0 = performance.now();
     await Promise.all([set.fetchOn(a1!, 'h0'), set.fetchOn(a2!, 'h1'), set.fetchOn(a3!, 'h2')]);
     row('broadcast chain h0 → h1 → h2 → h3 (ring links)', (performance.now() - t0) / 1000, 3 * bytes);
+    const rawThree = await rawChain(lab, (to) => lab.linkIp(to - 1, to), bytes);
+    row(`${rawThree.tool} ×3 at once h0 → h1, h1 → h2, h2 → h3 (ring links)`, rawThree.seconds, 3 * bytes);
     printTable(`artifacts: ${sizeMiB} MiB on a 4-node thunderbolt-style ring of ${ringRate} links`, rows, json,
       'Each hop of the chain is one ring link; every node in the ring also has the LAN.');
   } finally {

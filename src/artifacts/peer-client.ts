@@ -10,19 +10,18 @@ import { errorFromJson, TorusError } from '../core/errors.js';
 import { signPeerRequest } from './proof.js';
 import { decodeBits, peerPath } from './peer-paths.js';
 import { ChunkClient } from './chunk-client.js';
+import { ChunkBufferPool } from './chunk-buffers.js';
 
 /** Bigger than any chunk (64 MiB max) or manifest (32 MiB max) plus slack: more is refused before it is read. */
 const MAX_BODY = 64 * 1024 * 1024 + 1;
 /** Error answers are small JSON. */
 const MAX_ERROR_BODY = 64 * 1024;
 
-/** Chunk buffers kept for reuse per length: a fresh 4 MiB buffer costs a thousand page faults and GC work. */
-const POOLED_PER_LENGTH = 8;
-
 export class PeerClient {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, keepAliveMsecs: 10_000 });
   readonly #chunks = new ChunkClient();
-  readonly #pool = new Map<number, Buffer[]>();
+  /** room for every chunk a transfer holds at once: those on the wire and those being verified and written */
+  readonly #pool = new ChunkBufferPool(32);
   constructor(readonly key: string | null, readonly timeoutMs = 20_000) {}
 
   close(): void {
@@ -33,11 +32,7 @@ export class PeerClient {
 
   /** Gives back a buffer `chunk()` returned, once nothing refers to it any more (it will be overwritten). */
   release(buffer: Uint8Array): void {
-    if (!Buffer.isBuffer(buffer) || buffer.byteOffset !== 0 || buffer.buffer.byteLength !== buffer.byteLength) return;
-    const list = this.#pool.get(buffer.byteLength) ?? [];
-    if (list.length >= POOLED_PER_LENGTH || list.includes(buffer)) return;
-    list.push(buffer);
-    this.#pool.set(buffer.byteLength, list);
+    this.#pool.give(buffer);
   }
 
   /** One request; resolves with the 2xx answer's body, rejects with the peer's error. */
@@ -91,7 +86,7 @@ export class PeerClient {
     if (url.protocol !== 'http:') throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
     return this.#chunks.get({
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80), path, headers: signPeerRequest(this.key, 'GET', path),
-      timeoutMs: this.timeoutMs + waitMs, maxBody: MAX_BODY, bodyBuffer: (length) => this.#pool.get(length)?.pop() ?? Buffer.allocUnsafeSlow(length),
+      timeoutMs: this.timeoutMs + waitMs, maxBody: MAX_BODY, bodyBuffer: (length) => this.#pool.take(length),
     });
   }
 

@@ -18,6 +18,8 @@ import { addressesOf, sourcesFor } from './sources.js';
 import { ArtifactStore } from './store.js';
 import { runTransfer, type TransferSource, type TransferStats } from './transfer.js';
 import { ArtifactWriter } from './writer.js';
+import { RecentChunks } from './recent-chunks.js';
+import { inlineHasher, poolHasher, type ChunkHasher, type RunCpuTask } from './chunk-hasher.js';
 import { storeRoot } from './layout.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
 
@@ -32,6 +34,8 @@ export interface ArtifactServiceOptions {
   readonly syncIntervalMs?: number;
   readonly stallMs?: number;
   readonly concurrency?: number;
+  /** runs a CPU task on the node's piscina pool: chunks are then hashed off the thread that reads the sockets */
+  readonly runCpuTask?: RunCpuTask;
 }
 
 export interface TransferStatus {
@@ -67,9 +71,16 @@ export class ArtifactService implements PeerBackend {
   readonly #reports: CorruptionReport[] = [];
   readonly #sync: HoldingsSync;
   readonly #abort = new AbortController();
+  /** chunks just received, for a downstream node of a chain (the disk copy is not in the page cache) */
+  readonly #recent = new RecentChunks();
+  /** artifacts being received that a downstream node asked for: their chunks are kept in #recent */
+  readonly #forwarding = new Set<string>();
+
+  readonly #hash: ChunkHasher;
 
   constructor(o: ArtifactServiceOptions) {
     this.#o = o;
+    this.#hash = o.runCpuTask ? poolHasher(o.runCpuTask) : inlineHasher;
     this.dataKey = o.dataKey;
     this.store = new ArtifactStore(storeRoot(o.dataDir));
     this.#client = new PeerClient(o.dataKey);
@@ -130,6 +141,7 @@ export class ArtifactService implements PeerBackend {
   }
 
   async waitForChunk(id: string, index: number, ms: number): Promise<boolean> {
+    if (this.#writers.has(id)) this.#forwarding.add(id);
     const end = Date.now() + ms;
     for (;;) {
       const w = this.#writers.get(id);
@@ -142,11 +154,13 @@ export class ArtifactService implements PeerBackend {
   }
 
   readChunk(id: string, index: number): Promise<Buffer> {
-    return this.store.readChunk(id, index);
+    const recent = this.#recent.take(id, index);
+    // Received here (a transfer ran in this process): on disk past the page cache, read it the same way.
+    return recent ? Promise.resolve(recent) : this.store.readChunk(id, index, { direct: this.#transfers.has(id) });
   }
 
   releaseChunk(buf: Buffer): void {
-    this.store.releaseChunk(buf);
+    if (!this.#recent.release(buf)) this.store.releaseChunk(buf);
   }
 
   async orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<TransferStatus> {
@@ -166,6 +180,7 @@ export class ArtifactService implements PeerBackend {
   async remove(id: string): Promise<{ removed: boolean }> {
     artifactId(id);
     if (this.#running.has(id)) throw new TorusError('TORUS_ARTIFACT_BUSY', `artifact ${id} is being transferred; wait for it to end`, { id });
+    this.#recent.drop(id);
     const removed = this.store.remove(id);
     if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
     this.#transfers.delete(id);
@@ -237,7 +252,10 @@ export class ArtifactService implements PeerBackend {
     if (!manifestBytes) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no holder of ${id} answered with its manifest`, { id, sources: status.sources });
     const manifest = decodeManifest(manifestBytes, id);
     const fresh = !this.store.info(id);
-    const writer = ArtifactWriter.create(this.store.root, id, manifest, manifestBytes, { name: status.name, addedAt: Date.now() });
+    const writer = ArtifactWriter.create(this.store.root, id, manifest, manifestBytes, { name: status.name, addedAt: Date.now() }, {
+      hash: this.#hash,
+      onWritten: (index, data) => { if (this.#forwarding.has(id)) this.#recent.keep(id, index, data); },
+    });
     const missing = totalBytes(manifest) - writer.haveBytes;
     const free = await this.store.freeBytes();
     if (free < missing) {
@@ -288,6 +306,9 @@ export class ArtifactService implements PeerBackend {
     } finally {
       status.endedAt = Date.now();
       this.#writers.delete(id);
+      this.#forwarding.delete(id);
+      // The downstream may still be a few chunks behind: they stay a while, then the memory goes back.
+      setTimeout(() => { if (!this.#writers.has(id)) this.#recent.drop(id); }, 30_000).unref();
       void this.#sync.syncNow();
     }
   }

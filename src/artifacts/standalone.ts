@@ -15,6 +15,7 @@ import { emptyState, type ClusterState } from '../core/topology/state.js';
 import type { ClusterEvent } from '../protocols/events.js';
 import { ArtifactService } from './service.js';
 import { createLogger } from '../runtime/log.js';
+import { CpuPool } from '../runtime/cpu-pool.js';
 
 interface Config { nodeId: string; dataDir: string; port: number; key: string; nodes: { id: string; ip: string; port?: number }[]; resume?: boolean; stallMs?: number }
 const config = JSON.parse(process.argv[2]!) as Config;
@@ -22,7 +23,9 @@ let state: ClusterState = emptyState;
 const apply = (event: ClusterEvent): void => { state = applyEvent(state, { index: state.lastIndex + 1, term: 1, event }); };
 for (const n of config.nodes) apply({ type: 'NodeJoined', nodeId: n.id, name: n.id, incarnation: 1, apiPort: n.port ?? config.port, apiAddresses: [{ ip: n.ip, port: n.port ?? config.port }], version: 'bench' });
 
+const pool = new CpuPool();
 const service = new ArtifactService({
+  runCpuTask: (task, input) => pool.run(task, input),
   nodeId: config.nodeId, nodeName: config.nodeId, dataDir: config.dataDir, dataKey: config.key, log: createLogger({ component: 'artifact-standalone' }), ...(config.stallMs ? { stallMs: config.stallMs } : {}),
   cluster: { state: async () => state, propose: async () => {} },
 });
@@ -70,4 +73,4 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   })();
 });
 if (config.resume) service.start();
-process.stdin.on('end', () => { void service.close().then(() => server.close(() => process.exit(0))); });
+process.stdin.on('end', () => { void service.close().then(() => pool.close()).then(() => server.close(() => process.exit(0))); });

@@ -15,6 +15,8 @@ import { hashFileChunks, scanSource } from './chunker.js';
 import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';
 import { chunkRefs, decodeManifest, encodeManifest, totalBytes, MANIFEST_VERSION, type ChunkRef, type Manifest } from './manifest.js';
 import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
+import { ChunkBufferPool } from './chunk-buffers.js';
+import { ALIGN, O_DIRECT } from '../native/aligned-memory.js';
 
 /** A file kept open for serving chunks is closed after this long without a read. */
 const READ_IDLE_MS = 5000;
@@ -55,7 +57,7 @@ export class ArtifactStore {
   readonly root: string;
   readonly #manifests = new Map<string, { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer }>();
   readonly #reading = new Map<string, { id: string; ino: number; handle: Promise<FileHandle>; timer: NodeJS.Timeout | undefined }>();
-  readonly #pool = new Map<number, Buffer[]>();
+  readonly #pool = new ChunkBufferPool();
 
   constructor(root: string) {
     this.root = root;
@@ -150,62 +152,78 @@ export class ArtifactStore {
    * Reads chunk `index` (the caller checks it is held) into a pooled buffer: give it back with `releaseChunk` once
    * it is sent. Files stay open while chunks are read from them (closed after READ_IDLE_MS without a read, and at
    * once when the artifact is removed), so serving a chunk costs no open/close.
+   * `direct`: read with O_DIRECT (where the chunk is aligned and the filesystem allows), for bytes this node just
+   * received: the writer put them on disk past the page cache, so a cached read would fill fresh cache pages (the
+   * dear part on a VM) for bytes read once. A user's added file is likely cached: read through the cache.
    */
-  async readChunk(id: string, index: number): Promise<Buffer> {
+  async readChunk(id: string, index: number, o: { direct?: boolean } = {}): Promise<Buffer> {
     const m = this.manifest(id);
     const ref = m?.refs[index];
     if (!m || !ref) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no chunk ${index} of ${id} here`);
-    const fh = await this.#readHandle(id, join(this.paths(id).files, m.manifest.files[ref.file]!.path));
-    const buf = this.#pool.get(ref.length)?.pop() ?? Buffer.allocUnsafe(ref.length);
-    let done = 0;
-    while (done < ref.length) {
-      const { bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done);
-      if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
-      done += bytesRead;
+    const path = join(this.paths(id).files, m.manifest.files[ref.file]!.path);
+    const direct = o.direct && O_DIRECT !== undefined && ref.offset % ALIGN === 0 && ref.length % ALIGN === 0
+      ? await this.#readHandle(id, path, true).catch(() => undefined) : undefined;
+    let fh = direct ?? await this.#readHandle(id, path, false);
+    const buf = this.#pool.take(ref.length);
+    try {
+      let done = 0;
+      while (done < ref.length) {
+        let bytesRead: number;
+        try {
+          ({ bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done));
+        } catch (error) {
+          if (fh !== direct || (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
+          fh = await this.#readHandle(id, path, false); // a device whose block is larger than ALIGN
+          continue;
+        }
+        if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
+        done += bytesRead;
+      }
+      return buf;
+    } catch (error) {
+      this.#pool.give(buf);
+      throw error;
     }
-    return buf;
   }
 
   /** A buffer `readChunk` returned, no longer referenced (it will be overwritten). */
   releaseChunk(buf: Buffer): void {
-    const list = this.#pool.get(buf.byteLength) ?? [];
-    if (list.length >= 8 || list.includes(buf) || buf.byteOffset !== 0 || buf.buffer.byteLength !== buf.byteLength) return;
-    list.push(buf);
-    this.#pool.set(buf.byteLength, list);
+    this.#pool.give(buf);
   }
 
-  async #readHandle(id: string, path: string): Promise<FileHandle> {
-    let entry = this.#reading.get(path);
+  async #readHandle(id: string, path: string, direct: boolean): Promise<FileHandle> {
+    const key = direct ? `${path}\0direct` : path;
+    let entry = this.#reading.get(key);
     // Another process (`artifacts add` of the same bytes) may have replaced the file: never read a stale inode.
     if (entry && entry.ino !== statSync(path, { throwIfNoEntry: false })?.ino) {
-      this.#closeReading(path);
+      this.#closeReading(key);
       entry = undefined;
     }
     if (!entry) {
       const ino = statSync(path).ino;
-      const handle = open(path, 'r');
-      handle.catch(() => this.#reading.delete(path));
+      const handle = direct ? open(path, constants.O_RDONLY | O_DIRECT!) : open(path, 'r');
+      handle.catch(() => this.#reading.delete(key));
       entry = { id, ino, handle, timer: undefined };
-      this.#reading.set(path, entry);
+      this.#reading.set(key, entry);
     }
     const e = entry;
     clearTimeout(e.timer);
-    e.timer = setTimeout(() => this.#closeReading(path), READ_IDLE_MS);
+    e.timer = setTimeout(() => this.#closeReading(key), READ_IDLE_MS);
     e.timer.unref();
     return e.handle;
   }
 
-  #closeReading(path: string): void {
-    const e = this.#reading.get(path);
+  #closeReading(key: string): void {
+    const e = this.#reading.get(key);
     if (!e) return;
-    this.#reading.delete(path);
+    this.#reading.delete(key);
     clearTimeout(e.timer);
     void e.handle.then((h) => h.close()).catch(() => {});
   }
 
   /** Closes every file kept open for reading (an artifact removed, the node stopping). */
   closeReaders(id?: string): void {
-    for (const [path, e] of [...this.#reading]) if (id === undefined || e.id === id) this.#closeReading(path);
+    for (const [key, e] of [...this.#reading]) if (id === undefined || e.id === id) this.#closeReading(key);
   }
 
   /** Copies a complete artifact into `dir` (reflink where possible) and verifies every chunk of the copy. */

@@ -1,6 +1,8 @@
 /**
  * One artifact transfer: fetch every missing chunk from the sources that have it, several in flight, each verified
- * by the writer before it is written. Sources are tried best first (the caller orders them by measured bandwidth)
+ * by the writer before it is written. A worker sends its next request as soon as a chunk has arrived, while that
+ * chunk is hashed and written (at most `writeAhead` of them): at 4 Gbit/s a chunk's hash and disk write take about
+ * as long as its trip, and waiting for them left the link idle half the time (measured in the lab). Sources are tried best first (the caller orders them by measured bandwidth)
  * and spread by how many requests each has in flight; a source that fails is backed off (and its next address
  * tried); a chunk that fails verification is fetched again from another source and the bad source reported. A
  * source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
@@ -37,6 +39,8 @@ export interface TransferOptions {
   readonly client: PeerClient;
   readonly concurrency?: number;
   readonly perSource?: number;
+  /** chunks received and not yet verified and written, at most (default: `concurrency`) */
+  readonly writeAhead?: number;
   readonly stallMs?: number;
   readonly signal?: AbortSignal;
   readonly onChunk?: () => void;
@@ -66,7 +70,10 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const banned = new Map<number, Set<string>>();
   const sources: SourceState[] = o.sources.map((src) => ({ src, urlIndex: 0, have: undefined, haveAt: 0, inFlight: 0, failures: 0, downUntil: 0 }));
   const stats: TransferStats = { chunks: 0, bytes: 0, bySource: {}, corrupt: {}, failures: 0 };
-  const perSource = o.perSource ?? 3;
+  const concurrency = Math.max(1, o.concurrency ?? 8);
+  const perSource = o.perSource ?? 6;
+  // Chunks received but not yet verified and written: bounds the memory a transfer holds (with those on the wire).
+  const writeAhead = Math.max(1, o.writeAhead ?? concurrency);
   const stallMs = o.stallMs ?? 60_000;
   let cursor = 0;
   let lastProgress = Date.now();
@@ -113,49 +120,64 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     o.onSourceError?.(s.src.nodeId, error);
   };
 
+  /** Verifies and writes a received chunk; never throws (a failure puts the chunk back to fetch). */
+  const store = async (i: number, s: SourceState, data: Uint8Array): Promise<void> => {
+    const length = data.byteLength;
+    try {
+      await writer.write(i, data);
+    } catch (error) {
+      state[i] = PENDING;
+      const e = asTorusError(error);
+      if (e.code !== 'TORUS_ARTIFACT_CORRUPT') { fail(s, e); return; }
+      const set = banned.get(i) ?? new Set<string>();
+      set.add(s.src.nodeId);
+      banned.set(i, set);
+      stats.corrupt[s.src.nodeId] = (stats.corrupt[s.src.nodeId] ?? 0) + 1;
+      o.onCorrupt?.(s.src.nodeId, i);
+      return;
+    } finally {
+      o.client.release(data); // written, refused or already held: the writer keeps no reference
+      changed();
+    }
+    state[i] = DONE;
+    s.failures = 0;
+    lastProgress = Date.now();
+    stats.chunks++;
+    stats.bytes += length;
+    const by = (stats.bySource[s.src.nodeId] ??= { chunks: 0, bytes: 0 });
+    by.chunks++;
+    by.bytes += length;
+    o.onChunk?.();
+  };
+
+  /** Chunks received and being verified and written, while the workers already fetch the next ones. */
+  const storing = new Set<Promise<void>>();
+
   const fetchOne = async (i: number, s: SourceState): Promise<void> => {
     state[i] = IN_FLIGHT;
     s.inFlight++;
+    let data: Uint8Array;
     try {
-      const data = await o.client.chunk(s.src.urls[s.urlIndex]!, id, i, s.src.waitForChunks ? MAX_CHUNK_WAIT_MS : 0);
-      const length = data.byteLength;
-      try {
-        await writer.write(i, data);
-      } catch (error) {
-        o.client.release(data);
-        const e = asTorusError(error);
-        if (e.code !== 'TORUS_ARTIFACT_CORRUPT') throw e;
-        const set = banned.get(i) ?? new Set<string>();
-        set.add(s.src.nodeId);
-        banned.set(i, set);
-        stats.corrupt[s.src.nodeId] = (stats.corrupt[s.src.nodeId] ?? 0) + 1;
-        o.onCorrupt?.(s.src.nodeId, i);
-        state[i] = PENDING;
-        return;
-      }
-      o.client.release(data); // written (or already held): the writer keeps no reference
-      state[i] = DONE;
-      s.failures = 0;
-      lastProgress = Date.now();
-      stats.chunks++;
-      stats.bytes += length;
-      const by = (stats.bySource[s.src.nodeId] ??= { chunks: 0, bytes: 0 });
-      by.chunks++;
-      by.bytes += length;
-      o.onChunk?.();
+      data = await o.client.chunk(s.src.urls[s.urlIndex]!, id, i, s.src.waitForChunks ? MAX_CHUNK_WAIT_MS : 0);
     } catch (error) {
       state[i] = PENDING;
       const e = asTorusError(error);
       if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.have) s.have[i] = 0; // it does not have that one (any more)
       else fail(s, e);
+      return;
     } finally {
       s.inFlight--;
       changed();
     }
+    // The request that follows goes out now: verifying and writing (a hash, a disk write) would otherwise leave the
+    // link idle for as long as they take, on every worker.
+    const p = store(i, s, data).finally(() => storing.delete(p));
+    storing.add(p);
   };
 
   const worker = async (): Promise<void> => {
     while (remaining() && !o.signal?.aborted) {
+      while (storing.size >= writeAhead) await Promise.race(storing);
       const next = pick();
       if (next) { await fetchOne(next.i, next.s); continue; }
       if (Date.now() - lastProgress > stallMs) return;
@@ -169,7 +191,8 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   };
 
   await refreshHaves();
-  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(storing);
   if (o.signal?.aborted) throw new TorusError('TORUS_CANCELLED', `transfer of ${id} cancelled`, { id, held: writer.count });
   if (remaining()) {
     throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`, { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) });

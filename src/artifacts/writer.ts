@@ -9,22 +9,37 @@
  * A sync runs while the transfer goes on (the chunk that filled the batch does not wait for it); a write waits only
  * when the previous sync is still running, i.e. the disk is behind the network. A failed sync fails the next write
  * and `finish` with its cause (the chunks of that batch are not journaled: a resume fetches them again).
+ * Chunks are written with O_DIRECT where they can be (a page-aligned buffer, a length and an offset that are
+ * multiples of 4 KiB, a filesystem that takes it): the bytes go from the buffer to the disk without the page-cache
+ * copy, which was most of a receiver's CPU (into freshly allocated cache pages, each a fault on this VM: 2.9 ms of
+ * kernel time per MiB against 0.04 direct, measured). The rest (a file's last chunk) goes through the cache.
  * Waiters (a downstream node of a broadcast chain asking for chunk i) are woken as soon as chunk i is verified and
- * written: serving it needs no durability, the downstream verifies it again.
+ * written, after `onWritten` saw it (the service keeps a copy in memory to forward): serving it needs no
+ * durability, the downstream verifies it again.
  * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TorusError } from '../core/errors.js';
-import { sha256Hex } from './ids.js';
+import { inlineHasher, type ChunkHasher } from './chunk-hasher.js';
 import { chunkRefs, type ChunkRef, type Manifest } from './manifest.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { artifactPaths, writeInfo, type ArtifactInfo } from './layout.js';
+import { ALIGN, isAligned, O_DIRECT } from '../native/aligned-memory.js';
 
 /** Sync the written chunks once this many bytes are pending, or FLUSH_MS after the first pending one. */
 export const FLUSH_BYTES = 32 * 1024 * 1024;
 export const FLUSH_MS = 500;
+
+export interface WriterOptions {
+  /** the timed sync's delay (tests set a long one to see the size-driven syncs alone) */
+  readonly flushMs?: number;
+  /** how chunks are hashed to verify them (default: inline) */
+  readonly hash?: ChunkHasher;
+  /** called with each chunk once it is verified and written, before its waiters wake (the bytes stay the caller's) */
+  readonly onWritten?: (index: number, data: Uint8Array) => void;
+}
 
 export class ArtifactWriter {
   readonly id: string;
@@ -35,6 +50,10 @@ export class ArtifactWriter {
   #haveBytes = 0;
   readonly #paths: ReturnType<typeof artifactPaths>;
   readonly #handles = new Map<number, Promise<FileHandle>>();
+  /** per file: an O_DIRECT handle, or undefined where the filesystem refuses O_DIRECT */
+  readonly #directHandles = new Map<number, Promise<FileHandle | undefined>>();
+  /** chunks written with O_DIRECT, and through the page cache */
+  readonly writes = { direct: 0, cached: 0 };
   readonly #waiters = new Map<number, Set<() => void>>();
   #journal: number | undefined;
   #closed = false;
@@ -48,7 +67,14 @@ export class ArtifactWriter {
   #failed: unknown;
   #flushTimer: NodeJS.Timeout | undefined;
 
-  private constructor(root: string, id: string, manifest: Manifest, readonly flushMs: number) {
+  readonly flushMs: number;
+  readonly #hash: ChunkHasher;
+  readonly #onWritten: ((index: number, data: Uint8Array) => void) | undefined;
+
+  private constructor(root: string, id: string, manifest: Manifest, o: WriterOptions) {
+    this.flushMs = o.flushMs ?? FLUSH_MS;
+    this.#hash = o.hash ?? inlineHasher;
+    this.#onWritten = o.onWritten;
     this.id = id;
     this.manifest = manifest;
     this.refs = chunkRefs(manifest);
@@ -57,9 +83,8 @@ export class ArtifactWriter {
   }
 
   /** Opens (creating or resuming) the partial artifact `id` whose manifest is `manifestBytes` (already verified). */
-  /** `flushMs`: the timed sync's delay (tests set a long one to see the size-driven syncs alone). */
-  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>, flushMs = FLUSH_MS): ArtifactWriter {
-    const w = new ArtifactWriter(root, id, manifest, flushMs);
+  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>, o: WriterOptions = {}): ArtifactWriter {
+    const w = new ArtifactWriter(root, id, manifest, o);
     const p = w.#paths;
     mkdirSync(p.files, { recursive: true, mode: 0o700 });
     if (!existsSync(p.manifest)) writeFileAtomicSync(p.manifest, manifestBytes);
@@ -67,8 +92,10 @@ export class ArtifactWriter {
     for (const f of manifest.files) {
       const abs = join(p.files, f.path);
       mkdirSync(dirname(abs), { recursive: true, mode: 0o700 });
-      // 'a' creates without truncating: chunks already written survive a resume.
-      closeSync(openSync(abs, 'a', 0o600));
+      // 'a' creates without truncating: chunks already written survive a resume. Sized up front (a sparse file), so
+      // no write extends it: ext4 serializes direct writes past the end of a file.
+      const fd = openSync(abs, 'a', 0o600);
+      try { if (fstatSync(fd).size < f.size) ftruncateSync(fd, f.size); } finally { closeSync(fd); }
     }
     if (existsSync(p.journal)) {
       const raw = readFileSync(p.journal);
@@ -100,19 +127,48 @@ export class ArtifactWriter {
     return h;
   }
 
+  #directHandle(file: number): Promise<FileHandle | undefined> {
+    let h = this.#directHandles.get(file);
+    if (!h) {
+      // EINVAL: a filesystem without O_DIRECT (tmpfs on older kernels, some FUSE): the page cache serves instead.
+      h = O_DIRECT === undefined ? Promise.resolve(undefined) : open(join(this.#paths.files, this.manifest.files[file]!.path), constants.O_RDWR | O_DIRECT).catch(() => undefined);
+      this.#directHandles.set(file, h);
+    }
+    return h;
+  }
+
+  /** Writes `data` at `offset` of file `file`: O_DIRECT when the buffer, length and offset allow it. */
+  async #put(file: number, offset: number, data: Uint8Array): Promise<void> {
+    const direct = isAligned(data) && offset % ALIGN === 0 && data.byteLength % ALIGN === 0 ? await this.#directHandle(file) : undefined;
+    let fh = direct ?? await this.#handle(file);
+    let done = 0;
+    while (done < data.byteLength) {
+      try {
+        done += (await fh.write(data, done, data.byteLength - done, offset + done)).bytesWritten;
+      } catch (error) {
+        // A device with a larger block than ALIGN refuses the write as a whole: the cache takes it (and the rest).
+        if (fh !== direct || (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
+        this.#directHandles.set(file, Promise.resolve(undefined));
+        void direct.close().catch(() => {});
+        fh = await this.#handle(file);
+      }
+    }
+    if (fh === direct) this.writes.direct++;
+    else this.writes.cached++;
+  }
+
   /** Verifies and stores chunk `index`; a wrong hash throws TORUS_ARTIFACT_CORRUPT and writes nothing. */
   async write(index: number, data: Uint8Array): Promise<void> {
     const ref = this.refs[index];
     if (!ref) throw new TorusError('TORUS_API_VALIDATION', `chunk ${index} out of range`);
     if (this.#failed !== undefined) throw this.#failed;
-    if (data.byteLength !== ref.length || sha256Hex(data) !== ref.hash) {
+    if (data.byteLength !== ref.length || await this.#hash(data) !== ref.hash) {
       throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, { index, expected: ref.hash });
     }
     if (this.have[index] || this.#closed) return;
-    const fh = await this.#handle(ref.file);
-    let done = 0;
-    while (done < data.byteLength) done += (await fh.write(data, done, data.byteLength - done, ref.offset + done)).bytesWritten;
+    await this.#put(ref.file, ref.offset, data);
     if (this.have[index] || this.#closed) return;
+    this.#onWritten?.(index, data);
     this.have[index] = 1;
     this.#pending.push(index);
     this.#pendingBytes += ref.length;
@@ -141,6 +197,8 @@ export class ArtifactWriter {
       this.#pending = [];
       this.#pendingBytes = 0;
       const files = new Set(batch.map((i) => this.refs[i]!.file));
+      // One fdatasync per file covers both handles: O_DIRECT skips the page cache, not the device's write cache nor
+      // the file's block map, and the sync flushes those for the inode whichever descriptor asks.
       await Promise.all([...files].map(async (f) => (await this.#handle(f)).datasync()));
       if (this.#journal === undefined) return;
       const entries = Buffer.alloc(4 * batch.length);
@@ -187,8 +245,9 @@ export class ArtifactWriter {
     this.#journal = undefined;
     for (const set of this.#waiters.values()) for (const wake of [...set]) wake();
     this.#waiters.clear();
-    const handles = [...this.#handles.values()];
+    const handles: Promise<FileHandle | undefined>[] = [...this.#handles.values(), ...this.#directHandles.values()];
     this.#handles.clear();
+    this.#directHandles.clear();
     await Promise.all(handles.map(async (h) => (await h.catch(() => undefined))?.close()));
   }
 }

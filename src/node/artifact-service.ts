@@ -14,6 +14,7 @@ export function createArtifactService(runtime: Runtime, config: NodeConfig, node
     dataDir: config.dataDir,
     dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null,
     log: createLogger({ component: 'artifacts' }),
+    runCpuTask: (task, input) => runtime.pool.run(task, input),
     cluster: {
       state: async () => (await runtime.request<StateAnswer>('topology-keeper', { type: 'state' })).state,
       propose: async (event) => { await runtime.request('cluster', { type: 'propose', event: event as unknown as Record<string, unknown> }, { timeoutMs: 5000 }); },

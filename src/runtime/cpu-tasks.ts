@@ -6,4 +6,5 @@
 export const CPU_TASKS: Readonly<Record<string, string>> = {
   'runtime.echo': './cpu-task-echo',
   'placement.plan': '../core/placement/pool-task',
+  'artifacts.sha256': '../artifacts/hash-task',
 };

@@ -148,7 +148,7 @@ t.test('writer: the chunk that fills a sync batch does not wait for its sync; at
   const root = join(dir, 'b');
   mkdirSync(root);
   // No timed sync (its 500 ms could fire between the writes on a loaded machine): only the size-driven ones.
-  const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 }, 600_000);
+  const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 }, { flushMs: 600_000 });
   t.teardown(() => w.close());
   await w.write(0, await source.readChunk(added.id, 0));
   await w.write(1, await source.readChunk(added.id, 1));
