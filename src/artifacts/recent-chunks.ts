@@ -1,38 +1,36 @@
 /**
  * The chunks a node received last, kept in memory for the node after it in a broadcast chain. The writer puts
  * chunks on disk with O_DIRECT (no page-cache copy), so reading one back to forward it would go to the disk; the
- * downstream asks for chunk i moments after this node verified it, so a copy made then serves it from memory.
- * A served buffer is pinned until it is sent (`release`); eviction (oldest first, beyond `capacity`) skips pinned
- * ones, and a pinned buffer evicted meanwhile goes back to the pool when released.
+ * downstream asks for chunk i moments after this node verified it, so the very buffer it arrived in serves it.
+ * `keep` takes the buffer over (no copy) with the function that gives it back to its owner's pool once it is
+ * evicted. A served buffer is pinned until it is sent (`release`); eviction (oldest first, beyond `capacity`)
+ * skips pinned ones, and a pinned buffer evicted meanwhile is given back when released.
  */
-import { ChunkBufferPool } from './chunk-buffers.js';
-
-interface Entry { readonly key: string; readonly buf: Buffer; pins: number; evicted: boolean }
+interface Entry { readonly key: string; readonly buf: Buffer; readonly giveBack: (buf: Buffer) => void; pins: number; evicted: boolean }
 
 export class RecentChunks {
   readonly #entries = new Map<string, Entry>();
   readonly #byBuffer = new Map<Buffer, Entry>();
-  readonly #pool: ChunkBufferPool;
 
-  constructor(readonly capacity = 16) {
-    this.#pool = new ChunkBufferPool(capacity);
-  }
+  constructor(readonly capacity = 16) {}
 
   get size(): number { return this.#entries.size; }
 
-  /** Keeps a copy of chunk `index` of artifact `id`. */
-  keep(id: string, index: number, data: Uint8Array): void {
+  /**
+   * Keeps `buf` as chunk `index` of artifact `id`; false (and `buf` stays the caller's) when that chunk is already
+   * here. Whoever wrote into `buf` must not touch it again: `giveBack` tells when it may.
+   */
+  keep(id: string, index: number, buf: Buffer, giveBack: (buf: Buffer) => void): boolean {
     const key = `${id}:${index}`;
-    if (this.#entries.has(key)) return;
-    const buf = this.#pool.take(data.byteLength);
-    buf.set(data);
-    const entry: Entry = { key, buf, pins: 0, evicted: false };
+    if (this.#entries.has(key) || this.#byBuffer.has(buf)) return false;
+    const entry: Entry = { key, buf, giveBack, pins: 0, evicted: false };
     this.#entries.set(key, entry);
     this.#byBuffer.set(buf, entry);
     for (const old of this.#entries.values()) {
       if (this.#entries.size <= this.capacity) break;
       if (old.pins === 0) this.#evict(old);
     }
+    return true;
   }
 
   /** Chunk `index` of `id` if it is here, pinned until `release`. */
@@ -55,7 +53,6 @@ export class RecentChunks {
   /** Forgets every chunk of `id` (removed from the store); pinned ones are freed when released. */
   drop(id: string): void {
     for (const entry of [...this.#entries.values()]) if (entry.key.startsWith(`${id}:`)) this.#evict(entry);
-    if (this.#entries.size === 0) this.#pool.clear(); // nothing to forward: the memory goes back
   }
 
   #evict(entry: Entry): void {
@@ -66,6 +63,6 @@ export class RecentChunks {
 
   #free(entry: Entry): void {
     this.#byBuffer.delete(entry.buf);
-    this.#pool.give(entry.buf);
+    entry.giveBack(entry.buf);
   }
 }

@@ -235,6 +235,9 @@ export class ArtifactService implements PeerBackend {
   }
 
   async #prepare(id: string, status: TransferStatus, sources: TransferSource[]): Promise<ArtifactWriter> {
+    // The pool starts its threads on first use (~0.1 s here): start one now, while the manifest is fetched, rather
+    // than when the first chunks arrive and wait for it.
+    void this.#o.runCpuTask?.('runtime.echo', null).catch(() => {});
     let manifestBytes = this.store.manifest(id)?.bytes;
     // A chain's upstream may not have started its own transfer yet (each node starts on its own): while no source
     // has the manifest, ask again for as long as a chunk request would wait for that upstream.
@@ -254,7 +257,8 @@ export class ArtifactService implements PeerBackend {
     const fresh = !this.store.info(id);
     const writer = ArtifactWriter.create(this.store.root, id, manifest, manifestBytes, { name: status.name, addedAt: Date.now() }, {
       hash: this.#hash,
-      onWritten: (index, data) => { if (this.#forwarding.has(id)) this.#recent.keep(id, index, data); },
+      // Kept to forward (a downstream asked): the receive buffer itself, back to the client's pool once evicted.
+      onWritten: (index, data) => this.#forwarding.has(id) && Buffer.isBuffer(data) && this.#recent.keep(id, index, data, (b) => this.#client.release(b)),
     });
     const missing = totalBytes(manifest) - writer.haveBytes;
     const free = await this.store.freeBytes();

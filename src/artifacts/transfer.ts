@@ -123,8 +123,9 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   /** Verifies and writes a received chunk; never throws (a failure puts the chunk back to fetch). */
   const store = async (i: number, s: SourceState, data: Uint8Array): Promise<void> => {
     const length = data.byteLength;
+    let kept = false;
     try {
-      await writer.write(i, data);
+      kept = await writer.write(i, data);
     } catch (error) {
       state[i] = PENDING;
       const e = asTorusError(error);
@@ -136,7 +137,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
       o.onCorrupt?.(s.src.nodeId, i);
       return;
     } finally {
-      o.client.release(data); // written, refused or already held: the writer keeps no reference
+      if (!kept) o.client.release(data); // written, refused or already held, and not kept to forward: reusable
       changed();
     }
     state[i] = DONE;

@@ -14,7 +14,7 @@
  * copy, which was most of a receiver's CPU (into freshly allocated cache pages, each a fault on this VM: 2.9 ms of
  * kernel time per MiB against 0.04 direct, measured). The rest (a file's last chunk) goes through the cache.
  * Waiters (a downstream node of a broadcast chain asking for chunk i) are woken as soon as chunk i is verified and
- * written, after `onWritten` saw it (the service keeps a copy in memory to forward): serving it needs no
+ * written, after `onWritten` saw it (the service keeps the buffer to forward it): serving it needs no
  * durability, the downstream verifies it again.
  * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
  */
@@ -37,8 +37,11 @@ export interface WriterOptions {
   readonly flushMs?: number;
   /** how chunks are hashed to verify them (default: inline) */
   readonly hash?: ChunkHasher;
-  /** called with each chunk once it is verified and written, before its waiters wake (the bytes stay the caller's) */
-  readonly onWritten?: (index: number, data: Uint8Array) => void;
+  /**
+   * Called with each chunk once it is verified and written, before its waiters wake. True: it kept the buffer
+   * (`write` then resolves true and the caller must not reuse it).
+   */
+  readonly onWritten?: (index: number, data: Uint8Array) => boolean;
 }
 
 export class ArtifactWriter {
@@ -69,7 +72,7 @@ export class ArtifactWriter {
 
   readonly flushMs: number;
   readonly #hash: ChunkHasher;
-  readonly #onWritten: ((index: number, data: Uint8Array) => void) | undefined;
+  readonly #onWritten: ((index: number, data: Uint8Array) => boolean) | undefined;
 
   private constructor(root: string, id: string, manifest: Manifest, o: WriterOptions) {
     this.flushMs = o.flushMs ?? FLUSH_MS;
@@ -157,18 +160,21 @@ export class ArtifactWriter {
     else this.writes.cached++;
   }
 
-  /** Verifies and stores chunk `index`; a wrong hash throws TORUS_ARTIFACT_CORRUPT and writes nothing. */
-  async write(index: number, data: Uint8Array): Promise<void> {
+  /**
+   * Verifies and stores chunk `index`; a wrong hash throws TORUS_ARTIFACT_CORRUPT and writes nothing. Resolves true
+   * when `onWritten` kept `data` (the caller must then leave it alone), false when `data` is still the caller's.
+   */
+  async write(index: number, data: Uint8Array): Promise<boolean> {
     const ref = this.refs[index];
     if (!ref) throw new TorusError('TORUS_API_VALIDATION', `chunk ${index} out of range`);
     if (this.#failed !== undefined) throw this.#failed;
     if (data.byteLength !== ref.length || await this.#hash(data) !== ref.hash) {
       throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, { index, expected: ref.hash });
     }
-    if (this.have[index] || this.#closed) return;
+    if (this.have[index] || this.#closed) return false;
     await this.#put(ref.file, ref.offset, data);
-    if (this.have[index] || this.#closed) return;
-    this.#onWritten?.(index, data);
+    if (this.have[index] || this.#closed) return false;
+    const kept = this.#onWritten?.(index, data) ?? false;
     this.have[index] = 1;
     this.#pending.push(index);
     this.#pendingBytes += ref.length;
@@ -177,10 +183,11 @@ export class ArtifactWriter {
     for (const wake of waiters ?? []) wake();
     if (this.#pendingBytes >= FLUSH_BYTES) {
       const behind = this.#syncing > 0;
-      const sync = this.flush();
+      // A failed sync is recorded in #failed: the next write and `finish` throw it (this chunk is written).
+      const sync = this.flush().catch(() => {});
       if (behind) await sync;
-      else sync.catch(() => {}); // recorded in #failed
     } else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, this.flushMs);
+    return kept;
   }
 
   /**

@@ -117,26 +117,31 @@ t.test('hashing on the piscina pool: shared chunks hashed by a pool thread, othe
   await t.rejects(pool.run('artifacts.sha256', { buffer: new ArrayBuffer(8), offset: 0, length: 8 }), /SharedArrayBuffer/);
 });
 
-t.test('recent chunks: kept copies served pinned; eviction oldest first skips pinned ones; drop forgets an artifact', async (t) => {
+t.test('recent chunks: kept buffers served pinned; eviction oldest first skips pinned ones and gives buffers back; drop', async (t) => {
   const r = new RecentChunks(2);
-  const a = Buffer.alloc(4096, 1), b = Buffer.alloc(4096, 2), c = Buffer.alloc(4096, 3);
-  r.keep('x', 0, a);
-  a.fill(9); // the caller's buffer goes back to its pool: the kept copy must not change
+  const back: number[] = [];
+  const giveBack = (b: Buffer): void => void back.push(b[0]!);
+  const a = Buffer.alloc(4096, 1), b = Buffer.alloc(4096, 2), c = Buffer.alloc(4096, 3), d = Buffer.alloc(4096, 4);
+  t.equal(r.keep('x', 0, a, giveBack), true, 'taken over');
+  t.equal(r.keep('x', 0, Buffer.alloc(1), giveBack), false, 'that chunk is here already: the buffer stays the caller\'s');
   const held = r.take('x', 0)!;
-  t.equal(held[0], 1, 'a copy, not the caller\'s bytes');
-  r.keep('x', 1, b);
-  r.keep('x', 2, c); // over capacity: chunk 0 is pinned, so chunk 1 (the oldest unpinned) goes
+  t.equal(held, a, 'the buffer itself, no copy');
+  r.keep('x', 1, b, giveBack);
+  r.keep('x', 2, c, giveBack); // over capacity: chunk 0 is pinned, so chunk 1 (the oldest unpinned) goes
   t.equal(r.take('x', 1), undefined, 'the oldest unpinned chunk was evicted');
+  t.same(back, [2], 'and its buffer given back');
   t.equal(r.size, 2);
   t.ok(r.release(held), 'a buffer of ours');
   t.equal(r.release(Buffer.alloc(1)), false, 'not ours: the caller releases it elsewhere');
-  r.keep('x', 3, a);
+  r.keep('x', 3, d, giveBack);
   t.equal(r.take('x', 0), undefined, 'chunk 0, unpinned now, went when chunk 3 came');
+  t.same(back, [2, 1]);
   const pinned = r.take('x', 2)!;
   r.drop('x');
   t.equal(r.size, 0);
-  t.equal(pinned[0], 3, 'a pinned buffer stays intact after drop until released');
+  t.same(back, [2, 1, 4], 'unpinned ones given back at once');
   t.ok(r.release(pinned));
+  t.same(back, [2, 1, 4, 3], 'a pinned one when it is released');
   t.equal(r.take('x', 3), undefined);
 });
 
