@@ -1,16 +1,21 @@
 /**
  * Chunk-sized buffers kept for reuse, per length. A fresh 4 MiB buffer costs a thousand page faults (dear on a VM)
  * and GC work; a pooled one is already mapped. They are page-aligned (native/aligned-memory.ts), so the writer can
- * hand them to the disk with O_DIRECT. Only buffers the pool made are taken back.
+ * hand them to the disk with O_DIRECT. Only buffers the pool made are taken back. A pool unused for IDLE_MS lets
+ * its buffers go (a node between transfers should not hold a transfer's worth of memory).
  */
 import { alignedBuffer, isAligned } from '../native/aligned-memory.js';
 
+const IDLE_MS = 30_000;
+
 export class ChunkBufferPool {
   readonly #free = new Map<number, Buffer[]>();
-  constructor(readonly perLength = 8) {}
+  #idle: NodeJS.Timeout | undefined;
+  constructor(readonly perLength = 8, readonly idleMs = IDLE_MS) {}
 
   /** A buffer of exactly `length` bytes (contents undefined): give it back with `give` once unreferenced. */
   take(length: number): Buffer {
+    this.#touch();
     return this.#free.get(length)?.pop() ?? alignedBuffer(length);
   }
 
@@ -21,9 +26,25 @@ export class ChunkBufferPool {
     if (list.length >= this.perLength || list.includes(buf)) return;
     list.push(buf);
     this.#free.set(buf.byteLength, list);
+    this.#touch();
+  }
+
+  /** How many buffers wait for reuse. */
+  get size(): number {
+    let n = 0;
+    for (const list of this.#free.values()) n += list.length;
+    return n;
   }
 
   clear(): void {
+    clearTimeout(this.#idle);
+    this.#idle = undefined;
     this.#free.clear();
+  }
+
+  #touch(): void {
+    if (this.#idle) { this.#idle.refresh(); return; }
+    this.#idle = setTimeout(() => this.clear(), this.idleMs);
+    this.#idle.unref();
   }
 }

@@ -20,8 +20,8 @@ const MAX_ERROR_BODY = 64 * 1024;
 export class PeerClient {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, keepAliveMsecs: 10_000 });
   readonly #chunks = new ChunkClient();
-  /** room for every chunk a transfer holds at once: those on the wire and those being verified and written */
-  readonly #pool = new ChunkBufferPool(32);
+  /** room for the chunks a transfer holds at once: on the wire, being verified and written, kept to forward */
+  readonly #pool = new ChunkBufferPool(24);
   constructor(readonly key: string | null, readonly timeoutMs = 20_000) {}
 
   close(): void {

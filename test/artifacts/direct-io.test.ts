@@ -15,6 +15,7 @@ import { ArtifactWriter } from '../../src/artifacts/writer.js';
 import { RecentChunks } from '../../src/artifacts/recent-chunks.js';
 import { inlineHasher, poolHasher } from '../../src/artifacts/chunk-hasher.js';
 import { runTransfer } from '../../src/artifacts/transfer.js';
+import { ChunkBufferPool } from '../../src/artifacts/chunk-buffers.js';
 import type { PeerClient } from '../../src/artifacts/peer-client.js';
 import { sha256Hex } from '../../src/artifacts/ids.js';
 import { CpuPool } from '../../src/runtime/cpu-pool.js';
@@ -173,4 +174,22 @@ t.test('transfer: a worker fetches the next chunk while the one it received is s
   t.equal(stats.chunks, 16);
   await writer.finish();
   t.ok(readFileSync(join(dir, 'b', added.id, 'files', 'src.bin')).equals(readFileSync(join(dir, 'src.bin'))));
+});
+
+t.test('chunk buffer pool: reuses its own buffers per length, refuses others, lets all go once idle', async (t) => {
+  const pool = new ChunkBufferPool(2, 100);
+  const a = pool.take(8192);
+  t.ok(isAligned(a));
+  pool.give(a);
+  t.equal(pool.take(8192), a, 'reused');
+  pool.give(a);
+  pool.give(Buffer.alloc(8192));
+  pool.give(a.subarray(0, 4096));
+  t.equal(pool.size, 1, 'only its own whole buffers come back');
+  pool.give(pool.take(8192 * 2));
+  pool.give(alignedBuffer(8192));
+  pool.give(alignedBuffer(8192));
+  t.equal(pool.size, 3, 'at most perLength per length');
+  await new Promise((r) => setTimeout(r, 250));
+  t.equal(pool.size, 0, 'idle: the memory goes back');
 });
