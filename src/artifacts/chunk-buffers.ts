@@ -4,24 +4,30 @@
  * hand them to the disk with O_DIRECT. Only buffers the pool made are taken back. A pool unused for IDLE_MS lets
  * its buffers go (a node between transfers should not hold a transfer's worth of memory).
  */
-import { alignedBuffer, isAligned } from '../native/aligned-memory.js';
+import { alignedBuffer } from '../native/aligned-memory.js';
 
 const IDLE_MS = 30_000;
 
 export class ChunkBufferPool {
   readonly #free = new Map<number, Buffer[]>();
+  /** every buffer this pool made: only those come back */
+  readonly #made = new WeakSet<Uint8Array>();
   #idle: NodeJS.Timeout | undefined;
   constructor(readonly perLength = 8, readonly idleMs = IDLE_MS) {}
 
   /** A buffer of exactly `length` bytes (contents undefined): give it back with `give` once unreferenced. */
   take(length: number): Buffer {
     this.#touch();
-    return this.#free.get(length)?.pop() ?? alignedBuffer(length);
+    const reused = this.#free.get(length)?.pop();
+    if (reused) return reused;
+    const made = alignedBuffer(length);
+    this.#made.add(made);
+    return made;
   }
 
   /** A buffer nothing refers to any more (it will be overwritten). Others, and extras, are left to the GC. */
   give(buf: Uint8Array): void {
-    if (!Buffer.isBuffer(buf) || !isAligned(buf)) return;
+    if (!Buffer.isBuffer(buf) || !this.#made.has(buf)) return;
     const list = this.#free.get(buf.byteLength) ?? [];
     if (list.length >= this.perLength || list.includes(buf)) return;
     list.push(buf);

@@ -22,9 +22,26 @@ let slab: SharedArrayBuffer | undefined;
 let used = 0;
 const aligned = new WeakSet<Buffer>();
 
-/** A page-aligned buffer of `length` bytes (contents undefined). */
+/** False once creating a WebAssembly memory failed (`node --jitless` has no WebAssembly): plain buffers then. */
+let wasmUsable = typeof WebAssembly === 'object';
+
+/**
+ * A page-aligned buffer of `length` bytes (contents undefined). Where no WebAssembly memory can be made, a plain
+ * buffer (not aligned: isAligned() says so, and callers use the page cache).
+ */
 export function alignedBuffer(length: number): Buffer {
   if (!Number.isSafeInteger(length) || length < 0) throw new RangeError(`alignedBuffer: bad length ${length}`);
+  if (wasmUsable) {
+    try {
+      return carve(length);
+    } catch {
+      wasmUsable = false;
+    }
+  }
+  return Buffer.allocUnsafeSlow(length);
+}
+
+function carve(length: number): Buffer {
   const span = Math.max(ALIGN, Math.ceil(length / ALIGN) * ALIGN);
   let buf: Buffer;
   if (span > SLAB_BYTES / 4) {
