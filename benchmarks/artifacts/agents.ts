@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Lab } from '../../src/lab/index.js';
 
 /** `cpuMs`: the receiver's CPU (user + system) over the transfer; `cpuSysMs` its kernel part (older builds: absent). */
-export interface Done { done: string; ms: number; cpuMs?: number; cpuSysMs?: number; state: string; error?: { message: string } }
+export interface Done { done: string; ms: number; cpuMs?: number; cpuSysMs?: number; state: string; bySource?: Record<string, { chunks: number }>; error?: { message: string } }
 
 export class Agent {
   readonly #waiters: ((m: any) => boolean)[] = [];

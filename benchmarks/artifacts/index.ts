@@ -116,6 +116,17 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
       row(`broadcast chain h0 → h1 → h2 → h3, ${name}`, (performance.now() - t1) / 1000, 3 * bytes);
       for (const a of [b1!, b2!, b3!]) await set.rm(a);
     }
+    // A cut mid-way (issue 15: a resume loses no more than the chunks in flight): h1 off the LAN for 2 s once it holds
+    // 40 %, then back; chunks fetched twice are what the cut cost.
+    const cutRun = main.fetchOn(a1);
+    await a1.next((m) => Array.isArray(m.transfers) && m.transfers.some((x: { have: number; chunks: number }) => x.have >= 0.4 * x.chunks));
+    await lab.cut(1, 'lan');
+    await new Promise((r) => setTimeout(r, 2000));
+    await lab.restore(1, 'lan');
+    const cutDone = await cutRun;
+    const fetched = Object.values(cutDone.bySource ?? {}).reduce((n, x) => n + x.chunks, 0);
+    row('one transfer, h1 cut off the LAN for 2 s at 40 %', cutDone.ms / 1000, bytes, { 'chunks fetched twice': fetched - main.artifact.chunks });
+    await main.rm(a1);
     printTable(`artifacts: ${sizeMiB} MiB on a ${HOSTS}-node ${rate} lab LAN (median of ${rounds} interleaved rounds for the one-transfer rows)`, rows, json,
       'Gbit/s: bytes delivered to all receiving nodes over the wall time (3 receivers: 3x the bytes). x one transfer: against torus\'s one transfer. rsync: a fresh copy, not synced to disk (rsync\'s default); torus syncs.');
   } finally {

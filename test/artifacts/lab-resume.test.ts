@@ -67,6 +67,7 @@ t.test('transfers over a lab LAN: full disk refused, resume after a cut link and
     const afterCut = await h2.until('h2 transfer ends', (p) => p.state === 'complete' || p.state === 'failed', 90_000);
     t.equal(afterCut.state, 'complete', JSON.stringify(afterCut.error));
     t.ok(stored(2).equals(data), `identical after the cut (cut at ${cutAt.have}/${CHUNKS}, ${during} held while cut)`);
+    t.equal(Object.values(afterCut.bySource).reduce((s, x) => s + x.chunks, 0), CHUNKS, 'the cut lost nothing: every chunk fetched exactly once');
 
     // Kill the receiver h1 mid-transfer, start it again: it resumes from its journal.
     h1.send({ cmd: 'fetch', id: art.id });
