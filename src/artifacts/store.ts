@@ -16,7 +16,7 @@ import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';
 import { chunkRefs, decodeManifest, encodeManifest, totalBytes, MANIFEST_VERSION, type ChunkRef, type Manifest } from './manifest.js';
 import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
 import { ChunkBufferPool } from './chunk-buffers.js';
-import { ALIGN, O_DIRECT } from '../native/aligned-memory.js';
+import { fitsDirect, openDirect } from '../native/aligned-memory.js';
 
 /** A file kept open for serving chunks is closed after this long without a read. */
 const READ_IDLE_MS = 5000;
@@ -56,7 +56,7 @@ export function linkOrCopy(src: string, dst: string): LinkMethod {
 export class ArtifactStore {
   readonly root: string;
   readonly #manifests = new Map<string, { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer }>();
-  readonly #reading = new Map<string, { id: string; ino: number; handle: Promise<FileHandle>; timer: NodeJS.Timeout | undefined }>();
+  readonly #reading = new Map<string, { id: string; ino: number; handle: Promise<FileHandle | undefined>; timer: NodeJS.Timeout | undefined }>();
   readonly #pool = new ChunkBufferPool();
 
   constructor(root: string) {
@@ -161,10 +161,9 @@ export class ArtifactStore {
     const ref = m?.refs[index];
     if (!m || !ref) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no chunk ${index} of ${id} here`);
     const path = join(this.paths(id).files, m.manifest.files[ref.file]!.path);
-    const direct = o.direct && O_DIRECT !== undefined && ref.offset % ALIGN === 0 && ref.length % ALIGN === 0
-      ? await this.#readHandle(id, path, true).catch(() => undefined) : undefined;
-    let fh = direct ?? await this.#readHandle(id, path, false);
     const buf = this.#pool.take(ref.length);
+    const direct = o.direct && fitsDirect(buf, ref.offset) ? await this.#readHandle(id, path, true) : undefined;
+    let fh = direct ?? (await this.#readHandle(id, path, false))!;
     try {
       let done = 0;
       while (done < ref.length) {
@@ -173,7 +172,7 @@ export class ArtifactStore {
           ({ bytesRead } = await fh.read(buf, done, ref.length - done, ref.offset + done));
         } catch (error) {
           if (fh !== direct || (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
-          fh = await this.#readHandle(id, path, false); // a device whose block is larger than ALIGN
+          fh = (await this.#readHandle(id, path, false))!; // a device whose block is larger than ALIGN
           continue;
         }
         if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
@@ -191,7 +190,7 @@ export class ArtifactStore {
     this.#pool.give(buf);
   }
 
-  async #readHandle(id: string, path: string, direct: boolean): Promise<FileHandle> {
+  async #readHandle(id: string, path: string, direct: boolean): Promise<FileHandle | undefined> {
     const key = direct ? `${path}\0direct` : path;
     let entry = this.#reading.get(key);
     // Another process (`artifacts add` of the same bytes) may have replaced the file: never read a stale inode.
@@ -201,7 +200,8 @@ export class ArtifactStore {
     }
     if (!entry) {
       const ino = statSync(path).ino;
-      const handle = direct ? open(path, constants.O_RDONLY | O_DIRECT!) : open(path, 'r');
+      // Direct: undefined where the filesystem refuses O_DIRECT (remembered like a handle, for READ_IDLE_MS).
+      const handle = direct ? openDirect(path, constants.O_RDONLY) : open(path, 'r');
       handle.catch(() => this.#reading.delete(key));
       entry = { id, ino, handle, timer: undefined };
       this.#reading.set(key, entry);
@@ -218,7 +218,7 @@ export class ArtifactStore {
     if (!e) return;
     this.#reading.delete(key);
     clearTimeout(e.timer);
-    void e.handle.then((h) => h.close()).catch(() => {});
+    void e.handle.then((h) => h?.close()).catch(() => {});
   }
 
   /** Closes every file kept open for reading (an artifact removed, the node stopping). */

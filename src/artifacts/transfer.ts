@@ -2,10 +2,10 @@
  * One artifact transfer: fetch every missing chunk from the sources that have it, several in flight, each verified
  * by the writer before it is written. A worker sends its next request as soon as a chunk has arrived, while that
  * chunk is hashed and written (at most `writeAhead` of them): at 4 Gbit/s a chunk's hash and disk write take about
- * as long as its trip, and waiting for them left the link idle half the time (measured in the lab). Sources are tried best first (the caller orders them by measured bandwidth)
- * and spread by how many requests each has in flight; a source that fails is backed off (and its next address
- * tried); a chunk that fails verification is fetched again from another source and the bad source reported. A
- * source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
+ * as long as its trip, and waiting for them left the link idle half the time (measured in the lab). Sources are
+ * tried best first (the caller orders them by measured bandwidth) and spread by how many requests each has in
+ * flight; a source that fails is backed off (and its next address tried); a chunk that fails verification is
+ * fetched again from another source and the bad source reported. A source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
  * answers when it has them; `fallback` sources are used only while no primary source can serve.
  * Ends when every chunk is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
  */

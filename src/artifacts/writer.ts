@@ -26,7 +26,7 @@ import { inlineHasher, type ChunkHasher } from './chunk-hasher.js';
 import { chunkRefs, type ChunkRef, type Manifest } from './manifest.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { artifactPaths, writeInfo, type ArtifactInfo } from './layout.js';
-import { ALIGN, isAligned, O_DIRECT } from '../native/aligned-memory.js';
+import { fitsDirect, openDirect } from '../native/aligned-memory.js';
 
 /** Sync the written chunks once this many bytes are pending, or FLUSH_MS after the first pending one. */
 export const FLUSH_BYTES = 32 * 1024 * 1024;
@@ -133,8 +133,7 @@ export class ArtifactWriter {
   #directHandle(file: number): Promise<FileHandle | undefined> {
     let h = this.#directHandles.get(file);
     if (!h) {
-      // EINVAL: a filesystem without O_DIRECT (tmpfs on older kernels, some FUSE): the page cache serves instead.
-      h = O_DIRECT === undefined ? Promise.resolve(undefined) : open(join(this.#paths.files, this.manifest.files[file]!.path), constants.O_RDWR | O_DIRECT).catch(() => undefined);
+      h = openDirect(join(this.#paths.files, this.manifest.files[file]!.path), constants.O_RDWR);
       this.#directHandles.set(file, h);
     }
     return h;
@@ -142,7 +141,7 @@ export class ArtifactWriter {
 
   /** Writes `data` at `offset` of file `file`: O_DIRECT when the buffer, length and offset allow it. */
   async #put(file: number, offset: number, data: Uint8Array): Promise<void> {
-    const direct = isAligned(data) && offset % ALIGN === 0 && data.byteLength % ALIGN === 0 ? await this.#directHandle(file) : undefined;
+    const direct = fitsDirect(data, offset) ? await this.#directHandle(file) : undefined;
     let fh = direct ?? await this.#handle(file);
     let done = 0;
     while (done < data.byteLength) {

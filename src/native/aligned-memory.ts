@@ -9,6 +9,7 @@
  */
 
 import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** The open(2) flag for direct I/O; undefined where there is none (macOS, Windows): callers use the page cache. */
 export const O_DIRECT: number | undefined = constants.O_DIRECT;
@@ -64,4 +65,19 @@ function carve(length: number): Buffer {
 /** True for a buffer alignedBuffer returned (a view of part of one is not known to be aligned). */
 export function isAligned(buf: Uint8Array): boolean {
   return Buffer.isBuffer(buf) && aligned.has(buf);
+}
+
+/** Whether `length` bytes of `buf` may go to or from file offset `offset` with O_DIRECT. */
+export function fitsDirect(buf: Uint8Array, offset: number, length = buf.byteLength): boolean {
+  return O_DIRECT !== undefined && isAligned(buf) && offset % ALIGN === 0 && length % ALIGN === 0;
+}
+
+/**
+ * `path` opened with O_DIRECT added to `flags`, or undefined where there is no direct I/O: no O_DIRECT on this
+ * platform, or a filesystem that refuses it (EINVAL: tmpfs on older kernels, some FUSE). Callers use the page cache
+ * then, and also when a read or write answers EINVAL (a device whose block is larger than ALIGN).
+ */
+export function openDirect(path: string, flags: number): Promise<FileHandle | undefined> {
+  if (O_DIRECT === undefined) return Promise.resolve(undefined);
+  return open(path, flags | O_DIRECT).catch(() => undefined);
 }
