@@ -4,7 +4,7 @@
  * piscina pool, kept in memory for a chain's downstream, and a transfer that fetches while it writes.
  */
 import t from 'tap';
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +19,7 @@ import { runTransfer } from '../../src/artifacts/transfer.js';
 import { ChunkBufferPool } from '../../src/artifacts/chunk-buffers.js';
 import type { PeerClient } from '../../src/artifacts/peer-client.js';
 import { sha256Hex } from '../../src/artifacts/ids.js';
+import { addedSource } from './fixtures.js';
 import { CpuPool } from '../../src/runtime/cpu-pool.js';
 
 const KiB = 1024;
@@ -64,12 +65,7 @@ t.test('aligned buffers: page-aligned (O_DIRECT takes them, a view one byte in i
 t.test('writer: aligned chunks go to disk past the page cache, the last one through it; bytes identical; direct reads match', { skip: skipDirect }, async (t) => {
   const dir = scratch(t);
   const data = randomBytes(4 * 64 * KiB + 8 * KiB + 17);
-  writeFileSync(join(dir, 'src.bin'), data);
-  const source = new ArtifactStore(join(dir, 'a'));
-  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 64 * KiB });
-  const { manifest, bytes } = source.manifest(added.id)!;
-  const root = join(dir, 'b');
-  mkdirSync(root);
+  const { source, added, manifest, bytes, root } = await addedSource(dir, data, 64 * KiB);
   const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
   for (let i = 0; i < 4; i++) await w.write(i, await source.readChunk(added.id, i)); // pooled: aligned
   await w.write(4, await source.readChunk(added.id, 4)); // 8 KiB + 17: not a multiple of 4 KiB
@@ -150,16 +146,12 @@ t.test('recent chunks: kept buffers served pinned; eviction oldest first skips p
 
 t.test('transfer: a worker fetches the next chunk while the one it received is still being verified and written', async (t) => {
   const dir = scratch(t);
-  writeFileSync(join(dir, 'src.bin'), randomBytes(16 * 64 * KiB));
-  const source = new ArtifactStore(join(dir, 'a'));
+  const { source, added, manifest, bytes, root } = await addedSource(dir, randomBytes(16 * 64 * KiB), 64 * KiB);
   t.teardown(() => source.closeReaders());
-  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 64 * KiB });
-  const { manifest, bytes } = source.manifest(added.id)!;
-  mkdirSync(join(dir, 'b'));
   // Hashing waits for the test's go: no chunk is written until then.
   let go!: () => void;
   const gate = new Promise<void>((resolve) => { go = resolve; });
-  const writer = ArtifactWriter.create(join(dir, 'b'), added.id, manifest, bytes, { name: 'x', addedAt: 1 }, { hash: async (d) => { await gate; return sha256Hex(d); } });
+  const writer = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 }, { hash: async (d) => { await gate; return sha256Hex(d); } });
   t.teardown(() => writer.close());
   let requests = 0;
   const client = {
@@ -175,7 +167,7 @@ t.test('transfer: a worker fetches the next chunk while the one it received is s
   const stats = await done;
   t.equal(stats.chunks, 16);
   await writer.finish();
-  t.ok(readFileSync(join(dir, 'b', added.id, 'files', 'src.bin')).equals(readFileSync(join(dir, 'src.bin'))));
+  t.ok(readFileSync(join(root, added.id, 'files', 'src.bin')).equals(readFileSync(join(dir, 'src.bin'))));
 });
 
 t.test('chunk buffer pool: reuses its own buffers per length, refuses others, lets all go once idle', async (t) => {

@@ -3,7 +3,7 @@
  * HTTP server, sharing one replicated state that their proposals are applied to in order (the real apply).
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { applyEvent } from '../../src/core/topology/apply.js';
 import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 import { ArtifactService } from '../../src/artifacts/service.js';
+import { ArtifactStore } from '../../src/artifacts/store.js';
 import { createLogger } from '../../src/runtime/log.js';
 import { sendError } from '../../src/api/http-io.js';
 import { TorusError } from '../../src/core/errors.js';
@@ -62,4 +63,18 @@ export async function until<T>(what: string, fn: () => T | undefined | false | P
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * `data` as DIR/src.bin, added to a source store at DIR/a in `chunkSize` chunks, with its manifest and an empty
+ * store root DIR/b for a writer to receive it into.
+ */
+export async function addedSource(dir: string, data: Buffer, chunkSize: number) {
+  writeFileSync(join(dir, 'src.bin'), data);
+  const source = new ArtifactStore(join(dir, 'a'));
+  const added = await source.add(join(dir, 'src.bin'), { chunkSize });
+  const { manifest, bytes } = source.manifest(added.id)!;
+  const root = join(dir, 'b');
+  mkdirSync(root);
+  return { source, added, manifest, bytes, root };
 }

@@ -8,6 +8,7 @@ import { ArtifactWriter } from '../../src/artifacts/writer.js';
 import { checkManifest, decodeManifest, encodeManifest, manifestId, type Manifest } from '../../src/artifacts/manifest.js';
 import { signPeerRequest, verifyPeerRequest } from '../../src/artifacts/proof.js';
 import { sha256Hex } from '../../src/artifacts/ids.js';
+import { addedSource } from './fixtures.js';
 
 const KiB = 1024;
 
@@ -85,12 +86,7 @@ t.test('manifests: canonical only, unsafe paths and inconsistent chunk counts re
 t.test('writer: a chunk that fails verification is not written; a resumed writer keeps the verified chunks', async (t) => {
   const dir = scratch(t);
   const data = randomBytes(200 * KiB);
-  writeFileSync(join(dir, 'src.bin'), data);
-  const source = new ArtifactStore(join(dir, 'a'));
-  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 64 * KiB });
-  const { manifest, bytes } = source.manifest(added.id)!;
-  const root = join(dir, 'b');
-  mkdirSync(root);
+  const { source, added, manifest, bytes, root } = await addedSource(dir, data, 64 * KiB);
   let w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
   const bad = Buffer.from(await source.readChunk(added.id, 1));
   bad[10] = bad[10]! ^ 0xff;
@@ -115,12 +111,7 @@ t.test('writer: a chunk that fails verification is not written; a resumed writer
 
 t.test('writer: chunks are served once written, journaled only once synced (a kill loses at most the unsynced batch)', async (t) => {
   const dir = scratch(t);
-  writeFileSync(join(dir, 'src.bin'), randomBytes(200 * KiB));
-  const source = new ArtifactStore(join(dir, 'a'));
-  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 64 * KiB });
-  const { manifest, bytes } = source.manifest(added.id)!;
-  const root = join(dir, 'b');
-  mkdirSync(root);
+  const { source, added, manifest, bytes, root } = await addedSource(dir, randomBytes(200 * KiB), 64 * KiB);
   const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 });
   await w.write(0, await source.readChunk(added.id, 0));
   await w.flush();
@@ -141,12 +132,7 @@ t.test('writer: chunks are served once written, journaled only once synced (a ki
 t.test('writer: the chunk that fills a sync batch does not wait for its sync; at most one batch is left unjournaled', async (t) => {
   const dir = scratch(t);
   const MiB = 1024 * KiB;
-  writeFileSync(join(dir, 'src.bin'), randomBytes(64 * MiB));
-  const source = new ArtifactStore(join(dir, 'a'));
-  const added = await source.add(join(dir, 'src.bin'), { chunkSize: 16 * MiB }); // FLUSH_BYTES (32 MiB) = 2 chunks
-  const { manifest, bytes } = source.manifest(added.id)!;
-  const root = join(dir, 'b');
-  mkdirSync(root);
+  const { source, added, manifest, bytes, root } = await addedSource(dir, randomBytes(64 * MiB), 16 * MiB); // FLUSH_BYTES (32 MiB) = 2 chunks
   // No timed sync (its 500 ms could fire between the writes on a loaded machine): only the size-driven ones.
   const w = ArtifactWriter.create(root, added.id, manifest, bytes, { name: 'x', addedAt: 1 }, { flushMs: 600_000 });
   t.teardown(() => w.close());
