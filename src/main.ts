@@ -72,7 +72,7 @@ async function runNode(args: string[]): Promise<number> {
   const { startBanner, credentialWarnings } = await import('./node/start-banner.js');
   for (const line of credentialWarnings(parsed.config)) process.stderr.write(line + '\n');
   node = await startNode(parsed.config);
-  process.stdout.write(startBanner({ nodeId: node.identity.nodeId, incarnation: node.identity.incarnation, host: node.api.host, port: node.api.port, config: parsed.config, credential: node.credential }));
+  process.stdout.write(startBanner({ nodeId: node.identity.nodeId, incarnation: node.identity.incarnation, host: node.api.host, port: node.api.port, config: parsed.config, credential: node.credential, fingerprint: node.api.fingerprint }));
   if (pendingSignal) void node.shutdown(pendingSignal);
   return node.closed;
 }

@@ -9,13 +9,20 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { TorusError } from '../core/errors.js';
+import { PEER_PROOF_HEADER, PeerProofChecker } from '../protocols/peer-http-proof.js';
 
 export const SESSION_COOKIE = 'torus_session';
 /** How long a dashboard session lasts without signing in again (the printed URL signs in at once). */
 export const SESSION_TTL_MS = 7 * 24 * 3_600_000;
 
 /** What the server is told about the credential: open, or the one token it accepts (and where its secret came from). */
-export type ApiAuthConfig = { readonly mode: 'open' } | { readonly mode: 'token'; readonly token: string; readonly secretSource?: string | undefined };
+export type ApiAuthConfig =
+  | { readonly mode: 'open' }
+  | {
+    readonly mode: 'token'; readonly token: string; readonly secretSource?: string | undefined;
+    /** The cluster's peer-HTTP key: other nodes prove it on the routes marked `peer` instead of sending the token. */
+    readonly peerKey?: string | undefined;
+  };
 
 /** What /v1/node reports under `security` (never a secret or token value). */
 export type SecurityView = { readonly mode: 'open'; readonly warning: string } | { readonly mode: 'secret'; readonly secretSource?: string | undefined };
@@ -29,8 +36,10 @@ export class ApiAuth {
   /** Signs session cookies; derived from the token, so a new token invalidates every session. */
   readonly #sessionKey: Buffer | undefined;
   readonly #now: () => number;
+  readonly #peers: PeerProofChecker | undefined;
 
   constructor(config: ApiAuthConfig, now: () => number = Date.now) {
+    this.#peers = config.mode === 'token' && config.peerKey ? new PeerProofChecker(config.peerKey, now) : undefined;
     this.open = config.mode === 'open';
     this.#tokenDigest = config.mode === 'token' ? digest(config.token) : undefined;
     this.#sessionKey = config.mode === 'token' ? createHmac('sha256', config.token).update('torus dashboard session v1').digest() : undefined;
@@ -59,16 +68,34 @@ export class ApiAuth {
     return session !== undefined && this.#sessionLive(session);
   }
 
+  /** Whether the request carries a peer proof at all (then it is judged as one, never as a person's credential). */
+  static claimsPeer(req: IncomingMessage): boolean {
+    return req.headers[PEER_PROOF_HEADER] !== undefined;
+  }
+
+  /**
+   * Throws TORUS_UNAUTHENTICATED unless another node of the cluster proved the peer key for exactly this bodiless
+   * request (once: a replayed proof is refused). Open mode lets everyone in.
+   */
+  requirePeer(req: IncomingMessage): string | undefined {
+    if (this.open) return undefined;
+    const verdict = this.#peers
+      ? this.#peers.check(req.headers[PEER_PROOF_HEADER], req.method ?? 'GET', req.url ?? '/')
+      : { ok: false as const, why: 'this node accepts no peer proofs' };
+    if (verdict.ok) return verdict.nodeId;
+    throw new TorusError('TORUS_UNAUTHENTICATED', `peer proof refused: ${verdict.why}`);
+  }
+
   /** Throws TORUS_UNAUTHENTICATED (nothing else in it) unless the request is authenticated. */
   require(req: IncomingMessage): void {
     if (this.authenticated(req)) return;
     throw new TorusError('TORUS_UNAUTHENTICATED', 'authentication required: send Authorization: Bearer <token> (node dist/main.js token --api)');
   }
 
-  /** A new session (random id, expiry, signature); returns the Set-Cookie value. */
-  startSession(): string {
+  /** A new session (random id, expiry, signature); returns the Set-Cookie value. `Secure` when served over TLS. */
+  startSession(overTls = false): string {
     const body = `${randomBytes(24).toString('base64url')}.${(this.#now() + SESSION_TTL_MS).toString(36)}`;
-    return `${SESSION_COOKIE}=${body}.${this.#sign(body)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
+    return `${SESSION_COOKIE}=${body}.${this.#sign(body)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${overTls ? '; Secure' : ''}`;
   }
 
   #sign(body: string): string {

@@ -4,7 +4,8 @@
  * Being at a limit is counted (`torus_limit_rejections_total{limit}` in /metrics) and logged once per episode,
  * not per request, so a flood cannot also flood the log.
  */
-import type { Server, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
 import { TorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';

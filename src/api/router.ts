@@ -52,6 +52,8 @@ export interface Route {
   readonly summary: string;
   /** `public`: answered without credentials (GET /node_id, the login page; `/` shows the login form itself). */
   readonly access?: 'public';
+  /** `peer`: another node of the cluster may call it with a peer proof instead of the token (a followed log). */
+  readonly peer?: true;
   /** Expensive writes (create, measure, bench): rate-limited per client address (--max-write-rate). */
   readonly writeRate?: true;
   readonly handler: (ctx: RouteContext) => Promise<JsonResult | undefined>;

@@ -1,10 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Server } from 'node:net';
 import { TorusError } from '../core/errors.js';
 import { createLogger } from '../runtime/log.js';
 import { ApiAuth, type ApiAuthConfig } from './auth.js';
 import { HostPolicy } from './host-check.js';
 import { redactEnv } from './redact.js';
+import { plainFromAnotherHost, tlsRequired } from './plain-http-policy.js';
+import { frontServer } from './tls/same-port.js';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from './http-io.js';
 import { DEFAULT_API_LIMITS, guardConnections, LimitStats, SseGate, WriteRateLimiter, type ApiLimits } from './limits.js';
 import type { NodeFacade } from './node-facade.js';
@@ -39,14 +42,23 @@ export interface ApiServerOptions {
   readonly bodyLimitBytes?: number;
   /** SSE heartbeat comment interval. */
   readonly heartbeatMs?: number;
+  /**
+   * The node's certificate: the API then speaks TLS and plain HTTP on the same port (tls/same-port.ts), and plain
+   * HTTP from another machine carries no credential (plain-http-policy.ts). Absent: plain HTTP only (tests).
+   */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly fingerprint: string } | undefined;
 }
 
 export interface ApiServer {
   readonly server: Server;
   readonly host: string;
   readonly port: number;
-  /** e.g. http://127.0.0.1:52515 */
+  /** e.g. http://127.0.0.1:52515 (plain: the loopback URL the local CLI uses) */
   readonly url: string;
+  /** e.g. https://127.0.0.1:52515 when the API serves TLS */
+  readonly secureUrl?: string | undefined;
+  /** SHA-256 fingerprint of the API's certificate (`AA:BB:…`), when it serves TLS. */
+  readonly fingerprint?: string | undefined;
   readonly routes: readonly Route[];
   /** Ends event streams and open connections; idempotent. */
   close(): Promise<void>;
@@ -84,14 +96,19 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     const cors = hosts.corsHeaders(req);
     if (options.probeHandler?.(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://torus.invalid');
+    const cleartext = options.tls !== undefined && !shared.auth.open && plainFromAnotherHost(req);
     if (req.method === 'OPTIONS') {
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE', 'access-control-allow-headers': 'authorization, content-type, last-event-id', 'access-control-max-age': '600' });
       res.end();
       return;
     }
     const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    const peerCall = match.kind === 'found' && match.route.peer === true && ApiAuth.claimsPeer(req);
+    // A person's credential never counts over plain HTTP from another machine; a node's single-use proof may.
+    if (cleartext && !peerCall) throw tlsRequired(req, options.tls!.fingerprint);
     // Credentials before 404/405: an unauthenticated caller cannot even map the routes.
-    if (match.kind !== 'found' || match.route.access !== 'public') shared.auth.require(req);
+    if (peerCall) shared.auth.requirePeer(req);
+    else if (match.kind !== 'found' || match.route.access !== 'public') shared.auth.require(req);
     if (match.kind === 'none') throw new TorusError('TORUS_API_NOT_FOUND', `no route ${url.pathname}`, { where: 'path', path: url.pathname });
     if (match.kind === 'method') {
       throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow });
@@ -112,28 +129,37 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     if (!req.complete && !res.headersSent) headers.connection = 'close';
     sendError(res, error, headers);
   };
-  const server = createServer({ connectionsCheckingInterval: Math.max(100, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4) }, (req, res) => {
+  const serverOptions = { connectionsCheckingInterval: Math.max(100, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4) };
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => fail(req, res, error));
-  });
-  guardConnections(server, limits, limitStats);
-  // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
-  // upload, src/profiler/probe-handler.ts); every other request is continued at once and handled as usual.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    try {
-      hosts.checkHost(req);
-      hosts.corsHeaders(req);
-    } catch (error) {
-      fail(req, res, error);
-      return;
-    }
-    if (options.probeHandler?.(req, res, true)) return;
-    res.writeContinue();
-    server.emit('request', req, res);
-  });
-  // Slow-loris bounds: headers (an idle socket too) and the whole request must arrive in time. An SSE response is
-  // not bounded by them: Node's requestTimeout ends once the request (not the response) is complete.
-  server.headersTimeout = limits.headersTimeoutMs;
-  server.requestTimeout = limits.requestTimeoutMs;
+  };
+  const plain = createServer(serverOptions, listener);
+  const secure = options.tls ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener) : undefined;
+  for (const http of secure ? [plain, secure] : [plain]) {
+    // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
+    // upload, src/profiler/probe-handler.ts); every other request is continued at once and handled as usual.
+    http.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      try {
+        hosts.checkHost(req);
+        hosts.corsHeaders(req);
+      } catch (error) {
+        fail(req, res, error);
+        return;
+      }
+      if (options.probeHandler?.(req, res, true)) return;
+      res.writeContinue();
+      http.emit('request', req, res);
+    });
+    // Slow-loris bounds: headers (an idle socket too) and the whole request must arrive in time. An SSE response is
+    // not bounded by them: Node's requestTimeout ends once the request (not the response) is complete.
+    http.headersTimeout = limits.headersTimeoutMs;
+    http.requestTimeout = limits.requestTimeoutMs;
+    // A TLS client that fails the handshake (a scanner, a browser refusing the certificate) is no fault of ours.
+    http.on('tlsClientError', (_error: Error, socket) => socket.destroy());
+  }
+  const front = secure ? frontServer(plain, secure, (f) => guardConnections(f, limits, limitStats)) : undefined;
+  const server: Server = front?.server ?? plain;
+  if (!secure) guardConnections(plain, limits, limitStats);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -143,20 +169,26 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     });
   });
   const port = (server.address() as AddressInfo).port;
+  const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closed: Promise<void> | undefined;
   return {
     server,
     host,
     port,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: `http://${authority}`,
+    secureUrl: secure ? `https://${authority}` : undefined,
+    fingerprint: options.tls?.fingerprint,
     routes,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         closing.abort();
         server.close(() => resolve());
-        server.closeIdleConnections();
-        // SSE streams end on `closing`; give them a tick to flush, then cut whatever is left.
-        setImmediate(() => server.closeAllConnections());
+        front?.dropUndecided();
+        for (const http of secure ? [plain, secure] : [plain]) {
+          http.closeIdleConnections();
+          // SSE streams end on `closing`; give them a tick to flush, then cut whatever is left.
+          setImmediate(() => http.closeAllConnections());
+        }
       })),
   };
 }

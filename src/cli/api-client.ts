@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { TorusError, asTorusError, errorFromJson } from '../core/errors.js';
 import { API_TOKEN_FILE, readApiTokenIn } from '../node/credentials.js';
+import type { Agent } from 'node:https';
+import { isLoopback } from '../api/plain-http-policy.js';
+import { requestText, type TextAnswer } from './http-request.js';
+import { KnownApiHosts, normaliseFingerprint, pinAddress, pinnedAgent } from './pinned-tls.js';
 
 /** The node's default API port (the same as `torus start`'s default --port). */
 export const DEFAULT_API_PORT = 52_515;
@@ -29,8 +33,13 @@ export class UsageError extends TorusError {
 type Options = NonNullable<ParseArgsConfig['options']>;
 const COMMON = {
   api: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-  token: { type: 'string' }, 'data-dir': { type: 'string' },
+  token: { type: 'string' }, 'data-dir': { type: 'string' }, fingerprint: { type: 'string' },
 } as const satisfies Options;
+
+/** The CLI's data dir: `--data-dir`, env TORUS_DATA_DIR, else ~/.torus (the API token and the pinned certificates). */
+export function cliDataDir(flag: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  return typeof flag === 'string' && flag !== '' ? flag : env.TORUS_DATA_DIR || join(homedir(), '.torus');
+}
 
 /** The API token to send, and where the CLI looked (said when the node answers 401). */
 export interface ApiToken {
@@ -49,7 +58,7 @@ export function findApiToken(flags: { token?: unknown; dataDir?: unknown }, env:
   lookedIn.push('--token (not given)');
   if (env.TORUS_TOKEN) return { token: env.TORUS_TOKEN, lookedIn: [...lookedIn, 'TORUS_TOKEN'] };
   lookedIn.push('TORUS_TOKEN (not set)');
-  const dataDir = typeof flags.dataDir === 'string' && flags.dataDir !== '' ? flags.dataDir : env.TORUS_DATA_DIR || join(homedir(), '.torus');
+  const dataDir = cliDataDir(flags.dataDir, env);
   const file = join(dataDir, API_TOKEN_FILE);
   const token = readApiTokenIn(dataDir);
   return { token, lookedIn: [...lookedIn, `${file} (${token ? 'found' : 'none there'})`] };
@@ -76,11 +85,54 @@ export function parseCli<O extends Options>(args: readonly string[], options: O,
     throw new UsageError(`--api: not a URL: ${api}`);
   }
   const token = findApiToken({ token: parsed.values.token, dataDir: parsed.values['data-dir'] });
-  return { values: parsed.values as unknown as ParsedCli<Record<keyof O, unknown>>['values'], positionals: parsed.positionals, client: new ApiClient(api, token) };
+  const fingerprint = parsed.values.fingerprint as string | undefined;
+  if (fingerprint !== undefined && !normaliseFingerprint(fingerprint)) throw new UsageError(`--fingerprint: not a SHA-256 fingerprint (64 hex digits, colons optional): ${fingerprint}`);
+  const client = new ApiClient(api, token, { fingerprint, dataDir: cliDataDir(parsed.values['data-dir']) });
+  return { values: parsed.values as unknown as ParsedCli<Record<keyof O, unknown>>['values'], positionals: parsed.positionals, client };
+}
+
+export interface ApiTlsOptions {
+  /** The certificate fingerprint to insist on (`--fingerprint`; else TORUS_API_FINGERPRINT, else the pinned one). */
+  readonly fingerprint?: string | undefined;
+  /** Where `known-api-hosts` lives (default: the CLI's data dir). */
+  readonly dataDir?: string | undefined;
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export class ApiClient {
-  constructor(readonly base: string, readonly token: ApiToken = { token: undefined, lookedIn: [] }) {}
+  /** For https: the agent that connects only to the pinned certificate (pinned-tls.ts). */
+  readonly agent: Agent | undefined;
+  readonly #cleartextRemote: boolean;
+
+  constructor(readonly base: string, readonly token: ApiToken = { token: undefined, lookedIn: [] }, tls: ApiTlsOptions = {}) {
+    const url = new URL(base);
+    const env = tls.env ?? process.env;
+    this.#cleartextRemote = url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[(.*)\]$/, '$1')) && url.hostname !== 'localhost';
+    if (url.protocol !== 'https:') {
+      this.agent = undefined;
+      return;
+    }
+    const known = KnownApiHosts.in(tls.dataDir ?? cliDataDir(undefined, env));
+    const address = pinAddress(url, DEFAULT_API_PORT);
+    const given = tls.fingerprint ?? env.TORUS_API_FINGERPRINT;
+    const expected = given !== undefined ? normaliseFingerprint(given) : known.get(address);
+    if (given !== undefined && !expected) throw new UsageError(`${tls.fingerprint !== undefined ? '--fingerprint' : 'TORUS_API_FINGERPRINT'}: not a SHA-256 fingerprint: ${given}`);
+    const from = tls.fingerprint !== undefined ? '--fingerprint' : env.TORUS_API_FINGERPRINT !== undefined ? 'TORUS_API_FINGERPRINT' : `pinned in ${known.file}`;
+    this.agent = pinnedAgent(base, address, { expected, from, known });
+  }
+
+  /**
+   * Refuses, before anything is sent, to send the token in clear to another machine: the node would refuse it
+   * anyway (plain HTTP from another host carries no credential), and by then it would have crossed the LAN.
+   */
+  assertSafeToSend(): void {
+    if (!this.#cleartextRemote || !this.token.token) return;
+    const url = new URL(this.base);
+    throw new TorusError('TORUS_TLS_REQUIRED',
+      `not sending the API token over plain HTTP to ${url.host}: it would cross the network in clear. Use --api https://${url.host} `
+      + '(the node prints its certificate fingerprint at start; pass it with --fingerprint or TORUS_API_FINGERPRINT, or the first one seen is pinned)',
+      { api: this.base, url: `https://${url.host}` });
+  }
 
   /** The Authorization header (empty without a token: the node then answers 401, explained below). */
   get authHeaders(): Record<string, string> {
@@ -92,19 +144,21 @@ export class ApiClient {
   }
 
   async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-    let res: Response;
+    this.assertSafeToSend();
+    let answer: TextAnswer;
     try {
-      res = await fetch(this.url(path), {
-        method,
+      answer = await requestText(this.url(path), {
+        method, agent: this.agent,
         headers: { ...this.authHeaders, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? null : JSON.stringify(body),
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (error) {
-      const inner = (error as { cause?: { code?: string; message?: string } }).cause;
-      const cause = inner?.code ?? inner?.message ?? (error as Error).message;
+      if (error instanceof TorusError) throw error; // the certificate check's refusal, as it is
+      const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       throw new TorusError('TORUS_API_UNREACHABLE', `cannot reach the node API at ${this.base} (${cause}); is \`torus start\` running? (--api URL)`, { api: this.base });
     }
-    const text = await res.text();
+    const { text } = answer;
+    const res = { status: answer.status, ok: answer.status >= 200 && answer.status < 300 };
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;

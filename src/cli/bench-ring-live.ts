@@ -86,7 +86,7 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
     if (run.status !== 'running') resolveDone(run);
   };
   const stream = (async () => {
-    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, signal: abort.signal })) {
+    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, agent: client.agent, signal: abort.signal })) {
       if ('event' in item && item.event === 'bench') onRun(JSON.parse(item.data) as BenchRun);
     }
   })().catch(() => undefined);

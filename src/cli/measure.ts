@@ -69,7 +69,7 @@ async function measureAndWait(client: ApiClient, body: object, onMeasured?: (l: 
     if (waiting.size === 0) resolveDone();
   };
   const stream = (async () => {
-    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, signal: abort.signal })) {
+    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, agent: client.agent, signal: abort.signal })) {
       if (!('event' in item) || item.event !== 'message') continue;
       const { event } = JSON.parse(item.data) as IndexedEvent;
       if (event.type === 'LinkMeasured') offer({ source: event.source, sink: event.sink, ip: event.ip, rttMs: event.rttMs, bandwidthBps: event.bandwidthBps, measuredAt: event.measuredAt });

@@ -7,6 +7,7 @@
  * (it is appended to), so a rank restarted on the same node keeps its stream; a node that a re-placement brings
  * in gets its own. The prefix names the rank the node holds in the current plan.
  */
+import type { Agent } from 'node:https';
 import { getStream } from '../api/http-stream.js';
 import type { CliIo } from './api-client.js';
 
@@ -14,6 +15,8 @@ export interface RankLogsOptions {
   /** `/v1/instances/:id/logs?…` as a full URL for a query string. */
   readonly urlFor: (query: string) => string;
   readonly headers: Readonly<Record<string, string>>;
+  /** The CLI's certificate-pinning agent for an https API (cli/pinned-tls.ts). */
+  readonly agent?: Agent | undefined;
   readonly io: CliIo;
   /** A node's display name (its name, else its id). */
   readonly nameOf: (node: string) => string;
@@ -62,7 +65,7 @@ export class RankLogs {
     let rest = '';
     const decoder = new TextDecoder();
     try {
-      const res = await getStream(url, this.#o.headers, this.#abort.signal);
+      const res = await getStream(url, this.#o.headers, this.#abort.signal, this.#o.agent);
       if (res.statusCode !== 200) {
         res.resume();
         return;

@@ -117,8 +117,7 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
   const names = await client.get<{ nodes: { id: string; name?: string }[] }>('/v1/topology').then((t) => new Map(t.nodes.map((n) => [n.id, n.name ?? n.id])), () => new Map<string, string>());
   const nameOf = (node: string): string => names.get(node) ?? node;
   io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map(nameOf).join(', ')}\n`);
-  const token = client.token.token;
-  const logs = new RankLogs({ urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`), headers: token ? { authorization: `Bearer ${token}` } : {}, io, nameOf });
+  const logs = new RankLogs({ urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`), headers: client.authHeaders, agent: client.agent, io, nameOf });
   logs.follow(instance.nodes);
   let deleting: Promise<unknown> | undefined;
   let generation = typeof instance.generation === 'number' ? instance.generation : 1;

@@ -1,8 +1,12 @@
 /**
- * A minimal Server-Sent Events client over fetch (Node 20 has no EventSource). Hand-written because the
- * format is a few lines of parsing and the CLI (`bench ring --live`) and tests need to set `Last-Event-ID`
+ * A minimal Server-Sent Events client over node:http(s) (Node 20 has no EventSource, and fetch takes no
+ * certificate-pinning agent). Hand-written because the format is a few lines of parsing and the CLI (`bench ring --live`) and tests need to set `Last-Event-ID`
  * and see comments (heartbeats), which EventSource hides.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Agent } from 'node:https';
+import { getStream } from '../api/http-stream.js';
+
 export interface SseMessage {
   /** `message` unless the server named it (`bench`, `gap`). */
   readonly event: string;
@@ -12,13 +16,22 @@ export interface SseMessage {
 
 export type SseItem = SseMessage | { readonly comment: string };
 
-export async function* readSse(url: string, options: { lastEventId?: string | number; signal?: AbortSignal; headers?: Record<string, string> } = {}): AsyncGenerator<SseItem> {
+export async function* readSse(url: string, options: { lastEventId?: string | number; signal?: AbortSignal; headers?: Record<string, string>; agent?: Agent | undefined } = {}): AsyncGenerator<SseItem> {
   const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
-  const res = await fetch(url, { headers, signal: options.signal ?? null });
-  if (!res.ok || !res.body) {
-    const text = await res.text().catch(() => '');
-    throw new Error(`${url}: HTTP ${res.status} ${text.slice(0, 500)}`);
+  let res: IncomingMessage;
+  try {
+    res = await getStream(url, headers, options.signal, options.agent);
+  } catch (error) {
+    if (options.signal?.aborted) return;
+    throw error;
+  }
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status >= 300) {
+    let text = '';
+    for await (const part of res) { text += String(part); if (text.length > 500) break; }
+    res.destroy();
+    throw new Error(`${url}: HTTP ${status} ${text.slice(0, 500)}`);
   }
   const decoder = new TextDecoder();
   let buffer = '';
@@ -26,7 +39,7 @@ export async function* readSse(url: string, options: { lastEventId?: string | nu
   let data: string[] = [];
   let id: string | undefined;
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of res as AsyncIterable<Uint8Array>) {
       buffer += decoder.decode(chunk, { stream: true });
       let newline: number;
       while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {

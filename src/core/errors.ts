@@ -44,6 +44,10 @@ export const ERROR_STATUS = {
   TORUS_UNAUTHENTICATED: 401,
   TORUS_HOST_REFUSED: 421,
   TORUS_ORIGIN_REFUSED: 403,
+  // A credential sent over plain HTTP from another machine (it crossed the LAN in clear): use the https URL.
+  TORUS_TLS_REQUIRED: 403,
+  // The API's certificate is not the one pinned for that address (CLI side, nothing was sent).
+  TORUS_TLS_FINGERPRINT_MISMATCH: 502,
   TORUS_LIMIT_REACHED: 503,
   TORUS_RATE_LIMITED: 429,
   TORUS_MEMBER_CONNECTED: 409,

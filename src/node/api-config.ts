@@ -13,6 +13,9 @@ export interface ApiConfig {
   readonly maxSseClients: number;
   /** Create / measure / bench requests per minute per client address. */
   readonly maxWriteRate: number;
+  /** An organisation's own certificate and key for the API (PEM files); default: the node's self-signed one. */
+  readonly tlsCert: string | undefined;
+  readonly tlsKey: string | undefined;
 }
 
 export const API_FLAGS = {
@@ -21,16 +24,20 @@ export const API_FLAGS = {
   'max-http-connections-per-ip': { type: 'string' },
   'max-sse-clients': { type: 'string' },
   'max-write-rate': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
 } as const;
 
-export const API_CONFIG_KEYS = ['apiAllowedHosts', 'maxHttpConnections', 'maxHttpConnectionsPerIp', 'maxSseClients', 'maxWriteRate'];
+export const API_CONFIG_KEYS = ['apiAllowedHosts', 'maxHttpConnections', 'maxHttpConnectionsPerIp', 'maxSseClients', 'maxWriteRate', 'tlsCert', 'tlsKey'];
 
 export const API_USAGE = `  --api-allowed-hosts H,H  host names the API answers to besides this machine's addresses, its host name and
                           localhost (a Host header naming anything else is refused: DNS rebinding)
   --max-http-connections N         open API connections at once (default ${DEFAULT_API_LIMITS.maxConnections})
   --max-http-connections-per-ip N  open API connections from one address (default ${DEFAULT_API_LIMITS.maxConnectionsPerIp})
   --max-sse-clients N     open /v1/events streams (default ${DEFAULT_API_LIMITS.maxSseClients})
-  --max-write-rate N      create / measure / bench requests per minute per client (default ${DEFAULT_API_LIMITS.maxWriteRate})`;
+  --max-write-rate N      create / measure / bench requests per minute per client (default ${DEFAULT_API_LIMITS.maxWriteRate})
+  --tls-cert FILE --tls-key FILE  the API's TLS certificate and key (PEM; default: a self-signed one the node
+                          makes on first start, saved in the data dir; clients pin its SHA-256 fingerprint)`;
 
 type Pick = (flag: string, key: string) => { value: unknown; where: 'flag' | 'config'; path: string };
 
@@ -53,9 +60,23 @@ function hosts(p: ReturnType<Pick>): string[] {
   });
 }
 
+function pemFile(p: ReturnType<Pick>): string | undefined {
+  if (p.value === undefined) return undefined;
+  if (typeof p.value !== 'string' || p.value === '') throw new ValidationError(p.where, p.path, 'expected a file path');
+  return p.value;
+}
+
 export function parseApiConfig(pick: Pick): ApiConfig {
   const d = DEFAULT_API_LIMITS;
+  const cert = pick('tls-cert', 'tlsCert');
+  const key = pick('tls-key', 'tlsKey');
+  if ((cert.value === undefined) !== (key.value === undefined)) {
+    const missing = cert.value === undefined ? cert : key;
+    throw new ValidationError(missing.where, missing.path, '--tls-cert and --tls-key go together');
+  }
   return {
+    tlsCert: pemFile(cert),
+    tlsKey: pemFile(key),
     apiAllowedHosts: hosts(pick('api-allowed-hosts', 'apiAllowedHosts')),
     maxHttpConnections: count(pick('max-http-connections', 'maxHttpConnections'), d.maxConnections, 1_000_000),
     maxHttpConnectionsPerIp: count(pick('max-http-connections-per-ip', 'maxHttpConnectionsPerIp'), d.maxConnectionsPerIp, 1_000_000),

@@ -5,7 +5,7 @@
  *
  * The secret is stretched once with scrypt (a sniffed handshake does not allow a cheap offline guess of a weak
  * passphrase), then split with HKDF into independent keys: one for the cluster port (handshake + frame
- * encryption), one for data-plane proofs (probe streams, ring sockets), and the API bearer token every node of
+ * encryption), one for data-plane proofs (probe streams, ring sockets), one for node-to-node API requests, and the API bearer token every node of
  * the cluster accepts. No key is the secret itself, and none can be turned back into it.
  */
 import { hkdfSync, randomBytes, scryptSync } from 'node:crypto';
@@ -26,6 +26,8 @@ export interface ClusterKeys {
   readonly peerKey: string;
   /** Key proving cluster membership on data-plane connections: probe streams, ring sockets (32 bytes, hex). */
   readonly dataKey: string;
+  /** Key of node-to-node HTTP requests to the API (peer proofs, e.g. a followed log): never the API token (32 bytes, hex). */
+  readonly peerHttpKey: string;
   /** The bearer token for the HTTP API, the same on every node of the cluster. */
   readonly apiToken: string;
 }
@@ -55,6 +57,7 @@ export function deriveClusterKeys(secret: string, clusterName: string): ClusterK
   const keys: ClusterKeys = {
     peerKey: hkdf(master, 'torus peer v1', 32).toString('hex'),
     dataKey: hkdf(master, 'torus data-plane v1', 32).toString('hex'),
+    peerHttpKey: hkdf(master, 'torus peer http v1', 32).toString('hex'),
     apiToken: API_TOKEN_PREFIX + hkdf(master, 'torus api token v1', 24).toString('base64url'),
   };
   keyCache.set(cacheKey, keys);

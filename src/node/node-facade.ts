@@ -14,6 +14,7 @@ import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
+import type { PeerSigner } from '../protocols/peer-http-proof.js';
 import { openRunnerLog, type LogRequest } from '../runner/runner-logs.js';
 
 export interface FacadeContext {
@@ -27,6 +28,8 @@ export interface FacadeContext {
   readonly feed: EventFeed;
   readonly ringBench?: (request: unknown, onProgress: (p: RingBenchProgress) => void, facade: NodeFacade) => Promise<RingBenchStarted>;
   readonly artifacts?: ArtifactService;
+  /** Proves this node to other nodes' APIs (a followed log of a rank held elsewhere). */
+  readonly signPeer: PeerSigner;
 }
 
 interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined; readonly quorum?: QuorumInfo | undefined }
@@ -65,7 +68,7 @@ export class ActorNodeFacade implements NodeFacade {
 
   runnerLog(request: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
     const c = this.#ctx;
-    return openRunnerLog({ nodeId: c.nodeId, dataDir: c.config.dataDir, state: async () => (await this.#stateAnswer()).state }, request, signal);
+    return openRunnerLog({ nodeId: c.nodeId, dataDir: c.config.dataDir, signPeer: c.signPeer, state: async () => (await this.#stateAnswer()).state }, request, signal);
   }
 
   async state(): Promise<StateView> {

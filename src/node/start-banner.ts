@@ -23,7 +23,13 @@ export function joinCommand(secret: string | null, address: string, port: number
   return `TORUS_SECRET=${secret} node dist/main.js --peers ${address}:${port}${clusterFlag}`;
 }
 
-export function startBanner(o: { nodeId: string; incarnation: number; host: string; port: number; config: NodeConfig; credential: ClusterCredential }): string {
+/** How the CLI on another machine reaches this API: the https URL and the certificate fingerprint it pins. */
+export function remoteApiLine(address: string, port: number, fingerprint: string): string {
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `TORUS_API=https://${host}:${port} TORUS_API_FINGERPRINT=${fingerprint}`;
+}
+
+export function startBanner(o: { nodeId: string; incarnation: number; host: string; port: number; config: NodeConfig; credential: ClusterCredential; fingerprint?: string | undefined }): string {
   const local = ['0.0.0.0', '::'].includes(o.host) ? '127.0.0.1' : o.host;
   const reachable = ['0.0.0.0', '::'].includes(o.host) ? lanAddress() ?? local : o.host;
   const lines = [`torus node ${o.nodeId} (incarnation ${o.incarnation}) listening on ${o.host}:${o.port}`];
@@ -32,8 +38,15 @@ export function startBanner(o: { nodeId: string; incarnation: number; host: stri
     lines.push('  WARNING: --insecure-open: no credential. Anyone who reaches this node can run commands on every node of the cluster.');
   } else {
     lines.push(`  dashboard: http://${local}:${o.port}/?token=${o.credential.apiToken}`);
+    if (o.fingerprint && reachable !== local) {
+      // From another machine the API answers credentials over TLS only; the fragment (never sent) names the
+      // certificate the browser's warning page should show.
+      const host = reachable.includes(':') ? `[${reachable}]` : reachable;
+      lines.push(`  dashboard from another machine: https://${host}:${o.port}/?token=${o.credential.apiToken}#sha256=${o.fingerprint}`);
+    }
   }
   lines.push(`  join from another machine: ${joinCommand(o.credential.mode === 'secret' ? o.credential.secret : null, reachable, o.port, o.config.cluster)}`);
+  if (o.fingerprint) lines.push(`  API certificate sha256 ${o.fingerprint}; the CLI elsewhere: ${remoteApiLine(reachable, o.port, o.fingerprint)} node dist/main.js status`);
   return lines.join('\n') + '\n';
 }
 

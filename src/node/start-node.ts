@@ -14,6 +14,8 @@ import type { NodeConfig } from './config.js';
 import { ActorNodeFacade } from './node-facade.js';
 import { VERSION } from './version.js';
 import { resolveCredential, type ClusterCredential } from './credentials.js';
+import { loadNodeCert } from '../api/tls/node-cert.js';
+import { peerSigner } from '../protocols/peer-http-proof.js';
 import { createProbeHandler } from '../profiler/probe-handler.js';
 import { CommandHandler } from './command-handler.js';
 import { Replacer } from './replacer.js';
@@ -89,14 +91,16 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
     name: config.name ?? hostname(), version: VERSION, startedAt,
     ringBench: (request, onProgress, facade) => startLiveRingBench(runtime, feed, request, onProgress, facade),
-    artifacts,
+    artifacts, signPeer: peerSigner(credential.mode === 'secret' ? credential.keys.peerHttpKey : null, identity.nodeId),
   });
   const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
     { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null });
+  const tls = loadNodeCert({ dataDir: config.dataDir, nodeId: identity.nodeId, certFile: config.tlsCert, keyFile: config.tlsKey });
   const api = await createApiServer(facade, {
+    tls,
     port: config.port,
     host: config.host,
-    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source },
+    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source, peerKey: credential.keys.peerHttpKey },
     allowedHosts: config.apiAllowedHosts,
     limits: {
       maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,

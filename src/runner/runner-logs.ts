@@ -2,7 +2,9 @@
  * A rank's log, from whichever node is asked (issue 14: `GET /v1/instances/:id/logs?rank=N&follow=1`). The node
  * that holds the rank's runner reads its log file (and with `follow`, what is appended until the rank's command
  * has ended for good: `rankMayWrite`); any other node proxies to the holder's API at an address this node reached it by (a measured
- * link), with the cluster's API token (the same on every node). Bytes pass through unchanged.
+ * link), with a peer proof of its own (protocols/peer-http-proof.ts: bound to this one request, single use), never
+ * the API token: that token is for people and their programs, and a node's requests cross the LAN. Bytes pass
+ * through unchanged.
  */
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { TorusError } from '../core/errors.js';
 import type { ClusterState } from '../core/topology/state.js';
 import { restartable } from '../core/topology/placement-state.js';
 import { getStream } from '../api/http-stream.js';
-import { readApiTokenIn } from '../node/credentials.js';
+import type { PeerSigner } from '../protocols/peer-http-proof.js';
 import { runnerDir } from './local-runner.js';
 
 export type LogStream = 'stdout' | 'stderr';
@@ -29,6 +31,8 @@ export interface LogDeps {
   readonly nodeId: string;
   readonly dataDir: string;
   readonly state: () => Promise<ClusterState>;
+  /** Proves this node to the holder's API (peer proof headers; none in an open cluster). */
+  readonly signPeer: PeerSigner;
   /** How long a holder's 404 is retried (it may not have applied the instance yet); default 10 s. */
   readonly holderLagMs?: number;
   /** How often a followed log is checked for new bytes. */
@@ -125,16 +129,16 @@ function apiUrlOf(state: ClusterState, self: string, holder: string): string {
 }
 
 async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
-  const token = readApiTokenIn(deps.dataDir); // the node's effective token, the same on every node of the cluster
   const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
-  const url = `${apiUrlOf(state, deps.nodeId, holder)}/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
+  const path = `/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
+  const url = `${apiUrlOf(state, deps.nodeId, holder)}${path}`;
   let res;
   // The holder may not have applied the instance yet (replication lags by a few ms to seconds): its 404 is retried
   // for a bounded time, since this node's state already says the instance exists and where the rank is.
   const deadline = Date.now() + (deps.holderLagMs ?? 10_000);
   for (;;) {
     try {
-      res = await getStream(url, token ? { authorization: `Bearer ${token}` } : {}, signal);
+      res = await getStream(url, deps.signPeer('GET', path), signal); // a fresh proof per attempt: each is single use
     } catch (error) {
       throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
     }

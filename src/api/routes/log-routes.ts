@@ -15,6 +15,7 @@ export const logRoutes: readonly Route[] = [
     method: 'GET',
     path: '/v1/instances/:id/logs',
     summary: "a rank's stdout or stderr as text; follow=1 streams it until the job ends",
+    peer: true,
     handler: async ({ req, res, url, params, facade, shared }) => {
       if (!facade.runnerLog) throw new TorusError('TORUS_API_NOT_FOUND', 'logs are not available on this node');
       const rankText = url.searchParams.get('rank') ?? '0';
