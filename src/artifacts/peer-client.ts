@@ -7,7 +7,8 @@
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { errorFromJson, TorusError } from '../core/errors.js';
-import { signPeerRequest } from './proof.js';
+import { artifactSigner } from './proof.js';
+import type { PeerSigner } from '../protocols/peer-http-proof.js';
 import { decodeBits, peerPath } from './peer-paths.js';
 import { ChunkClient } from './chunk-client.js';
 import { ChunkBufferPool } from './chunk-buffers.js';
@@ -22,7 +23,11 @@ export class PeerClient {
   readonly #chunks = new ChunkClient();
   /** room for the chunks a transfer holds at once: on the wire, being verified and written, kept to forward */
   readonly #pool = new ChunkBufferPool(24);
-  constructor(readonly key: string | null, readonly timeoutMs = 20_000) {}
+  readonly #sign: PeerSigner;
+  /** `nodeId`: the sender the proofs name. */
+  constructor(readonly key: string | null, nodeId: string, readonly timeoutMs = 20_000) {
+    this.#sign = artifactSigner(key, nodeId);
+  }
 
   close(): void {
     this.#agent.destroy();
@@ -44,7 +49,7 @@ export class PeerClient {
       try {
         req = httpRequest(new URL(base + path), {
           method, agent: this.#agent, signal: AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs),
-          headers: { ...signPeerRequest(this.key, method, path), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.byteLength } : {}) },
+          headers: { ...this.#sign(method, path, payload), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.byteLength } : {}) },
         }, (res) => {
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300) { void errorOf(res, base, path).then(reject, reject); return; }
@@ -85,7 +90,7 @@ export class PeerClient {
     try { url = new URL(base); } catch { throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base }); }
     if (url.protocol !== 'http:') throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
     return this.#chunks.get({
-      host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80), path, headers: signPeerRequest(this.key, 'GET', path),
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80), path, headers: this.#sign('GET', path),
       timeoutMs: this.timeoutMs + waitMs, maxBody: MAX_BODY, bodyBuffer: (length) => this.#pool.take(length),
     });
   }

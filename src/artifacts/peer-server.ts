@@ -6,10 +6,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TorusError, ValidationError } from '../core/errors.js';
-import { readJsonBody, sendError, sendJson } from '../api/http-io.js';
+import { readTextBody, sendError, sendJson } from '../api/http-io.js';
 import { isHex64 } from './ids.js';
 import { encodeBits, MAX_CHUNK_WAIT_MS, PEER_PREFIX } from './peer-paths.js';
-import { PROOF_HEADER, verifyPeerRequest } from './proof.js';
+import { ArtifactProofs, PROOF_HEADER } from './proof.js';
 
 /** What the server needs from the node's artifact service. */
 export interface PeerBackend {
@@ -27,20 +27,27 @@ export interface PeerBackend {
 
 const ROUTE = /^\/v1\/peer\/artifacts\/([^/]+)\/(manifest|have|fetch|chunks\/([^/]+))$/;
 
+/** The one POST (fetch orders) is small JSON; its bytes are read first, since the proof names their digest. */
+const FETCH_BODY_LIMIT = 4096;
+
 export function createPeerHandler(backend: PeerBackend): (req: IncomingMessage, res: ServerResponse) => boolean {
+  let proofs: ArtifactProofs | undefined; // made on first use: the backend may still be in its constructor now
   return (req, res) => {
     const raw = req.url ?? '/';
     if (!raw.startsWith(PEER_PREFIX)) return false;
-    serve(backend, req, res, raw).catch((error: unknown) => sendError(res, error));
+    proofs ??= new ArtifactProofs(backend.dataKey);
+    serve(backend, proofs, req, res, raw).catch((error: unknown) => sendError(res, error));
     return true;
   };
 }
 
-async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
+async function serve(b: PeerBackend, proofs: ArtifactProofs, req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
   const method = req.method ?? 'GET';
-  if (!verifyPeerRequest(b.dataKey, method, raw, req.headers[PROOF_HEADER])) {
+  const bodyText = method === 'POST' ? await readTextBody(req, FETCH_BODY_LIMIT) : '';
+  const verdict = proofs.check(method, raw, req.headers[PROOF_HEADER], Buffer.from(bodyText));
+  if (!verdict.ok) {
     req.resume();
-    throw new TorusError('TORUS_ARTIFACT_PROOF_REFUSED', 'artifact peer requests must prove the cluster key', { where: 'headers', path: PROOF_HEADER });
+    throw new TorusError('TORUS_ARTIFACT_PROOF_REFUSED', `artifact peer requests must prove the cluster key: ${verdict.why}`, { where: 'headers', path: PROOF_HEADER });
   }
   const url = new URL(raw, 'http://peer.invalid');
   const m = ROUTE.exec(url.pathname);
@@ -51,7 +58,14 @@ async function serve(b: PeerBackend, req: IncomingMessage, res: ServerResponse, 
   const want = what === 'fetch' ? 'POST' : 'GET';
   if (method !== want) throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`, { allow: [want] });
   if (what === 'fetch') {
-    const body = await readJsonBody(req, 4096) as Record<string, unknown>;
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = bodyText === '' ? {} : JSON.parse(bodyText);
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch (error) {
+      throw new ValidationError('body', '', `invalid JSON (${(error as Error).message})`);
+    }
     const upstream = body.upstream;
     const name = body.name;
     if (upstream !== undefined && (typeof upstream !== 'string' || !/^[A-Za-z0-9._:-]{1,128}$/.test(upstream))) throw new ValidationError('body', 'upstream', 'expected a node id');

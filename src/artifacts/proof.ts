@@ -1,30 +1,28 @@
 /**
- * Peer requests for artifact data prove the cluster key: header `x-torus-artifact-proof: <ms>.<hex>` where hex is
- * HMAC-SHA256 over `torus artifact v1\n<METHOD>\n<path and query>\n<ms>` with the cluster's data-plane key
- * (`keys.dataKey`). A proof is accepted within ±2 minutes of the receiver's clock; a captured one can only repeat
- * the same request (read the same chunk again) within that window. Compared in constant time.
+ * Peer requests for artifact data prove the cluster's data-plane key (`keys.dataKey`) with the one peer-proof
+ * format every node-to-node HTTP request uses (protocols/peer-http-proof.ts): bound to the method, path and
+ * query, the body's digest, the sending node, the time and a nonce, accepted once within ±30 s. A captured proof
+ * repeats nothing; none carries the API token.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { PEER_PROOF_HEADER, PeerProofChecker, peerSigner, type PeerSigner, type PeerVerdict } from '../protocols/peer-http-proof.js';
 
-export const PROOF_HEADER = 'x-torus-artifact-proof';
-export const PROOF_WINDOW_MS = 120_000;
+export const PROOF_HEADER = PEER_PROOF_HEADER;
 
-function mac(key: string, method: string, path: string, ms: number): string {
-  return createHmac('sha256', Buffer.from(key, 'hex')).update(`torus artifact v1\n${method}\n${path}\n${ms}`).digest('hex');
+/** This node's signer for artifact peer requests (`key` null, an --insecure-open cluster: signs nothing). */
+export function artifactSigner(key: string | null, nodeId: string, now?: () => number): PeerSigner {
+  return peerSigner(key, nodeId, now);
 }
 
-/** The header value for a request; `key` null (an --insecure-open cluster) sends none. */
-export function signPeerRequest(key: string | null, method: string, path: string, now = Date.now()): Record<string, string> {
-  return key === null ? {} : { [PROOF_HEADER]: `${now}.${mac(key, method, path, now)}` };
-}
+/** The receiving side: one per node (it remembers the proofs it accepted, to refuse a replay). */
+export class ArtifactProofs {
+  readonly #checker: PeerProofChecker | null;
 
-/** True when `header` proves the key for this request (always true when `key` is null: open cluster). */
-export function verifyPeerRequest(key: string | null, method: string, path: string, header: string | string[] | undefined, now = Date.now()): boolean {
-  if (key === null) return true;
-  if (typeof header !== 'string') return false;
-  const m = /^(\d{1,16})\.([0-9a-f]{64})$/.exec(header);
-  if (!m) return false;
-  const ms = Number(m[1]);
-  if (Math.abs(now - ms) > PROOF_WINDOW_MS) return false;
-  return timingSafeEqual(Buffer.from(m[2]!, 'hex'), Buffer.from(mac(key, method, path, ms), 'hex'));
+  constructor(key: string | null, now?: () => number) {
+    this.#checker = key === null ? null : new PeerProofChecker(key, now);
+  }
+
+  /** Always ok in an open cluster (no key). */
+  check(method: string, pathAndQuery: string, header: string | string[] | undefined, body?: Uint8Array): PeerVerdict {
+    return this.#checker ? this.#checker.check(header, method, pathAndQuery, body) : { ok: true, nodeId: '' };
+  }
 }

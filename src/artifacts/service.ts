@@ -83,7 +83,7 @@ export class ArtifactService implements PeerBackend {
     this.#hash = o.runCpuTask ? poolHasher(o.runCpuTask) : inlineHasher;
     this.dataKey = o.dataKey;
     this.store = new ArtifactStore(storeRoot(o.dataDir));
-    this.#client = new PeerClient(o.dataKey);
+    this.#client = new PeerClient(o.dataKey, o.nodeId);
     this.#sync = new HoldingsSync(o.nodeId, o.cluster, () => this.localHoldings(), o.syncIntervalMs ?? 2000, 10_000,
       (error) => o.log.debug('artifact holdings not synced yet', { error: asTorusError(error).message }));
   }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ArtifactStore } from '../../src/artifacts/store.js';
 import { ArtifactWriter } from '../../src/artifacts/writer.js';
 import { checkManifest, decodeManifest, encodeManifest, manifestId, type Manifest } from '../../src/artifacts/manifest.js';
-import { signPeerRequest, verifyPeerRequest } from '../../src/artifacts/proof.js';
+import { artifactSigner, ArtifactProofs } from '../../src/artifacts/proof.js';
 import { sha256Hex } from '../../src/artifacts/ids.js';
 import { addedSource } from './fixtures.js';
 
@@ -148,15 +148,20 @@ t.test('writer: the chunk that fills a sync batch does not wait for its sync; at
   t.ok(readFileSync(join(root, added.id, 'files', 'src.bin')).equals(readFileSync(join(dir, 'src.bin'))), 'bit-identical');
 });
 
-t.test('peer proofs: HMAC of method, path and time with the data key', async (t) => {
+t.test('peer proofs: method, path, body, sender, time and a nonce under the data key; once only', async (t) => {
   const key = 'ab'.repeat(32);
-  const h = signPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', 1_000_000);
-  const v = Object.values(h)[0];
-  t.ok(verifyPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', v, 1_000_000 + 5000));
-  t.notOk(verifyPeerRequest(key, 'GET', '/v1/peer/artifacts/y/have', v, 1_000_000), 'another path');
-  t.notOk(verifyPeerRequest(key, 'POST', '/v1/peer/artifacts/x/have', v, 1_000_000), 'another method');
-  t.notOk(verifyPeerRequest('cd'.repeat(32), 'GET', '/v1/peer/artifacts/x/have', v, 1_000_000), 'another key');
-  t.notOk(verifyPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', v, 1_000_000 + 200_000), 'too old');
-  t.notOk(verifyPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', undefined), 'missing');
-  t.notOk(verifyPeerRequest(key, 'GET', '/v1/peer/artifacts/x/have', 'garbage'), 'malformed');
+  const now = 1_000_000;
+  const h = Object.values(artifactSigner(key, 'node-b', () => now)('GET', '/v1/peer/artifacts/x/have'))[0];
+  const proofs = new ArtifactProofs(key, () => now + 5000);
+  t.match(proofs.check('GET', '/v1/peer/artifacts/y/have', h), { ok: false }, 'another path');
+  t.match(proofs.check('POST', '/v1/peer/artifacts/x/have', h), { ok: false }, 'another method');
+  t.match(proofs.check('GET', '/v1/peer/artifacts/x/have', h, Buffer.from('x')), { ok: false }, 'another body');
+  t.match(new ArtifactProofs('cd'.repeat(32), () => now).check('GET', '/v1/peer/artifacts/x/have', h), { ok: false }, 'another key');
+  t.match(proofs.check('GET', '/v1/peer/artifacts/x/have', undefined), { ok: false }, 'missing');
+  t.match(proofs.check('GET', '/v1/peer/artifacts/x/have', 'garbage'), { ok: false }, 'malformed');
+  t.same(proofs.check('GET', '/v1/peer/artifacts/x/have', h), { ok: true, nodeId: 'node-b' });
+  t.match(proofs.check('GET', '/v1/peer/artifacts/x/have', h), { ok: false, why: /replay/ }, 'once only');
+  const old = Object.values(artifactSigner(key, 'node-b', () => now - 200_000)('GET', '/v1/peer/artifacts/x/have'))[0];
+  t.match(proofs.check('GET', '/v1/peer/artifacts/x/have', old), { ok: false, why: /window/ }, 'too old');
+  t.same(new ArtifactProofs(null).check('GET', '/x', undefined), { ok: true, nodeId: '' }, 'an open cluster asks no proof');
 });

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync, openSync, writeSync, closeSync, mkdtempSyn
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { signPeerRequest } from '../../src/artifacts/proof.js';
+import { artifactSigner } from '../../src/artifacts/proof.js';
 import { peerPath } from '../../src/artifacts/peer-paths.js';
 import { KEY, startNodes, until, type TestNode } from './fixtures.js';
 
@@ -89,7 +89,7 @@ t.test('peer routes: refused without the cluster key; ids and indices validated;
   const { nodes: [a] } = await startNodes(t, 1);
   const dir = scratch(t);
   const id = await addTo(a!, dir, randomBytes(3 * CHUNK));
-  const get = (path: string, key: string | null = KEY) => fetch(a!.url + path, { headers: signPeerRequest(key, 'GET', path) });
+  const get = (path: string, key: string | null = KEY) => fetch(a!.url + path, { headers: artifactSigner(key, 'node-test')('GET', path) });
   t.equal((await get(peerPath.manifest(id))).status, 200);
   t.equal((await get(peerPath.manifest(id), null)).status, 403, 'no proof');
   t.equal((await get(peerPath.manifest(id), 'cd'.repeat(32))).status, 403, 'wrong key');
@@ -100,4 +100,7 @@ t.test('peer routes: refused without the cluster key; ids and indices validated;
   const chunk = await get(peerPath.chunk(id, 1));
   t.equal(chunk.status, 200);
   t.equal((await chunk.arrayBuffer()).byteLength, CHUNK);
+  const once = artifactSigner(KEY, 'node-test')('GET', peerPath.manifest(id));
+  t.equal((await fetch(a!.url + peerPath.manifest(id), { headers: once })).status, 200, 'a proof once');
+  t.equal((await fetch(a!.url + peerPath.manifest(id), { headers: once })).status, 403, 'the same proof again (a replay): refused');
 });
