@@ -117,8 +117,11 @@ export class NodeProcess {
   }
 
   /** fetch against this node's API with its token, as a script or the CLI would call it. */
-  fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    return fetch(this.api + path, { ...init, headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) } });
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const res = await fetch(this.api + path, { ...init, headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) } });
+    // Read before a restarted node wrote its new token (a rotated secret)? Read the file again next time.
+    if (res.status === 401) this.#token = undefined;
+    return res;
   }
 
   start(lab: Lab, args: string[], env: NodeJS.ProcessEnv): void {
