@@ -25,6 +25,18 @@ export function plainFromAnotherHost(req: IncomingMessage): boolean {
   return !overTls(req) && !isLoopback(req.socket.remoteAddress);
 }
 
+/**
+ * A browser that typed `http://node:52515/` from another machine, with no credential in the request: sent on to
+ * the https URL (308) instead of an error page. Anything carrying a credential is refused instead (tlsRequired).
+ */
+export function httpsRedirect(req: IncomingMessage): string | undefined {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+  if (req.headers.authorization !== undefined || req.headers.cookie !== undefined) return undefined;
+  const target = req.url ?? '/';
+  if (!target.startsWith('/') || new URL(target, 'http://x.invalid').searchParams.has('token')) return undefined;
+  return `https://${req.headers.host ?? 'this-node'}${target}`;
+}
+
 /** The refusal: names the https URL of the same request and the certificate fingerprint to pin. */
 export function tlsRequired(req: IncomingMessage, fingerprint: string): TorusError {
   const host = req.headers.host ?? 'this-node';

@@ -6,7 +6,7 @@ import { createLogger } from '../runtime/log.js';
 import { ApiAuth, type ApiAuthConfig } from './auth.js';
 import { HostPolicy } from './host-check.js';
 import { redactEnv } from './redact.js';
-import { plainFromAnotherHost, tlsRequired } from './plain-http-policy.js';
+import { httpsRedirect, plainFromAnotherHost, tlsRequired } from './plain-http-policy.js';
 import { frontServer } from './tls/same-port.js';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from './http-io.js';
 import { DEFAULT_API_LIMITS, guardConnections, LimitStats, SseGate, WriteRateLimiter, type ApiLimits } from './limits.js';
@@ -105,7 +105,13 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     const match = matchRoute(routes, req.method ?? 'GET', url.pathname);
     const peerCall = match.kind === 'found' && match.route.peer === true && ApiAuth.claimsPeer(req);
     // A person's credential never counts over plain HTTP from another machine; a node's single-use proof may.
-    if (cleartext && !peerCall) throw tlsRequired(req, options.tls!.fingerprint);
+    if (cleartext && !peerCall) {
+      const to = httpsRedirect(req);
+      if (to === undefined) throw tlsRequired(req, options.tls!.fingerprint);
+      res.writeHead(308, { location: to, 'content-length': '0', 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
     // Credentials before 404/405: an unauthenticated caller cannot even map the routes.
     if (peerCall) shared.auth.requirePeer(req);
     else if (match.kind !== 'found' || match.route.access !== 'public') shared.auth.require(req);

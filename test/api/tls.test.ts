@@ -113,6 +113,15 @@ t.test('the CLI pins the certificate on first use and refuses a changed one, sen
   t.match((error as TorusError).message, /Nothing was sent/);
   t.same(spyB.seen, [], 'no request (and so no token) reached the other certificate\'s server');
 
+  const io = { out: '', err: '' };
+  const { runStatusCommand } = await import('../../src/cli/status.js');
+  const code = await runStatusCommand(['--api', second.api.secureUrl!, '--token', TEST_TOKEN, '--data-dir', cliDir],
+    { stdout: { write: (s: string) => { io.out += s; } }, stderr: { write: (s: string) => { io.err += s; } } });
+  t.equal(code, 1, '`status` exits 1');
+  t.match(io.err, a.fingerprint, 'the CLI message names the pinned fingerprint');
+  t.match(io.err, b.fingerprint, 'and the presented one');
+  t.same(spyB.seen, [], 'still nothing reached the server');
+
   const flagged = new ApiClient(second.api.secureUrl!, token, { dataDir: cliDir, env, fingerprint: b.fingerprint.toLowerCase() });
   t.equal((await flagged.get<{ id: string }>('/v1/node')).id, 'node-a', '--fingerprint names the new one: accepted');
   const wrongEnv = new ApiClient(second.api.secureUrl!, token, { dataDir: tempDir(t), env: { TORUS_API_FINGERPRINT: a.fingerprint } });

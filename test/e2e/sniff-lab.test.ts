@@ -80,16 +80,18 @@ t.test('a LAN capture during run, remote CLI, remote dashboard and an artifact b
       t.ok(cookie, 'a session cookie');
     }
 
-    // Each host's capture searched on its own (the probes' bulk makes them hundreds of MB together).
-    const pcaps = await Promise.all(captures.map((k) => k.stop()));
-    const anywhere = (needle: string | Buffer): boolean => pcaps.some((p) => p.includes(needle));
-    t.ok(pcaps.every((p) => p.length > 10_000), `every capture has traffic (${pcaps.map((p, h) => `h${h} ${p.length} B`).join(', ')})`);
-    t.ok(anywhere('x-torus-peer-proof'), 'the nodes\' own requests are in it, in clear, with their peer proof');
-    t.ok(anywhere(Buffer.from([0x16, 0x03, 0x01])), 'TLS handshakes are in it (the remote CLI and browser)');
-    t.notOk(anywhere(token), 'the API token is nowhere in the capture');
-    t.notOk(anywhere(secret), 'the cluster secret is nowhere in the capture');
-    t.notOk(['authorization: Bearer', 'Authorization: Bearer', 'authorization: bearer', 'AUTHORIZATION: BEARER'].some(anywhere), 'no request in clear carries Authorization: Bearer');
-    if (cookie) t.notOk(anywhere(cookie), 'the session cookie is nowhere in the capture');
+    const sizes = await Promise.all(captures.map((k) => k.stop()));
+    t.ok(sizes.every((n) => n > 10_000), `every capture has traffic (${sizes.map((n, h) => `h${h} ${n} B`).join(', ')})`);
+    const bearer = ['authorization: Bearer', 'Authorization: Bearer', 'authorization: bearer', 'AUTHORIZATION: BEARER'];
+    const needles = ['x-torus-peer-proof', Buffer.from([0x16, 0x03, 0x01]), token, secret, cookie ?? token, ...bearer];
+    const hits = await Promise.all(captures.map((k) => k.contains(needles)));
+    const anywhere = (i: number): boolean => hits.some((h) => h[i]);
+    t.ok(anywhere(0), 'the nodes\' own requests are in it, in clear, with their peer proof');
+    t.ok(anywhere(1), 'TLS handshakes are in it (the remote CLI and browser)');
+    t.notOk(anywhere(2), 'the API token is nowhere in the capture');
+    t.notOk(anywhere(3), 'the cluster secret is nowhere in the capture');
+    if (cookie) t.notOk(anywhere(4), 'the session cookie is nowhere in the capture');
+    t.notOk(bearer.some((_, i) => anywhere(5 + i)), 'no request in clear carries Authorization: Bearer');
 
     // 5. The token over plain HTTP from another host: refused with the https URL, nothing placed.
     const body = JSON.stringify({ instanceId: 'sniffed', workload: { id: 'x', kind: 'exec', memoryBytes: 1 << 20, layers: 1, command: '/bin/sh', args: ['-c', 'true'] } });
@@ -103,5 +105,9 @@ t.test('a LAN capture during run, remote CLI, remote dashboard and an artifact b
     t.notOk(list.some((i) => i.id === 'sniffed'), 'nothing was placed');
     const node = await lab.exec(1, [CURL, '-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${lab.hosts[0]!.lanIp}:${API_PORT}/node_id`]);
     t.equal(node.stdout, '200', 'GET /node_id (no credential) still answers plain HTTP from another host');
+    const page = await lab.exec(1, [CURL, '-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', `http://${lab.hosts[0]!.lanIp}:${API_PORT}/`]);
+    t.equal(page.stdout, `308 ${h0Https}/`, 'a browser typing the http URL (no credential) is sent to the https one');
+    const signIn = await lab.exec(1, [CURL, '-s', '-o', '/dev/null', '-w', '%{http_code}', `http://${lab.hosts[0]!.lanIp}:${API_PORT}/?token=${token}`]);
+    t.equal(signIn.stdout, '403', 'the sign-in URL with the token over plain HTTP from another host: refused, no session');
   });
 });
