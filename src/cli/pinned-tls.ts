@@ -82,7 +82,8 @@ export function pinnedAgent(base: string, address: string, pin: PinSource): Agen
   let from = pin.from;
   // createConnection with a callback: the request waits for it, so nothing is written before the check.
   (agent as unknown as { createConnection: (o: ConnectionOptions, cb: (e: Error | null, s?: Duplex) => void) => undefined }).createConnection = (options, cb) => {
-    const socket: TLSSocket = connect({ ...options, rejectUnauthorized: false, servername: undefined });
+    // The pin replaces CA verification (a self-signed certificate has none); SNI as the agent computed it.
+    const socket: TLSSocket = connect({ ...options, rejectUnauthorized: false, servername: options.servername || undefined });
     const onError = (error: Error): void => cb(error);
     socket.once('error', onError);
     socket.once('secureConnect', () => {
