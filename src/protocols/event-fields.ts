@@ -13,8 +13,12 @@ export const W = 'event' satisfies Where;
 export const MAX_PORT = 65535;
 export const CLOSED = { additionalProperties: false } as const;
 
-/** Identifiers (node, instance, task, workload ids): printable, bounded, never a prototype key. */
-export const Id = Type.String({ pattern: ID_PATTERN.source });
+/**
+ * Identifiers (node, instance, task, workload ids): printable, bounded, never a prototype key. The pattern bounds
+ * the length already; the lengths are said too so a document reader (or a generated client) sees them.
+ */
+export const IdField = (description?: string) => Type.String({ minLength: 1, maxLength: 256, pattern: ID_PATTERN.source, ...(description ? { description } : {}) });
+export const Id = IdField();
 /** An IPv4 or IPv6 address. */
 export const Ip = Type.String({ maxLength: 64, format: 'ip' });
 export const Port = Type.Integer({ minimum: 0, maximum: MAX_PORT });

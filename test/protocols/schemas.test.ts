@@ -179,7 +179,8 @@ t.test('nested fields and unions are named down to the failing leaf', async (t) 
   t.equal(named(() => decodeClusterEvent({ ...created, instance: { ...plan2, shards: [plan2.shards[0], { ...plan2.shards[1], rank: -1 }] } })), 'event.instance.shards[1].rank');
   t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, runners: { allowExec: 'yes', maxRunners: 1 } })), 'event.runners.allowExec');
   t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, cached: { __proto__x: 2 } })), 'event.cached.__proto__x');
-  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, env: JSON.parse('{"__proto__": "x"}') } })), 'workload.env.__proto__');
+  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, kind: 'exec', command: 'x', env: JSON.parse('{"__proto__": "x"}') } })), 'workload.env.__proto__');
+  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, env: { A: 'x' } } })), 'workload.env', 'env on a ring workload (kind left out) is not a field');
   t.equal(named(() => decodeClusterEvent({ type: 'ArtifactHeld', nodeId: 'a', artifactId: 'ab'.repeat(32), name: 'w', bytes: 1, chunks: 1, have: 2 })), 'event.have');
   t.same(decodeCommand({ type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure' } } }), { type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure', max: 3 } } }, 'restart.max default filled after the check');
   const failed = { type: 'RunnerStatusChanged', instanceId: 'i', nodeId: 'a', status: 'Failed' };
