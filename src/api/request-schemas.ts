@@ -1,5 +1,5 @@
 import { chosenInstanceId, placementFields } from '../protocols/commands.js';
-import { IdField } from '../protocols/event-fields.js';
+import { IdField, IpAddress } from '../protocols/event-fields.js';
 import { compile, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
 import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
 
@@ -12,10 +12,12 @@ import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
  * creation adds what the runner needs to start a workload.
  */
 const nodeId = IdField('a node id');
+// A preview places the workload's sizes only; the artifacts it needs count once it is created.
+const { artifacts: _artifacts, ...placedFields } = workloadFields;
 
 /** POST /v1/placements/preview: the request of the `plan` command. */
 export const PreviewRequest = Type.Object({
-  workload: Type.Object(workloadFields, { additionalProperties: false, description: 'what to place' }),
+  workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place' }),
   ...placementFields,
 }, { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' });
 export type PreviewRequest = Shape<typeof PreviewRequest>;
@@ -53,12 +55,22 @@ export type RingBenchRequest = Shape<typeof RingBenchRequest>;
 /** POST /v1/links/measure: which of this node's links to re-measure (all when empty). */
 export const MeasureLinksRequest = Type.Object({
   peer: Type.Optional(IdField('only links to this node id')),
-  ip: Type.Optional(Type.String({ minLength: 2, maxLength: 64, description: "only the link at this address (one of the peer's IPs)" })),
+  ip: Type.Optional(IpAddress("only the link at this address (one of the peer's IPs)")),
 }, { additionalProperties: false, description: "re-measure this node's links now; both filters optional (together: the link to that peer at that address)" });
 export type MeasureLinksRequest = Shape<typeof MeasureLinksRequest>;
 
+/** POST /v1/artifacts/{id}/broadcast: the chain's nodes, given in order or as an instance's ring order. */
+export const BroadcastRequest = Type.Union([
+  Type.Object({ nodes: Type.Array(nodeId, { minItems: 1, maxItems: 1024, description: 'the chain, head first' }) }, { additionalProperties: false }),
+  Type.Object({ instance: IdField("an instance id: its ring order is the chain") }, { additionalProperties: false }),
+], { description: 'either nodes or instance' });
+export type BroadcastRequest = Shape<typeof BroadcastRequest>;
+
+/** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
+export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });
+
 /** Every request body schema, by its OpenAPI component name. */
-export const requestSchemas = { PreviewRequest, CreateInstanceRequest, RingBenchRequest, MeasureLinksRequest };
+export const requestSchemas = { PreviewRequest, CreateInstanceRequest, RingBenchRequest, MeasureLinksRequest, BroadcastRequest, EmptyRequest };
 
 /** The compiled checks the routes run (ValidationError 'body' naming the field). */
 export const requestCodecs = {
@@ -66,6 +78,8 @@ export const requestCodecs = {
   createInstance: compile(CreateInstanceRequest, 'body'),
   ringBench: compile(RingBenchRequest, 'body'),
   measureLinks: compile(MeasureLinksRequest, 'body'),
+  broadcast: compile(BroadcastRequest, 'body'),
+  empty: compile(EmptyRequest, 'body'),
 };
 
 /**

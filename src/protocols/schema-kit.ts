@@ -134,7 +134,11 @@ function inUnion(error: ValueError): ValueError {
   const candidates = variants.filter((v) => score(v) === best);
   const withConsts = candidates.filter((v) => literals(v).length > 0);
   if (typeof value !== 'object' || value === null || Array.isArray(value) || withConsts.length === 0) {
-    const first = Errors(candidates[0]!, [], value).First();
+    // Without a discriminant, the variant whose fields the value uses most (`{instance}` is the instance form).
+    const keys = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+    const known = (v: TSchema): number => keys.filter((k) => Object.hasOwn((v as { properties?: object }).properties ?? {}, k)).length;
+    const closest = candidates.reduce((a, b) => (known(b) > known(a) ? b : a));
+    const first = Errors(closest, [], value).First();
     return first ? inUnion({ ...first, path: error.path + first.path }) : error;
   }
   const chosen = candidates[0]!;

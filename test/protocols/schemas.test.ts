@@ -105,9 +105,14 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
     { name: 'CreateInstanceRequest', schema: requestSchemas.CreateInstanceRequest, sample: { workload: { ...workload, kind: 'exec', command: 'x', env: { A: 'b' } }, instanceId: 'i' }, decode: (v) => requestCodecs.createInstance.decode(v), field: (k) => k },
     { name: 'RingBenchRequest', schema: requestSchemas.RingBenchRequest, sample: { nodes: ['a'], ops: ['all-reduce'], dtype: 'float32', minBytes: 1, maxBytes: 2, stepFactor: 2, iterations: 1, warmup: 0, bidirectional: true }, decode: (v) => requestCodecs.ringBench.decode(v), field: (k) => k },
     { name: 'MeasureLinksRequest', schema: requestSchemas.MeasureLinksRequest, sample: { peer: 'b', ip: '10.77.0.2' }, decode: (v) => requestCodecs.measureLinks.decode(v), field: (k) => k },
+    // A union of two closed forms: the `nodes` form round-trips here, the `instance` form below.
+    { name: 'BroadcastRequest', schema: requestSchemas.BroadcastRequest.anyOf[0], sample: { nodes: ['a', 'b'] }, decode: (v) => requestCodecs.broadcast.decode(v), field: (k) => k },
+    { name: 'EmptyRequest', schema: requestSchemas.EmptyRequest, sample: {}, decode: (v) => requestCodecs.empty.decode(v), field: (k) => k },
   ];
   covers(t, 'requests', Object.keys(requestSchemas), rows);
   for (const row of rows) roundTrip(t, row);
+  t.same(requestCodecs.broadcast.decode({ instance: 'i' }), { instance: 'i' }, 'the instance form of a broadcast');
+  t.throws(() => requestCodecs.broadcast.decode({ instance: 7 }), /body instance: expected a string/, 'the form the body uses names its field');
 });
 
 t.test('actor mailbox bodies: every message and request kind round-trips and names each bad field', async (t) => {
