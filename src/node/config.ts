@@ -115,9 +115,7 @@ Options:
 ${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
-  -h, --help              show this help
-
-Other commands: plan, status, place, run, instances, delete, peers, measure, bench ring, token (each with --help).`;
+  -h, --help              show this help`;
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
