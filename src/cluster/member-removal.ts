@@ -1,5 +1,5 @@
 /**
- * Operator removal of a member (issue 12 item 6: recovery from a poisoned membership, e.g. members that will
+ * Operator removal of a member (recovery from a poisoned membership, e.g. members that will
  * never come back and leave the live nodes without a quorum). `node dist/main.js members remove ID`.
  *
  * With a leader, the removal is a command: the leader checks it and writes the member's NodeGone at once. Without

@@ -1,5 +1,5 @@
 /**
- * Recovery from a poisoned membership (issue 12 item 6): the state lists members that will never come back, the
+ * Recovery from a poisoned membership: the state lists members that will never come back, the
  * live node has no quorum and refuses writes; the operator removes a dead member and writes work again.
  */
 import t from 'tap';
