@@ -23,7 +23,19 @@ const bodyErrors = { '400': error('invalid JSON or a field failing validation; d
 
 const str = { type: 'string' };
 
-const schemas = { ...responseSchemas, ...requestSchemas };
+/**
+ * The request schemas as the server checks them, with each union written `oneOf`: their branches exclude each
+ * other (a workload's by `kind`, a broadcast's by which field it has), so "any of" is "exactly one of", which is
+ * what client generators read as a choice of forms. test/api/openapi-property.test.ts validates requests
+ * against this document with an OpenAPI 3.1 validator, so a union whose branches overlapped would fail there.
+ */
+function exclusiveUnions(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(exclusiveUnions);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === 'anyOf' ? 'oneOf' : k, exclusiveUnions(v)]));
+}
+
+const schemas = { ...responseSchemas, ...(exclusiveUnions(requestSchemas) as typeof requestSchemas) };
 
 const paths: Record<string, Record<string, Op>> = {
   '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },

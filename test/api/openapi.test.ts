@@ -24,7 +24,7 @@ t.test('every error code of the registry is in the Error schema; request schemas
   const create = body.components.schemas.CreateInstanceRequest;
   t.equal(create.additionalProperties, false);
   t.same(create.required, ['workload']);
-  const [ring, exec] = create.properties.workload.anyOf;
+  const [ring, exec] = create.properties.workload.oneOf;
   t.same(ring.required, ['id', 'memoryBytes', 'layers'], 'the ring branch: kind may be left out');
   t.same(exec.required, ['kind', 'id', 'memoryBytes', 'layers', 'command'], 'the exec branch: kind exec and a command');
   t.notOk(ring.properties.command, 'exec-only fields are only in the exec branch');
