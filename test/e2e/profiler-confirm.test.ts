@@ -7,30 +7,34 @@
 import t from 'tap';
 import { MeasurementConfirmer, type ConfirmTimer } from '../../src/actors/network-profiler/confirm.js';
 
-/** A timer driven by the test: `advance(ms)` fires what falls due, so no assertion races a real clock. */
-function manualTimer(): ConfirmTimer & { advance(ms: number): void } {
-  let now = 0;
-  const due = new Map<number, { at: number; fire: () => void }>();
-  let next = 0;
-  return {
-    set: (fire, ms) => (due.set(++next, { at: now + ms, fire }), next),
-    clear: (handle) => void due.delete(handle as number),
-    advance(ms) {
-      now += ms;
-      for (const [id, d] of [...due].sort((a, b) => a[1].at - b[1].at)) {
-        if (d.at > now) continue;
-        due.delete(id);
-        d.fire();
-      }
-    },
-  };
+/** A clock the test steps: timing against a loaded machine's real timers lost (50 ms sleeps vs an 80 ms timer). */
+class SteppedClock implements ConfirmTimer {
+  now = 0;
+  readonly #timers = new Map<number, { at: number; fire: () => void }>();
+  #next = 1;
+  set(fire: () => void, ms: number): number {
+    const id = this.#next++;
+    this.#timers.set(id, { at: this.now + ms, fire });
+    return id;
+  }
+  clear(handle: unknown): void {
+    this.#timers.delete(handle as number);
+  }
+  advance(ms: number): void {
+    this.now += ms;
+    for (const [id, timer] of [...this.#timers].sort(([, a], [, b]) => a.at - b.at)) {
+      if (timer.at > this.now) continue;
+      this.#timers.delete(id);
+      timer.fire();
+    }
+  }
 }
 
 const measured = (sink: string, ip: string, bandwidthBps: number, rttMs: number) => ({ type: 'LinkMeasured', sink, ip, bandwidthBps, rttMs });
 
 t.test('each new link is confirmed once, after the last new link, keeping the better sample', async (t) => {
   const asked: string[] = [];
-  const clock = manualTimer();
+  const clock = new SteppedClock();
   const c = new MeasurementConfirmer(80, clock);
   t.teardown(() => c.stop());
   c.start((sink, ip) => asked.push(`${sink}|${ip}`));
@@ -39,7 +43,9 @@ t.test('each new link is confirmed once, after the last new link, keeping the be
   c.observe(measured('c', '10.0.0.3', 9e8, 1));
   clock.advance(50);
   t.same(asked, [], 'the timer restarts with every new link');
-  clock.advance(30);
+  clock.advance(29);
+  t.same(asked, [], 'not before 80 ms after the last new link');
+  clock.advance(1);
   t.same(asked.sort(), ['b|10.0.0.2', 'c|10.0.0.3'], 'both confirmed in one pass');
 
   t.same(c.combine('b|10.0.0.2', { bandwidthBps: 4.2e9, rttMs: 30 }), { bandwidthBps: 4.2e9, rttMs: 20 }, 'higher bandwidth and lower RTT of the two samples');
@@ -59,11 +65,11 @@ t.test('each new link is confirmed once, after the last new link, keeping the be
 
 t.test('delay 0 turns confirmation off', async (t) => {
   const asked: string[] = [];
-  const clock = manualTimer();
+  const clock = new SteppedClock();
   const c = new MeasurementConfirmer(0, clock);
   c.start((sink, ip) => asked.push(`${sink}|${ip}`));
   c.observe(measured('b', '10.0.0.2', 4e8, 20));
-  clock.advance(1000);
+  clock.advance(1_000);
   t.same(asked, []);
   t.same(c.combine('b|10.0.0.2', { bandwidthBps: 1, rttMs: 2 }), { bandwidthBps: 1, rttMs: 2 });
 });

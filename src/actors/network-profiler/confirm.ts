@@ -11,15 +11,14 @@ import { linkKey } from './links.js';
 
 interface Sample { readonly bandwidthBps: number; readonly rttMs: number }
 
-/** The one timer the confirmer needs, injectable so its timing can be driven exactly (tests). */
+/** The one timer this needs; a test passes a clock it steps itself. */
 export interface ConfirmTimer {
   set(fire: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
-
-const REAL_TIMER: ConfirmTimer = {
+const realTimer: ConfirmTimer = {
   set: (fire, ms) => setTimeout(fire, ms).unref(),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
 
 export class MeasurementConfirmer {
@@ -34,9 +33,9 @@ export class MeasurementConfirmer {
   #request: ((sink: string, ip: string) => void) | undefined;
 
   /** `delayMs` 0 turns confirmation off. */
-  constructor(delayMs: number, timer: ConfirmTimer = REAL_TIMER) {
+  constructor(delayMs: number, clock: ConfirmTimer = realTimer) {
     this.#delayMs = delayMs;
-    this.#clock = timer;
+    this.#clock = clock;
   }
 
   start(request: (sink: string, ip: string) => void): void {
