@@ -2,7 +2,7 @@
  * Runs the benchmark suites one after another and prints their tables:
  *   npm run bench                 every suite (lab suites need root)
  *   npm run bench -- mailbox ring  chosen suites; extra flags (--quick, --json, --seed 7) pass through
- *   npm run bench -- ring-live     issue 14's ring vs torch Gloo through POST /v1/bench/ring on a lab cluster (root, python3-torch)
+ *   npm run bench -- ring-live     ring vs torch Gloo through POST /v1/bench/ring on a lab cluster (root, python3-torch)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -4,12 +4,16 @@
  * the other commands are thin clients of a running node's API, or offline tools (`plan`).
  */
 import { ValidationError } from './core/errors.js';
+import { commandsHelp, type CommandName } from './cli/command-table.js';
 import { NODE_USAGE, parseNodeArgs } from './node/config.js';
 import type { TorusNode } from './node/start-node.js';
 
 type Command = (args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
+/** `--help`: how to run a node, then every command of the table below. */
+const HELP = `${NODE_USAGE}\n\n${commandsHelp()}`;
+
+const COMMANDS: Record<CommandName, Command> = {
   start: runNode,
   plan: async (args) => (await import('./cli/plan.js')).runPlanCommand(args),
   status: async (args) => (await import('./cli/status.js')).runStatusCommand(args),
@@ -41,13 +45,13 @@ async function runNode(args: string[]): Promise<number> {
     parsed = parseNodeArgs(args);
   } catch (error) {
     if (error instanceof ValidationError) {
-      process.stderr.write(`torus: ${error.message}\n\n${NODE_USAGE}\n`);
+      process.stderr.write(`torus: ${error.message}\n\n${HELP}\n`);
       return 2;
     }
     throw error;
   }
   if (parsed.help) {
-    process.stdout.write(NODE_USAGE + '\n');
+    process.stdout.write(HELP + '\n');
     return 0;
   }
   // Signals are handled from the first moment: one that arrives while the actors start is remembered and the
@@ -81,12 +85,12 @@ async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first.startsWith('-')) return runNode(argv);
   if (first === 'help') {
-    process.stdout.write(NODE_USAGE + '\n');
+    process.stdout.write(HELP + '\n');
     return 0;
   }
-  const command = COMMANDS[first];
+  const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first as CommandName] : undefined;
   if (!command) {
-    process.stderr.write(`torus: unknown command ${JSON.stringify(first)}\n\n${NODE_USAGE}\n`);
+    process.stderr.write(`torus: unknown command ${JSON.stringify(first)}\n\n${HELP}\n`);
     return 2;
   }
   return command(rest);

@@ -1,5 +1,5 @@
 /**
- * Artifact transfer benchmark (issue 15), side by side in one run with the load average:
+ * Artifact transfer benchmark, side by side in one run with the load average:
  *   LAN: 4 lab hosts on one switch, each port shaped to --rate (default 1gbit):
  *     iperf3 h0 → h1 (the link's capacity for the same bytes), rsync h0 → h1 (rsync daemon), one torus transfer
  *     h0 → h1 (median of --rounds, interleaved with iperf3), a sequential copy to h1, h2, h3 with rsync and with
@@ -116,7 +116,7 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
       row(`broadcast chain h0 → h1 → h2 → h3, ${name}`, (performance.now() - t1) / 1000, 3 * bytes);
       for (const a of [b1!, b2!, b3!]) await set.rm(a);
     }
-    // A cut mid-way (issue 15: a resume loses no more than the chunks in flight): h1 off the LAN for 2 s once it holds
+    // A cut mid-way (a resume loses no more than the chunks in flight): h1 off the LAN for 2 s once it holds
     // 40 %, then back; chunks fetched twice are what the cut cost.
     const cutRun = main.fetchOn(a1);
     await a1.next((m) => Array.isArray(m.transfers) && m.transfers.some((x: { have: number; chunks: number }) => x.have >= 0.4 * x.chunks));

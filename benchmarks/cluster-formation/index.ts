@@ -8,7 +8,7 @@
  * (docs/cluster.md, Quorum); with more nodes it is a follower.
  * The standalone nodes share one cluster key (handshake proof + encrypted frames, protocol v3). With
  * `--compare-insecure` each standalone run is paired with the same run of open nodes (no key, `--insecure-open`)
- * and the table shows both side by side with the keyed/open ratio (issue 12: at most 10 % slower).
+ * and the table shows both side by side with the keyed/open ratio (at most 10 % slower).
  *   node build/benchmarks/cluster-formation/index.js [--quick] [--json] [--no-real] [--compare-insecure]   (root; needs `ip` and `tc`)
  */
 import type { ChildProcess } from 'node:child_process';
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   if (compareInsecure) {
     for (const n of sizes) for (let r = 0; r < reps; r++) rows.push({ run: r + 1, ...paired(await run(n, BENCH_PEER_KEY), await run(n, null)) });
     printTable('cluster formation, keyed (encrypted, v3) vs open nodes, same lab (mDNS, failure timeout 3000 ms)', rows, json,
-      'ratio = keyed / open; issue 12 asks <= 1.10. Pairs run back to back on a shared machine: compare the medians of several runs.');
+      'ratio = keyed / open; the target is <= 1.10. Pairs run back to back on a shared machine: compare the medians of several runs.');
     return;
   }
   for (const n of sizes) for (let r = 0; r < reps; r++) rows.push({ run: r + 1, ...(await run(n)) });

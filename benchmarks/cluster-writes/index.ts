@@ -1,5 +1,5 @@
 /**
- * Committed writes (issue #13): three standalone cluster processes in lab namespaces on one bridge; a client sends
+ * Committed writes: three standalone cluster processes in lab namespaces on one bridge; a client sends
  * proposals (InstanceCreated events, the cluster's own write path: no HTTP, no runners) to a follower's process on
  * stdin, which forwards to the leader; a reply means the entry is committed (a quorum holds it on disk) and applied.
  * Measured: latency p50/p99 of one client in a row, throughput of 32 concurrent clients, and the failover time

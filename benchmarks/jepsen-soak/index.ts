@@ -1,5 +1,5 @@
 /**
- * The long Jepsen-style schedule (issue #13): 5 standalone cluster processes in a lab, a seeded schedule of faults
+ * The long Jepsen-style schedule: 5 standalone cluster processes in a lab, a seeded schedule of faults
  * (isolate the leader, cut 2 of 5, flap a link, kill -9 and restart a node) while one client per node creates and
  * deletes; the checker then requires every acknowledged write on every node, committed logs that agree, one
  * leader per term and one digest. `npm test` runs a 4-fault schedule (test/jepsen/cluster.test.ts); this runs

@@ -1,5 +1,5 @@
 /**
- * Reachability benchmark (issue 3): time to the first verified link and to all links, for 2–8 peers each with one
+ * Reachability benchmark: time to the first verified link and to all links, for 2–8 peers each with one
  * black-holed address, streamed (async generator) vs one-shot "wait for all probes", side by side.
  * Peers are real probe servers on loopback addresses (127.0.1.k); each black hole is a server that accepts and
  * never answers (127.0.2.k), so the prober sees exactly what a dropped path looks like: nothing until its timeout.

@@ -1,5 +1,5 @@
 /**
- * Issue 14's ring benchmark through the live path: a 4-node lab cluster of real nodes (src/lab/node-cluster.ts,
+ * The ring benchmark through the live path: a 4-node lab cluster of real nodes (src/lab/node-cluster.ts,
  * one cluster secret, `--allow-exec=python3` so the Gloo job may run), then `bench ring --live --gloo` run inside
  * host 0's namespace: POST /v1/bench/ring with the Gloo comparison, the ring's all-reduce and torch Gloo's
  * all_reduce on the same nodes at 8–32 MiB, 10 timed iterations. Prints size, ring busbw, Gloo busbw and ring ÷
@@ -81,7 +81,7 @@ async function scenario(name: 'lan' | 'p2p'): Promise<void> {
     const ratios = rows.map((r) => r['ring/gloo']).filter((x): x is number => typeof x === 'number');
     const target = name === 'lan' ? '≥ 0.97×' : '≥ 3×';
     const note = [
-      `ring over ${out.result?.ring?.length ?? '?'} nodes; mean ring/gloo ${ratios.length ? mean(ratios).toFixed(2) : 'n/a'}× (issue 14 target ${target})`,
+      `ring over ${out.result?.ring?.length ?? '?'} nodes; mean ring/gloo ${ratios.length ? mean(ratios).toFixed(2) : 'n/a'}× (target ${target})`,
       gloo && !gloo.ok ? `torch Gloo: ${gloo.reason}` : '',
       `load average at the start ${load0.toFixed(2)} (at the end: below)`,
     ].filter(Boolean).join('\n');

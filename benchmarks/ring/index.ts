@@ -5,7 +5,7 @@
  *   B. 2 ranks, unshaped: small all-reduce (8 B – 64 KiB) median latency.
  *   C. 2 ranks, unshaped: large all-reduce busbw against one Node TCP stream.
  *   D. 4 ranks, unshaped: the same (4 rank processes on the machine's cores).
- *   E. 4 ranks, lab only: torch Gloo's all_reduce beside the ring (issue 14) on a switched 1 Gbit/s LAN (the
+ *   E. 4 ranks, lab only: torch Gloo's all_reduce beside the ring on a switched 1 Gbit/s LAN (the
  *      ring's own choice: one direction) and on a ring of 5 Gbit/s point-to-point links (both directions; Gloo,
  *      bound to one interface, stays on the LAN). Needs python3-torch; the report says so when it is missing.
  * C and D also print a ring of raw Node streams (the ring's traffic with no collective) and the

@@ -1,5 +1,5 @@
 /**
- * Start-up cost, this build against another (issue 16): a worker thread importing a protocol module (every actor
+ * Start-up cost, this build against another: a worker thread importing a protocol module (every actor
  * runs in its own worker and pays this), and a whole node's start (spawn of `node dist/main.js` to its start line).
  * Both builds are measured in the same run, interleaved round by round (order alternating), so load hits both;
  * the table gives medians and the ratio. Wall time and CPU time (from /proc: survives load better).

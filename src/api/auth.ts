@@ -1,5 +1,5 @@
 /**
- * Who may use the API (#12): a caller with the bearer token (`Authorization: Bearer <token>`, the CLI and scripts)
+ * Who may use the API: a caller with the bearer token (`Authorization: Bearer <token>`, the CLI and scripts)
  * or with a dashboard session cookie. The cookie is never the token: it is a random session id with its expiry,
  * signed with a key derived from the token (HMAC). So it holds no server memory (nothing for a flood of logins to
  * grow), it outlives a node restart (the open dashboard reconnects by itself), it works on every node with the

@@ -1,5 +1,5 @@
 /**
- * Bounds on what a stranger can make the API hold (#12): open connections (total and per client address), SSE
+ * Bounds on what a stranger can make the API hold: open connections (total and per client address), SSE
  * clients, and the rate of expensive writes (create instance, measure links, ring bench) per client address.
  * Being at a limit is counted (`torus_limit_rejections_total{limit}` in /metrics) and logged once per episode,
  * not per request, so a flood cannot also flood the log.

@@ -116,6 +116,6 @@ export interface NodeFacade {
    * profiler leaves it out and the route answers 503.
    */
   measureLinks?(request: { readonly peer?: string | undefined; readonly ip?: string | undefined }): Promise<MeasureLinksAnswer>;
-  /** The node's artifact service (src/artifacts, issue 15); absent: the artifact routes answer 503. */
+  /** The node's artifact service (src/artifacts); absent: the artifact routes answer 503. */
   readonly artifacts?: import('../artifacts/service.js').ArtifactService | undefined;
 }

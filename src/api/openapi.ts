@@ -1,5 +1,7 @@
-import { requestSchemas } from './request-schemas.js';
+import { queryParameters } from './query.js';
+import { LogsQuery, requestSchemas } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
+import { MAX_EVENT_INDEX } from './routes/events-route.js';
 import { artifactOpenApiPaths } from './routes/artifact-routes.js';
 
 /**
@@ -21,7 +23,19 @@ const bodyErrors = { '400': error('invalid JSON or a field failing validation; d
 
 const str = { type: 'string' };
 
-const schemas = { ...responseSchemas, ...requestSchemas };
+/**
+ * The request schemas as the server checks them, with each union written `oneOf`: their branches exclude each
+ * other (a workload's by `kind`, a broadcast's by which field it has), so "any of" is "exactly one of", which is
+ * what client generators read as a choice of forms. test/api/openapi-property.test.ts validates requests
+ * against this document with an OpenAPI 3.1 validator, so a union whose branches overlapped would fail there.
+ */
+function exclusiveUnions(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(exclusiveUnions);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === 'anyOf' ? 'oneOf' : k, exclusiveUnions(v)]));
+}
+
+const schemas = { ...responseSchemas, ...(exclusiveUnions(requestSchemas) as typeof requestSchemas) };
 
 const paths: Record<string, Record<string, Op>> = {
   '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },
@@ -43,7 +57,7 @@ const paths: Record<string, Record<string, Op>> = {
     post: {
       summary: 'place and start an instance',
       requestBody: body(ref('CreateInstanceRequest')),
-      responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused; details carry the planner's reason"), ...rateLimited, ...common },
+      responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), or instanceId already taken (TORUS_INSTANCE_EXISTS)"), ...rateLimited, ...common },
     },
     get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },
   },
@@ -54,11 +68,7 @@ const paths: Record<string, Record<string, Op>> = {
   '/v1/instances/{id}/logs': {
     get: {
       summary: "a rank's stdout or stderr as plain text; follow=1 streams it until that rank's command has ended for good (any node answers: it fetches the log from the node that holds it)",
-      parameters: [idParam,
-        { name: 'rank', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
-        { name: 'stream', in: 'query', required: false, schema: { type: 'string', enum: ['stdout', 'stderr'] } },
-        { name: 'follow', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } },
-        { name: 'tail', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 16 * 1024 * 1024 }, description: 'start this many bytes before the end' }],
+      parameters: [idParam, ...queryParameters(LogsQuery)],
       responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank, stream or tail'), ...common },
     },
   },
@@ -68,7 +78,7 @@ const paths: Record<string, Record<string, Op>> = {
       responses: {
         '200': json(ref('MemberRemoved'), 'the leader wrote its NodeGone'),
         '202': json(ref('MemberRemovalPending'), 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
-        '400': error('the answering node itself'), '409': error('the member is connected (TORUS_MEMBER_CONNECTED)'), ...common,
+        '409': error('the member is connected (TORUS_MEMBER_CONNECTED), or is the answering node itself (TORUS_MEMBER_SELF)'), ...common,
       },
     },
   },
@@ -76,8 +86,8 @@ const paths: Record<string, Record<string, Op>> = {
     get: {
       summary: 'Server-Sent Events of applied events; `id:` is the event index; resumable with Last-Event-ID or ?after=N; `bench` and `gap` named events; `: heartbeat` comments',
       parameters: [
-        { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'integer', minimum: 0 } },
-        { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'default 0: replay every retained event' },
+        { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX } },
+        { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX }, description: 'default 0: replay every retained event' },
       ],
       responses: { '200': { description: 'the stream', content: { 'text/event-stream': { schema: str } } }, '400': error('malformed Last-Event-ID / after'), '503': error('at --max-sse-clients open streams (TORUS_LIMIT_REACHED)') },
     },
@@ -113,12 +123,12 @@ const paths: Record<string, Record<string, Op>> = {
 };
 
 /**
- * The answers the server gives before any route runs (src/api/server.ts): on every operation a wrong Host (421)
- * or a foreign Origin (403), and on every operation that is not public (`security: []`) missing or wrong
- * credentials (401). Added here once so no operation can leave them out.
+ * The answers the server gives before any route runs (src/api/server.ts): on every operation a wrong Host (421),
+ * a foreign Origin or a credential sent over plain HTTP from another host (403), and on every operation that is
+ * not public (`security: []`) missing or wrong credentials (401). Added here once so no operation can leave them out.
  */
 function withGuardAnswers(all: Record<string, Record<string, Op>>): Record<string, Record<string, Op>> {
-  const guards = { '403': error('a foreign Origin (TORUS_ORIGIN_REFUSED)'), '421': error('a Host header that does not name this node (TORUS_HOST_REFUSED)') };
+  const guards = { '403': error('a foreign Origin (TORUS_ORIGIN_REFUSED), or a credential over plain HTTP from another host (TORUS_TLS_REQUIRED: use the https URL)'), '421': error('a Host header that does not name this node (TORUS_HOST_REFUSED)') };
   return Object.fromEntries(Object.entries(all).map(([path, ops]) => [path, Object.fromEntries(Object.entries(ops).map(([method, op]) => {
     const isPublic = Array.isArray(op.security) && op.security.length === 0;
     const responses = { ...guards, ...(isPublic ? {} : { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)') }), ...(op.responses as Record<string, Op>) };
@@ -134,7 +144,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
       version,
       description: 'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}. '
         + 'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), '
-        + 'unless the node runs with --insecure-open. Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
+        + 'unless the node runs with --insecure-open. The port serves HTTPS (the node\'s own certificate, pinned by its SHA-256 fingerprint) and plain HTTP; plain HTTP carries credentials only from the node\'s own machine (403 TORUS_TLS_REQUIRED otherwise). '
+        + 'Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
     },
     paths: withGuardAnswers(paths),
     security: [{ bearerToken: [] }, { dashboardSession: [] }],

@@ -1,5 +1,5 @@
 /**
- * `env` values of workloads never leave the node through the API (#12: they hold tokens and passwords). Wherever a
+ * `env` values of workloads never leave the node through the API (they hold tokens and passwords). Wherever a
  * workload appears in an answer (instance views, /v1/state, /v1/events), its env keeps its names and every value
  * becomes "[redacted]": the shape stays the same everywhere, and a reader still sees which variables are set.
  * The replicated state itself is untouched (runners need the values; the digest is over the real state).

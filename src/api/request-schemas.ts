@@ -1,59 +1,35 @@
-import { compile, SAFE_KEY, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
+import { chosenInstanceId, placementFields } from '../protocols/commands.js';
+import { IdField, IpAddress } from '../protocols/event-fields.js';
+import { compile, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
+import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
 
 /**
  * Request bodies the API accepts, as TypeBox schemas (src/protocols/schema-kit.ts): the same object validates
  * at the edge (the compiled codecs below), types the handlers (`Shape<...>`) and is served in the OpenAPI
- * document. The placement request follows the `plan` command's format (issue 5 / docs/placement.md); instance
+ * document. Their fields are the cluster's own (src/protocols/workload-spec.ts, commands.ts): what the document
+ * calls valid here is what the leader accepts, so a body is refused for its shape only at this edge, in the
+ * caller's words. The placement request follows the `plan` command's format (docs/placement.md); instance
  * creation adds what the runner needs to start a workload.
  */
-const nodeId = Type.String({ minLength: 1, maxLength: 256 });
-const ONE_PIB = 2 ** 50; // a pebibyte: anything above is a typo, not a workload
-
-const workloadProperties = {
-  id: Type.String({ minLength: 1, maxLength: 256, description: 'workload (model) id; also the key of per-node cached fractions' }),
-  memoryBytes: Type.Integer({ minimum: 0, maximum: ONE_PIB, description: 'memory the whole workload needs, bytes' }),
-  layers: Type.Integer({ minimum: 1, maximum: 100_000 }),
-  hiddenSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
-  kvHeads: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  supportsTensor: Type.Optional(Type.Boolean()),
-};
-
-const placementProperties = {
-  sharding: Type.Optional(StringEnum(['pipeline', 'tensor'])),
-  backend: Type.Optional(StringEnum(['ring', 'jaccl'])),
-  minNodes: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
-  requiredNodes: Type.Optional(Type.Array(nodeId, { maxItems: 4096 })),
-};
+const nodeId = IdField('a node id');
+// A preview places the workload's sizes only; the artifacts it needs count once it is created.
+const { artifacts: _artifacts, ...placedFields } = workloadFields;
 
 /** POST /v1/placements/preview: the request of the `plan` command. */
 export const PreviewRequest = Type.Object({
-  workload: Type.Object(workloadProperties, { additionalProperties: false }),
-  ...placementProperties,
+  workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place' }),
+  ...placementFields,
 }, { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' });
 export type PreviewRequest = Shape<typeof PreviewRequest>;
 
 /**
- * POST /v1/instances: the placement request plus how to run it (`ring` built in, or `exec` a command) — the
- * body of the cluster's `PlaceInstance` command (src/protocols/events.ts) without `type`.
+ * POST /v1/instances: the placement request plus how to run it (`ring` built in, or `exec` a command): the body
+ * of the cluster's `PlaceInstance` command (src/protocols/commands.ts) without `type`, `kind` defaulting to ring.
  */
 export const CreateInstanceRequest = Type.Object({
-  workload: Type.Object({
-    ...workloadProperties,
-    kind: Type.Optional(StringEnum(['ring', 'exec'], { description: 'runner workload; default ring' })),
-    command: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'program to run (kind=exec, required there)' })),
-    args: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 256, description: 'its arguments' })),
-    env: Type.Optional(Type.Record(Type.String({ pattern: SAFE_KEY }), Type.String({ maxLength: 65536 }), { additionalProperties: false, description: 'extra environment' })),
-    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    artifacts: Type.Optional(Type.Array(Type.String({ minLength: 64, maxLength: 64 }), {
-      maxItems: 64, description: 'artifact ids the workload needs (docs/artifacts.md): placement prefers their holders',
-    })),
-    restart: Type.Optional(Type.Object({
-      policy: StringEnum(['never', 'on-failure']),
-      max: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-    }, { additionalProperties: false, description: 'kind=exec: restart the whole job when a rank fails (torchrun --max-restarts)' })),
-  }, { additionalProperties: false }),
-  ...placementProperties,
-  instanceId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'choose the id (default: the leader picks one)' })),
+  workload: WorkloadRequest,
+  ...placementFields,
+  instanceId: chosenInstanceId,
 }, { additionalProperties: false, description: 'place a workload and start its runners' });
 export type CreateInstanceRequest = Shape<typeof CreateInstanceRequest>;
 
@@ -78,13 +54,23 @@ export type RingBenchRequest = Shape<typeof RingBenchRequest>;
 
 /** POST /v1/links/measure: which of this node's links to re-measure (all when empty). */
 export const MeasureLinksRequest = Type.Object({
-  peer: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'only links to this node id' })),
-  ip: Type.Optional(Type.String({ minLength: 2, maxLength: 64, description: "only the link at this address (one of the peer's IPs)" })),
+  peer: Type.Optional(IdField('only links to this node id')),
+  ip: Type.Optional(IpAddress("only the link at this address (one of the peer's IPs)")),
 }, { additionalProperties: false, description: "re-measure this node's links now; both filters optional (together: the link to that peer at that address)" });
 export type MeasureLinksRequest = Shape<typeof MeasureLinksRequest>;
 
+/** POST /v1/artifacts/{id}/broadcast: the chain's nodes, given in order or as an instance's ring order. */
+export const BroadcastRequest = Type.Union([
+  Type.Object({ nodes: Type.Array(nodeId, { minItems: 1, maxItems: 1024, description: 'the chain, head first' }) }, { additionalProperties: false }),
+  Type.Object({ instance: IdField("an instance id: its ring order is the chain") }, { additionalProperties: false }),
+], { description: 'either nodes or instance' });
+export type BroadcastRequest = Shape<typeof BroadcastRequest>;
+
+/** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
+export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });
+
 /** Every request body schema, by its OpenAPI component name. */
-export const requestSchemas = { PreviewRequest, CreateInstanceRequest, RingBenchRequest, MeasureLinksRequest };
+export const requestSchemas = { PreviewRequest, CreateInstanceRequest, RingBenchRequest, MeasureLinksRequest, BroadcastRequest, EmptyRequest };
 
 /** The compiled checks the routes run (ValidationError 'body' naming the field). */
 export const requestCodecs = {
@@ -92,4 +78,24 @@ export const requestCodecs = {
   createInstance: compile(CreateInstanceRequest, 'body'),
   ringBench: compile(RingBenchRequest, 'body'),
   measureLinks: compile(MeasureLinksRequest, 'body'),
+  broadcast: compile(BroadcastRequest, 'body'),
+  empty: compile(EmptyRequest, 'body'),
+};
+
+/**
+ * Query strings, one schema each: the route checks the parameters with it (src/api/query.ts) and the document
+ * lists them from it, so every bound the server checks (a rank's, a tail's) is the one the document shows.
+ * Unknown parameters are ignored, as HTTP clients expect.
+ */
+export const MAX_LOG_TAIL = 16 * 1024 * 1024;
+export const LogsQuery = Type.Object({
+  rank: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999, description: 'the rank whose output to read; default 0' })),
+  stream: Type.Optional(StringEnum(['stdout', 'stderr'], { description: 'default stdout' })),
+  follow: Type.Optional(StringEnum(['1', 'true', '0', 'false'], { description: '1 or true: keep the answer open until the rank has ended for good' })),
+  tail: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOG_TAIL, description: 'start this many bytes before the end' })),
+});
+export type LogsQuery = Shape<typeof LogsQuery>;
+
+export const queryCodecs = {
+  logs: compile(LogsQuery, 'query'),
 };

@@ -90,7 +90,7 @@ const runner = Type.Object({
   exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })), signal: opt(Type.String({ description: 'the signal that ended it' })),
 }, CLOSED);
 
-/** An exec instance is a job (issue 14, src/api/views.ts). */
+/** An exec instance is a job (src/api/views.ts). */
 const job = Type.Object({
   state: StringEnum(['running', 'restarting', 'completed', 'failed']),
   exitCode: opt(Type.Integer({ description: '0 when completed; the first failing rank\'s code' })),

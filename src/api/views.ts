@@ -40,7 +40,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     const r = Object.hasOwn(record.runners, node) ? record.runners[node] : undefined;
     return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt, exitCode: r?.exitCode, signal: r?.signal };
   });
-  // An exec instance is a job (issue 14): running → completed (every rank exited 0) or failed (the first failing rank);
+  // An exec instance is a job: running → completed (every rank exited 0) or failed (the first failing rank);
   // `restarting` while a failed job with restart policy on-failure waits to be re-placed as a group.
   const job = record.workload.kind === 'exec' ? {
     state: record.status === 'completed' ? 'completed' as const : record.status === 'failed' ? (restartable(record) ? 'restarting' as const : 'failed' as const) : 'running' as const,
@@ -59,7 +59,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     job,
     workload: record.workload,
     plan,
-    // Where the workload's artifacts are on the placed nodes (issue 15): runners start once their node holds them.
+    // Where the workload's artifacts are on the placed nodes: runners start once their node holds them.
     ...(record.workload.artifacts?.length ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) } : {}),
   };
 }

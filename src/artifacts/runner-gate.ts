@@ -1,5 +1,5 @@
 /**
- * The artifacts a runner needs before it starts (`workload.artifacts`, issue 15 item 3). The runner supervisor (a
+ * The artifacts a runner needs before it starts (`workload.artifacts`). The runner supervisor (a
  * worker thread) asks this node-side gate, every half second until it answers `ready` or `failed`, whether this
  * node holds every artifact of an instance. The first time an artifact is missing the gate starts its transfer as
  * a link of a chain along the instance's ring order: each placed node fetches from the node before it, which

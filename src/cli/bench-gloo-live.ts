@@ -1,5 +1,5 @@
 /**
- * `torus bench ring --live --gloo` (issue 14's benchmark), the client's part: the node runs torch Gloo's all_reduce
+ * `torus bench ring --live --gloo`, the client's part: the node runs torch Gloo's all_reduce
  * on the same nodes after the ring (POST /v1/bench/ring with `gloo: true`, src/node/gloo-bench-live.ts) and returns
  * its rows with ring ÷ Gloo per size; this prints them beside the ring's.
  */

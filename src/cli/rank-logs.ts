@@ -1,5 +1,5 @@
 /**
- * The terminal side of `torus run` (issue 14): every rank's stdout and stderr, followed through the node's API
+ * The terminal side of `torus run`: every rank's stdout and stderr, followed through the node's API
  * (`GET /v1/instances/:id/logs?rank=N&stream=…&follow=1`) and written line by line, each line prefixed
  * `[rank N node]` as torchrun's `[rankN]:` and mpirun's `--tag-output` do.
  *

@@ -1,5 +1,5 @@
 /**
- * `torus run [placement options] -- CMD ARGS…` (issue 14, as torchrun / mpirun --tag-output): places CMD as an
+ * `torus run [placement options] -- CMD ARGS…` (as torchrun / mpirun --tag-output): places CMD as an
  * exec job, streams every rank's stdout and stderr to the terminal as written, each line prefixed
  * `[rank N node]`, stops the job on every node at Ctrl-C, and exits with the job's exit code.
  */

@@ -1,5 +1,5 @@
 /**
- * Operator removal of a member (issue 12 item 6: recovery from a poisoned membership, e.g. members that will
+ * Operator removal of a member (recovery from a poisoned membership, e.g. members that will
  * never come back and leave the live nodes without a quorum). `node dist/main.js members remove ID`.
  *
  * With a leader, the removal is a command: the leader checks it and writes the member's NodeGone at once. Without
@@ -23,7 +23,7 @@ export interface RemovalView {
 
 /** Why `nodeId` cannot be removed as seen by `v`, or null. The same check runs on the asking node and the leader. */
 export function removalRefusal(v: RemovalView, nodeId: string): TorusError | null {
-  if (nodeId === v.selfId) return new TorusError('TORUS_API_VALIDATION', `node ${nodeId} cannot remove itself; ask another member`, { nodeId });
+  if (nodeId === v.selfId) return new TorusError('TORUS_MEMBER_SELF', `node ${nodeId} cannot remove itself; ask another member`, { nodeId });
   if (!v.members.includes(nodeId)) return new TorusError('TORUS_NODE_UNKNOWN', `node ${nodeId} is not a member of this cluster`, { nodeId, members: v.members });
   if (v.joined.has(nodeId)) return new TorusError('TORUS_MEMBER_CONNECTED', `node ${nodeId} is connected: stop it first (it would join again)`, { nodeId });
   return null;

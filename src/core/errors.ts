@@ -39,7 +39,7 @@ export const ERROR_STATUS = {
   TORUS_NOT_COMMITTED: 503,
   /** A saved cluster-state file is damaged: the node refuses to start (`--repair-state` recovers). */
   TORUS_STATE_CORRUPT: 500,
-  // HTTP API security (#12): no/wrong credential, a Host not of this node (DNS rebinding), a foreign Origin,
+  // HTTP API security: no/wrong credential, a Host not of this node (DNS rebinding), a foreign Origin,
   // a server-wide limit reached (connections, SSE clients), a per-client write rate exceeded.
   TORUS_UNAUTHENTICATED: 401,
   TORUS_HOST_REFUSED: 421,
@@ -51,6 +51,10 @@ export const ERROR_STATUS = {
   TORUS_LIMIT_REACHED: 503,
   TORUS_RATE_LIMITED: 429,
   TORUS_MEMBER_CONNECTED: 409,
+  /** A node asked to remove itself from the membership: a well-formed request its state refuses. */
+  TORUS_MEMBER_SELF: 409,
+  /** A chosen instance id that an instance already has. */
+  TORUS_INSTANCE_EXISTS: 409,
   TORUS_ARTIFACT_UNKNOWN: 404,
   TORUS_ARTIFACT_NO_SPACE: 507,
   TORUS_ARTIFACT_UNAVAILABLE: 503,

@@ -1,5 +1,5 @@
 /**
- * The HTTP API's security and limit options (#12): `--api-allowed-hosts` and the `--max-...` bounds on what a
+ * The HTTP API's security and limit options: `--api-allowed-hosts` and the `--max-...` bounds on what a
  * stranger can make the API hold. Kept apart from config.ts so each area's options stay in one block.
  */
 import { ValidationError } from '../core/errors.js';

@@ -87,13 +87,13 @@ export class CommandHandler {
         this.#checkQuota(state);
         const plan = await this.#plan(state, planRequestFor(command.workload, command), command.workload);
         const id = command.instanceId ?? plan.id;
-        if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${id} already exists`, { instanceId: id });
+        if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${id} already exists`, { instanceId: id });
         const instance: InstancePlan = { ...plan, id };
         const constraints = compactConstraints(command);
         return { events: [{ type: 'InstanceCreated', instance, workload: command.workload, ...constraints }], outcome: { instanceId: id, nodes: instance.nodes } };
       }
       case 'CreateInstance': {
-        if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_API_VALIDATION', `instance ${command.instance.id} already exists`);
+        if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${command.instance.id} already exists`, { instanceId: command.instance.id });
         const missing = command.instance.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
         if (missing.length) throw new TorusError('TORUS_NODE_UNKNOWN', `nodes not in the cluster: ${missing.join(', ')}`, { missing });
         this.#checkQuota(state);

@@ -38,7 +38,7 @@ export interface NodeConfig extends ApiConfig {
   readonly mdns: boolean;
   /** Heartbeat silence after which a node is declared gone. */
   readonly failureTimeoutMs: number;
-  // ---- runners (issue 12): exec off by default, bounded runners and instances ----
+  // ---- runners: exec off by default, bounded runners and instances ----
   /** `exec` workloads this node runs: none (default), any (`--allow-exec`), or an allow-list of commands. */
   readonly allowExec: ExecPolicy;
   /** Runners this node holds at once (default 8); more are refused with a Failed status naming the quota. */
@@ -46,11 +46,11 @@ export interface NodeConfig extends ApiConfig {
   /** Live instances in the cluster this node accepts when it leads (default 64). */
   readonly maxInstances: number;
   /**
-   * Saved cluster state (issue #13): a damaged file is refused unless this is set; then the readable part is
+   * Saved cluster state: a damaged file is refused unless this is set; then the readable part is
    * kept, the rest moved aside, and the node catches up from the leader before it votes or leads.
    */
   readonly repairState: boolean;
-  // ---- cluster-port limits (peer helper, issue 12) ----
+  // ---- cluster-port limits ----
   /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
   readonly maxPendingHandshakes: number;
 }
@@ -115,9 +115,7 @@ Options:
 ${API_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
-  -h, --help              show this help
-
-Other commands: plan, status, place, run, instances, delete, peers, measure, bench ring, token (each with --help).`;
+  -h, --help              show this help`;
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 

@@ -1,5 +1,5 @@
 /**
- * The cluster credential (issue #12). Every node has one unless it was started with `--insecure-open`: the secret
+ * The cluster credential. Every node has one unless it was started with `--insecure-open`: the secret
  * given (`--secret-file`, `TORUS_SECRET`, config, `--secret`) or, on first start, a random one created and saved
  * `0600` in the data dir. Saved secrets are reused on the next start, so a node joined once stays joined.
  *

@@ -1,6 +1,6 @@
 /**
  * The data dir holds the node's identity, the cluster secret, the API token and every runner's logs: owner only
- * (0700, issue 12). A dir we create gets 0700; an existing one of ours that others can enter is tightened, except
+ * (0700). A dir we create gets 0700; an existing one of ours that others can enter is tightened, except
  * a shared sticky dir (such as /tmp, given by mistake), which is left alone with a warning.
  */
 import { chmodSync, mkdirSync, statSync } from 'node:fs';

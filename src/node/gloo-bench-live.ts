@@ -1,5 +1,5 @@
 /**
- * The torch Gloo side of POST /v1/bench/ring with `gloo: true` (issue 14's benchmark): after the ring, torch Gloo's
+ * The torch Gloo side of POST /v1/bench/ring with `gloo: true`: after the ring, torch Gloo's
  * all_reduce on the same nodes, placed as an ordinary `exec` job — so it gets what any user's torch job gets from
  * the plan (RANK, WORLD_SIZE, MASTER_ADDR/PORT, GLOO_SOCKET_IFNAME = the interface of each node's planned address)
  * — timed as the ring is (benchmarks/ring/gloo_rank.py: warm-up, barrier, a timed loop), and returned beside the

@@ -8,9 +8,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { BroadcastChannel } from 'node:worker_threads';
 import { PROBE_PROOF_HEADER, ProofChecker } from '../protocols/probe-proof.js';
-import { decodeSourceQuery, MAX_ECHO_BODY_BYTES, MAX_PROBE_BYTES, MAX_PROBES_IN_FLIGHT, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, probeBusyChannelName, type ProbeIdentity } from '../protocols/probe.js';
+import { decodeSourceQuery, MAX_ECHO_BODY_BYTES, MAX_PROBE_BYTES, MAX_PROBES_IN_FLIGHT, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, type ProbeIdentity } from '../protocols/probe.js';
+import { ProbeGate } from './probe-gate.js';
 import { serveStream } from './stream-source.js';
 import { steadyRate, type Sample } from './rate.js';
 
@@ -26,47 +26,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
   res.end(text);
-}
-
-/**
- * Whether a throughput probe may run now (protocols/probe.ts: probes are exclusive): no other sink transfer in
- * progress here, and this node's profiler (another thread) not sending one. Its announcements carry an expiry,
- * so a profiler that died mid-transfer cannot keep the sink busy.
- */
-export class ProbeGate {
-  active = 0;
-  #selfUntil = 0;
-  /** The stream session holding the gate: its further connections are admitted until `left` runs out or `until`. */
-  #session: { id: string; left: number; until: number } | undefined;
-
-  constructor(nodeId: string) {
-    const channel = new BroadcastChannel(probeBusyChannelName(nodeId));
-    channel.onmessage = (m: unknown) => {
-      const until = (m as { data?: { until?: unknown } }).data?.until;
-      if (typeof until === 'number' && Number.isFinite(until)) this.#selfUntil = until;
-    };
-    channel.unref(); // never keeps a process alive
-  }
-
-  busy(): boolean {
-    return this.active > 0 || Date.now() < this.#selfUntil;
-  }
-
-  /**
-   * Admits one connection of stream session `id` (of `streams` connections): the first when the gate is free (or
-   * forced), the others while the session's slots last. Returns false when the caller must answer busy.
-   */
-  admitStream(id: string, streams: number, force: boolean, ms: number): boolean {
-    const now = Date.now();
-    const s = this.#session;
-    if (s && s.id === id && s.left > 0 && now < s.until) {
-      s.left--;
-      return true;
-    }
-    if (this.busy() && !force) return false;
-    this.#session = { id, left: streams - 1, until: now + ms + 1000 };
-    return true;
-  }
 }
 
 function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
@@ -85,13 +44,11 @@ function refuse(req: IncomingMessage, res: ServerResponse, status: number, code:
 }
 
 function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaitingContinue: boolean, force: boolean): void {
-  if (gate.busy() && !force) return refuseBusy(req, res);
+  const lease = gate.acquire(force);
+  if (!lease) return refuseBusy(req, res);
   if (awaitingContinue) res.writeContinue();
-  gate.active++;
-  let released = false;
   const release = (): void => {
-    if (!released) gate.active--;
-    released = true;
+    lease.release();
     clearTimeout(cap);
     clearTimeout(idle);
   };
@@ -141,13 +98,9 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
     return;
   }
   // A bulk transfer like the sink's: exclusive on this node unless a proven caller forces it.
-  if (gate.busy() && !force) return refuseBusy(req, res);
-  gate.active++;
-  let released = false;
-  res.once('close', () => {
-    if (!released) gate.active--;
-    released = true;
-  });
+  const lease = gate.acquire(force);
+  if (!lease) return refuseBusy(req, res);
+  res.once('close', () => lease.release());
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
   const t0 = performance.now();
   let sent = 0;
@@ -195,10 +148,12 @@ export interface ProbeHandlerOptions {
   /** The data-plane key (`keys.dataKey`); null in open mode (--insecure-open): no proofs asked. */
   readonly dataKey: string | null;
   readonly now?: () => number;
+  /** The node's probe gate (default: a new one); passed in where a caller must observe it. */
+  readonly gate?: ProbeGate;
 }
 
 export function createProbeHandler(identity: () => ProbeIdentity, options: ProbeHandlerOptions): ProbeHandler {
-  const gate = new ProbeGate(identity().nodeId);
+  const gate = options.gate ?? new ProbeGate(identity().nodeId);
   const checker = options.dataKey === null ? null : new ProofChecker(options.dataKey, options.now);
   let inFlight = 0;
   return (req, res, awaitingContinue = false) => {

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { decodeStreamQuery, PROBE_NODE_HEADER, PROBE_STREAM_GRACE_MS, type StreamQuery } from '../protocols/probe.js';
-import type { ProbeGate } from './probe-handler.js';
+import type { ProbeGate } from './probe-gate.js';
 
 const BLOCK = Buffer.alloc(1 << 20);
 
@@ -32,15 +32,13 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, params: U
   } catch (error) {
     return answer(res, 400, 'TORUS_API_VALIDATION', (error as Error).message);
   }
-  if (!gate.admitStream(q.session, q.streams, force, q.ms)) {
-    return answer(res, 503, 'TORUS_PROBE_BUSY', 'another throughput probe is running on this node', { 'retry-after': '1' });
-  }
-  gate.active++;
+  const lease = gate.admitStream(q.session, q.streams, force, q.ms);
+  if (!lease) return answer(res, 503, 'TORUS_PROBE_BUSY', 'another throughput probe is running on this node', { 'retry-after': '1' });
   let done = false;
   const finish = (): void => {
     if (done) return;
     done = true;
-    gate.active--;
+    lease.release();
     clearTimeout(cut);
     res.removeListener('drain', pump);
   };

@@ -1,5 +1,5 @@
 /**
- * Artifact holdings in the replicated state (issue 15): which node holds which artifact, completely or in part,
+ * Artifact holdings in the replicated state: which node holds which artifact, completely or in part,
  * so every node (and the planner) knows where the bytes are. A node proposes `ArtifactHeld` when it adds an
  * artifact, when a transfer starts, every few seconds while it runs (progress) and when it completes, and at
  * start for everything in its store; `ArtifactDropped` when it removes one (or no longer has it at start).

@@ -4,17 +4,24 @@
  * naming the JSON path.
  */
 import { json } from '../core/topology/reader.js';
-import { CLOSED, Count, Id, Reason, W } from './event-fields.js';
+import { CLOSED, Count, Id, IdField, Reason, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
 import { canonical, compile, JsonData, StringEnum, Type, type Shape } from './schema-kit.js';
 import { withWorkloadDefaults, WorkloadSpec } from './workload-spec.js';
 
 const commandId = Type.Optional(Id);
 
+/** How to place a workload: the `plan` command's request and the API's placement bodies share these fields. */
+export const placementFields = {
+  sharding: Type.Optional(StringEnum(['pipeline', 'tensor'], { description: 'default pipeline' })),
+  backend: Type.Optional(StringEnum(['ring', 'jaccl'], { description: 'default ring' })),
+  minNodes: Type.Optional(Count(1, 4096)),
+  requiredNodes: Type.Optional(Type.Array(IdField('a node id'), { maxItems: 4096, description: 'nodes the placement must use' })),
+};
+export const chosenInstanceId = Type.Optional(IdField('choose the id (default: the leader picks one)'));
+
 export const PlaceInstance = Type.Object({
-  type: Type.Literal('PlaceInstance'), commandId, workload: WorkloadSpec,
-  sharding: Type.Optional(StringEnum(['pipeline', 'tensor'])), backend: Type.Optional(StringEnum(['ring', 'jaccl'])),
-  minNodes: Type.Optional(Count(1)), requiredNodes: Type.Optional(Type.Array(Id, { maxItems: 1024 })), instanceId: Type.Optional(Id),
+  type: Type.Literal('PlaceInstance'), commandId, workload: WorkloadSpec, ...placementFields, instanceId: chosenInstanceId,
 }, CLOSED);
 export const CreateInstance = Type.Object({ type: Type.Literal('CreateInstance'), commandId, instance: InstancePlan, workload: WorkloadSpec }, CLOSED);
 export const DeleteInstance = Type.Object({ type: Type.Literal('DeleteInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) }, CLOSED);

@@ -48,7 +48,7 @@ export const NetInterface = Type.Object({
 }, CLOSED);
 export type NetInterface = Shape<typeof NetInterface>;
 
-/** What a node lets the runner supervisor start (issue 12): advertised so placement skips nodes that would refuse. */
+/** What a node lets the runner supervisor start: advertised so placement skips nodes that would refuse. */
 export const RunnerPolicy = Type.Object({
   /** false: no `exec` workloads; true: any; a list: only these commands (basename or absolute path). */
   allowExec: Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })], { description: 'a boolean or a list of commands' }),

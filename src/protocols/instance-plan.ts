@@ -8,7 +8,7 @@ export const Shard = Type.Object({
 }, CLOSED);
 export type Shard = Shape<typeof Shard>;
 
-/** The placement engineer's plan `instance` object (issue 5), verbatim. */
+/** The placement engineer's plan `instance` object, verbatim. */
 export const InstancePlan = Type.Object({
   id: Id,
   backend: StringEnum(['ring', 'jaccl']),

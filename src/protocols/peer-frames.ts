@@ -17,7 +17,7 @@ export { EventBody } from './cluster-schema.js';
  * (each lists the other as `incompatible-version`).
  * 3: the handshake proof covers both hellos and every frame after it is encrypted (docs/cluster.md, Handshake);
  * open-mode nodes must answer with a proof too. v2 and v3 cannot talk.
- * 4: commit before acknowledge (#13): heartbeats and appends carry the leader's commit index (and its chain hash),
+ * 4: commit before acknowledge: heartbeats and appends carry the leader's commit index (and its chain hash),
  *    followers answer `append-ack` once entries are on disk; a v3 node would apply unacknowledged entries.
  */
 export const PROTOCOL_VERSION = 4;

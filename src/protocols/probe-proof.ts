@@ -1,5 +1,5 @@
 /**
- * Data-plane proof of the cluster key on probe requests (issue 12): header `x-torus-proof` =
+ * Data-plane proof of the cluster key on probe requests: header `x-torus-proof` =
  * `v1 <nodeId> <unix ms> <nonce, 16 hex> <hmac, 64 hex>`, the HMAC-SHA256 under `keys.dataKey` of
  * `torus-probe-v1 \n method \n path \n query \n nodeId \n ms \n nonce`. Valid within ±PROOF_WINDOW_MS of the
  * server's clock and once only (a replay cache keyed by the MAC, kept for the window). In open mode (no key)

@@ -126,16 +126,23 @@ function inUnion(error: ValueError): ValueError {
   const literals = (v: TSchema): [string, unknown][] =>
     Object.entries((v as { properties?: Record<string, { const?: unknown }> }).properties ?? {}).filter(([, p]) => p.const !== undefined).map(([k, p]) => [k, p.const]);
   const field = (key: string): unknown => (typeof value === 'object' && value !== null && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined);
-  const score = (v: TSchema): number => literals(v).filter(([k, c]) => field(k) === c).length;
+  // An optional discriminant left out picks its variant too (a workload without `kind` is a ring workload).
+  const fits = (v: TSchema, key: string, c: unknown): boolean =>
+    field(key) === c || (field(key) === undefined && !((v as { required?: string[] }).required ?? []).includes(key));
+  const score = (v: TSchema): number => literals(v).filter(([k, c]) => fits(v, k, c)).length;
   const best = Math.max(...variants.map(score));
   const candidates = variants.filter((v) => score(v) === best);
   const withConsts = candidates.filter((v) => literals(v).length > 0);
   if (typeof value !== 'object' || value === null || Array.isArray(value) || withConsts.length === 0) {
-    const first = Errors(candidates[0]!, [], value).First();
+    // Without a discriminant, the variant whose fields the value uses most (`{instance}` is the instance form).
+    const keys = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+    const known = (v: TSchema): number => keys.filter((k) => Object.hasOwn((v as { properties?: object }).properties ?? {}, k)).length;
+    const closest = candidates.reduce((a, b) => (known(b) > known(a) ? b : a));
+    const first = Errors(closest, [], value).First();
     return first ? inUnion({ ...first, path: error.path + first.path }) : error;
   }
   const chosen = candidates[0]!;
-  const key = literals(chosen).find(([k, c]) => field(k) !== c)?.[0];
+  const key = literals(chosen).find(([k, c]) => !fits(chosen, k, c))?.[0];
   if (key === undefined) { // the value picked this variant: its own first error
     const first = Errors(chosen, [], value).First();
     return first ? inUnion({ ...first, path: error.path + first.path }) : error;
@@ -169,7 +176,12 @@ function why(error: ValueError, api: boolean): string {
   const v = error.value;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty: return api ? 'is required' : 'missing';
-    case ValueErrorType.ObjectAdditionalProperties: return api ? 'is not a known field' : 'unknown field';
+    case ValueErrorType.ObjectAdditionalProperties: {
+      // A map whose keys follow a rule (env names): say the rule, not "unknown".
+      const names = Object.keys((s.patternProperties ?? {}) as object);
+      if (names.length === 1) return `does not match /${names[0]!}/ (a name of this map)`;
+      return api ? 'is not a known field' : 'unknown field';
+    }
     case ValueErrorType.Object: return `expected an object, got ${typeName(v)}`;
     case ValueErrorType.String: return `expected a string, got ${typeName(v)}`;
     case ValueErrorType.Boolean: return `expected a boolean, got ${typeName(v)}`;

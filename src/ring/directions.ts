@@ -6,7 +6,7 @@
  * both neighbours are reached through the same local interface (a switched LAN: one uplink per node), the second
  * direction adds nothing the first does not already use — the uplink already carries the +1 ring's sends and
  * receives at once — and costs sockets, per-chunk work and queueing of each lane's ACKs behind the other's data
- * (issue 14 measured the LAN ring below torch Gloo with both directions on). So `'auto'` (the default) picks
+ * (the LAN ring measured below torch Gloo with both directions on). So `'auto'` (the default) picks
  * both exactly when every rank has its two neighbours on different interfaces; all ranks must agree, because
  * the lane layout must match on every rank (the communicator takes the minimum over ranks at set-up).
  */

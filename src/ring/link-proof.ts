@@ -1,5 +1,5 @@
 /**
- * Proof of the data key when a ring socket opens (issue 12; the ring's bytes stay unencrypted for speed). The
+ * Proof of the data key when a ring socket opens (the ring's bytes stay unencrypted for speed). The
  * acceptor sends a fresh 16-byte challenge; the dialer answers with its hello frame, its own 16-byte nonce and
  * HMAC(key, hello | challenge | nonce); the acceptor answers with its ack and HMAC(key, ack | challenge | nonce).
  * Both MACs are bound to both fresh nonces, so neither side can be replayed, and a stranger without the key is

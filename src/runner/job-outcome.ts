@@ -1,5 +1,5 @@
 /**
- * How one rank's failed command becomes the job's failure (issue 14, as torchrun / mpirun report it): the rank,
+ * How one rank's failed command becomes the job's failure (as torchrun / mpirun report it): the rank,
  * its node, the exit code or signal, and the tail of what it wrote, in one InstanceFailed. The cluster keeps the
  * first failure; every node then stops its rank.
  */

@@ -1,5 +1,5 @@
 /**
- * A rank's log, from whichever node is asked (issue 14: `GET /v1/instances/:id/logs?rank=N&follow=1`). The node
+ * A rank's log, from whichever node is asked (`GET /v1/instances/:id/logs?rank=N&follow=1`). The node
  * that holds the rank's runner reads its log file (and with `follow`, what is appended until the rank's command
  * has ended for good: `rankMayWrite`); any other node proxies to the holder's API at an address this node reached it by (a measured
  * link), with a peer proof of its own (protocols/peer-http-proof.ts: bound to this one request, single use), never

@@ -43,7 +43,7 @@ export interface RunnerManagerOptions {
   /** Told of every runner process started (logging, tests). */
   readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
   /**
-   * Which `exec` commands this node runs (issue 12). Checked here, at spawn time, whoever proposed the instance:
+   * Which `exec` commands this node runs. Checked here, at spawn time, whoever proposed the instance:
    * a refused runner is Failed with the reason and no process is started. Default false: exec is off.
    */
   readonly allowExec?: ExecPolicy;

@@ -114,7 +114,7 @@ export class RunnerProcess {
   start(): void {
     if (this.#child) return;
     const { config, logDir } = this.#opts;
-    // Logs hold whatever the job prints (tokens, data): owner only (issue 12). chmod too: older files were 0644.
+    // Logs hold whatever the job prints (tokens, data): owner only. chmod too: older files were 0644.
     mkdirSync(dirname(logDir), { recursive: true, mode: 0o700 });
     mkdirSync(logDir, { recursive: true, mode: 0o700 });
     chmodSync(logDir, 0o700);

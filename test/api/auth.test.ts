@@ -1,5 +1,5 @@
 /**
- * #12 "Nobody in", API side: every route but GET /node_id needs the bearer token or a dashboard session; the
+ * Nobody in, API side: every route but GET /node_id needs the bearer token or a dashboard session; the
  * Host and Origin checks run before any route (probe routes included); env values never leave the node.
  * Loopback only: a real API server over the in-process node (test/api/fixtures).
  */

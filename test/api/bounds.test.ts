@@ -1,5 +1,5 @@
 /**
- * #12 item 5, API side: what a stranger can make the HTTP API hold is bounded — connections (total and per client
+ * API side: what a stranger can make the HTTP API hold is bounded — connections (total and per client
  * address, excess closed at once), idle and slow-body sockets (headers/request timeouts, SSE not cut), SSE clients,
  * and the rate of expensive writes. Each limit is counted in /metrics. Loopback only: other client addresses are
  * 127.0.0.x (all of 127/8 is loopback on Linux), so a legitimate client is not the flooding one.

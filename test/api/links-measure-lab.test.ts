@@ -1,5 +1,5 @@
 /**
- * POST /v1/links/measure end to end (issue 3): 2 real `node dist/main.js` nodes in lab namespaces (LAN 1gbit,
+ * POST /v1/links/measure end to end: 2 real `node dist/main.js` nodes in lab namespaces (LAN 1gbit,
  * a 5gbit p2p link labelled thunderbolt). Once every link is measured (and confirmed), bad requests are refused
  * (400/404/405/415) and change nothing; a request for one link re-measures exactly that link (its measuredAt
  * moves, the other's does not); an empty request re-measures all of a node's links. Hostile probe clients on the

@@ -87,7 +87,7 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     // Last: it removes node-c from the membership.
     'DELETE /v1/members/{id}': [
       { path: '/v1/members/node-c', status: 200 },
-      { path: '/v1/members/node-a', status: 400 },
+      { path: '/v1/members/node-a', status: 409 }, // itself: TORUS_MEMBER_SELF
       { path: '/v1/members/ghost', status: 404 },
     ],
   };

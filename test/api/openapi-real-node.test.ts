@@ -46,10 +46,14 @@ t.test("a real node's answers match the document (all actors, loopback only, no 
     ['GET', '/v1/instances', { path: '/v1/instances', status: 200 }],
     ['GET', '/v1/instances/{id}', { path: '/v1/instances/nope', status: 404 }],
     ['DELETE', '/v1/instances/{id}', { path: '/v1/instances/nope', status: 404 }],
-    ['POST', '/v1/instances', { path: '/v1/instances', body: json({ workload: { ...workload, memoryBytes: 2 ** 50 } }), status: 409 }],
+    ['POST', '/v1/instances', { path: '/v1/instances', body: json({ workload: { ...workload, memoryBytes: 2 ** 50 } }), status: 409, code: 'TORUS_PLACEMENT_REFUSED' }],
+    ['POST', '/v1/instances', { path: '/v1/instances', body: json({ workload, instanceId: 'taken' }), status: 201 }],
+    ['POST', '/v1/instances', { path: '/v1/instances', body: json({ workload, instanceId: 'taken' }), status: 409, code: 'TORUS_INSTANCE_EXISTS' }],
+    ['DELETE', '/v1/instances/{id}', { path: '/v1/instances/taken', status: 200 }],
     ['POST', '/v1/bench/ring', { path: '/v1/bench/ring', body: json({ nodes: ['ghost'] }), status: 404 }],
     ['GET', '/v1/bench/ring/{id}', { path: '/v1/bench/ring/nope', status: 404 }],
     ['DELETE', '/v1/members/{id}', { path: '/v1/members/ghost', status: 404 }],
+    ['DELETE', '/v1/members/{id}', { path: `/v1/members/${encodeURIComponent(node.identity.nodeId)}`, status: 409, code: 'TORUS_MEMBER_SELF' }],
     ['GET', '/metrics', { path: '/metrics', status: 200 }],
     ['GET', '/v1/openapi.json', { path: '/v1/openapi.json', status: 200 }],
   ];
@@ -57,6 +61,7 @@ t.test("a real node's answers match the document (all actors, loopback only, no 
     const res = await raw(url, method, call.path, call.body, { ...auth, ...call.headers });
     const where = `real node: ${method} ${call.path}${call.body ? ` ${call.body.slice(0, 60)}` : ''} → ${res.status}`;
     t.equal(res.status, call.status, `${where}: the planned status (${res.text.slice(0, 300)})`);
+    if (call.code) t.equal((res.json() as { error?: { code?: string } }).error?.code, call.code, `${where}: ${call.code}`);
     checkAnswer(t, doc, compile, method, template, res, where);
   }
   const events = await rawHead(url, '/v1/events?after=0', auth);

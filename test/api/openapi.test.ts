@@ -24,7 +24,11 @@ t.test('every error code of the registry is in the Error schema; request schemas
   const create = body.components.schemas.CreateInstanceRequest;
   t.equal(create.additionalProperties, false);
   t.same(create.required, ['workload']);
-  t.same(create.properties.workload.required, ['id', 'memoryBytes', 'layers']);
+  const [ring, exec] = create.properties.workload.oneOf;
+  t.same(ring.required, ['id', 'memoryBytes', 'layers'], 'the ring branch: kind may be left out');
+  t.same(exec.required, ['kind', 'id', 'memoryBytes', 'layers', 'command'], 'the exec branch: kind exec and a command');
+  t.notOk(ring.properties.command, 'exec-only fields are only in the exec branch');
+  t.equal(exec.properties.id.pattern, ring.properties.id.pattern, 'one id definition');
   t.same(create.properties.sharding.enum, ['pipeline', 'tensor']);
   // Every $ref resolves.
   const refs = JSON.stringify(body).match(/#\/components\/schemas\/\w+/g) ?? [];

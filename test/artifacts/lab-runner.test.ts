@@ -1,5 +1,5 @@
 /**
- * The runner hook between real nodes (issue 15 item 3): an artifact added on one of 3 lab hosts, an exec instance on
+ * The runner hook between real nodes: an artifact added on one of 3 lab hosts, an exec instance on
  * all three whose workload lists it. The two nodes without it fetch it as a chain along the ring order; each runner
  * starts only once its node holds the artifact complete (the command checks the store's record itself) and its
  * command reads bit-identical bytes through TORUS_ARTIFACT_<NAME>; the instance view and `instances` show it.

@@ -1,5 +1,5 @@
 /**
- * The runner hook (issue 15 item 3) on one machine: each placed node works out its upstream in the instance's chain
+ * The runner hook on one machine: each placed node works out its upstream in the instance's chain
  * from the state alone; the runner's environment names the artifacts; a runner whose workload lists artifacts is
  * spawned only once the gate resolves and fails with the gate's reason otherwise; the node-side gate fetches a
  * missing artifact (as a chain link) and answers `failed` with a clear reason when the transfer cannot happen.

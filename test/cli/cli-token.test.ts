@@ -1,5 +1,5 @@
 /**
- * The CLI's API token (#12): `--token`, else env TORUS_TOKEN, else `<data-dir>/api-token` (data dir from
+ * The CLI's API token: `--token`, else env TORUS_TOKEN, else `<data-dir>/api-token` (data dir from
  * `--data-dir`, else TORUS_DATA_DIR, else ~/.torus). Without one, or with a wrong one, the node answers 401 and
  * the CLI says so, naming every place it looked.
  */

@@ -1,5 +1,5 @@
 /**
- * Forged mDNS adverts (issue 12): 3000 adverts with distinct node ids and ports, and 3000 whose packet source is
+ * Forged mDNS adverts: 3000 adverts with distinct node ids and ports, and 3000 whose packet source is
  * not an address they advertise, must not make the node dial thousands of times; a real advert still gets in.
  * Drives the advert handler ClusterNode uses with a real ConnectionManager (dials go to loopback only).
  */

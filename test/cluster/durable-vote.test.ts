@@ -1,5 +1,5 @@
 /**
- * Durable term and vote (issue #13): a node saves its vote before the grant leaves, and a node that voted in term T
+ * Durable term and vote: a node saves its vote before the grant leaves, and a node that voted in term T
  * and restarts (its vote read back from vote.json) never votes for another candidate in T. Also: a campaign is
  * saved before its vote requests go out. Pure core + the store's vote file.
  */

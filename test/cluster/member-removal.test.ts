@@ -1,5 +1,5 @@
 /**
- * Recovery from a poisoned membership (issue 12 item 6): the state lists members that will never come back, the
+ * Recovery from a poisoned membership: the state lists members that will never come back, the
  * live node has no quorum and refuses writes; the operator removes a dead member and writes work again.
  */
 import t from 'tap';
@@ -35,7 +35,7 @@ t.test('a node whose state lists dead members regains writes after the operator 
   const d = makeNode(t, 'd', [`127.0.0.1:${pa}`]);
   await d.start();
   await until('four members', () => [a, b, c, d].every((n) => Object.keys(n.state.nodes).length === 4) && a.role().leader !== null);
-  t.equal(await code(a.removeMember('a')), 'TORUS_API_VALIDATION', 'a node cannot remove itself');
+  t.equal(await code(a.removeMember('a')), 'TORUS_MEMBER_SELF', 'a node cannot remove itself (a conflict with state, 409)');
   t.equal(await code(a.removeMember('nobody')), 'TORUS_NODE_UNKNOWN', 'an unknown id is refused');
   t.equal(await code(a.removeMember('b')), 'TORUS_MEMBER_CONNECTED', 'a connected member is refused');
   t.equal(Object.keys(a.state.nodes).length, 4, 'nothing changed');

@@ -1,5 +1,5 @@
 /**
- * Attacks on the cluster port (issue 12), real sockets on loopback, ClusterNodes in this process: sniffing,
+ * Attacks on the cluster port, real sockets on loopback, ClusterNodes in this process: sniffing,
  * replaying and altering frames, forged hellos, missing or wrong credentials, and a flood of idle handshakes.
  */
 import t from 'tap';

@@ -1,5 +1,5 @@
 /**
- * Issue #13 edge case: a follower that resyncs by snapshot (after an apply failure, or a diverged log) must not drop
+ * Commit before acknowledge, an edge case: a follower that resyncs by snapshot (after an apply failure, or a diverged log) must not drop
  * entries it acknowledged beyond the snapshot. Before: the install emptied its log down to the leader's commit index
  * while the leader still counted its acknowledgement, so an entry could commit on a quorum that no longer held it,
  * and a later leader elected without it lost an acknowledged write. Now the follower keeps the entries after the

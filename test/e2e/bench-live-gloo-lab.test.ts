@@ -1,5 +1,5 @@
 /**
- * Issue 14's benchmark, live path: POST /v1/bench/ring with `gloo: true` on a 3-node lab cluster (1 Gbit/s LAN).
+ * The Gloo benchmark, live path: POST /v1/bench/ring with `gloo: true` on a 3-node lab cluster (1 Gbit/s LAN).
  * h0 and h1 allow `python3`, h2 allows no exec at all.
  *  - Over h0, h1 (`bench ring --live --gloo`, which sends `gloo: true`): the node runs the ring, then torch Gloo's
  *    all_reduce on the same nodes as a torus job, and the result carries Gloo's rows at the ring's sizes and the

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end, real processes and a real browser: the dashboard of a 3-node lab cluster (1 Gbit/s LAN,
+ * Jobs end to end, real processes and a real browser: the dashboard of a 3-node lab cluster (1 Gbit/s LAN,
  * nodes with --allow-exec) shows jobs — a completed one and a failed one with their states, exit codes, each rank's
  * status and exit, a log tail read through the logs route (the failing rank's stderr by default, another rank's
  * stdout on a click), and deletes one with its button — and draws a live ring benchmark as a chart: one line of

@@ -1,5 +1,5 @@
 /**
- * Issue 12 end to end, real nodes in lab namespaces: h0 `--allow-exec=python3`, h1 `--allow-exec`, h2 without
+ * Exec policy end to end, real nodes in lab namespaces: h0 `--allow-exec=python3`, h1 `--allow-exec`, h2 without
  * (exec off), all `--max-instances=2`. Placement skips the nodes that would refuse and a refusal names them with
  * their rule; python3 runs where only python3 is allowed; the instance quota answers 429. (The spawn-time refusal
  * after a restart without --allow-exec: exec-restart-refusal-lab.test.ts.)

@@ -1,5 +1,5 @@
 /**
- * Issue 12 end to end: a node restarted without `--allow-exec` refuses, at spawn time, the exec instance that the
+ * Exec policy end to end: a node restarted without `--allow-exec` refuses, at spawn time, the exec instance that the
  * replicated state still assigns to it (the issue's "the command ran again on every restart"): its runner is
  * Failed naming the node and the rule, the instance fails, and the command never starts again.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: `GET /v1/instances/:id/logs?rank=N&follow=1` asked with curl (bearer token, nothing else) of a
+ * Jobs end to end: `GET /v1/instances/:id/logs?rank=N&follow=1` asked with curl (bearer token, nothing else) of a
  * node that does NOT hold rank N's log, on a real 3-host lab cluster: lines arrive while the rank is still writing,
  * and the answer ends when that rank exits (the other ranks still running), with every line once and in order.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: an MLX-style consumer of the hostfile on a thunderbolt-style ring. Three lab hosts joined
+ * Jobs end to end: an MLX-style consumer of the hostfile on a thunderbolt-style ring. Three lab hosts joined
  * in a ring of point-to-point links (labelled thunderbolt, 5 Gbit/s) besides a 200 Mbit/s LAN (slow enough that the
  * cables measure faster even on a loaded machine: the planner picks addresses by measured bandwidth); each rank of an exec
  * job reads `MLX_HOSTFILE` and `MLX_RANK` as `mx.distributed.init(backend="ring")` does, listens on its own entry,

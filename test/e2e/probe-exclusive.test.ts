@@ -11,22 +11,37 @@ import { createApiServer } from '../../src/api/server.js';
 import type { NodeFacade } from '../../src/api/node-facade.js';
 import { BroadcastChannel } from 'node:worker_threads';
 import { createProbeHandler } from '../../src/profiler/probe-handler.js';
+import { ProbeGate } from '../../src/profiler/probe-gate.js';
 import { measureCapacity, measureThroughput } from '../../src/profiler/measure.js';
 import { probeBusyChannelName } from '../../src/protocols/probe.js';
 import { TorusError } from '../../src/core/errors.js';
 
 /** The node's own HTTP server (src/api/server.ts) with the probe handler, as a real node mounts it. */
 async function probeServer(t: Test, nodeId: string): Promise<number> {
-  const probeHandler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }), { dataKey: null });
+  return (await probeServerWithGate(t, nodeId)).port;
+}
+
+async function probeServerWithGate(t: Test, nodeId: string): Promise<{ port: number; gate: ProbeGate }> {
+  const gate = new ProbeGate(nodeId);
+  const probeHandler = createProbeHandler(() => ({ nodeId, clusterName: 'c', incarnation: 1 }), { dataKey: null, gate });
   const api = await createApiServer({} as NodeFacade, { port: 0, host: '127.0.0.1', probeHandler, auth: { mode: 'token', token: 'tt_probe-test-token-0123456789' } });
   t.teardown(() => api.close());
-  return api.port;
+  return { port: api.port, gate };
+}
+
+/** Waits (bounded) until the gate reaches the state asked for: the event the test needs, not a guessed sleep. */
+async function until(what: string, holds: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!holds()) {
+    if (Date.now() > end) throw new Error(`not ${what} within ${ms} ms`);
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 t.test('a sink takes one throughput probe at a time', async (t) => {
-  const port = await probeServer(t, 'node-sink-1');
+  const { port, gate } = await probeServerWithGate(t, 'node-sink-1');
   const first = measureThroughput('127.0.0.1', port, { durationMs: 400 });
-  await new Promise((r) => setTimeout(r, 100));
+  await until('busy with the first probe', () => gate.busy());
   const second = await measureThroughput('127.0.0.1', port, { durationMs: 100 }).then(() => null, (e: unknown) => e);
   t.ok(second instanceof TorusError && second.code === 'TORUS_PROBE_BUSY', `a concurrent probe is refused as busy (${String(second)})`);
   const forced = await measureThroughput('127.0.0.1', port, { durationMs: 100, force: true });
@@ -44,24 +59,27 @@ t.test('measureCapacity waits for a busy sink instead of measuring alongside', a
   ]);
   const elapsed = Date.now() - t0;
   t.ok(a.bps > 0 && b.bps > 0, 'both measured');
-  t.ok(elapsed >= 550, `they ran one after the other (${elapsed} ms for two 300 ms transfers)`);
+  // Serial transfers take at least the sum of their own spans; overlapping ones about the longer one. Each span is
+  // the transfer's own (on loopback the 1 GiB byte bound, not the 300 ms time bound, can end it first).
+  const spans = Math.floor((a.seconds + b.seconds) * 1000);
+  t.ok(elapsed >= spans, `they ran one after the other (${elapsed} ms for two transfers of ${Math.round(a.seconds * 1000)} and ${Math.round(b.seconds * 1000)} ms)`);
 });
 
 t.test("the node's own profiler sending makes its sink busy (announced over an in-process channel), with an expiry", async (t) => {
-  const port = await probeServer(t, 'node-self');
+  const { port, gate } = await probeServerWithGate(t, 'node-self');
   const channel = new BroadcastChannel(probeBusyChannelName('node-self'));
   t.teardown(() => channel.close());
   channel.postMessage({ until: Date.now() + 600 });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('told of the own send', () => gate.busy());
   const refused = await measureThroughput('127.0.0.1', port, { durationMs: 50 }).then(() => null, (e: unknown) => e);
   t.ok(refused instanceof TorusError && refused.code === 'TORUS_PROBE_BUSY', 'busy while this node sends');
   const waited = Date.now();
   const r = await measureCapacity('127.0.0.1', port, { durationMs: 50, repeats: 1 });
   t.ok(r.bps > 0 && Date.now() - waited >= 300, `measured once the announcement expired (${Date.now() - waited} ms later)`);
   channel.postMessage({ until: Date.now() + 60_000 });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('told of the next send', () => gate.busy());
   channel.postMessage({ until: 0 });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('told the send ended', () => !gate.busy());
   // Accepted (not refused as busy) is the point; a 50 ms transfer on a loaded machine may have no steady window for bps.
   t.ok((await measureThroughput('127.0.0.1', port, { durationMs: 50 })).bytes > 0, 'an end-of-transfer announcement frees it at once');
   const other = await probeServer(t, 'node-other');
@@ -69,11 +87,11 @@ t.test("the node's own profiler sending makes its sink busy (announced over an i
 });
 
 t.test('after the busy budget, measureCapacity forces', async (t) => {
-  const port = await probeServer(t, 'node-stuck');
+  const { port, gate } = await probeServerWithGate(t, 'node-stuck');
   const channel = new BroadcastChannel(probeBusyChannelName('node-stuck'));
   t.teardown(() => channel.close());
   channel.postMessage({ until: Date.now() + 60_000 });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('told of the own send', () => gate.busy());
   const t0 = Date.now();
   const r = await measureCapacity('127.0.0.1', port, { durationMs: 50, repeats: 1, busyBudgetMs: 500 });
   t.ok(r.bps > 0, `measured with force after ${Date.now() - t0} ms`);

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: `node dist/main.js run -- CMD` on a real 3-host lab cluster (nodes with --allow-exec), the
+ * Jobs end to end: `node dist/main.js run -- CMD` on a real 3-host lab cluster (nodes with --allow-exec), the
  * CLI itself running inside host 0's namespace as a user on that machine would run it.
  * - every line each rank prints reaches the terminal prefixed `[rank N node]`, in order per rank (stdout and stderr);
  * - the exit code is the job's: a rank exiting 3 → `run` exits 3 and says which rank, the other ranks are stopped;

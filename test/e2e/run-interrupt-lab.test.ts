@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: Ctrl-C on `node dist/main.js run -- CMD` (SIGINT to the `run` process, inside host 0 of a
+ * Jobs end to end: Ctrl-C on `node dist/main.js run -- CMD` (SIGINT to the `run` process, inside host 0 of a
  * real 3-host lab cluster) stops the job on every node: each rank's process is gone in each namespace, the instance
  * is deleted, and `run` exits 130 as a shell reports a command ended by SIGINT. Also pressed while the job is still
  * being placed (it is stopped once it exists), and twice (run exits 130, the job is still deleted).

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: `node dist/main.js run --restart on-failure:2 -- CMD` on a real 3-host lab cluster. Rank 0
+ * Jobs end to end: `node dist/main.js run --restart on-failure:2 -- CMD` on a real 3-host lab cluster. Rank 0
  * fails on the first run only: the group reruns (TORCHELASTIC_RESTART_COUNT=1), both runs' lines reach the terminal
  * prefixed, and run exits 0: it does not stop at the failure that triggers the restart (job state `restarting`).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: a real torch.distributed Gloo job (Debian's python3-torch) on a Thunderbolt-style ring of 4
+ * Jobs end to end: a real torch.distributed Gloo job (Debian's python3-torch) on a Thunderbolt-style ring of 4
  * lab hosts (point-to-point cables h0–h1–h2–h3–h0, 5 Gbit/s, beside a 200 Mbit/s LAN). The ring is placed over the
  * cables, so rank 0's cable addresses are unreachable from the opposite rank; Gloo connects every pair of ranks,
  * so MASTER_ADDR and GLOO_SOCKET_IFNAME must be the plan's mesh address (the LAN). Before the fix this job failed

@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: a real torch.distributed Gloo job (Debian's python3-torch) across 3 lab hosts, placed with
+ * Jobs end to end: a real torch.distributed Gloo job (Debian's python3-torch) across 3 lab hosts, placed with
  * POST /v1/instances with nothing set by the test but the command (the script and set-up of fixtures/torch-lab.ts). One rank
  * exits 3 after the collectives: the others are stopped
  * within seconds and the job is `failed` naming that rank and code 3. Then `restart: on-failure` reruns the group

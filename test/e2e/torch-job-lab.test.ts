@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end: a real torch.distributed Gloo job (Debian's python3-torch) across 3 lab hosts, placed with
+ * Jobs end to end: a real torch.distributed Gloo job (Debian's python3-torch) across 3 lab hosts, placed with
  * POST /v1/instances with nothing set by the test but the command: init_process_group("gloo") over env://,
  * all_reduce and all_gather, the job `completed` with exit code 0. (A failing rank and restart on-failure:
  * torch-job-fail-lab.test.ts; the set-up both share: fixtures/torch-lab.ts.)

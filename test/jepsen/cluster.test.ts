@@ -1,5 +1,5 @@
 /**
- * Jepsen-style check (issue #13), short schedule: 5 real cluster processes in lab namespaces, 4 seeded faults
+ * Jepsen-style check, short schedule: 5 real cluster processes in lab namespaces, 4 seeded faults
  * (isolate the leader, cut 2 of 5 off, flap a link, kill -9 and restart a node) while one client per node writes;
  * then every acknowledged write must be on every node, committed logs agree, no term had two leaders, one digest.
  * Replay a failure with TORUS_JEPSEN_SEED=<seed>. The long schedule: benchmarks/jepsen-soak.

@@ -1,5 +1,5 @@
 /**
- * The cluster credential (issue #12): created on first start and saved 0600, reused after, replaced by a given one,
+ * The cluster credential: created on first start and saved 0600, reused after, replaced by a given one,
  * never the raw secret on the wire (keys are derived), refused in combination with --insecure-open; the durable
  * write helper really fsyncs.
  */

@@ -22,7 +22,7 @@ function apply(state: ClusterState, events: readonly ClusterEvent[]): ClusterSta
 
 function cluster(): ClusterState {
   const events: ClusterEvent[] = [];
-  // Every node runs exec workloads (issue 12: a node that does not is left out of plans; runner-eligibility tests).
+  // Every node runs exec workloads (a node that does not is left out of plans; runner-eligibility tests).
   for (const n of NODES) events.push(joined(n), { ...profile(n, ip(n)), runners: { allowExec: true, maxRunners: 8 } } as ClusterEvent);
   for (const s of NODES) for (const k of NODES) if (s !== k) events.push(linkUp(s, k, ip(k)));
   index = 0;

@@ -1,5 +1,5 @@
 /**
- * The plan's mesh addresses and the torch variables built from them (issue #14): on a Thunderbolt-style ring of
+ * The plan's mesh addresses and the torch variables built from them: on a Thunderbolt-style ring of
  * 4 nodes plus a LAN, Gloo's full mesh must go over an address every rank reaches, never a ring cable.
  */
 import t, { type Test } from 'tap';

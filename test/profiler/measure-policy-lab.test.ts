@@ -1,5 +1,5 @@
 /**
- * Measurements do not disturb work (issue 14, item 5), end to end: 2 real nodes in lab namespaces on a 1gbit LAN.
+ * Measurements do not disturb work, end to end: 2 real nodes in lab namespaces on a 1gbit LAN.
  * As soon as the links have their first measurement, an instance is placed on both nodes (a job started right
  * after formation). While it is active no link of theirs is capacity-probed: neither the confirmation pass the
  * profiler schedules ~15 s after formation nor an explicit `POST /v1/links/measure` moves a `measuredAt`. After

@@ -1,5 +1,5 @@
 /**
- * Probe routes refuse strangers (issue 12): anonymous, forged, stale, replayed or altered proofs get 401
+ * Probe routes refuse strangers: anonymous, forged, stale, replayed or altered proofs get 401
  * TORUS_UNAUTHENTICATED; the force header does not let an unproven caller past the one-at-a-time gate; sizes are
  * capped. The profiler's own clients (measureRtt, measureCapacity, measureThroughput) prove the key.
  */

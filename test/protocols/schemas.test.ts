@@ -105,9 +105,14 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
     { name: 'CreateInstanceRequest', schema: requestSchemas.CreateInstanceRequest, sample: { workload: { ...workload, kind: 'exec', command: 'x', env: { A: 'b' } }, instanceId: 'i' }, decode: (v) => requestCodecs.createInstance.decode(v), field: (k) => k },
     { name: 'RingBenchRequest', schema: requestSchemas.RingBenchRequest, sample: { nodes: ['a'], ops: ['all-reduce'], dtype: 'float32', minBytes: 1, maxBytes: 2, stepFactor: 2, iterations: 1, warmup: 0, bidirectional: true }, decode: (v) => requestCodecs.ringBench.decode(v), field: (k) => k },
     { name: 'MeasureLinksRequest', schema: requestSchemas.MeasureLinksRequest, sample: { peer: 'b', ip: '10.77.0.2' }, decode: (v) => requestCodecs.measureLinks.decode(v), field: (k) => k },
+    // A union of two closed forms: the `nodes` form round-trips here, the `instance` form below.
+    { name: 'BroadcastRequest', schema: requestSchemas.BroadcastRequest.anyOf[0], sample: { nodes: ['a', 'b'] }, decode: (v) => requestCodecs.broadcast.decode(v), field: (k) => k },
+    { name: 'EmptyRequest', schema: requestSchemas.EmptyRequest, sample: {}, decode: (v) => requestCodecs.empty.decode(v), field: (k) => k },
   ];
   covers(t, 'requests', Object.keys(requestSchemas), rows);
   for (const row of rows) roundTrip(t, row);
+  t.same(requestCodecs.broadcast.decode({ instance: 'i' }), { instance: 'i' }, 'the instance form of a broadcast');
+  t.throws(() => requestCodecs.broadcast.decode({ instance: 7 }), /body instance: expected a string/, 'the form the body uses names its field');
 });
 
 t.test('actor mailbox bodies: every message and request kind round-trips and names each bad field', async (t) => {
@@ -179,7 +184,8 @@ t.test('nested fields and unions are named down to the failing leaf', async (t) 
   t.equal(named(() => decodeClusterEvent({ ...created, instance: { ...plan2, shards: [plan2.shards[0], { ...plan2.shards[1], rank: -1 }] } })), 'event.instance.shards[1].rank');
   t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, runners: { allowExec: 'yes', maxRunners: 1 } })), 'event.runners.allowExec');
   t.equal(named(() => decodeClusterEvent({ type: 'NodeProfileUpdated', nodeId: 'a', interfaces: [], memory: { ramTotal: 1, ramAvailable: 1 }, cached: { __proto__x: 2 } })), 'event.cached.__proto__x');
-  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, env: JSON.parse('{"__proto__": "x"}') } })), 'workload.env.__proto__');
+  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, kind: 'exec', command: 'x', env: JSON.parse('{"__proto__": "x"}') } })), 'workload.env.__proto__');
+  t.equal(named(() => requestCodecs.createInstance.decode({ workload: { id: 'w', memoryBytes: 1, layers: 1, env: { A: 'x' } } })), 'workload.env', 'env on a ring workload (kind left out) is not a field');
   t.equal(named(() => decodeClusterEvent({ type: 'ArtifactHeld', nodeId: 'a', artifactId: 'ab'.repeat(32), name: 'w', bytes: 1, chunks: 1, have: 2 })), 'event.have');
   t.same(decodeCommand({ type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure' } } }), { type: 'PlaceInstance', workload: { ...execWorkload, restart: { policy: 'on-failure', max: 3 } } }, 'restart.max default filled after the check');
   const failed = { type: 'RunnerStatusChanged', instanceId: 'i', nodeId: 'a', status: 'Failed' };

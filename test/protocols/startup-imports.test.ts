@@ -1,5 +1,5 @@
 /**
- * What a worker thread loads when it imports a protocol module from the build (issue 16, start-up cost). Every
+ * What a worker thread loads when it imports a protocol module from the build (start-up cost). Every
  * actor runs in its own worker, and each one importing TypeBox module by module (~220 files) cost ~250 ms of CPU
  * per thread and turned a node's 1.8 s start into 3.1 s. The build bundles TypeBox into one script with its V8
  * code cache (scripts/bundle-typebox.mjs); this counts the modules a fresh worker actually loads, with a loader

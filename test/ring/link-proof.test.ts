@@ -1,5 +1,5 @@
 /**
- * Ring sockets prove the data key when they open (issue 12): a keyed ring forms and computes; a stranger that
+ * Ring sockets prove the data key when they open: a keyed ring forms and computes; a stranger that
  * connects to a rank's port (and even sends a perfectly valid hello frame) is refused and does not stop the real
  * neighbour; a rank with another key cannot join.
  */

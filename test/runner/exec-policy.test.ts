@@ -1,7 +1,7 @@
 /**
- * Issue 12, on one machine: exec is off unless the node allows it (checked by the runner supervisor at spawn
+ * On one machine: exec is off unless the node allows it (checked by the runner supervisor at spawn
  * time, whoever proposed the instance), an allow-list admits only its commands, the runner quota holds, runner
- * directories never collide, and runner files are owner-only. Each check fails on the code before issue 12.
+ * directories never collide, and runner files are owner-only. Each check fails on the code before exec was off by default.
  */
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, chmodSync } from 'node:fs';
@@ -132,7 +132,7 @@ t.test('the runner quota: one more runner than --max-runners is refused naming t
 
 t.test('runner directories: distinct instance ids never share one; logs 0600, directories 0700', async (t) => {
   const dir = tempDir(t);
-  t.not(runnerDir(dir, 'a:b', 'n'), runnerDir(dir, 'a_b', 'n'), 'a:b and a_b (one dir before issue 12)');
+  t.not(runnerDir(dir, 'a:b', 'n'), runnerDir(dir, 'a_b', 'n'), 'a:b and a_b (one dir before the injective escaping)');
   t.not(runnerDir(dir, 'a@b', 'c'), runnerDir(dir, 'a', 'b@c'), '@ in ids cannot shift the split');
   t.not(runnerDir(dir, 'x%3A', 'n'), runnerDir(dir, 'x:', 'n'), 'the escape character is escaped too');
   const long = runnerDir(dir, 'i'.repeat(250), 'n'.repeat(250));

@@ -1,4 +1,4 @@
-// Issue 12 on the leader: placement skips nodes whose advertised exec policy refuses the command or whose runner
+// Exec policy on the leader: placement skips nodes whose advertised exec policy refuses the command or whose runner
 // quota is full, and says which nodes and why; the cluster-wide instance quota refuses with TORUS_QUOTA_EXCEEDED.
 // The real placement-planner actor plans on a state built from events (nodes advertise their policy in profiles).
 import t from 'tap';

@@ -11,6 +11,16 @@ import { linkKey } from './links.js';
 
 interface Sample { readonly bandwidthBps: number; readonly rttMs: number }
 
+/** The one timer this needs; a test passes a clock it steps itself. */
+export interface ConfirmTimer {
+  set(fire: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+const realTimer: ConfirmTimer = {
+  set: (fire, ms) => setTimeout(fire, ms).unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};
+
 export class MeasurementConfirmer {
   readonly #delayMs: number;
   /** First samples of links waiting for their confirmation pass. */
@@ -18,12 +28,14 @@ export class MeasurementConfirmer {
   /** Links whose confirmation was requested: the first sample, to combine with the confirming one. */
   readonly #confirming = new Map<string, Sample>();
   readonly #confirmed = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: ConfirmTimer;
+  #timer: unknown;
   #request: ((sink: string, ip: string) => void) | undefined;
 
   /** `delayMs` 0 turns confirmation off. */
-  constructor(delayMs: number) {
+  constructor(delayMs: number, clock: ConfirmTimer = realTimer) {
     this.#delayMs = delayMs;
+    this.#clock = clock;
   }
 
   start(request: (sink: string, ip: string) => void): void {
@@ -42,9 +54,8 @@ export class MeasurementConfirmer {
     }
     if (event.type !== 'LinkMeasured' || this.#confirmed.has(key) || this.#confirming.has(key)) return;
     this.#waiting.set(key, { sink: event.sink, ip: event.ip, sample: { bandwidthBps: event.bandwidthBps ?? 0, rttMs: event.rttMs ?? Infinity } });
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#fire(), this.#delayMs);
-    this.#timer.unref();
+    this.#clock.clear(this.#timer);
+    this.#timer = this.#clock.set(() => this.#fire(), this.#delayMs);
   }
 
   /** A measurement result: a confirming sample reports the better of it and the first one. */
@@ -56,7 +67,7 @@ export class MeasurementConfirmer {
   }
 
   stop(): void {
-    clearTimeout(this.#timer);
+    this.#clock.clear(this.#timer);
   }
 
   #fire(): void {

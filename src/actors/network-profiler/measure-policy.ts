@@ -1,7 +1,7 @@
 /**
  * When the profiler may fill a link (pure; the statechart and the worker both ask it). A capacity probe saturates
  * the link for ~0.6 s per measurement, and on a switched LAN it loads both endpoints' uplinks: a job or the ring
- * benchmark running there at the same time loses that bandwidth (issue 14: a 32 MiB all-reduce started right after
+ * benchmark running there at the same time loses that bandwidth (a 32 MiB all-reduce started right after
  * a cluster formed fell to 0.64 Gbit/s while the confirmation pass re-measured every link).
  *
  * Policy: a link source → sink is not capacity-probed while any instance (a job, the ring benchmark's instance)

@@ -1,5 +1,5 @@
 // @ts-check
-// The ring benchmark as a chart (issue 14): bus bandwidth against message size, one line per run (POST
+// The ring benchmark as a chart: bus bandwidth against message size, one line per run (POST
 // /v1/bench/ring, `bench ring --live`), and the ring's measured link capacity as a reference line: the slowest hop
 // of the ring, taking the fastest measured link of each hop (the profiler's capacity probe, within a few % of
 // iperf3, docs/profiler.md). busbw is nccl-tests' GB/s (1e9 B/s); a ring all-reduce at the link's limit reaches the

@@ -1,8 +1,8 @@
 // @ts-check
-// The dashboard's jobs and instances (issue 14): one card per instance with its workload, state (an exec
+// The dashboard's jobs and instances: one card per instance with its workload, state (an exec
 // instance is a job: running / restarting / completed / failed), exit code, each rank's node, status and exit, a
 // tail of one rank's log (GET /v1/instances/:id/logs?tail=…), a delete button, and where the workload's artifacts
-// are on its nodes (issue 15: held, or the share received and the rate, from the instance view's `artifacts`).
+// are on its nodes (held, or the share received and the rate, from the instance view's `artifacts`).
 /** @typedef {import('../node-facade.js').InstanceView} InstanceView */
 /** @typedef {import('../../artifacts/instance-progress.js').InstanceArtifactView} InstanceArtifactView */
 /** @typedef {import('../node-facade.js').RunnerView} RunnerView */

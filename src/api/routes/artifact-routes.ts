@@ -1,35 +1,20 @@
 /**
- * Artifact routes (issue 15, docs/artifacts.md): the cluster's artifacts and who holds them, this node's
+ * Artifact routes (docs/artifacts.md): the cluster's artifacts and who holds them, this node's
  * transfers, and the operations on this node's store. They sit in the same route table as every other API route,
  * so they pass the same authentication. (Peer transfers use separate routes with a cluster-key proof:
  * src/artifacts/peer-server.ts.)
  */
-import { TorusError, ValidationError } from '../../core/errors.js';
+import { TorusError } from '../../core/errors.js';
 import { artifactId } from '../../artifacts/ids.js';
 import type { ArtifactService } from '../../artifacts/service.js';
 import type { ClusterState } from '../../core/topology/state.js';
 import type { NodeFacade } from '../node-facade.js';
+import { requestCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';
 
 const service = (facade: NodeFacade): ArtifactService => {
   if (!facade.artifacts) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no artifact service');
   return facade.artifacts;
-};
-
-function objectBody(v: unknown): Record<string, unknown> {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ValidationError('body', '', 'expected an object');
-  return v as Record<string, unknown>;
-}
-
-function only(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const k of Object.keys(body)) if (!allowed.includes(k)) throw new ValidationError('body', k, 'unknown field');
-}
-
-const nodeIdList = (v: unknown, path: string): string[] => {
-  if (!Array.isArray(v) || v.length === 0 || v.length > 1024 || !v.every((x) => typeof x === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(x))) {
-    throw new ValidationError('body', path, 'expected a non-empty array of node ids');
-  }
-  return v as string[];
 };
 
 /** The cluster-wide view: every artifact in the state with its holders, and what this node has of each. */
@@ -73,7 +58,7 @@ export const artifactRoutes: readonly Route[] = [
     path: '/v1/artifacts/:id/announce',
     summary: 'tell the cluster this node holds an artifact `artifacts add` put in its store',
     handler: async ({ facade, params, body }) => {
-      only(objectBody(await body()), []);
+      requestCodecs.empty.decode(await body());
       return { status: 200, body: await service(facade).announce(artifactId(params.id)) };
     },
   },
@@ -82,8 +67,7 @@ export const artifactRoutes: readonly Route[] = [
     path: '/v1/artifacts/:id/fetch',
     summary: 'fetch an artifact into this node from every holder (202; progress in /v1/artifacts/transfers and ArtifactHeld events)',
     handler: async ({ facade, params, body }) => {
-      const b = objectBody(await body());
-      only(b, []);
+      requestCodecs.empty.decode(await body());
       return { status: 202, body: await service(facade).fetch(artifactId(params.id)) };
     },
   },
@@ -92,14 +76,8 @@ export const artifactRoutes: readonly Route[] = [
     path: '/v1/artifacts/:id/broadcast',
     summary: 'send an artifact to nodes as a pipeline chain (given nodes in order, or an instance\'s ring order)',
     handler: async ({ facade, params, body }) => {
-      const b = objectBody(await body());
-      only(b, ['nodes', 'instance']);
-      if ((b.nodes === undefined) === (b.instance === undefined)) throw new ValidationError('body', 'nodes', 'give either nodes or instance');
-      let nodes: string[];
-      if (b.instance !== undefined) {
-        if (typeof b.instance !== 'string') throw new ValidationError('body', 'instance', 'expected an instance id');
-        nodes = [...(await facade.getInstance(b.instance)).nodes];
-      } else nodes = nodeIdList(b.nodes, 'nodes');
+      const request = requestCodecs.broadcast.decode(await body());
+      const nodes = 'instance' in request ? [...(await facade.getInstance(request.instance)).nodes] : [...request.nodes];
       return { status: 202, body: await service(facade).broadcast(artifactId(params.id), nodes) };
     },
   },
@@ -114,6 +92,7 @@ export const artifactRoutes: readonly Route[] = [
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } };
 const ok = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } });
 const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const noFields = { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/EmptyRequest' } } } };
 /** Every artifact operation answers 503 on a node that runs no artifact service (an embedder's subset), and 400 for a malformed id or body. */
 const always = { '400': err('a malformed artifact id or body'), '503': err('this node runs no artifact service') };
 
@@ -125,11 +104,11 @@ export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
     get: { summary: artifactRoutes[2]!.summary, parameters: [idParam], responses: { ...always, '200': ok('the artifact'), '404': err('no node holds it') } },
     delete: { summary: artifactRoutes[6]!.summary, parameters: [idParam], responses: { ...always, '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') } },
   },
-  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], responses: { ...always, '200': ok('announced'), '404': err('not in the store') } } },
+  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], requestBody: noFields, responses: { ...always, '200': ok('announced'), '404': err('not in the store') } } },
   '/v1/artifacts/{id}/fetch': {
-    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], responses: { ...always, '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
+    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], requestBody: noFields, responses: { ...always, '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
   },
   '/v1/artifacts/{id}/broadcast': {
-    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], responses: { ...always, '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
+    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/BroadcastRequest' } } } }, responses: { ...always, '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
   },
 };

@@ -27,12 +27,15 @@ export const eventsRoute: Route = {
   },
 };
 
+/** The largest event index a resume may name (15 decimal digits), as the document shows it. */
+export const MAX_EVENT_INDEX = 999_999_999_999_999;
+
 function resumeIndex({ req, url }: RouteContext): number {
   const header = req.headers['last-event-id'];
   const query = url.searchParams.get('after');
   const [raw, where, path] = typeof header === 'string' && header !== '' ? [header, 'headers', 'last-event-id'] : [query, 'query', 'after'];
   if (raw === null || raw === undefined) return 0;
-  if (!/^\d{1,15}$/.test(raw)) {
+  if (!/^\d{1,15}$/.test(raw)) { // at most MAX_EVENT_INDEX
     throw new TorusError('TORUS_API_VALIDATION', `${where} ${path}: expected a non-negative integer event index`, { where, path });
   }
   return Number(raw);

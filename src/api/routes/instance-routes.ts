@@ -1,5 +1,6 @@
-import { ValidationError } from '../../core/errors.js';
+import { inCallersWords } from '../callers-words.js';
 import { requestCodecs, type CreateInstanceRequest } from '../request-schemas.js';
+import { workloadFromRequest } from '../../protocols/workload-spec.js';
 import type { Route } from '../router.js';
 
 /** Placement previews and the instance lifecycle (create goes to the leader through the facade). */
@@ -23,7 +24,7 @@ export const instanceRoutes: readonly Route[] = [
     writeRate: true,
     handler: async ({ facade, body }) => {
       const request = normaliseCreate(requestCodecs.createInstance.decode(await body()));
-      const instance = await facade.createInstance(request);
+      const instance = await inCallersWords(() => facade.createInstance(request));
       return { status: 201, body: instance, headers: { location: `/v1/instances/${encodeURIComponent(instance.id)}` } };
     },
   },
@@ -50,10 +51,7 @@ export const instanceRoutes: readonly Route[] = [
   },
 ];
 
-/** Fills the documented default (`kind: ring`) and checks the one rule the schema cannot say: exec needs a command. */
+/** Fills the documented default (`kind: ring`): the cluster's command carries the kind always. */
 function normaliseCreate(body: CreateInstanceRequest): CreateInstanceRequest {
-  const kind = body.workload.kind ?? 'ring';
-  if (kind === 'exec' && body.workload.command === undefined) throw new ValidationError('body', 'workload.command', 'is required when workload.kind is exec');
-  if (kind === 'ring' && body.workload.command !== undefined) throw new ValidationError('body', 'workload.command', 'only applies to workload.kind exec');
-  return { ...body, workload: { ...body.workload, kind } };
+  return { ...body, workload: workloadFromRequest(body.workload) };
 }

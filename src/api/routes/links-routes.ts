@@ -1,10 +1,9 @@
-import { isIP } from 'node:net';
-import { TorusError, ValidationError } from '../../core/errors.js';
+import { TorusError } from '../../core/errors.js';
 import { requestCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';
 
 /**
- * Re-measurement on request (issue 3): the network profiler measures links when they appear or its interfaces
+ * Re-measurement on request: the network profiler measures links when they appear or its interfaces
  * change, never continuously; this asks it to measure now (all of this node's links, or those to one peer and/or
  * one address). 202 with the links it will measure; the new figures arrive as LinkMeasured events
  * (/v1/topology `measuredAt`, /v1/events). A filter that matches no link is 404 and changes nothing.
@@ -17,7 +16,6 @@ export const linksRoutes: readonly Route[] = [
     writeRate: true,
     handler: async ({ facade, body }) => {
       const request = requestCodecs.measureLinks.decode(await body());
-      if (request.ip !== undefined && isIP(request.ip) === 0) throw new ValidationError('body', 'ip', 'expected an IPv4 or IPv6 address');
       if (!facade.measureLinks) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node has no network profiler');
       const answer = await facade.measureLinks(request);
       return { status: 202, body: answer };

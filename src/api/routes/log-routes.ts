@@ -1,7 +1,7 @@
-import { TorusError, ValidationError } from '../../core/errors.js';
+import { TorusError } from '../../core/errors.js';
+import { decodeQuery } from '../query.js';
+import { queryCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';
-
-const MAX_TAIL = 16 * 1024 * 1024;
 
 /**
  * GET /v1/instances/:id/logs?rank=N[&stream=stdout|stderr][&follow=1][&tail=BYTES]: a rank's output as plain text,
@@ -18,20 +18,15 @@ export const logRoutes: readonly Route[] = [
     peer: true,
     handler: async ({ req, res, url, params, facade, shared }) => {
       if (!facade.runnerLog) throw new TorusError('TORUS_API_NOT_FOUND', 'logs are not available on this node');
-      const rankText = url.searchParams.get('rank') ?? '0';
-      if (!/^\d{1,6}$/.test(rankText)) throw new ValidationError('query', 'rank', 'expected a rank number');
-      const stream = url.searchParams.get('stream') ?? 'stdout';
-      if (stream !== 'stdout' && stream !== 'stderr') throw new ValidationError('query', 'stream', 'expected stdout or stderr');
-      const follow = ['1', 'true'].includes(url.searchParams.get('follow') ?? '');
-      const tailText = url.searchParams.get('tail');
-      if (tailText !== null && (!/^\d{1,8}$/.test(tailText) || Number(tailText) > MAX_TAIL)) throw new ValidationError('query', 'tail', `expected a byte count up to ${MAX_TAIL}`);
-      const tail = tailText === null ? undefined : Number(tailText);
+      const query = decodeQuery(queryCodecs.logs, url.searchParams);
+      const { rank = 0, stream = 'stdout', tail } = query;
+      const follow = query.follow === '1' || query.follow === 'true';
       const abort = new AbortController();
       const stop = (): void => abort.abort();
       res.on('close', stop);
       shared.closing.addEventListener('abort', stop);
       try {
-        const chunks = await facade.runnerLog({ instanceId: params.id ?? '', rank: Number(rankText), stream, follow, tail }, abort.signal);
+        const chunks = await facade.runnerLog({ instanceId: params.id ?? '', rank, stream, follow, tail }, abort.signal);
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
         res.flushHeaders();
         req.socket.setNoDelay(true);

@@ -1,5 +1,5 @@
 /**
- * Which nodes may hold a runner of a workload (issue 12), decided by the leader before planning from what each
+ * Which nodes may hold a runner of a workload, decided by the leader before planning from what each
  * node advertises in its profile: its exec policy (an `exec` workload goes only to nodes that allow the command)
  * and its runner quota (a node already holding `maxRunners` live instances is full). The runner supervisor checks
  * the same again at spawn time; this only keeps plans off nodes that would refuse, and says why.

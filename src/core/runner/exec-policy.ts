@@ -1,5 +1,5 @@
 /**
- * Which commands a node runs as `exec` workloads (issue 12: exec is off by default, like Nomad's raw_exec).
+ * Which commands a node runs as `exec` workloads (exec is off by default, like Nomad's raw_exec).
  * `false`: none; `true`: any; a list: only commands whose basename or absolute path is on it. Pure, so the
  * runner supervisor (at spawn time, the enforcement) and the leader's placement filter decide the same way.
  */

@@ -1,5 +1,5 @@
 /**
- * Appliers for artifact holdings (issue 15). Total and deterministic: facts about unknown nodes change nothing; a
+ * Appliers for artifact holdings. Total and deterministic: facts about unknown nodes change nothing; a
  * holding whose size or chunk count contradicts the artifact's record is ignored (every honest holder reports the
  * figures of the same manifest); the `artifacts` key is absent while no node holds anything, so states without
  * artifacts keep the digest they had before artifacts existed.

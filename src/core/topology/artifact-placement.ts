@@ -1,5 +1,5 @@
 /**
- * The planner's view of a workload's artifacts (issue 15): per node, the fraction of the artifacts' bytes it holds
+ * The planner's view of a workload's artifacts: per node, the fraction of the artifacts' bytes it holds
  * (verified chunks × chunk share of the bytes) becomes its `cached` fraction of the workload, and the artifacts'
  * total size goes into the request as `workload.artifactBytes`, so the plan explains how many bytes each choice
  * would move. An artifact no node holds is an error: nothing could ever deliver it.

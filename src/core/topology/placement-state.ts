@@ -1,5 +1,5 @@
 /**
- * Bridges from cluster state to the placement planner's input (issue 5's state JSON) and to re-placement.
+ * Bridges from cluster state to the placement planner's input (the `plan` command's state JSON, docs/placement.md) and to re-placement.
  */
 import type { InterfaceType } from '../../protocols/events.js';
 import { cmp, compact, type ClusterState, type InstanceRecord } from './state.js';

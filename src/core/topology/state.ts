@@ -14,7 +14,7 @@ export interface NodeProfile {
   readonly memory: MemoryInfo;
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
-  /** exec policy and runner quota the node advertises (issue 12); absent: an older node, exec refused */
+  /** exec policy and runner quota the node advertises; absent: an older node, exec refused */
   readonly runners?: RunnerPolicy;
   readonly updatedAt?: number;
 }
@@ -94,7 +94,7 @@ export interface TaskRecord {
   readonly updatedAt?: number;
 }
 
-/** Who holds an artifact (issue 15): `have` verified chunks of `chunks` (complete when equal). */
+/** Who holds an artifact: `have` verified chunks of `chunks` (complete when equal). */
 export interface ArtifactHolding {
   readonly have: number;
   readonly since?: number;

@@ -1,5 +1,5 @@
 /**
- * torch Gloo's all_reduce on the same lab hosts, for `bench ring`'s side-by-side comparison (issue 14's benchmark):
+ * torch Gloo's all_reduce on the same lab hosts, for `bench ring`'s side-by-side comparison:
  * what a user would run instead of torus's ring. One `benchmarks/ring/gloo_rank.py` per namespace with the
  * env:// rendezvous (MASTER_ADDR = host 0's LAN address) and GLOO_SOCKET_IFNAME = the LAN interface: Gloo binds to
  * one interface, so on a ring of point-to-point cables it still runs over the LAN. Needs Debian's python3-torch

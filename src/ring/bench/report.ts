@@ -131,7 +131,7 @@ export function formatReport(result: RingBenchResult): string {
   return out.join('\n');
 }
 
-/** The ring runs' all-reduce busbw beside torch Gloo's on the same hosts, per size, as a ratio (issue 14). */
+/** The ring runs' all-reduce busbw beside torch Gloo's on the same hosts, per size, as a ratio. */
 export function glooLines(result: RingBenchResult): string[] {
   const g = result.gloo;
   if (!g) return [];

@@ -1,5 +1,5 @@
 /**
- * Issue #13: an acknowledged write survives `kill -9` plus a power cut, on the real fsync path. Three standalone
+ * Commit before acknowledge: an acknowledged write survives `kill -9` plus a power cut, on the real fsync path. Three standalone
  * cluster processes (dist/cluster/standalone.js, the cluster's own write path with its data dir) on loopback, each
  * data dir on its own ext4 loop device (fixtures/crash-disk.ts). The instant a write's acknowledgement arrives, the
  * node(s) are killed with SIGKILL and their disks replaced by what the device held (unsynced pages gone), then
