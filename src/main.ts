@@ -3,7 +3,7 @@
  * `node dist/main.js [command] [options]` — the torus CLI. With no command (or `start`) it runs a node;
  * the other commands are thin clients of a running node's API, or offline tools (`plan`).
  */
-import { ValidationError } from './core/errors.js';
+import { ValidationError } from './protocols/errors.js';
 import { commandsHelp, type CommandName } from './cli/command-table.js';
 import { NODE_USAGE, parseNodeArgs } from './node/config.js';
 import type { TorusNode } from './node/start-node.js';

@@ -35,7 +35,7 @@ const FAILURE_TIMEOUT_MS = 3000;
 interface Status { role: string; leader: string | null; digest: string; nodes: string[] }
 
 const entry = (): string => {
-  const js = fileURLToPath(new URL('../../src/cluster/standalone.js', import.meta.url));
+  const js = fileURLToPath(new URL('../../src/actors/cluster/standalone.js', import.meta.url));
   if (existsSync(js)) return js;
   throw new Error(`${js} is missing: build with \`tsc -p tsconfig.bench.json\``);
 };

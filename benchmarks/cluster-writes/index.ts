@@ -21,7 +21,7 @@ const quick = args.includes('--quick');
 const json = args.includes('--json');
 
 const entry = (): string => {
-  const js = fileURLToPath(new URL('../../src/cluster/standalone.js', import.meta.url));
+  const js = fileURLToPath(new URL('../../src/actors/cluster/standalone.js', import.meta.url));
   if (existsSync(js)) return js;
   throw new Error(`${js} is missing: build with \`tsc -p tsconfig.bench.json\``);
 };

@@ -6,7 +6,7 @@
  *   node build/benchmarks/frame-decoder/index.js [--quick] [--json]
  */
 import { performance } from 'node:perf_hooks';
-import { cipherState, encodeFrame, FrameDecoder } from '../../src/cluster/frame-codec.js';
+import { cipherState, encodeFrame, FrameDecoder } from '../../src/actors/cluster/transport/frame-codec.js';
 import { printTable, type BenchRow } from '../table.js';
 
 const args = process.argv.slice(2);

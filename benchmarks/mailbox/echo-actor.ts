@@ -1,5 +1,5 @@
 // The actor measured by the mailbox benchmark: counts one-way events, echoes request payloads.
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import { serveActor } from '../../src/runtime/serve-actor.js';
 
 import { echoMachine as machine } from './echo-machine.js';

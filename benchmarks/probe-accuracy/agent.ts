@@ -5,8 +5,8 @@
  *   agent upload IP PORT MS REPEATS             the previous probe (HTTP upload to /v1/probe/sink), best of REPEATS
  */
 import http from 'node:http';
-import { createProbeHandler } from '../../src/profiler/probe-handler.js';
-import { measureCapacity, measureThroughput } from '../../src/profiler/measure.js';
+import { createProbeHandler } from '../../src/actors/network-profiler/probes/probe-handler.js';
+import { measureCapacity, measureThroughput } from '../../src/actors/network-profiler/probes/measure.js';
 
 const [mode, a = '', b = '0', c = '300', d = '2', e = '1'] = process.argv.slice(2);
 const out = (o: object): void => void process.stdout.write(JSON.stringify(o) + '\n');

@@ -4,8 +4,8 @@
  *   agent measure IP PORT MS      RTT + throughput to IP:PORT, prints {"rttMs","bps"}
  */
 import http from 'node:http';
-import { createProbeHandler } from '../../src/profiler/probe-handler.js';
-import { measureCapacity, measureRtt } from '../../src/profiler/measure.js';
+import { createProbeHandler } from '../../src/actors/network-profiler/probes/probe-handler.js';
+import { measureCapacity, measureRtt } from '../../src/actors/network-profiler/probes/measure.js';
 
 const [mode, a = '', b = '0', c = '500', d = '1'] = process.argv.slice(2);
 if (mode === 'server') {

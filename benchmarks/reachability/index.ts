@@ -11,8 +11,8 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createProbeHandler } from '../../src/profiler/probe-handler.js';
-import { probeAll, probeReachability, type PeerTarget } from '../../src/profiler/reachability.js';
+import { createProbeHandler } from '../../src/actors/network-profiler/probes/probe-handler.js';
+import { probeAll, probeReachability, type PeerTarget } from '../../src/actors/network-profiler/probes/reachability.js';
 import { linkBench, type LinkRow } from './links.js';
 
 const args = new Set(process.argv.slice(2));

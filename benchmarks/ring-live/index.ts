@@ -13,7 +13,7 @@
  */
 import { loadavg } from 'node:os';
 import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest, type NodeView } from '../../src/lab/index.js';
-import { findTorchPython } from '../../src/ring/bench/gloo.js';
+import { findTorchPython } from '../../src/bench/ring/gloo.js';
 import { printTable, type BenchRow } from '../table.js';
 import { args, flag } from '../args.js';
 

@@ -14,7 +14,7 @@
  * Speeds are not asserted: the machine is shared and noisy; read the ratios.
  */
 import { Lab } from '../../src/lab/index.js';
-import { cpuCeiling, formatReport, largeBusbw, largeCpu, largestBusbw, runRingBench, smallMedianUs, streamBaseline, type RingBenchOptions, type RingBenchResult } from '../../src/ring/bench/index.js';
+import { cpuCeiling, formatReport, largeBusbw, largeCpu, largestBusbw, runRingBench, smallMedianUs, streamBaseline, type RingBenchOptions, type RingBenchResult } from '../../src/bench/ring/index.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

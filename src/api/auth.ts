@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { PEER_PROOF_HEADER, PeerProofChecker } from '../protocols/peer-http-proof.js';
 
 export const SESSION_COOKIE = 'torus_session';

@@ -1,4 +1,4 @@
-import { TorusError, ValidationError } from '../core/errors.js';
+import { TorusError, ValidationError } from '../protocols/errors.js';
 
 /**
  * A body the API checked goes on to the leader as a cluster command, whose decoder names fields from the

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 
 const LOCAL_NAMES = ['localhost', '127.0.0.1', '::1'];
 /** Interfaces can come and go while the node runs; an unknown Host re-reads them, at most this often. */

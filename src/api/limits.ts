@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { createLogger } from '../runtime/log.js';
 
 export interface ApiLimits {

@@ -1,7 +1,7 @@
 /**
  * What the HTTP API needs from a running node. The lead implements it in `src/node/` against the actors;
  * tests implement it in-process over the pure topology core. Every method may throw a `TorusError`
- * (`src/core/errors.ts`): the API answers with that error's HTTP status, e.g. `TORUS_NO_LEADER` → 503
+ * (`src/protocols/errors.ts`): the API answers with that error's HTTP status, e.g. `TORUS_NO_LEADER` → 503
  * with a `Retry-After` hint, `TORUS_PLACEMENT_REFUSED` → 409 with the planner's reason in `details`.
  *
  * The shapes below are the API's *views*: plain JSON the CLI, the dashboard and scripts read (./views.ts maps
@@ -10,7 +10,7 @@
  */
 
 import type { IndexedEvent } from '../protocols/events.js';
-import type { ClusterState } from '../core/topology/state.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import type { Same, Shape } from '../protocols/schema-kit.js';
 import type { ExecWorkload, RingWorkload } from '../protocols/workload-spec.js';
 import type { responseSchemas } from './response-schemas.js';
@@ -76,7 +76,7 @@ export interface NodeMetrics {
 /** POST /v1/links/measure: what the profiler will measure. */
 export type MeasureLinksAnswer = Answer<'MeasureLinksQueued'>;
 
-/** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/cluster/member-removal.ts). */
+/** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/actors/cluster/member-removal.ts). */
 export type MemberRemovalAnswer = Answer<'MemberRemoved'> | Answer<'MemberRemovalPending'>;
 
 export interface NodeFacade {

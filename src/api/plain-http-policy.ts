@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isIPv4 } from 'node:net';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;

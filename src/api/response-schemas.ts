@@ -1,4 +1,4 @@
-import { ERROR_STATUS } from '../core/errors.js';
+import { ERROR_STATUS } from '../protocols/errors.js';
 import { INTERFACE_TYPES, RUNNER_STATUSES } from '../protocols/events.js';
 import { MapOf, StringEnum, Type, type Shape, type TSchema } from '../protocols/schema-kit.js';
 
@@ -107,7 +107,7 @@ export const responseSchemas = {
     leaderId: opt(str), cluster: opt(str), quorum: opt(quorum), security: opt(security),
   }, CLOSED),
   StateView: Type.Object({
-    state: open('the replicated state exactly as the topology keeper holds it (src/core/topology/state.ts)', {
+    state: open('the replicated state exactly as the topology keeper holds it (src/actors/topology-keeper/state.ts)', {
       lastIndex: int, lastTerm: int,
       nodes: MapOf(open('a node record'), { description: 'node records by id' }),
       links: Type.Array(open('a link record')),
@@ -157,8 +157,8 @@ export const responseSchemas = {
       sharding,
       backend,
       nodeCount: int,
-      plan: opt(open("the planner's plan: instance, hops, explanation (src/core/placement/plan-result.ts)")),
-      refusal: opt(open("the planner's reason: kind, message, explanation (src/core/placement/plan-result.ts)")),
+      plan: opt(open("the planner's plan: instance, hops, explanation (src/actors/placement-planner/plan-result.ts)")),
+      refusal: opt(open("the planner's reason: kind, message, explanation (src/actors/placement-planner/plan-result.ts)")),
     }, { ...CLOSED, description: 'one option: a plan, or the refusal' })),
   }, { ...CLOSED, description: 'every sharding × backend × node count option' }),
   BenchRun: Type.Object({
@@ -170,7 +170,7 @@ export const responseSchemas = {
     error: opt(errorBody),
   }, CLOSED),
   BenchRunList: Type.Object({ runs: Type.Array(ref('BenchRun')) }, CLOSED),
-  RingBenchResult: open('the live benchmark table (src/node/ring-bench-live.ts); busbw in GB/s as nccl-tests', {
+  RingBenchResult: open('the live benchmark table (src/bench/live/ring-bench-live.ts); busbw in GB/s as nccl-tests', {
     mode: str,
     ring: Type.Array(str, { description: 'the ring order of node ids' }),
     instanceId: str,

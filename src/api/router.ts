@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import type { ApiAuth } from './auth.js';
 import type { LimitStats, SseGate } from './limits.js';
 import type { NodeFacade } from './node-facade.js';

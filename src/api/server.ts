@@ -1,14 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server } from 'node:net';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { createLogger } from '../runtime/log.js';
 import { ApiAuth, type ApiAuthConfig } from './auth.js';
 import { HostPolicy } from './host-check.js';
-import { redactEnv } from './redact.js';
+import { redactEnv } from '../http/redact.js';
 import { httpsRedirect, plainFromAnotherHost, tlsRequired } from './plain-http-policy.js';
 import { frontServer } from './tls/same-port.js';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from './http-io.js';
+import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from '../http/http-io.js';
 import { DEFAULT_API_LIMITS, guardConnections, LimitStats, SseGate, WriteRateLimiter, type ApiLimits } from './limits.js';
 import type { NodeFacade } from './node-facade.js';
 import { openApiDocument } from './openapi.js';
@@ -143,7 +143,7 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
   const secure = options.tls ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener) : undefined;
   for (const http of secure ? [plain, secure] : [plain]) {
     // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
-    // upload, src/profiler/probe-handler.ts); every other request is continued at once and handled as usual.
+    // upload, src/actors/network-profiler/probes/probe-handler.ts); every other request is continued at once and handled as usual.
     http.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
       try {
         hosts.checkHost(req);

@@ -1,10 +1,10 @@
-import { restartable } from '../core/topology/placement-state.js';
-import type { ClusterState } from '../core/topology/state.js';
+import { restartable } from '../actors/topology-keeper/placement-state.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { instanceArtifacts } from '../artifacts/instance-progress.js';
 import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-facade.js';
 
 /**
- * Pure mappings from the topology keeper's replicated state (src/core/topology/state.ts) to the API's views.
+ * Pure mappings from the topology keeper's replicated state (src/actors/topology-keeper/state.ts) to the API's views.
  * The node's facade and the in-process test facade both use them, so the views cannot drift between the two.
  */
 export function topologyView(state: ClusterState, leaderId?: string): TopologyView {

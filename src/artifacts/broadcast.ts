@@ -6,8 +6,8 @@
  * Nodes are ordered one by one from the head: a node that refuses (e.g. not enough disk) is reported and left out,
  * and the next one is linked to the last node that accepted.
  */
-import { TorusError, asTorusError } from '../core/errors.js';
-import type { ClusterState } from '../core/topology/state.js';
+import { TorusError, asTorusError } from '../protocols/errors.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 
 export interface BroadcastAnswer {
   readonly id: string;

@@ -10,7 +10,7 @@
  * make a request fail, nothing more. The other peer requests (manifest, have, fetch) stay on node:http.
  */
 import { connect, type Socket } from 'node:net';
-import { errorFromJson, TorusError } from '../core/errors.js';
+import { errorFromJson, TorusError } from '../protocols/errors.js';
 
 /** Status line and headers larger than this are refused (the peer routes send ~200 bytes). */
 const HEAD_MAX = 16 * 1024;

@@ -6,7 +6,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { checkRelativePath } from './manifest.js';
 
 export interface SourceFile {

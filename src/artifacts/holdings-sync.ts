@@ -7,7 +7,7 @@
  * there is no leader. A proposal is repeated only when it changed, or after `repeatMs` if the state still differs.
  */
 import type { ClusterEvent } from '../protocols/events.js';
-import type { ClusterState } from '../core/topology/state.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 
 export interface LocalHolding {
   readonly id: string;

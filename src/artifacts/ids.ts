@@ -3,7 +3,7 @@
  * is checked against these before it names anything on disk: no path is ever built from unchecked input.
  */
 import { createHash } from 'node:crypto';
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 

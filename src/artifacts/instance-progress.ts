@@ -4,7 +4,7 @@
  * replicated state (each node reports them every 2 s while a transfer runs). While partial, `haveBytes` is the
  * verified chunks times the artifact's mean chunk size (exact once complete).
  */
-import type { ClusterState } from '../core/topology/state.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 
 export interface InstanceArtifactNode { readonly node: string; readonly haveBytes: number; readonly complete: boolean; readonly rateBps?: number }
 export interface InstanceArtifactView { readonly id: string; readonly name: string; readonly bytes: number; readonly nodes: readonly InstanceArtifactNode[] }

@@ -7,7 +7,7 @@
  * none); the artifact's chunk i is the i-th chunk in file order. Paths are relative POSIX paths that cannot leave
  * the artifact's directory (no `..`, no absolute paths, no empty or `.` segments, no backslashes, no NUL).
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 import { isHex64, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, sha256Hex } from './ids.js';
 
 export const MANIFEST_VERSION = 1;

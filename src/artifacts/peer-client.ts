@@ -6,7 +6,7 @@
  * milliseconds of start-up.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { errorFromJson, TorusError } from '../core/errors.js';
+import { errorFromJson, TorusError } from '../protocols/errors.js';
 import { artifactSigner } from './proof.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
 import { decodeBits, peerPath } from './peer-paths.js';

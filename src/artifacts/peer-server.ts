@@ -5,8 +5,8 @@
  * for paths that are not peer artifact routes (the HTTP server then routes them as usual).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TorusError, ValidationError } from '../core/errors.js';
-import { readTextBody, sendError, sendJson } from '../api/http-io.js';
+import { TorusError, ValidationError } from '../protocols/errors.js';
+import { readTextBody, sendError, sendJson } from '../http/http-io.js';
 import { isHex64 } from './ids.js';
 import { encodeBits, MAX_CHUNK_WAIT_MS, PEER_PREFIX } from './peer-paths.js';
 import { ArtifactProofs, PROOF_HEADER } from './proof.js';

@@ -14,8 +14,8 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { asTorusError, TorusError } from '../core/errors.js';
-import type { ClusterState } from '../core/topology/state.js';
+import { asTorusError, TorusError } from '../protocols/errors.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { isHex64 } from './ids.js';
 import type { ArtifactService } from './service.js';
 import { sourcesFor } from './sources.js';

@@ -5,8 +5,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { rmSync } from 'node:fs';
-import { TorusError, asTorusError } from '../core/errors.js';
-import type { ClusterState } from '../core/topology/state.js';
+import { TorusError, asTorusError } from '../protocols/errors.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import type { Logger } from '../runtime/log.js';
 import { planBroadcast, type BroadcastAnswer } from './broadcast.js';
 import { HoldingsSync, type ClusterPort, type LocalHolding } from './holdings-sync.js';

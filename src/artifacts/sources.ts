@@ -5,7 +5,7 @@
  * (thunderbolt > maybe_ethernet > ethernet > wifi > unknown), then lower RTT. Nodes without a link from this node
  * fall back to the addresses they announced.
  */
-import type { ClusterState, LinkRecord } from '../core/topology/state.js';
+import type { ClusterState, LinkRecord } from '../actors/topology-keeper/state.js';
 
 export interface SourceNode {
   readonly nodeId: string;

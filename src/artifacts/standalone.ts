@@ -1,5 +1,5 @@
 /**
- * A standalone artifact peer for lab tests and the benchmark (like src/cluster/standalone.ts): one ArtifactService (the real store, peer routes, transfer and writer) inside a lab namespace,
+ * A standalone artifact peer for lab tests and the benchmark (like src/actors/cluster/standalone.ts): one ArtifactService (the real store, peer routes, transfer and writer) inside a lab namespace,
  * on a static cluster state (the lab's nodes and addresses) instead of a running cluster, so tests and the benchmark
  * exercise the data path without waiting for a cluster to form. `node dist/artifacts/standalone.js CONFIG_JSON`. Commands arrive as JSON lines on stdin, answers leave on stdout:
  *   {"cmd":"add","path","chunkSize"?}        → {"id","bytes","chunks"}
@@ -10,8 +10,8 @@
  */
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
-import { applyEvent } from '../core/topology/apply.js';
-import { emptyState, type ClusterState } from '../core/topology/state.js';
+import { applyEvent } from '../actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../actors/topology-keeper/state.js';
 import type { ClusterEvent } from '../protocols/events.js';
 import { ArtifactService } from './service.js';
 import { createLogger } from '../runtime/log.js';

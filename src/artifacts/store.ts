@@ -9,7 +9,7 @@ import { constants, copyFileSync, existsSync, statSync, linkSync, mkdirSync, rea
 import { open, rename, chmod, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { hashFileChunks, scanSource } from './chunker.js';
 import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';

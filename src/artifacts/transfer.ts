@@ -9,7 +9,7 @@
  * answers when it has them; `fallback` sources are used only while no primary source can serve.
  * Ends when every chunk is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
  */
-import { asTorusError, TorusError } from '../core/errors.js';
+import { asTorusError, TorusError } from '../protocols/errors.js';
 import type { PeerClient } from './peer-client.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
 import type { ArtifactWriter } from './writer.js';

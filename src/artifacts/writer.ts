@@ -21,7 +21,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { chmodSync, closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { inlineHasher, type ChunkHasher } from './chunk-hasher.js';
 import { chunkRefs, type ChunkRef, type Manifest } from './manifest.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';

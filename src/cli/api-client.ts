@@ -6,7 +6,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { TorusError, asTorusError, errorFromJson } from '../core/errors.js';
+import { TorusError, asTorusError, errorFromJson } from '../protocols/errors.js';
 import { API_TOKEN_FILE, readApiTokenIn } from '../node/credentials.js';
 import type { Agent } from 'node:https';
 import { isLoopback } from '../api/plain-http-policy.js';

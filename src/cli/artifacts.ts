@@ -8,10 +8,10 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
-import { ProgressPrinter, type ProgressSample } from '../artifacts/progress.js';
+import { ProgressPrinter, type ProgressSample } from './progress.js';
 import type { TransferStatus } from '../artifacts/service.js';
 import { ArtifactStore } from '../artifacts/store.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';

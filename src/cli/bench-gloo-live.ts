@@ -1,12 +1,12 @@
 /**
  * `torus bench ring --live --gloo`, the client's part: the node runs torch Gloo's all_reduce
- * on the same nodes after the ring (POST /v1/bench/ring with `gloo: true`, src/node/gloo-bench-live.ts) and returns
+ * on the same nodes after the ring (POST /v1/bench/ring with `gloo: true`, src/bench/live/gloo-bench-live.ts) and returns
  * its rows with ring ÷ Gloo per size; this prints them beside the ring's.
  */
-import type { GlooResult } from '../ring/bench/gloo.js';
+import type { GlooResult } from '../bench/ring/gloo.js';
 import { renderTable } from './table.js';
 
-/** What the live result carries for the comparison (src/node/gloo-bench-live.ts compareWithGloo). */
+/** What the live result carries for the comparison (src/bench/live/gloo-bench-live.ts compareWithGloo). */
 export interface GlooComparisonRow { readonly size: number; readonly ringBusbw: number; readonly glooBusbw: number; readonly ratio: number | null }
 
 /** Ring all-reduce rows beside Gloo's at the same sizes: busbw of each (GB/s) and ring ÷ Gloo. */

@@ -5,7 +5,7 @@
  */
 import type { BenchRun } from '../api/routes/bench-routes.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';
-import type { GlooResult } from '../ring/bench/gloo.js';
+import type { GlooResult } from '../bench/ring/gloo.js';
 import { renderSideBySide, type GlooComparisonRow } from './bench-gloo-live.js';
 import { readSse } from './sse-client.js';
 import { parseBytes, renderTable } from './table.js';

@@ -1,13 +1,13 @@
 /**
  * `torus bench ring` (lab and loopback modes): parses nccl-tests style flags, runs the ring benchmark
- * suite (src/ring/bench) and prints the nccl-tests tables, link capacity and ratios (or --json).
+ * suite (src/bench/ring) and prints the nccl-tests tables, link capacity and ratios (or --json).
  * The live-cluster client is src/cli/bench-ring-live.ts (`bench ring --live`).
  */
 import { parseArgs } from 'node:util';
-import { asTorusError } from '../core/errors.js';
+import { asTorusError } from '../protocols/errors.js';
 import { Lab } from '../lab/index.js';
 import { isDtype, isReduceOp } from '../native/kernels/dtypes.js';
-import { formatReport, runRingBench, type BenchOp, type RingBenchOptions } from '../ring/bench/index.js';
+import { formatReport, runRingBench, type BenchOp, type RingBenchOptions } from '../bench/ring/index.js';
 
 export const BENCH_RING_USAGE = `usage: torus bench ring [--mode lab|loopback] [-g RANKS] [-b SIZE] [-e SIZE] [-f FACTOR] [-w N] [-n N] [-c 0|1]
                         [-d float32|int32|float16] [-o sum|max|min] [-r ROOT] [--ops LIST] [--rate RATE] [--lan-rate RATE]

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Agent } from 'node:https';
 import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 
 export const KNOWN_HOSTS_FILE = 'known-api-hosts';

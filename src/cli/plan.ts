@@ -1,17 +1,17 @@
 /**
  * `torus plan`: offline placement. Reads a state file and a request file, prints the plan (or, with
  * --previews, every option) as JSON on stdout and exits 0; on bad input or a refusal prints
- * {"error":{"message",...}} on stdout and exits 2. The planning itself is the pure core in src/core/placement.
+ * {"error":{"message",...}} on stdout and exits 2. The planning itself is the pure core in src/actors/placement-planner.
  */
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { asTorusError, TorusError } from '../core/errors.js';
-import { decodeClusterState } from '../core/placement/cluster-state.js';
-import { decodePlacementRequest } from '../core/placement/placement-request.js';
-import { planPlacement } from '../core/placement/plan-placement.js';
-import { isRefusal } from '../core/placement/plan-result.js';
-import { previewPlacements } from '../core/placement/previews.js';
+import { asTorusError, TorusError } from '../protocols/errors.js';
+import { decodeClusterState } from '../actors/placement-planner/cluster-state.js';
+import { decodePlacementRequest } from '../actors/placement-planner/placement-request.js';
+import { planPlacement } from '../actors/placement-planner/plan-placement.js';
+import { isRefusal } from '../actors/placement-planner/plan-result.js';
+import { previewPlacements } from '../actors/placement-planner/previews.js';
 
 export interface PlanCommandIo {
   readonly stdout: { write(chunk: string): unknown };

@@ -8,7 +8,7 @@
  * in gets its own. The prefix names the rank the node holds in the current plan.
  */
 import type { Agent } from 'node:https';
-import { getStream } from '../api/http-stream.js';
+import { getStream } from '../http/http-stream.js';
 import type { CliIo } from './api-client.js';
 
 export interface RankLogsOptions {

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Agent } from 'node:https';
-import { getStream } from '../api/http-stream.js';
+import { getStream } from '../http/http-stream.js';
 
 export interface SseMessage {
   /** `message` unless the server named it (`bench`, `gap`). */

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { linkKey, planLab, tbfArgs, type HostPlan, type LabOptions, type LabPlan, type LinkPlan } from './plan.js';
 import { destroyNetnsSync, run, type RunResult } from './sh.js';
 import { trackLab, untrackLab } from './cleanup.js';

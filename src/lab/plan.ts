@@ -2,7 +2,7 @@
  * The lab's pure parts: names, the address plan inside 10.77.0.0/16, rate parsing and tbf burst sizing.
  * No I/O here, so the plan is testable without root.
  */
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 
 /** Every lab's namespaces start with this, followed by the owner's pid: `tlab-<pid>-<tag>-h0`. */
 export const LAB_PREFIX = 'tlab';

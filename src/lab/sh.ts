@@ -1,6 +1,6 @@
 /** Thin process helpers for the lab: run `ip`/`tc` (async and sync), list namespaces, check a pid. */
 import { execFile, execFileSync } from 'node:child_process';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 
 export interface RunResult {
   readonly stdout: string;

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import type { ActorSpec } from '../runtime/actor-host.js';
 import { siblingModule } from '../runtime/module-url.js';
 import type { NodeConfig } from './config.js';
-import type { NodeIdentity } from '../cluster/identity.js';
+import type { NodeIdentity } from '../actors/cluster/storage/identity.js';
 import type { ClusterCredential } from './credentials.js';
 
 export interface ActorSpecContext {

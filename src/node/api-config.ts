@@ -2,7 +2,7 @@
  * The HTTP API's security and limit options: `--api-allowed-hosts` and the `--max-...` bounds on what a
  * stranger can make the API hold. Kept apart from config.ts so each area's options stay in one block.
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 import { DEFAULT_API_LIMITS } from '../api/limits.js';
 
 export interface ApiConfig {

@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
-import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS, parseExecPolicy, type ExecPolicy } from '../core/runner/exec-policy.js';
+import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS, parseExecPolicy, type ExecPolicy } from '../protocols/exec-policy.js';
 import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;

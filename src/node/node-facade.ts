@@ -3,7 +3,7 @@
  * state), cluster questions to the cluster actor, plans to the placement planner, and writes become commands
  * the cluster forwards to the leader.
  */
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
@@ -15,7 +15,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
-import { openRunnerLog, type LogRequest } from '../runner/runner-logs.js';
+import { openRunnerLog, type LogRequest } from '../actors/runner-supervisor/runners/runner-logs.js';
 
 export interface FacadeContext {
   readonly runtime: Runtime;

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { EventFeed } from '../api/event-feed.js';
 import { createApiServer, type ApiServer } from '../api/server.js';
-import { loadOrCreateIdentity, type NodeIdentity } from '../cluster/identity.js';
+import { loadOrCreateIdentity, type NodeIdentity } from '../actors/cluster/storage/identity.js';
 import { decodeIndexedEvent } from '../protocols/events.js';
 import { createLogger, setLogLevel } from '../runtime/log.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -16,11 +16,11 @@ import { VERSION } from './version.js';
 import { resolveCredential, type ClusterCredential } from './credentials.js';
 import { loadNodeCert } from '../api/tls/node-cert.js';
 import { peerSigner } from '../protocols/peer-http-proof.js';
-import { createProbeHandler } from '../profiler/probe-handler.js';
-import { CommandHandler } from './command-handler.js';
-import { Replacer } from './replacer.js';
+import { createProbeHandler } from '../actors/network-profiler/probes/probe-handler.js';
+import { CommandHandler } from '../actors/placement-planner/command-handler.js';
+import { Replacer } from '../actors/placement-planner/replacer.js';
 import { secureDataDir } from './data-dir.js';
-import { startLiveRingBench } from './ring-bench-live.js';
+import { startLiveRingBench } from '../bench/live/ring-bench-live.js';
 import { createArtifactService } from './artifact-service.js';
 import { decodeRunnerArtifactsRequest, RunnerArtifactGate } from '../artifacts/runner-gate.js';
 

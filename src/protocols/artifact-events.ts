@@ -4,7 +4,7 @@
  * artifact, when a transfer starts, every few seconds while it runs (progress) and when it completes, and at
  * start for everything in its store; `ArtifactDropped` when it removes one (or no longer has it at start).
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from './errors.js';
 import { CLOSED, Count, Id, Reason, W } from './event-fields.js';
 import { Type, type Shape } from './schema-kit.js';
 

@@ -3,7 +3,7 @@
  * (./schema-kit.ts). The small readers below remain for the cluster actor's request bodies
  * (src/actors/cluster/messages.ts); they throw ValidationError('frame', path, why).
  */
-import { ERROR_STATUS, ValidationError, type ErrorCode } from '../core/errors.js';
+import { ERROR_STATUS, ValidationError, type ErrorCode } from './errors.js';
 import { StringEnum, Type } from './schema-kit.js';
 
 /** An event as carried by the cluster: opaque here (a string `type`), checked by the topology decoder when applied. */

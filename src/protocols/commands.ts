@@ -3,7 +3,7 @@
  * `decodeCommand` checks strictly (unknown fields and types are refused) and throws only `ValidationError`
  * naming the JSON path.
  */
-import { json } from '../core/topology/reader.js';
+import { json } from './reader.js';
 import { CLOSED, Count, Id, IdField, Reason, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
 import { canonical, compile, JsonData, StringEnum, Type, type Shape } from './schema-kit.js';

@@ -2,7 +2,7 @@
  * Field schemas shared by the cluster events (events.ts), commands (commands.ts), plans and workloads: ids, IP
  * addresses, endpoints, reasons, counts. TypeBox (./schema-kit.ts): the same object types, checks and documents.
  */
-import { ID_PATTERN, type Where } from '../core/topology/reader.js';
+import { ID_PATTERN, type Where } from './reader.js';
 import { compile, Type, type Shape } from './schema-kit.js';
 
 export type NodeId = string;

@@ -9,7 +9,7 @@
  * wall-clock stamps (`measuredAt`, the envelope's `at`) in milliseconds since the Unix epoch.
  * Indices start at 1: an empty state has `lastIndex` 0 (raft's convention).
  */
-import { json } from '../core/topology/reader.js';
+import { json } from './reader.js';
 import { ArtifactDropped, ArtifactHeld, checkArtifactHeld } from './artifact-events.js';
 import { Amount, CLOSED, Count, Endpoint, ExitCode, Id, Ip, Port, Reason, Signal, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';

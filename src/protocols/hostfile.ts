@@ -7,8 +7,8 @@
  * addresses), its two ring neighbours are the planned addresses, every other rank is the placeholder
  * `198.51.100.1:0` (RFC 5737 TEST-NET-2: a rank only ever talks to its neighbours).
  */
-import { ValidationError } from '../core/errors.js';
-import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../core/runner/exec-env.js';
+import { ValidationError } from './errors.js';
+import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../actors/runner-supervisor/exec-env.js';
 import { compileWire, Type, type Shape } from './schema-kit.js';
 
 export { LISTEN_ALL_IP, PLACEHOLDER_IP };

@@ -1,5 +1,5 @@
 /** The placement's plan for one instance (which nodes, in rank order, hold which layers), its schema and rules. */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from './errors.js';
 import { CLOSED, Count, Endpoint, Id, Ip, Port, W } from './event-fields.js';
 import { canonical, compile, MapOf, StringEnum, Type, type Shape } from './schema-kit.js';
 

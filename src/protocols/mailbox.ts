@@ -4,7 +4,7 @@
  * as transferred ArrayBuffers. Every frame is validated before use: a hostile or buggy sender cannot crash
  * the receiver, it only gets its frame rejected.
  */
-import type { ErrorJson } from '../core/errors.js';
+import type { ErrorJson } from './errors.js';
 import { compile, Type, type Shape } from './schema-kit.js';
 
 /** A message body: any plain object with a literal `type`. */

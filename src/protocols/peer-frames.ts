@@ -2,11 +2,11 @@
  * Node-to-node frames of the cluster protocol (DESIGN.md §4). On the wire each frame is
  * `[u32 BE length][msgpack body]`, the body sealed with aes-256-gcm once the handshake proved the cluster key
  * (v3); the framing lives in
- * src/cluster/frame-codec.ts, this file is the schema. `decodePeerFrame` is strict: unknown types and unknown
+ * src/actors/cluster/transport/frame-codec.ts, this file is the schema. `decodePeerFrame` is strict: unknown types and unknown
  * fields are rejected, every number is range-checked, and it never throws anything but ValidationError.
  */
-import type { ErrorJson } from '../core/errors.js';
-import { ValidationError } from '../core/errors.js';
+import type { ErrorJson } from './errors.js';
+import { ValidationError } from './errors.js';
 import { ErrorJsonSchema, EventBody } from './cluster-schema.js';
 import { compile, StringEnum, Type, type Shape, type TSchema } from './schema-kit.js';
 
@@ -64,7 +64,7 @@ export type PeerAddress = Shape<typeof PeerAddress>;
 export const PeerFrameSchemas = {
   hello: Hello,
   auth: frame('auth', { proof: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
-    'proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/cluster/auth.ts)'),
+    'proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/actors/cluster/transport/auth.ts)'),
   refuse: frame('refuse', { reason: StringEnum(REFUSE_REASONS), detail: Type.Optional(text(512)) },
     'sent just before closing a connection that will not be joined, so the other side can list why'),
   heartbeat: frame('heartbeat', {

@@ -11,7 +11,7 @@
  *                                         bytes until the server closes; no chunking), see decodeStreamQuery
  * Decoders are strict and throw only ValidationError.
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from './errors.js';
 import { CLOSED, Count, Id } from './event-fields.js';
 import { compileWire, Type, type Shape } from './schema-kit.js';
 

@@ -14,7 +14,7 @@
  *       failed first (culprit), the reporting rank, a reason — so a failure is reported around the
  *       ring naming the rank that actually died, not the neighbour that gave up because of it
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from './errors.js';
 
 export const RING_MAGIC = 0x474e5254; // 'TRNG' read as little-endian u32
 export const RING_VERSION = 1;

@@ -6,17 +6,17 @@
  * `ValidationError`, never a crash.
  */
 import { Packr } from 'msgpackr';
-import { ValidationError } from '../core/errors.js';
-import { RUNNER_STATES, TASK_STATUSES, type RunnerStatus, type TaskStatus } from '../core/runner/status.js';
+import { ValidationError } from './errors.js';
+import { RUNNER_STATES, TASK_STATUSES, type RunnerStatus, type TaskStatus } from './runner-status.js';
 import { compile, StringEnum, Type, type Shape, type TSchema } from './schema-kit.js';
 
 export const RUNNER_PROTOCOL_VERSION = 1;
 /** Largest frame body accepted either way (task results and diagnostics are small; this bounds a bad peer). */
 export const MAX_RUNNER_FRAME_BYTES = 4 * 1024 * 1024;
 
-export { RUNNER_STATES, TASK_STATUSES, TERMINAL_TASK_STATUSES } from '../core/runner/status.js';
-export type { RunnerState, RunnerStatus, TaskStatus } from '../core/runner/status.js';
-export type { Workload } from '../core/runner/instance.js';
+export { RUNNER_STATES, TASK_STATUSES, TERMINAL_TASK_STATUSES } from './runner-status.js';
+export type { RunnerState, RunnerStatus, TaskStatus } from './runner-status.js';
+export type { Workload } from './runner-instance.js';
 
 const CLOSED = { additionalProperties: false } as const;
 const text = (max = 4096) => Type.String({ maxLength: max });

@@ -7,7 +7,7 @@
  * Rules a schema cannot say (cross-field, normalising, defaults) stay small functions after the check.
  */
 import { createRequire } from 'node:module';
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from './errors.js';
 import {
   Errors, FormatRegistry, Kind, Type, TypeCompiler, TypeRegistry, ValueErrorType,
   type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe, type TypeCheck, type ValueError,

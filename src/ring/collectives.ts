@@ -2,7 +2,7 @@
  * The collectives, in terms of the communicator's lanes. Choice of path is a pure function of sizes
  * and options, so every rank makes the same one (the wire has no per-chunk framing).
  */
-import { TorusError, ValidationError } from '../core/errors.js';
+import { TorusError, ValidationError } from '../protocols/errors.js';
 import { DTYPE_BYTES, DTYPE_CODE, REDUCE_OP_CODE, dtypeOf, isReduceOp, type ReduceOp, type RingArray } from '../native/kernels/index.js';
 import { chainBroadcast, chainRole, ringAllReduce, ringGather } from './algorithms.js';
 import type { LaneHeader, RingContext } from './context.js';

@@ -4,7 +4,7 @@
  * A lost peer or a silent one fails the running op with an error naming it, then tears every socket
  * down: the communicator is then broken and every later call rejects with the same error.
  */
-import { ClosedResourceError, TorusError, asTorusError } from '../core/errors.js';
+import { ClosedResourceError, TorusError, asTorusError } from '../protocols/errors.js';
 import { createLogger } from '../runtime/log.js';
 import { DTYPE_BYTES, KernelMemory, createReducer, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
 import { decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';

@@ -1,5 +1,5 @@
 /** The contract between the communicator and the collective implementations, and abort-frame errors. */
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import type { KernelMemory, Reducer, Region } from '../native/kernels/index.js';
 import type { AbortFrame, RingOpName } from '../protocols/ring-frames.js';
 import type { LaneIO } from './algorithms.js';

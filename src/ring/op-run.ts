@@ -4,7 +4,7 @@
  * instead of hanging it.
  */
 import { performance } from 'node:perf_hooks';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import type { Conn } from './peer-links.js';
 
 export class OpRun {

@@ -1,5 +1,5 @@
 /** Options of RingCommunicator.connect, their defaults and validation. */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 import type { RingHost } from './peer-links.js';
 import type { DirectionsOption } from './directions.js';
 

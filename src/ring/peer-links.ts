@@ -9,7 +9,7 @@
  * deadlock (MLX needs its accept-then-connect order only because its accept blocks).
  */
 import net from 'node:net';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type AbortFrame, type HelloFrame } from '../protocols/ring-frames.js';
 import { StreamReader } from './stream-reader.js';
 import { challenge, CHALLENGE_BYTES, LINK_MAC_BYTES, linkMac, linkMacMatches } from './link-proof.js';

@@ -4,7 +4,7 @@
  * Restart decisions are not made here: the Supervisor owns them.
  */
 import { Worker } from 'node:worker_threads';
-import { TorusError, type ErrorJson } from '../core/errors.js';
+import { TorusError, type ErrorJson } from '../protocols/errors.js';
 import type { Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
 

@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { TorusError, ValidationError } from '../core/errors.js';
+import { TorusError, ValidationError } from '../protocols/errors.js';
 import type { Body } from '../protocols/mailbox.js';
 import { CPU_TASKS } from './cpu-tasks.js';
 import { siblingModule } from './module-url.js';

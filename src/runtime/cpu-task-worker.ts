@@ -1,5 +1,5 @@
 /** The piscina worker entry: looks the named task up in CPU_TASKS and runs it. */
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import { CPU_TASKS } from './cpu-tasks.js';
 import { siblingModule } from './module-url.js';
 

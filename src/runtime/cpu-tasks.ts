@@ -5,6 +5,6 @@
  */
 export const CPU_TASKS: Readonly<Record<string, string>> = {
   'runtime.echo': './cpu-task-echo',
-  'placement.plan': '../core/placement/pool-task',
+  'placement.plan': '../actors/placement-planner/pool-task',
   'artifacts.sha256': '../artifacts/hash-task',
 };

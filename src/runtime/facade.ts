@@ -7,7 +7,7 @@
  *   //                       const keeper = node.actor('topology-keeper'); await keeper.snapshot();
  */
 import * as Comlink from 'comlink';
-import { TorusError } from '../core/errors.js';
+import { TorusError } from '../protocols/errors.js';
 import type { Body } from '../protocols/mailbox.js';
 import type { Runtime } from './runtime.js';
 

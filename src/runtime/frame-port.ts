@@ -10,7 +10,7 @@
  *   move out of band (out-of-band.ts). All measured in benchmarks/mailbox.
  */
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
-import { ClosedResourceError, ValidationError } from '../core/errors.js';
+import { ClosedResourceError, ValidationError } from '../protocols/errors.js';
 import { decodeFrame, MAX_FRAME_BYTES, type Frame } from '../protocols/mailbox.js';
 import { extractOutOfBand, restoreOutOfBand } from './out-of-band.js';
 

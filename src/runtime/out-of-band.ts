@@ -3,7 +3,7 @@
  * as transferred ArrayBuffers beside them, so a 1 MiB payload is never copied (benchmarks/mailbox: 2.5-5x faster
  * than structured clone).
  */
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../protocols/errors.js';
 
 /** Typed arrays at least this large, owning their whole ArrayBuffer, travel out of band (transferred). */
 export const OUT_OF_BAND_BYTES = 64 * 1024;

@@ -4,7 +4,7 @@
  * where the shutdown rule lives: a send on an already-closed channel during shutdown is expected and swallowed;
  * the same failure in normal running is reported as a fault.
  */
-import { asTorusError, ClosedResourceError, errorFromJson, TorusError } from '../core/errors.js';
+import { asTorusError, ClosedResourceError, errorFromJson, TorusError } from '../protocols/errors.js';
 import type { Body, Frame } from '../protocols/mailbox.js';
 import type { ActorSpec } from './actor-host.js';
 import { CpuPool } from './cpu-pool.js';

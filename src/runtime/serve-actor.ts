@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createActor, type Actor, type AnyStateMachine, type EventFrom, type InputFrom, type SnapshotFrom } from 'xstate';
-import { asTorusError, errorFromJson, TorusError, ValidationError } from '../core/errors.js';
+import { asTorusError, errorFromJson, TorusError, ValidationError } from '../protocols/errors.js';
 import type { Body, Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
 import { createLogger, type Logger } from './log.js';

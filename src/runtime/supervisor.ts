@@ -3,7 +3,7 @@
  * start, fatal fault) after an exponential backoff, gives up when the restart intensity is exceeded and
  * escalates to its parent. Messages for an actor that is restarting wait in a bounded backlog.
  */
-import { ClosedResourceError, type ErrorJson } from '../core/errors.js';
+import { ClosedResourceError, type ErrorJson } from '../protocols/errors.js';
 import type { Frame } from '../protocols/mailbox.js';
 import { ActorHost, type ActorSpec } from './actor-host.js';
 import type { Logger } from './log.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { TorusError, ValidationError } from '../../src/core/errors.js';
+import { TorusError, ValidationError } from '../../src/protocols/errors.js';
 import { asBodyError, inCallersWords } from '../../src/api/callers-words.js';
 import { decodeCommand } from '../../src/protocols/commands.js';
 

@@ -125,7 +125,7 @@ t.test('every route answers only what its OpenAPI schema allows (real requests, 
   node.peerList = [
     { address: '10.77.0.9:52516', id: 'node-x', nodeId: 'node-x', reason: 'auth-failure', detail: 'wrong secret', via: 'static', at: heardAt, lastHeardAt: heardAt, attempts: 2, nextRetryAt: heardAt + 20_000 },
     { address: '10.77.0.10:52516', reason: 'unreachable', detail: 'ECONNREFUSED', via: 'mdns', at: heardAt, lastHeardAt: heardAt },
-    // A keyed node heard by an open one (src/cluster/heard.ts): the document once lacked this reason.
+    // A keyed node heard by an open one (src/actors/cluster/transport/heard.ts): the document once lacked this reason.
     { address: '10.77.0.11:52516', reason: 'auth-required', detail: 'the peer needs the cluster key', via: 'gossip', at: heardAt, lastHeardAt: heardAt },
   ];
   const doc = (await raw(api.url, 'GET', '/v1/openapi.json')).json() as any;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ERROR_STATUS } from '../../src/core/errors.js';
+import { ERROR_STATUS } from '../../src/protocols/errors.js';
 import { openApiPath } from '../../src/api/openapi.js';
 import { apiRoutes } from '../../src/api/server.js';
 import { getJson, startApi } from './fixtures/harness.js';

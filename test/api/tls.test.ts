@@ -14,7 +14,7 @@ import { loadNodeCert, TLS_CERT_FILE, TLS_KEY_FILE } from '../../src/api/tls/nod
 import { makeSelfSignedCert, certFingerprint } from '../../src/api/tls/self-signed.js';
 import { ApiClient } from '../../src/cli/api-client.js';
 import { KNOWN_HOSTS_FILE } from '../../src/cli/pinned-tls.js';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 import { peerSigner, PEER_PROOF_HEADER, PeerProofChecker, bodyDigest } from '../../src/protocols/peer-http-proof.js';
 import { raw, startApi, TEST_TOKEN } from './fixtures/harness.js';
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import { createServer, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ChunkClient } from '../../src/artifacts/chunk-client.js';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 
 type Script = (socket: Socket, request: string, n: number) => void;
 

@@ -7,14 +7,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { applyEvent } from '../../src/core/topology/apply.js';
-import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
+import { applyEvent } from '../../src/actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 import { ArtifactService } from '../../src/artifacts/service.js';
 import { ArtifactStore } from '../../src/artifacts/store.js';
 import { createLogger } from '../../src/runtime/log.js';
-import { sendError } from '../../src/api/http-io.js';
-import { TorusError } from '../../src/core/errors.js';
+import { sendError } from '../../src/http/http-io.js';
+import { TorusError } from '../../src/protocols/errors.js';
 
 export const KEY = 'ab'.repeat(32);
 

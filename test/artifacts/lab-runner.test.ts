@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type E2eNode } from '../e2e/lab-cluster.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { applyEvents } from '../../src/core/topology/apply.js';
-import { emptyState } from '../../src/core/topology/state.js';
-import { toPlacementState } from '../../src/core/topology/placement-state.js';
-import { withArtifactHoldings } from '../../src/core/topology/artifact-placement.js';
-import { decodeClusterState, decodePlacementRequest, planPlacement, isRefusal } from '../../src/core/placement/index.js';
+import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
+import { emptyState } from '../../src/actors/topology-keeper/state.js';
+import { toPlacementState } from '../../src/actors/topology-keeper/placement-state.js';
+import { withArtifactHoldings } from '../../src/actors/placement-planner/artifact-placement.js';
+import { decodeClusterState, decodePlacementRequest, planPlacement, isRefusal } from '../../src/actors/placement-planner/index.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 
 const GB = 1e9;
@@ -57,8 +57,8 @@ t.test('an artifact no node holds is refused before planning', async (t) => {
 });
 
 t.test('holdings: a node that leaves holds nothing; a contradicting size is ignored; snapshots round-trip', async (t) => {
-  const { encodeSnapshot, decodeSnapshot } = await import('../../src/core/topology/snapshot.js');
-  const { stateDigest } = await import('../../src/core/topology/digest.js');
+  const { encodeSnapshot, decodeSnapshot } = await import('../../src/actors/topology-keeper/snapshot.js');
+  const { stateDigest } = await import('../../src/actors/topology-keeper/digest.js');
   const plain = cluster([]);
   t.equal(plain.artifacts, undefined, 'no artifacts key while nothing is held (digests of older states unchanged)');
   const s = cluster([

@@ -8,13 +8,13 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyEvent } from '../../src/core/topology/apply.js';
-import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
+import { applyEvent } from '../../src/actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 import { artifactEnv, chainUpstream, decodeRunnerArtifactsRequest, RunnerArtifactGate } from '../../src/artifacts/runner-gate.js';
 import { instanceArtifacts } from '../../src/artifacts/instance-progress.js';
-import { RunnerManager, type ManagerEvent } from '../../src/runner/runner-manager.js';
-import { loopbackInstance, waitFor } from '../runner/fixtures/helpers.js';
+import { RunnerManager, type ManagerEvent } from '../../src/actors/runner-supervisor/runners/runner-manager.js';
+import { loopbackInstance, waitFor } from '../actors/runner-supervisor/fixtures/helpers.js';
 import { startNodes, until } from './fixtures.js';
 
 const ID = 'a'.repeat(64);

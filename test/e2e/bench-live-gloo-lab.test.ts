@@ -11,7 +11,7 @@
 import t from 'tap';
 import { withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { why } from './fixtures/torch-lab.js';
 import { E2eCluster } from './lab-cluster.js';
 

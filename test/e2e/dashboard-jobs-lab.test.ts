@@ -10,7 +10,7 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the

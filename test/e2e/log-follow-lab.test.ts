@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { API_PORT, E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the

@@ -10,11 +10,11 @@ import t, { type Test } from 'tap';
 import { createApiServer } from '../../src/api/server.js';
 import type { NodeFacade } from '../../src/api/node-facade.js';
 import { BroadcastChannel } from 'node:worker_threads';
-import { createProbeHandler } from '../../src/profiler/probe-handler.js';
-import { ProbeGate } from '../../src/profiler/probe-gate.js';
-import { measureCapacity, measureThroughput } from '../../src/profiler/measure.js';
+import { createProbeHandler } from '../../src/actors/network-profiler/probes/probe-handler.js';
+import { ProbeGate } from '../../src/actors/network-profiler/probes/probe-gate.js';
+import { measureCapacity, measureThroughput } from '../../src/actors/network-profiler/probes/measure.js';
 import { probeBusyChannelName } from '../../src/protocols/probe.js';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 
 /** The node's own HTTP server (src/api/server.ts) with the probe handler, as a real node mounts it. */
 async function probeServer(t: Test, nodeId: string): Promise<number> {

@@ -11,7 +11,7 @@ import { createActor, fromCallback } from 'xstate';
 import { networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from '../../src/actors/network-profiler/machine.js';
 import { decodeProfilerEvent } from '../../src/actors/network-profiler/messages.js';
 import { targetsFromTopology } from '../../src/actors/network-profiler/links.js';
-import type { PeerTarget } from '../../src/profiler/reachability.js';
+import type { PeerTarget } from '../../src/actors/network-profiler/probes/reachability.js';
 
 function harness(t: Test) {
   const machine = networkProfilerMachine.provide({

@@ -2,7 +2,7 @@
  * End to end, real processes: a node restarted with its data dir (same id, next incarnation) gets all its links
  * back, in both directions and measured — both after a quick restart (kill -9 and start again before the failure
  * timeout: no NodeGone, the new incarnation's NodeJoined drops its old links) and after a slow one (declared
- * gone first). test/cluster/real-node-lab.test.ts covers leader failover with dist/main.js; this one is about what
+ * gone first). test/actors/cluster/real-node-lab.test.ts covers leader failover with dist/main.js; this one is about what
  * the other actors (profiler, keeper) make of a restart.
  */
 import t from 'tap';

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { finished, procsWith, startRun } from './fixtures/run-cli.js';
 

@@ -16,7 +16,7 @@ import { Capture, captureSkipReason } from './fixtures/capture.js';
 import { API_PORT, E2eCluster, e2eUnavailableReason, type E2eNode } from './lab-cluster.js';
 import { readSecretIn } from '../../src/node/credentials.js';
 import { SESSION_COOKIE } from '../../src/api/auth.js';
-import { profiled } from '../runner/fixtures/lab-runners.js';
+import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 
 t.setTimeout(400_000);
 const CURL = '/usr/bin/curl';

@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Lab } from '../../src/lab/index.js';
-import { parseLog } from '../../src/cluster/stored-state.js';
-import { LabCluster, type LabNode } from '../cluster/fixtures/lab-cluster.js';
+import { parseLog } from '../../src/actors/cluster/storage/stored-state.js';
+import { LabCluster, type LabNode } from '../actors/cluster/fixtures/lab-cluster.js';
 import { check, type AckedOp, type NodeFinal, type Verdict } from './checker.js';
 import { faultSchedule, rng, type Step } from './schedule.js';
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import { DEFAULT_PORT, parseNodeArgs } from '../../src/node/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'torus-config-'));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import { parseNodeArgs } from '../../src/node/config.js';
 import { API_TOKEN_FILE, SECRET_FILE, deriveClusterKeys, readApiTokenIn, resolveCredential, type CredentialInput } from '../../src/node/credentials.js';
 import { realFs, writeFileAtomicSync, type DurableFs } from '../../src/native/durable-fs.js';

@@ -1,12 +1,12 @@
-// The pure parts of the live Gloo comparison (src/node/gloo-bench-live.ts): the up-front --allow-exec check of
+// The pure parts of the live Gloo comparison (src/bench/live/gloo-bench-live.ts): the up-front --allow-exec check of
 // POST /v1/bench/ring with gloo: true, and the ring ÷ Gloo pairing the result, the CLI and the dashboard read.
 // The whole path runs in test/e2e/bench-live-gloo-lab.test.ts.
 import t from 'tap';
 import { renderSideBySide } from '../../src/cli/bench-gloo-live.js';
-import { TorusError } from '../../src/core/errors.js';
-import { applyEvents } from '../../src/core/topology/apply.js';
-import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
-import { compareWithGloo, glooRefusal } from '../../src/node/gloo-bench-live.js';
+import { TorusError } from '../../src/protocols/errors.js';
+import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
+import { compareWithGloo, glooRefusal } from '../../src/bench/live/gloo-bench-live.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 import { indexed, joined, profile } from '../fixtures/topology/events.js';
 

@@ -1,9 +1,9 @@
 // Re-placement honours the constraints an instance was placed under: the real placement-planner actor plans on
 // a cluster state built from events; nodes leave; ReplaceInstance must keep requiredNodes and minNodes.
 import t from 'tap';
-import { applyEvents } from '../../src/core/topology/apply.js';
-import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
-import { CommandHandler } from '../../src/node/command-handler.js';
+import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
+import { CommandHandler } from '../../src/actors/placement-planner/command-handler.js';
 import type { ClusterEvent, WorkloadSpec } from '../../src/protocols/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';

@@ -4,11 +4,11 @@
 // a final InstanceFailed; the appliers, the re-placement list and the API view agree.
 import t from 'tap';
 import { instanceView } from '../../src/api/views.js';
-import { applyEvents } from '../../src/core/topology/apply.js';
-import { instancesToReplace } from '../../src/core/topology/placement-state.js';
-import { decodeSnapshot, encodeSnapshot } from '../../src/core/topology/snapshot.js';
-import { emptyState, type ClusterState } from '../../src/core/topology/state.js';
-import { CommandHandler } from '../../src/node/command-handler.js';
+import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
+import { instancesToReplace } from '../../src/actors/topology-keeper/placement-state.js';
+import { decodeSnapshot, encodeSnapshot } from '../../src/actors/topology-keeper/snapshot.js';
+import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
+import { CommandHandler } from '../../src/actors/placement-planner/command-handler.js';
 import type { ClusterEvent, WorkloadSpec } from '../../src/protocols/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';

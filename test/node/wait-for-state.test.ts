@@ -3,7 +3,7 @@
 import t from 'tap';
 import { EventFeed } from '../../src/api/event-feed.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
-import { waitForState } from '../../src/node/wait-for-state.js';
+import { waitForState } from '../../src/api/wait-for-state.js';
 
 let index = 0;
 const append = (feed: EventFeed, event: ClusterEvent): void => feed.append({ index: ++index, term: 1, event, at: Date.now() });

@@ -14,8 +14,8 @@ import { decodeIdentity, decodeNodeIdResponse, decodeSinkReport, ProbeAnswers, P
 import { decodeHostfile } from '../../src/protocols/hostfile.js';
 import { Advert, decodeTxt, encodeTxt } from '../../src/protocols/cluster-discovery.js';
 import { checkPlannerBody, PlannerBody } from '../../src/actors/placement-planner/plan-request.js';
-import { ClusterStateInput, decodeClusterState } from '../../src/core/placement/cluster-state.js';
-import { decodePlacementRequest, PlacementRequestInput } from '../../src/core/placement/placement-request.js';
+import { ClusterStateInput, decodeClusterState } from '../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementRequest, PlacementRequestInput } from '../../src/actors/placement-planner/placement-request.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
 const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {

@@ -1,9 +1,9 @@
 /** The benchmark's pure parts: nccl-tests formulas, sweep sizes, table layout, CLI flags, report ratios. */
 import t from 'tap';
 import { parseBenchRingArgs, parseSize } from '../../src/cli/bench-ring.js';
-import { formatReport } from '../../src/ring/bench/report.js';
-import type { RingBenchResult } from '../../src/ring/bench/run-bench.js';
-import { averageBusbw, busFactor, formatTable, makeRow, sweepSizes } from '../../src/ring/bench/table.js';
+import { formatReport } from '../../src/bench/ring/report.js';
+import type { RingBenchResult } from '../../src/bench/ring/run-bench.js';
+import { averageBusbw, busFactor, formatTable, makeRow, sweepSizes } from '../../src/bench/ring/table.js';
 
 t.test('busbw factors follow nccl-tests', async (t) => {
   t.equal(busFactor('all_reduce', 4), 1.5);

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import t, { type Test } from 'tap';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
 import { RingCommunicator } from '../../src/ring/index.js';
 import { freePorts, loopbackHosts, loopbackRing } from './fixtures/helpers.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type RingFrame } from '../../src/protocols/ring-frames.js';
 
 t.test('frames round-trip', async (t) => {

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { findTorchPython, GLOO_MISSING, glooScript, runGlooAllReduce, type EnvSpawner } from '../../src/ring/bench/gloo.js';
+import { findTorchPython, GLOO_MISSING, glooScript, runGlooAllReduce, type EnvSpawner } from '../../src/bench/ring/gloo.js';
 import { freePorts } from './fixtures/helpers.js';
 
 const local: EnvSpawner = (_host, command, args, env) => spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -4,9 +4,9 @@ import t from 'tap';
 import { childExecArgv } from '../../src/runtime/module-url.js';
 import { withLab } from '../../src/lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../src/native/kernels/index.js';
-import { processLauncher, type RankMessage } from '../../src/ring/bench/launch.js';
-import type { RankJob } from '../../src/ring/bench/rank-main.js';
-import type { RankResult } from '../../src/ring/bench/sweep.js';
+import { processLauncher, type RankMessage } from '../../src/bench/ring/launch.js';
+import type { RankJob } from '../../src/bench/ring/rank-main.js';
+import type { RankResult } from '../../src/bench/ring/sweep.js';
 
 const N = 3;
 t.setTimeout(400_000); // namespaces and one TS-loader process per rank are slow on a busy 2-vCPU machine

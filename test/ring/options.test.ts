@@ -1,6 +1,6 @@
 /** Connect options: validation, "ip:port" hosts, ring ids that do not match are refused. */
 import t from 'tap';
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import { RingCommunicator } from '../../src/ring/index.js';
 import { resolveOptions } from '../../src/ring/options.js';
 import { freePorts } from './fixtures/helpers.js';

@@ -4,7 +4,7 @@
  * bad percentiles and an aborted task handled.
  */
 import t from 'tap';
-import { busFactor, percentile, timedCollective, type TimedOp } from '../../src/ring/bench/timed-collective.js';
+import { busFactor, percentile, timedCollective, type TimedOp } from '../../src/ring/timed-collective.js';
 import { loopbackRing } from './fixtures/helpers.js';
 
 t.test('percentile and bus factors', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Packr } from 'msgpackr';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 import { probeModule, sleep, testRuntime, waitFor } from './helpers.js';
 
 t.test('an actor starts in its own worker, answers requests and applies events', async (t) => {

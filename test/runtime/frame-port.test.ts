@@ -3,7 +3,7 @@
 import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
-import { ValidationError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/protocols/errors.js';
 import type { Frame } from '../../src/protocols/mailbox.js';
 import { FramePort, type PostTarget } from '../../src/runtime/frame-port.js';
 import type { Test } from 'tap';

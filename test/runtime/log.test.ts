@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { createLogger, formatRecord, getLogLevel, setLogLevel, setLogSink } from '../../src/runtime/log.js';
 import { DEFAULT_LOG_LIMITS, toLogValue } from '../../src/runtime/log-value.js';
-import { TorusError } from '../../src/core/errors.js';
+import { TorusError } from '../../src/protocols/errors.js';
 
 /** Captures the lines one logger call writes, at level debug, and restores the sink and level. */
 function capture(t: Test, fn: () => void): Record<string, unknown>[] {

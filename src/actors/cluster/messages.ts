@@ -3,7 +3,7 @@
  * the machine's types come from them (`Shape<>`), and the decoders are their compiled checks. Errors are
  * ValidationError('frame', `body.…`) (TORUS_PROTOCOL_INVALID), as before the schemas.
  */
-import { ValidationError } from '../../core/errors.js';
+import { ValidationError } from '../../protocols/errors.js';
 import { ErrorJsonSchema, EventBody } from '../../protocols/cluster-schema.js';
 import { MAX_BATCH, ROLES } from '../../protocols/peer-frames.js';
 import { canonical, compile, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';

@@ -1,5 +1,5 @@
 /**
- * Worker entry of the cluster actor: a thin wrapper around ClusterNode (src/cluster/cluster-node.ts), which
+ * Worker entry of the cluster actor: a thin wrapper around ClusterNode (src/actors/cluster/cluster-node.ts), which
  * owns the sockets, mDNS and timers. Committed entries go to the topology keeper in order
  * (`event {indexed}`); a snapshot install goes as `install-snapshot {snapshot, force: true}`.
  *
@@ -11,13 +11,13 @@
  * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
  */
 import { serveActor } from '../../runtime/serve-actor.js';
-import { ClusterNode } from '../../cluster/cluster-node.js';
-import { topologyReplica } from '../../cluster/topology-state.js';
-import { encodeSnapshot } from '../../core/topology/snapshot.js';
-import type { ClusterState } from '../../core/topology/state.js';
+import { ClusterNode } from './cluster-node.js';
+import { topologyReplica } from './topology-state.js';
+import { encodeSnapshot } from '../topology-keeper/snapshot.js';
+import type { ClusterState } from '../topology-keeper/state.js';
 import type { EventBody } from '../../protocols/peer-frames.js';
 import { clusterMachine } from './machine.js';
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { decodeClusterActorEvent, decodeCommandRequest, decodePropose } from './messages.js';
 
 export interface ClusterActorOptions {
@@ -40,7 +40,7 @@ export interface ClusterActorOptions {
   readonly peerPortOffset?: number;
   readonly keeper?: string;
   readonly commandHandler?: string;
-  /** The node's data dir: the replicated state is saved there and restored at start (src/cluster/state-store.ts). */
+  /** The node's data dir: the replicated state is saved there and restored at start (src/actors/cluster/storage/state-store.ts). */
   readonly dataDir?: string;
   /** Set false to keep the state in memory only. */
   readonly persist?: boolean;

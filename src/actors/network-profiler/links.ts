@@ -1,6 +1,6 @@
 /** Pure helpers of the network profiler: link keys, profile change detection, peer targets from the topology. */
 import type { InterfaceType, MemoryInfo, NetInterface, RunnerPolicy } from '../../protocols/events.js';
-import type { PeerTarget } from '../../profiler/reachability.js';
+import type { PeerTarget } from './probes/reachability.js';
 
 export interface LinkRecord {
   readonly sink: string;

@@ -6,7 +6,7 @@
  */
 import { assign, enqueueActions, fromCallback, setup } from 'xstate';
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
-import type { PeerTarget, ReachResult } from '../../profiler/reachability.js';
+import type { PeerTarget, ReachResult } from './probes/reachability.js';
 import type { ProfilerMessage } from './messages.js';
 import { interfacesChanged, linkKey, memoryChanged, restartedPeers, sameTargets, targetKeys, type LinkRecord, type Profile } from './links.js';
 import { DEFAULT_QUIET_MS, linksToProbe, NO_WORK, updateWork, type WorkInstance, type WorkState } from './measure-policy.js';

@@ -1,12 +1,12 @@
 /**
  * The messages other actors may send the network profiler, one TypeBox schema each (internal events are
  * refused): `peers {peers}`, `probe`, `measure {sink?, ip?}`. The machine's types come from them; the peer
- * target's interface (src/profiler/reachability.ts, which the probe code owns) is checked equal to its schema.
+ * target's interface (src/actors/network-profiler/probes/reachability.ts, which the probe code owns) is checked equal to its schema.
  */
 import { INTERFACE_TYPES } from '../../protocols/events.js';
 import { Id } from '../../protocols/event-fields.js';
 import { canonical, compile, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
-import type { PeerAddress, PeerTarget } from '../../profiler/reachability.js';
+import type { PeerAddress, PeerTarget } from './probes/reachability.js';
 
 const CLOSED = { additionalProperties: false } as const;
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });

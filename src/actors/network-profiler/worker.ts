@@ -13,9 +13,9 @@ import { serveActor } from '../../runtime/serve-actor.js';
 import type { InterfaceType, RunnerPolicy } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
 import { readMemory } from '../../native/memory.js';
-import { measureCapacity, measureRtt } from '../../profiler/measure.js';
+import { measureCapacity, measureRtt } from './probes/measure.js';
 import { probeSigner } from '../../protocols/probe-proof.js';
-import { probeReachability, type PeerTarget } from '../../profiler/reachability.js';
+import { probeReachability, type PeerTarget } from './probes/reachability.js';
 import { targetsFromTopology } from './links.js';
 import { allowed, networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
 import { decodeProfilerEvent } from './messages.js';
@@ -23,7 +23,7 @@ import { probeBusyChannelName } from '../../protocols/probe.js';
 import { MeasurementConfirmer } from './confirm.js';
 import { reconcileWithState } from './reconcile.js';
 import { createLogger } from '../../runtime/log.js';
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { instancesFromAnswer, probeDecision, type ProbeDecision } from './measure-policy.js';
 
 export interface ProfilerOptions {

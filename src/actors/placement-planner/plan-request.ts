@@ -1,7 +1,7 @@
-import { ValidationError } from '../../core/errors.js';
-import { decodeClusterState, type ClusterState } from '../../core/placement/cluster-state.js';
-import { decodePlacementRequest } from '../../core/placement/placement-request.js';
-import type { PlacementTaskInput } from '../../core/placement/pool-task.js';
+import { ValidationError } from '../../protocols/errors.js';
+import { decodeClusterState, type ClusterState } from './cluster-state.js';
+import { decodePlacementRequest } from './placement-request.js';
+import type { PlacementTaskInput } from './pool-task.js';
 import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
 import type { PlanKind } from './machine.js';
 
@@ -16,7 +16,7 @@ export interface PlannerRequest {
 }
 
 /**
- * The body's envelope: `state` and `request` are read by their own decoders (src/core/placement), which name
+ * The body's envelope: `state` and `request` are read by their own decoders (src/actors/placement-planner), which name
  * their fields (`state.nodes[0].memory`); the seed defaults to a random one when absent or null.
  */
 export const PlannerBody = Type.Object({

@@ -7,10 +7,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { ValidationError } from '../../core/errors.js';
-import { isRefusal } from '../../core/placement/plan-result.js';
-import { runPlacementTask, type PlacementTaskOutput } from '../../core/placement/pool-task.js';
-import { DEFAULT_RESERVED_PORTS } from '../../core/placement/ports.js';
+import { ValidationError } from '../../protocols/errors.js';
+import { isRefusal } from './plan-result.js';
+import { runPlacementTask, type PlacementTaskOutput } from './pool-task.js';
+import { DEFAULT_RESERVED_PORTS } from './ports.js';
 import type { Body } from '../../protocols/mailbox.js';
 import { serveActor, type ActorContext } from '../../runtime/serve-actor.js';
 import { placementPlannerMachine, type PlanKind, type PlanOutcome } from './machine.js';

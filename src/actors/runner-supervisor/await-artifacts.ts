@@ -4,7 +4,7 @@
  * a transfer failed (→ rejects with its reason). A gate that does not answer for `giveUpMs` fails the runner too,
  * so it never waits forever.
  */
-import type { RunnerInstance } from '../../core/runner/instance.js';
+import type { RunnerInstance } from '../../protocols/runner-instance.js';
 import type { Body } from '../../protocols/mailbox.js';
 
 export const ARTIFACTS_SERVICE = 'artifacts';

@@ -7,10 +7,10 @@ import { siblingModule } from '../../runtime/module-url.js';
 export { runnerSupervisorMachine, type SupervisorContext, type SupervisorEvent, type RunnerSummary } from './machine.js';
 export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect, type StateView } from './reactions.js';
 export { decodeSupervisorMessage, decodeStateView } from './messages.js';
-export { RunnerManager, type RunnerManagerOptions, type ManagerEvent, type TaskSpec } from '../../runner/runner-manager.js';
-export { RunnerProcess, DEFAULT_DEADLINES, type ShutdownDeadlines, type RunnerExit } from '../../runner/runner-process.js';
-export { execEnv, ringHosts } from '../../core/runner/exec-env.js';
-export type { RunnerInstance, Workload } from '../../core/runner/instance.js';
+export { RunnerManager, type RunnerManagerOptions, type ManagerEvent, type TaskSpec } from './runners/runner-manager.js';
+export { RunnerProcess, DEFAULT_DEADLINES, type ShutdownDeadlines, type RunnerExit } from './runners/runner-process.js';
+export { execEnv, ringHosts } from './exec-env.js';
+export type { RunnerInstance, Workload } from '../../protocols/runner-instance.js';
 
 /** The worker entry to pass to `runtime.supervise({ name: 'runner-supervisor', module, options })`. */
 export const runnerSupervisorModule: URL = siblingModule(import.meta.url, './worker');

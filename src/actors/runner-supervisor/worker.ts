@@ -8,13 +8,13 @@
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
  * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners.
  */
-import { asTorusError } from '../../core/errors.js';
-import type { RestartPolicy } from '../../core/runner/backoff.js';
-import type { ExecPolicy } from '../../core/runner/exec-policy.js';
+import { asTorusError } from '../../protocols/errors.js';
+import type { RestartPolicy } from './backoff.js';
+import type { ExecPolicy } from '../../protocols/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';
-import { RunnerManager } from '../../runner/runner-manager.js';
-import type { ShutdownDeadlines } from '../../runner/runner-process.js';
+import { RunnerManager } from './runners/runner-manager.js';
+import type { ShutdownDeadlines } from './runners/runner-process.js';
 import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
 import { ARTIFACTS_SERVICE, awaitArtifacts } from './await-artifacts.js';
 import { decodeStateView, decodeSupervisorMessage } from './messages.js';

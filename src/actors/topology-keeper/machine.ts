@@ -1,5 +1,5 @@
 /**
- * The topology keeper's statechart: every input goes through the ordered buffer (core/topology) that holds the
+ * The topology keeper's statechart: every input goes through the ordered buffer (actors/topology-keeper) that holds the
  * replicated state. `live` = nothing waiting; `waiting` = entries are held behind a gap. The outcome of each input
  * is kept in `lastEffects` and announced as emits (data for the shell, which logs rejections and asks for missing
  * ranges): `topology.rejected`, `topology.gap`, `topology.changed`. Pure: no I/O, no clock.
@@ -8,9 +8,9 @@ import { assign, enqueueActions, not, setup } from 'xstate';
 import type { IndexedEvent } from '../../protocols/events.js';
 import {
   createBuffer, installSnapshot, offerEvents, type BufferEffect, type BufferStep, type EventBuffer,
-} from '../../core/topology/event-buffer.js';
-import type { StateSnapshot } from '../../core/topology/snapshot.js';
-import type { ClusterState } from '../../core/topology/state.js';
+} from './event-buffer.js';
+import type { StateSnapshot } from './snapshot.js';
+import type { ClusterState } from './state.js';
 
 export type KeeperEvent =
   | { readonly type: 'event'; readonly indexed: IndexedEvent }

@@ -2,13 +2,13 @@
  * Answers to the keeper's read requests, as pure functions of the buffer (so they are tested without a worker).
  * Every answer is plain JSON data.
  */
-import { TorusError } from '../../core/errors.js';
-import { stateDigest } from '../../core/topology/digest.js';
-import type { EventBuffer } from '../../core/topology/event-buffer.js';
-import { listNodes } from '../../core/topology/graph.js';
-import { instancesToReplace, toPlacementState, type PlacementState, type ReplacementNeed } from '../../core/topology/placement-state.js';
-import { encodeSnapshot, type StateSnapshot } from '../../core/topology/snapshot.js';
-import { cmp, own, type ClusterState, type InstanceRecord, type LinkRecord, type NodeRecord } from '../../core/topology/state.js';
+import { TorusError } from '../../protocols/errors.js';
+import { stateDigest } from './digest.js';
+import type { EventBuffer } from './event-buffer.js';
+import { listNodes } from './graph.js';
+import { instancesToReplace, toPlacementState, type PlacementState, type ReplacementNeed } from './placement-state.js';
+import { encodeSnapshot, type StateSnapshot } from './snapshot.js';
+import { cmp, own, type ClusterState, type InstanceRecord, type LinkRecord, type NodeRecord } from './state.js';
 
 const digests = new WeakMap<ClusterState, string>();
 

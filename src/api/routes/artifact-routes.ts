@@ -4,10 +4,10 @@
  * so they pass the same authentication. (Peer transfers use separate routes with a cluster-key proof:
  * src/artifacts/peer-server.ts.)
  */
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { artifactId } from '../../artifacts/ids.js';
 import type { ArtifactService } from '../../artifacts/service.js';
-import type { ClusterState } from '../../core/topology/state.js';
+import type { ClusterState } from '../../actors/topology-keeper/state.js';
 import type { NodeFacade } from '../node-facade.js';
 import { requestCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TorusError, asTorusError, type ErrorJson } from '../../core/errors.js';
+import { TorusError, asTorusError, type ErrorJson } from '../../protocols/errors.js';
 import type { RingBenchProgress, RingBenchResult } from '../node-facade.js';
 import { requestCodecs } from '../request-schemas.js';
 import type { Route, RouteShared } from '../router.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { sendText } from '../http-io.js';
+import { sendText } from '../../http/http-io.js';
 import type { Route } from '../router.js';
 import { sendLoginPage, signInAndRedirect, WRONG_TOKEN } from './login-routes.js';
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { TorusError } from '../../core/errors.js';
-import { redactEnv } from '../redact.js';
+import { TorusError } from '../../protocols/errors.js';
+import { redactEnv } from '../../http/redact.js';
 import type { Route, RouteContext } from '../router.js';
 
 /**

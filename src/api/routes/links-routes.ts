@@ -1,4 +1,4 @@
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { requestCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';
 

@@ -1,4 +1,4 @@
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { decodeQuery } from '../query.js';
 import { queryCodecs } from '../request-schemas.js';
 import type { Route } from '../router.js';

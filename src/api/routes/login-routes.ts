@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { ApiAuth } from '../auth.js';
-import { readTextBody, sendText } from '../http-io.js';
+import { readTextBody, sendText } from '../../http/http-io.js';
 import type { Route } from '../router.js';
 
 /**

@@ -1,6 +1,6 @@
 import { renderMetrics } from '../prometheus.js';
 import { sampleProcess, startEventLoopMonitor } from '../process-metrics.js';
-import { sendText } from '../http-io.js';
+import { sendText } from '../../http/http-io.js';
 import type { Route } from '../router.js';
 
 startEventLoopMonitor(); // the first scrape then already has a window of event-loop delays

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { TorusError } from '../../core/errors.js';
+import { TorusError } from '../../protocols/errors.js';
 import { writeFileAtomicSync } from '../../native/durable-fs.js';
 import { certFingerprint, keyMatchesCert, makeSelfSignedCert } from './self-signed.js';
 

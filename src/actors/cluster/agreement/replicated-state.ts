@@ -1,0 +1,32 @@
+/**
+ * What the cluster replicates, seen from the agreement shell: a pure fold of indexed events with a digest and
+ * a snapshot codec, plus the two membership events the leader writes itself. `topologyReplica` (topology-state.ts)
+ * is the product one; tests may plug in smaller ones.
+ */
+import type { EventBody, IndexedEnvelope } from '../../../protocols/peer-frames.js';
+
+export interface NodeDescriptor {
+  readonly nodeId: string;
+  readonly name: string;
+  readonly incarnation: number;
+  readonly apiPort: number;
+  readonly peerPort: number;
+  readonly version: string;
+  readonly addresses: readonly string[];
+}
+
+export interface ReplicatedState<S> {
+  initial(): S;
+  /** Pure; throws (ValidationError or an order error) when the entry cannot be applied. Never mutates `state`. */
+  apply(state: S, entry: IndexedEnvelope): S;
+  digest(state: S): string;
+  /** Snapshot payload for the wire, and its strict decoder (throws on anything invalid). */
+  encode(state: S): unknown;
+  decode(raw: unknown): S;
+  /** Nodes the state currently lists as members. */
+  members(state: S): readonly { readonly nodeId: string; readonly incarnation: number }[];
+  joinedEvent(node: NodeDescriptor): EventBody;
+  goneEvent(nodeId: string, reason: string): EventBody;
+  /** The first entry a new leader writes in its term (changes nothing): committing it commits what came before. */
+  leaderEvent(nodeId: string): EventBody;
+}

@@ -1,0 +1,347 @@
+/**
+ * ClusterNode: the shell around the agreement core. It owns the sockets (ConnectionManager), mDNS, the timer
+ * and the replicated state; it feeds inputs to `step` and performs the effects in order. The cluster actor's
+ * worker is a thin wrapper around it; tests and the lab fixture use it directly. Its parts: cluster-effects.ts
+ * (performing effects), cluster-persistence.ts (the data dir) with group-flush.ts (one fsync per group),
+ * leader-writes.ts (what the leader sequences: callers' writes, the term's first entry, membership, removals),
+ * pending-state.ts (the state as the log lists it), peer-discovery.ts (static peers and mDNS).
+ */
+import { EventEmitter } from 'node:events';
+import { TorusError } from '../../protocols/errors.js';
+import { createLogger, type Logger } from '../../runtime/log.js';
+import type { EventBody, IndexedEnvelope, PeerFrame } from '../../protocols/peer-frames.js';
+import { initialAgreement, step } from './agreement/agreement.js';
+import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement/types.js';
+import { clusterNameHash } from './transport/auth.js';
+import { ConnectionManager, type HeardPeer } from './transport/connections.js';
+import type { MdnsDiscovery } from './transport/discovery.js';
+import { lastIndex } from './agreement/log.js';
+import { CommitWaiters } from './commit-waiters.js';
+import { performEffects, type EffectShell } from './cluster-effects.js';
+import { ClusterPersistence } from './storage/cluster-persistence.js';
+import type { PeerConnection } from './transport/peer-connection.js';
+import type { NodeDescriptor } from './agreement/replicated-state.js';
+import { Forwarder, type CommandResult } from './transport/forwarder.js';
+import { MembershipReconciler } from './membership-reconciler.js';
+import { startPeerDiscovery } from './transport/peer-discovery.js';
+import { noQuorumError } from './agreement/quorum.js';
+import { pendingRemoval, removalRefusal, removeMemberCommand, type RemovalOutcome, type RemovalView } from './member-removal.js';
+import { GroupFlush } from './storage/group-flush.js';
+import { LeaderWrites } from './leader-writes.js';
+import { PendingState } from './agreement/pending-state.js';
+
+import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
+
+export type { CommandResult };
+export { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo };
+
+export class ClusterNode<S> extends EventEmitter {
+  readonly nodeId: string;
+  readonly #o: ClusterNodeOptions<S>;
+  readonly #cfg: AgreementConfig;
+  readonly #now: () => number;
+  readonly #log: Logger;
+  readonly #conns: ConnectionManager;
+  readonly #forwarder: Forwarder<S>;
+  readonly #membership: MembershipReconciler<S>;
+  #core: AgreementState;
+  #state: S;
+  #mdns: MdnsDiscovery | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #port = 0;
+  #lastGossip = 0;
+  #stopped = false;
+  #self: NodeDescriptor | null = null;
+  readonly #persistence: ClusterPersistence<S>;
+  readonly #effects: EffectShell<S>;
+  readonly #waiters: CommitWaiters;
+  readonly #flush: GroupFlush;
+  readonly #writes: LeaderWrites<S>;
+  readonly #pending: PendingState<S>;
+  #wasLeader = false;
+
+  constructor(options: ClusterNodeOptions<S>) {
+    super();
+    this.#o = options;
+    this.nodeId = options.nodeId;
+    this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? createLogger({ component: 'cluster', node: options.nodeId });
+    this.#cfg = { ...DEFAULT_TIMINGS, ...options.timings, selfId: options.nodeId, startedAt: options.startedAt ?? this.#now() };
+    this.#core = initialAgreement(this.#now());
+    this.#state = options.replica.initial();
+    this.#membership = new MembershipReconciler(options.replica, this.#log, options.nodeId, this.#cfg.failureTimeoutMs);
+    const addresses = options.addresses ?? localIPv4s();
+    this.#conns = new ConnectionManager({
+      local: {
+        nodeId: options.nodeId, cluster: clusterNameHash(options.clusterName), incarnation: options.incarnation, startedAt: this.#cfg.startedAt,
+        apiPort: options.apiPort ?? 0, name: options.name ?? options.nodeId, version: options.version ?? '0.0.0', addresses,
+      },
+      secret: options.secret ?? null, host: options.host ?? '0.0.0.0', port: options.port ?? 0, log: this.#log, now: this.#now,
+      ...(options.redial ? { redial: options.redial } : {}),
+      ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
+      onJoined: (c) => this.#onJoined(c),
+      onLeft: (c, reason) => this.#onLeft(c, reason),
+      onFrame: (c, f) => this.#onFrame(c, f),
+    });
+    this.#forwarder = new Forwarder<S>({
+      timeoutMs: options.commandTimeoutMs ?? 10_000,
+      role: () => this.role(),
+      blocked: () => noQuorumError(this.#core.quorum, this.#core.leader, this.#core.role),
+      send: (to, frame) => this.#conns.send(to, frame),
+      execute: (kind, body) => this.#writes.execute(kind, body),
+      onRoleChange: (cb) => void this.on('role', cb).on('quorum', cb),
+      offRoleChange: (cb) => void this.off('role', cb).off('quorum', cb),
+    });
+    this.#persistence = new ClusterPersistence<S>({
+      dataDir: options.persistDir, replica: options.replica, cluster: clusterNameHash(options.clusterName), retain: this.#cfg.retainEntries,
+      compactEvery: options.persistCompactEvery, repair: options.repairState, fs: options.fs, log: this.#log, now: this.#now,
+    });
+    this.#waiters = new CommitWaiters(options.commandTimeoutMs ?? 10_000);
+    this.#flush = new GroupFlush({
+      flush: () => this.#persistence.flush(this.#core.log), onDurable: (index) => this.#run({ kind: 'persisted', now: this.#now(), index }),
+      stopped: () => this.#stopped, log: this.#log,
+    });
+    this.#pending = new PendingState(options.replica);
+    this.#writes = new LeaderWrites<S>({
+      nodeId: options.nodeId, replica: options.replica, log: this.#log, cfg: this.#cfg, waiters: this.#waiters, membership: this.#membership,
+      onCommand: options.onCommand, core: () => this.#core, state: () => this.#state, pendingState: () => this.#logState(), self: () => this.#self!,
+      joined: () => this.#conns.joined.keys(), removalView: () => this.#removalView(), run: (input) => this.#run(input), now: this.#now,
+    });
+    this.#effects = {
+      replica: options.replica, log: this.#log,
+      getState: () => this.#state,
+      setState: (state) => {
+        this.#state = state;
+      },
+      send: (to, frame) => this.#conns.send(to, frame),
+      close: (nodeId, reason) => this.#conns.close(nodeId, reason),
+      emit: (event, payload) => this.emit(event, payload),
+      role: () => this.role(),
+      saveVote: (vote) => {
+        this.#persistence.saveVote(vote);
+        this.emit('vote', vote);
+      },
+    };
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  async start(): Promise<number> {
+    this.#restore();
+    this.#port = await this.#conns.listen();
+    const o = this.#o;
+    this.#self = {
+      nodeId: o.nodeId, name: o.name ?? o.nodeId, incarnation: o.incarnation, apiPort: o.apiPort ?? 0, peerPort: this.#port,
+      version: o.version ?? '0.0.0', addresses: o.addresses ?? localIPv4s(),
+    };
+    this.#mdns = startPeerDiscovery({ options: o, conns: this.#conns, port: this.#port, addresses: this.#self.addresses, log: this.#log });
+    this.#conns.tick();
+    this.#timer = setInterval(() => this.#tick(), this.#o.tickMs ?? 100);
+    return this.#port;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#mdns?.stop();
+    this.#forwarder.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping'));
+    this.#waiters.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping before the write was committed'));
+    await this.#conns.stop();
+    this.#persistence.close(this.#state, this.#core.commit, this.#core.log, this.#core.resync !== null);
+  }
+
+  /** Loads the saved state (if a data dir is set) before any peer can see this node's log position. */
+  #restore(): void {
+    const r = this.#persistence.load();
+    if (!r) return;
+    const now = this.#now();
+    this.#state = r.state;
+    this.#core = initialAgreement(now, r.log, { commit: r.commit, vote: r.vote, mustJoin: r.mustJoin });
+    if (lastIndex(r.log) === 0 && !r.vote && !r.mustJoin) return; // nothing saved yet: a fresh node
+    this.#feedMembers(now);
+    this.#log.info('restored the saved cluster state', { index: r.commit, logged: lastIndex(r.log), replayed: r.replayed, term: this.#core.term, votedTerm: this.#core.votedTerm, mustJoin: r.mustJoin, digest: this.digest() });
+    if (r.commit > 0) this.emit('restored', { index: r.commit, digest: this.digest() });
+  }
+
+  // ---- queries ----
+
+  role(): RoleInfo {
+    return { role: this.#core.role, term: this.#core.term, leader: this.#core.leader, quorum: this.#core.quorum };
+  }
+
+  get state(): S {
+    return this.#state;
+  }
+
+  digest(): string {
+    return this.#o.replica.digest(this.#state);
+  }
+
+  /** Last applied (= committed) index: what the state reflects. */
+  lastIndex(): number {
+    return this.#core.commit;
+  }
+
+  /** Last index in the log (committed or not). */
+  logIndex(): number {
+    return lastIndex(this.#core.log);
+  }
+
+  /** Joined peers (connected and authenticated), with what their hello said. */
+  members(): { nodeId: string; incarnation: number; address: string; port: number; name: string; lastHeard: number | undefined }[] {
+    return [...this.#conns.joined.values()].flatMap((c) => (c.remote ? [{
+      nodeId: c.remote.nodeId, incarnation: c.remote.incarnation, address: c.remoteAddress, port: c.remote.port, name: c.remote.name,
+      lastHeard: this.#core.lastHeard[c.remote.nodeId],
+    }] : [])).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+  }
+
+  /** Heard but not joined, with the reason. */
+  heard(): HeardPeer[] {
+    return this.#conns.heard();
+  }
+
+  view(): Record<string, unknown> {
+    return { nodeId: this.nodeId, ...this.role(), lastIndex: this.lastIndex(), digest: this.digest(), port: this.#port, members: this.members(), heard: this.heard() };
+  }
+
+  // ---- requests ----
+
+  /** Sends events to the leader to be sequenced; resolves with their indices. */
+  propose(events: EventBody | readonly EventBody[]): Promise<unknown> {
+    return this.#forwarder.submit('propose', Array.isArray(events) ? [...events] : [events as EventBody]);
+  }
+
+  /** Runs a command on the leader (its `onCommand`), resolving with `{outcome, indices}` or rejecting with its error. */
+  command(command: EventBody): Promise<unknown> {
+    return this.#forwarder.submit('command', command);
+  }
+
+  /** Operator removal of a dead member (member-removal.ts): refused for this node, an unknown or a connected one. */
+  async removeMember(nodeId: string): Promise<RemovalOutcome> {
+    const refusal = removalRefusal(this.#removalView(), nodeId);
+    if (refusal) throw refusal;
+    if (this.#core.leader !== null || this.#core.quorum.ok) {
+      await this.command(removeMemberCommand(nodeId));
+      return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
+    }
+    this.#writes.markRemoved(nodeId);
+    this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', { nodeId });
+    this.#feedMembers(this.#now());
+    return pendingRemoval(nodeId, this.#core.quorum);
+  }
+
+  #removalView(): RemovalView {
+    return { selfId: this.nodeId, members: this.#o.replica.members(this.#state).map((m) => m.nodeId), joined: new Set(this.#conns.joined.keys()) };
+  }
+
+  // ---- the loop ----
+
+  #run(input: AgreementInput): readonly IndexedEnvelope[] {
+    const r = step(this.#cfg, this.#core, input);
+    this.#core = r.state;
+    const { applied, failed, becameLeader, installed, persist } = performEffects(this.#effects, r.effects);
+    const core = this.#core;
+    try {
+      this.#persistence.afterRun({ state: this.#state, log: core.log, commit: core.commit, persist, installed, unsettled: failed !== null || core.resync !== null, mustJoin: core.mustJoin });
+    } catch (err) {
+      // Not written: not acknowledged (no flush report for it). Logged, the node keeps serving reads.
+      this.#log.error('cannot write the cluster log; entries are not acknowledged', { err });
+    }
+    if (persist.length > 0 || installed) this.#flush.schedule();
+    this.#waiters.applied(applied);
+    if (this.#core.role !== 'leader') this.#waiters.leadershipLost(this.#core.quorum);
+    if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
+    this.#feedMembers(input.now);
+    const won = this.#core.role === 'leader' && !this.#wasLeader;
+    this.#wasLeader = this.#core.role === 'leader';
+    if (becameLeader && this.#core.role === 'leader') this.#writes.becameLeader(won, input.now);
+    return r.sequenced ?? [];
+  }
+
+  /**
+   * The core decides quorum on the membership: the one the log lists, committed or not (Raft's rule for
+   * configurations: a node that has received a NodeJoined acts on it before it learns that it committed, so a
+   * follower of a new cluster never takes itself for a fresh node alone). Tell the core when it changed.
+   */
+  #feedMembers(now: number): void {
+    const listed = this.#o.replica.members(this.#logState()).map((m) => m.nodeId);
+    const members = this.#writes.counted(listed).sort();
+    const known = this.#core.members;
+    if (members.length === known.length && members.every((id, i) => id === known[i])) return;
+    this.#run({ kind: 'members', now, members });
+  }
+
+  /** The state with the log's uncommitted entries applied too (pending-state.ts). */
+  #logState(): S {
+    return this.#pending.of(this.#core, this.#state);
+  }
+
+  #tick(): void {
+    if (this.#stopped) return;
+    const now = this.#now();
+    this.#run({ kind: 'tick', now });
+    this.#conns.tick();
+    if (now - this.#lastGossip > 5000) {
+      this.#lastGossip = now;
+      this.#conns.gossip();
+    }
+    if (this.#core.role === 'leader') this.#writes.tick(now);
+  }
+
+  #onJoined(c: PeerConnection): void {
+    const h = c.remote!;
+    this.#membership.noteJoined({ nodeId: h.nodeId, name: h.name, incarnation: h.incarnation, apiPort: h.apiPort, peerPort: h.port, version: h.version, addresses: h.addresses });
+    this.#run({ kind: 'joined', now: this.#now(), nodeId: h.nodeId, incarnation: h.incarnation, startedAt: h.startedAt });
+    this.emit('joined', h.nodeId);
+    if (this.#core.role === 'leader') this.#writes.reconcile(this.#now());
+  }
+
+  #onLeft(c: PeerConnection, reason: string): void {
+    const id = c.remote!.nodeId;
+    this.#run({ kind: 'left', now: this.#now(), nodeId: id });
+    this.#forwarder.peerLost(id);
+    this.emit('left', { nodeId: id, reason });
+  }
+
+  #snapshotRefusal(f: Extract<PeerFrame, { type: 'snapshot' }>): string | null {
+    try {
+      const state = this.#o.replica.decode(f.state);
+      return this.#o.replica.digest(state) === f.digest ? null : 'digest mismatch';
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  #onFrame(c: PeerConnection, f: PeerFrame): void {
+    const from = c.remote!.nodeId;
+    switch (f.type) {
+      case 'forward':
+        void this.#forwarder.serve(from, f);
+        return;
+      case 'forward-reply':
+        this.#forwarder.reply(from, f);
+        return;
+      case 'snapshot': {
+        // Checked before the core sees it: the core takes a snapshot's index as committed the moment it installs
+        // one, so a state that does not decode or match its digest must never reach it (a peer sending one is
+        // broken or hostile: dropped, and it may reconnect).
+        const refusal = this.#snapshotRefusal(f);
+        if (refusal) {
+          this.#log.warn('snapshot refused', { from, index: f.index, reason: refusal });
+          c.close(`snapshot refused: ${refusal}`, 'protocol-error');
+          return;
+        }
+        this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
+        return;
+      }
+      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'append-ack': case 'gap-request': case 'snapshot-request':
+        this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
+        return;
+      default:
+        c.close(`unexpected ${f.type} frame`, 'protocol-error');
+    }
+  }
+}

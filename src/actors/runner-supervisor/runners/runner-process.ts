@@ -1,0 +1,311 @@
+/**
+ * Supervisor side of one runner process (exo's supervisor.py). Spawns `runner-main` in its own process
+ * group (so a kill reaches an `exec` command too), captures stdout/stderr into `<logDir>/stdout.log` and
+ * `stderr.log` and keeps the last lines as diagnostics, hands over tasks and waits for their acks, cancels
+ * within a bound, and shuts down by escalation: shutdown frame → SIGTERM → SIGKILL, each with a deadline.
+ *
+ * ClosedResourceError rule: a send on the closed channel while stopping is swallowed; in normal running it
+ * is a fault — the runner is killed and reported Failed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { ClosedResourceError } from '../../../protocols/errors.js';
+import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
+import { decodeUpFrame, RUNNER_PROTOCOL_VERSION, type DownFrame, type RunnerStartConfig, type UpFrame } from '../../../protocols/runner.js';
+import { childExecArgv, siblingModule } from '../../../runtime/module-url.js';
+import { FrameChannel } from './frame-channel.js';
+import { LineTail } from './line-tail.js';
+
+export interface ShutdownDeadlines {
+  /** Wait this long for a clean exit after the shutdown frame. */
+  readonly gracefulMs: number;
+  /** Then SIGTERM the group and wait this long. */
+  readonly termMs: number;
+  /** Then SIGKILL the group and wait this long. */
+  readonly killMs: number;
+}
+export const DEFAULT_DEADLINES: ShutdownDeadlines = { gracefulMs: 3000, termMs: 3000, killMs: 2000 };
+
+export interface RunnerExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** We asked it to stop (a clean shutdown, or our own escalation). */
+  readonly expected: boolean;
+  /** "exitcode=N" / "signal=SIGKILL", plus the fault or the runner's own Failed reason when there is one. */
+  readonly cause: string;
+  readonly diagnostics: readonly string[];
+}
+
+export type RunnerProcessEvent =
+  | { readonly type: 'status'; readonly status: RunnerStatus }
+  | { readonly type: 'task-status'; readonly taskId: string; readonly status: TaskStatus; readonly result?: unknown; readonly error?: string }
+  | { readonly type: 'diagnostic'; readonly level: string; readonly message: string }
+  | { readonly type: 'exit'; readonly exit: RunnerExit };
+
+export interface RunnerProcessOptions {
+  readonly config: RunnerStartConfig;
+  readonly logDir: string;
+  readonly onEvent: (event: RunnerProcessEvent) => void;
+  readonly diagnosticLines?: number;
+  /** A cancel not acknowledged within this is a fault (exo: 0.5 s). */
+  readonly cancelTimeoutMs?: number;
+  /** A task not acknowledged within this (counted once the runner is up) is a fault. */
+  readonly ackTimeoutMs?: number;
+  /** A runner that has not reported its first status within this is a fault (module loading can be slow). */
+  readonly startTimeoutMs?: number;
+  /** Extra environment for the runner process itself (test hooks). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+type TaskFrame = Exclude<DownFrame, { type: 'start' | 'cancel' }>;
+
+export class RunnerProcess {
+  readonly #opts: RunnerProcessOptions;
+  readonly #tail: LineTail;
+  #child: ChildProcess | undefined;
+  #channel: FrameChannel<UpFrame, DownFrame> | undefined;
+  #logs: WriteStream[] = [];
+  #status: RunnerStatus = { state: 'Idle' };
+  #stopping = false;
+  #fault: string | undefined;
+  #swallowed = 0;
+  readonly #acks = new Map<string, { promise: Promise<boolean>; resolve: (ok: boolean) => void }>();
+  readonly #cancelAcks = new Map<string, (ok: boolean) => void>();
+  #exit: RunnerExit | undefined;
+  #markUp!: () => void;
+  /** Resolves at the runner's first status frame (it is running and reading its channel). */
+  readonly #up = new Promise<void>((resolve) => (this.#markUp = resolve));
+  readonly #exited: Promise<RunnerExit>;
+  #resolveExited!: (exit: RunnerExit) => void;
+
+  constructor(options: RunnerProcessOptions) {
+    this.#opts = options;
+    this.#tail = new LineTail(options.diagnosticLines ?? 40);
+    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+  get status(): RunnerStatus {
+    return this.#status;
+  }
+  get exited(): Promise<RunnerExit> {
+    return this.#exited;
+  }
+  get exit(): RunnerExit | undefined {
+    return this.#exit;
+  }
+  /** Sends that met a closed channel while stopping and were swallowed (the ClosedResourceError case). */
+  get swallowedSends(): number {
+    return this.#swallowed;
+  }
+  get diagnostics(): string[] {
+    return this.#tail.lines();
+  }
+  /** Whether the frame channel to the runner is closed (by either side, or never opened). */
+  get channelClosed(): boolean {
+    return this.#channel?.closed ?? true;
+  }
+
+  start(): void {
+    if (this.#child) return;
+    const { config, logDir } = this.#opts;
+    // Logs hold whatever the job prints (tokens, data): owner only. chmod too: older files were 0644.
+    mkdirSync(dirname(logDir), { recursive: true, mode: 0o700 });
+    mkdirSync(logDir, { recursive: true, mode: 0o700 });
+    chmodSync(logDir, 0o700);
+    const entry = siblingModule(import.meta.url, './runner-main');
+    const child = spawn(process.execPath, [...childExecArgv(import.meta.url), entry.pathname], {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...this.#opts.env },
+    });
+    this.#child = child;
+    for (const [name, stream] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
+      const path = join(logDir, `${name}.log`);
+      const file = createWriteStream(path, { flags: 'a', mode: 0o600 });
+      file.once('open', () => { try { chmodSync(path, 0o600); } catch { /* gone: nothing to protect */ } });
+      file.on('error', () => {}); // a full disk must not take the supervisor down
+      this.#logs.push(file);
+      stream?.on('data', (chunk: Buffer) => {
+        file.write(chunk);
+        this.#tail.push(chunk, name === 'stderr' ? 'stderr' : 'stdout');
+      });
+    }
+    this.#channel = new FrameChannel<UpFrame, DownFrame>(`runner ${config.runnerId} channel`, child.stdio[3] as Duplex, decodeUpFrame, {
+      onFrame: (frame) => this.#onFrame(frame),
+      onInvalid: (err) => this.#tail.note(`invalid frame from runner: ${err.message}`),
+      onClose: () => {},
+    });
+    child.once('error', (err) => this.#onGone(null, null, `spawn failed: ${err.message}`));
+    child.once('exit', (code, signal) => this.#onGone(code, signal));
+    this.#send({ type: 'start', v: RUNNER_PROTOCOL_VERSION, config });
+    const startTimeoutMs = this.#opts.startTimeoutMs ?? 60_000;
+    const timer = setTimeout(() => this.fault(`runner did not start within ${startTimeoutMs} ms`), startTimeoutMs);
+    void Promise.race([this.#up, this.#exited]).then(() => clearTimeout(timer));
+  }
+
+  #onFrame(frame: UpFrame): void {
+    switch (frame.type) {
+      case 'status':
+        this.#markUp();
+        this.#status = frame.status;
+        if (frame.status.state === 'Failed') this.#tail.note(`runner failed: ${frame.status.reason}`);
+        this.#opts.onEvent({ type: 'status', status: frame.status });
+        break;
+      case 'ack':
+        this.#acks.get(frame.taskId)?.resolve(true);
+        break;
+      case 'cancel-ack':
+        this.#cancelAcks.get(frame.taskId)?.(true);
+        break;
+      case 'task-status':
+        this.#opts.onEvent(frame);
+        break;
+      case 'diagnostic':
+        this.#tail.note(`${frame.level}: ${frame.message}`);
+        this.#opts.onEvent(frame);
+        break;
+      case 'fatal':
+        this.#tail.note(`fatal: ${frame.message}`);
+        break;
+    }
+  }
+
+  /** false when the frame could not be sent (swallowed while stopping; a fault otherwise). */
+  #send(frame: DownFrame): boolean {
+    try {
+      if (!this.#channel) throw new ClosedResourceError('runner channel (not started)');
+      this.#channel.send(frame);
+      return true;
+    } catch (err) {
+      if (!(err instanceof ClosedResourceError)) throw err;
+      if (this.#stopping) this.#swallowed += 1;
+      else if (!this.#exit) this.fault(`send ${frame.type} on a closed channel`);
+      return false;
+    }
+  }
+
+  /** Hands a task over; resolves true once acknowledged, false if it could not be (never rejects). A resend is a no-op. */
+  startTask(frame: TaskFrame): Promise<boolean> {
+    const known = this.#acks.get(frame.taskId);
+    if (known) return known.promise;
+    let resolve!: (ok: boolean) => void;
+    const promise = new Promise<boolean>((r) => (resolve = r));
+    this.#acks.set(frame.taskId, { promise, resolve });
+    const ackTimeoutMs = this.#opts.ackTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    void this.#up.then(() => {
+      if (settled) return;
+      timer = setTimeout(() => {
+        if (!this.#stopping && !this.#exit) this.fault(`no ack for ${frame.type} ${frame.taskId} within ${ackTimeoutMs} ms`);
+        resolve(false);
+      }, ackTimeoutMs);
+    });
+    void promise.finally(() => {
+      settled = true;
+      clearTimeout(timer);
+    });
+    if (!this.#send(frame)) resolve(false);
+    return promise;
+  }
+
+  /** Cancels a task; true when the runner confirmed in time. No answer in time → the runner is failed. */
+  cancelTask(taskId: string): Promise<boolean> {
+    const timeoutMs = this.#opts.cancelTimeoutMs ?? 500;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#cancelAcks.delete(taskId);
+        if (!this.#stopping && !this.#exit) this.fault(`no answer to cancel of ${taskId} within ${timeoutMs} ms`);
+        resolve(false);
+      }, timeoutMs);
+      this.#cancelAcks.set(taskId, (ok) => {
+        clearTimeout(timer);
+        this.#cancelAcks.delete(taskId);
+        resolve(ok);
+      });
+      if (!this.#send({ type: 'cancel', taskId })) {
+        clearTimeout(timer);
+        this.#cancelAcks.delete(taskId);
+        resolve(false);
+      }
+    });
+  }
+
+  /** A fault in normal running: kill the group; the exit is then reported as a failure with this reason. */
+  fault(reason: string): void {
+    if (this.#exit || this.#fault) return;
+    this.#fault = reason;
+    this.#tail.note(`supervisor: ${reason}`);
+    this.#killGroup('SIGKILL');
+  }
+
+  #killGroup(signal: NodeJS.Signals): void {
+    const pid = this.#child?.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      try {
+        process.kill(pid, signal);
+      } catch { /* already gone */ }
+    }
+  }
+
+  /** Graceful shutdown with escalation; resolves with the exit. Idempotent. */
+  async shutdown(deadlines: ShutdownDeadlines = DEFAULT_DEADLINES, taskId = `shutdown:${this.#opts.config.runnerId}`): Promise<RunnerExit> {
+    this.#stopping = true;
+    if (this.#exit) return this.#exit;
+    if (!this.#child) {
+      this.#onGone(null, null, 'never started');
+      return this.#exited;
+    }
+    void this.startTask({ type: 'shutdown', taskId });
+    const within = (ms: number): Promise<boolean> => new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      void this.#exited.then(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (await within(deadlines.gracefulMs)) return this.#exited;
+    this.#tail.note(`supervisor: no exit within ${deadlines.gracefulMs} ms of shutdown, SIGTERM`);
+    this.#killGroup('SIGTERM');
+    if (await within(deadlines.termMs)) return this.#exited;
+    this.#tail.note(`supervisor: no exit within ${deadlines.termMs} ms of SIGTERM, SIGKILL`);
+    this.#killGroup('SIGKILL');
+    await within(deadlines.killMs);
+    return this.#exited;
+  }
+
+  #onGone(code: number | null, signal: NodeJS.Signals | null, note?: string): void {
+    if (this.#exit) return;
+    if (note) this.#tail.note(note);
+    // Leftovers of the group (an exec command the runner could not stop) go with it.
+    this.#killGroup('SIGKILL');
+    const exitPart = signal ? `signal=${signal}` : `exitcode=${code ?? 'unknown'}`;
+    const expected = this.#stopping && !this.#fault;
+    const own = this.#status.state === 'Failed' ? this.#status.reason : undefined;
+    const cause = [this.#fault, own, exitPart].filter((x) => x !== undefined).join('; ');
+    const clean = code === 0 && this.#status.state === 'Shutdown';
+    // Output written just before the exit may still be in the pipes: give it a moment, then report.
+    setTimeout(() => {
+      const exit: RunnerExit = { code, signal, expected: expected || clean, cause, diagnostics: this.#tail.lines() };
+      this.#exit = exit;
+      for (const { resolve } of this.#acks.values()) resolve(false);
+      for (const done of [...this.#cancelAcks.values()]) done(false);
+      this.#channel?.close();
+      for (const log of this.#logs) log.end();
+      const final: RunnerStatus = exit.expected ? { state: 'Shutdown' } : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
+      if (this.#status.state !== final.state || final.state === 'Failed') {
+        this.#status = final;
+        this.#opts.onEvent({ type: 'status', status: final });
+      }
+      this.#opts.onEvent({ type: 'exit', exit });
+      this.#resolveExited(exit);
+    }, 50);
+  }
+}
