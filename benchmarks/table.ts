@@ -38,7 +38,7 @@ export function busyPercent(a: ReturnType<typeof machineCpu>, b: ReturnType<type
 export function printTable(title: string, rows: readonly BenchRow[], json: boolean, note?: string): void {
   const load = machineLoad();
   if (json) {
-    process.stdout.write(JSON.stringify({ title, rows, note, load }) + '\n');
+    process.stdout.write(`${JSON.stringify({ title, rows, note, load })}\n`);
     return;
   }
   const loadLine = `load average ${load.loadavg1m} on ${load.cpus} CPUs`;

@@ -40,7 +40,7 @@ async function runBench(args: string[]): Promise<number> {
 }
 
 async function runNode(args: string[]): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseNodeArgs>;
   try {
     parsed = parseNodeArgs(args);
   } catch (error) {
@@ -51,7 +51,7 @@ async function runNode(args: string[]): Promise<number> {
     throw error;
   }
   if (parsed.help) {
-    process.stdout.write(HELP + '\n');
+    process.stdout.write(`${HELP}\n`);
     return 0;
   }
   // Signals are handled from the first moment: one that arrives while the actors start is remembered and the
@@ -74,7 +74,7 @@ async function runNode(args: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   const { startNode } = await import('./node/start-node.js');
   const { startBanner, credentialWarnings } = await import('./node/start-banner.js');
-  for (const line of credentialWarnings(parsed.config)) process.stderr.write(line + '\n');
+  for (const line of credentialWarnings(parsed.config)) process.stderr.write(`${line}\n`);
   node = await startNode(parsed.config);
   process.stdout.write(startBanner({ nodeId: node.identity.nodeId, incarnation: node.identity.incarnation, host: node.api.host, port: node.api.port, config: parsed.config, credential: node.credential, fingerprint: node.api.fingerprint }));
   if (pendingSignal) void node.shutdown(pendingSignal);
@@ -85,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first.startsWith('-')) return runNode(argv);
   if (first === 'help') {
-    process.stdout.write(HELP + '\n');
+    process.stdout.write(`${HELP}\n`);
     return 0;
   }
   const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first as CommandName] : undefined;

@@ -21,7 +21,7 @@ export class Agent {
       if (i >= 0) this.#waiters.splice(i, 1);
     });
   }
-  send(o: unknown): void { this.child.stdin!.write(JSON.stringify(o) + '\n'); }
+  send(o: unknown): void { this.child.stdin!.write(`${JSON.stringify(o)}\n`); }
   next<T>(match: (m: any) => boolean, ms = 900_000): Promise<T> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`agent ${this.id}: timed out`)), ms);

@@ -150,7 +150,7 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
     // case also says how busy the machine's CPUs were (all lab hosts share them): near 100 %, the case is CPU-bound.
     const times = new Map<string, number[]>();
     const busy = new Map<string, number[]>();
-    const measure = async (c: string, f: () => Promise<number | void>): Promise<void> => {
+    const measure = async (c: string, f: () => Promise<unknown>): Promise<void> => {
       const c0 = machineCpu();
       const t0 = performance.now();
       const own = await f();

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
-import { readApiTokenIn } from '../../src/node/credentials.js';
+import { readApiTokenIn } from '../../src/protocols/data-dir-files.js';
 import { printTable, type BenchRow } from '../table.js';
 
 /** GET inside a namespace with the API token: curl when installed (light), else Node's fetch (a whole Node start per request). */
@@ -122,7 +122,7 @@ function paired(keyed: BenchRow, open: BenchRow): BenchRow {
 }
 
 /** One join token for every real node of a bench cluster (each would otherwise create its own). */
-const BENCH_SECRET = 'torus-bench-' + process.pid + '-' + Date.now().toString(36);
+const BENCH_SECRET = `torus-bench-${process.pid}-${Date.now().toString(36)}`;
 const realMain = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
 const benchDataDir = (lab: Lab, h: number): string => `/tmp/torus-bench-${process.pid}-${lab.id}-${h}`;
 

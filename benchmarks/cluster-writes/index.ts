@@ -43,7 +43,7 @@ class Proc {
     const id = this.#id++;
     return new Promise((resolve) => {
       this.#replies.set(id, (ok) => { this.#replies.delete(id); resolve(ok); });
-      this.child.stdin!.write(JSON.stringify({ id, op: 'propose', events: [event] }) + '\n');
+      this.child.stdin!.write(`${JSON.stringify({ id, op: 'propose', events: [event] })}\n`);
     });
   }
 }

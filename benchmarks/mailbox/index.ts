@@ -35,7 +35,7 @@ class PlainClient {
   }
 }
 
-async function median(run: () => Promise<number>): Promise<number> {
+async function _median(run: () => Promise<number>): Promise<number> {
   const values: number[] = [];
   for (let i = 0; i < rounds; i++) values.push(await run());
   values.sort((a, b) => a - b);

@@ -127,7 +127,7 @@ function bench(topo: Topology, needNodes: number, runs: number): Row {
     if (isRefusal(result)) { outcome = `refused (${result.refusal.kind})`; search = '-'; }
     else {
       const bps = result.explanation.chosen?.slowestHopBps;
-      outcome = `${result.instance.nodes.length} nodes, slowest hop ${bps ? (bps / 1e9).toFixed(1) + ' Gbit/s' : '?'}`;
+      outcome = `${result.instance.nodes.length} nodes, slowest hop ${bps ? `${(bps / 1e9).toFixed(1)} Gbit/s` : '?'}`;
       search = `${result.explanation.sizes.at(-1)?.generation ?? ''} / ${result.explanation.chosen?.search ?? ''}`;
     }
   }

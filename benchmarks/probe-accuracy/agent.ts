@@ -9,7 +9,7 @@ import { createProbeHandler } from '../../src/actors/network-profiler/probes/pro
 import { measureCapacity, measureThroughput } from '../../src/actors/network-profiler/probes/measure.js';
 
 const [mode, a = '', b = '0', c = '300', d = '2', e = '1'] = process.argv.slice(2);
-const out = (o: object): void => void process.stdout.write(JSON.stringify(o) + '\n');
+const out = (o: object): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 if (mode === 'server') {
   const handler = createProbeHandler(() => ({ nodeId: a, clusterName: 'bench', incarnation: 1 }), { dataKey: null });
   http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } })

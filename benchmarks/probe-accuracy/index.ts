@@ -1,7 +1,7 @@
 /**
  * Probe accuracy: the profiler's capacity estimate vs iperf3 on the same shaped lab links, side by side
  * in one run. A 3-host lab: LAN at 1gbit (tbf on both ends, as src/lab shapes it), a p2p link h0–h1 at 5gbit
- * (tbf both ends, burst per RING-NOTES), a p2p link h0–h2 unshaped. Per link and round, back to back:
+ * (tbf both ends, burst as docs/lab.md sizes it), a p2p link h0–h2 unshaped. Per link and round, back to back:
  *   stream   the profiler's probe as the worker runs it (GET /v1/probe/stream, best of 2 × 300 ms, 1 connection)
  *   upload   the previous probe (HTTP upload to /v1/probe/sink, best of 2 × 300 ms), for comparison
  *   iperf3   -R (the peer sends, the stream probe's direction) and forward, 2 s each

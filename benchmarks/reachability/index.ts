@@ -58,7 +58,7 @@ async function run(n: number): Promise<Row> {
   for (let r = 0; r < repeats; r++) {
     let t0 = performance.now();
     let first = NaN, lastVerified = NaN, count = 0;
-    for await (const res of probeReachability(peers, opts)) {
+    for await (const _res of probeReachability(peers, opts)) {
       const at = performance.now() - t0;
       if (Number.isNaN(first)) first = at;
       lastVerified = at;

@@ -103,7 +103,7 @@ function summary(): string[] {
   return lines;
 }
 
-if (json) process.stdout.write(JSON.stringify({ mode, quick, scenarios: results }, null, 2) + '\n');
+if (json) process.stdout.write(`${JSON.stringify({ mode, quick, scenarios: results }, null, 2)}\n`);
 else {
   for (const { name, result } of results) process.stdout.write(`\n## ${name}\n\n${formatReport(result)}\n`);
   process.stdout.write(`\n## Targets (mode ${mode}; 2 shared vCPUs, numbers are noisy)\n\n${summary().join('\n')}\n`);

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { Exposition, series } from './prometheus-text.js';
+import { type Exposition, series } from './prometheus-text.js';
 
 /**
  * The process metrics every Prometheus user expects from a Node service, under the names the official

@@ -38,6 +38,6 @@ export class Exposition {
   }
 
   text(): string {
-    return this.#lines.join('\n') + '\n';
+    return `${this.#lines.join('\n')}\n`;
   }
 }

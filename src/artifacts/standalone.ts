@@ -30,15 +30,15 @@ const service = new ArtifactService({
   cluster: { state: async () => state, propose: async () => {} },
 });
 const server = createServer((req, res) => { if (!service.peerHandler(req, res)) { res.writeHead(404); res.end(); } });
-server.listen(config.port, '0.0.0.0', () => process.stdout.write(JSON.stringify({ ready: config.nodeId }) + '\n'));
+server.listen(config.port, '0.0.0.0', () => process.stdout.write(`${JSON.stringify({ ready: config.nodeId })}\n`));
 // Progress and outcome of every transfer (also one resumed at start), one line each time it changes.
 let lastReport = '';
 setInterval(() => {
   const line = JSON.stringify({ transfers: service.transfers().transfers.map((t) => ({ id: t.id, state: t.state, have: t.have, chunks: t.chunks, bySource: t.bySource, corrupt: t.corrupt, error: t.error })) });
-  if (line !== lastReport) { lastReport = line; process.stdout.write(line + '\n'); }
+  if (line !== lastReport) { lastReport = line; process.stdout.write(`${line}\n`); }
 }, 100).unref();
 
-const say = (o: unknown): void => void process.stdout.write(JSON.stringify(o) + '\n');
+const say = (o: unknown): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line) as { cmd: string; path?: string; id?: string; upstream?: string; event?: ClusterEvent; chunkSize?: number };
   void (async () => {

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { TorusError, asTorusError, errorFromJson } from '../protocols/errors.js';
-import { API_TOKEN_FILE, readApiTokenIn } from '../node/credentials.js';
+import { API_TOKEN_FILE, readApiTokenIn } from '../protocols/data-dir-files.js';
 import type { Agent } from 'node:https';
 import { isLoopback } from '../api/plain-http-policy.js';
 import { requestText, type TextAnswer } from './http-request.js';
@@ -198,7 +198,7 @@ export async function runCli(io: CliIo, usage: string, args: readonly string[], 
       io.stderr.write(`${e.message}\n${usage}`);
       return 2;
     }
-    if (json) io.stdout.write(JSON.stringify({ error: e.toJSON() }) + '\n');
+    if (json) io.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
     else io.stderr.write(`error: ${e.message}${e.code === 'TORUS_API_UNREACHABLE' ? '' : ` (${e.code})`}\n${detailLines(e)}`);
     return 1;
   }
@@ -210,4 +210,4 @@ function detailLines(e: TorusError): string {
   return reasons.map((r) => `  - ${typeof r === 'string' ? r : JSON.stringify(r)}\n`).join('');
 }
 
-export const printJson = (io: CliIo, value: unknown): void => void io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+export const printJson = (io: CliIo, value: unknown): void => void io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

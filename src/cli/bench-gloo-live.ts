@@ -13,5 +13,5 @@ export interface GlooComparisonRow { readonly size: number; readonly ringBusbw: 
 export function renderSideBySide(gloo: GlooResult, rows: readonly GlooComparisonRow[]): string {
   if (!gloo.ok) return `# ${gloo.reason}\n`;
   const body = rows.map((r) => [String(r.size), r.ringBusbw.toFixed(3), r.glooBusbw.toFixed(3), r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`]);
-  return `# ring vs torch Gloo all_reduce on the same nodes (a torus job; ${gloo.iface})\n` + renderTable(['size', 'ring busbw', 'gloo busbw', 'ring/gloo'], body);
+  return `# ring vs torch Gloo all_reduce on the same nodes (a torus job; ${gloo.iface})\n${renderTable(['size', 'ring busbw', 'gloo busbw', 'ring/gloo'], body)}`;
 }

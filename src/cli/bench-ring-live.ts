@@ -124,7 +124,7 @@ function showProgress(io: CliIo, run: BenchRun): void {
 /** The ring engine's table (rows of nccl-tests columns) when present; otherwise the JSON. */
 function renderResult(result: unknown): string {
   const rows = (result as { rows?: unknown } | null)?.rows;
-  if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object') return JSON.stringify(result, null, 2) + '\n';
+  if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object') return `${JSON.stringify(result, null, 2)}\n`;
   const headers = Object.keys(rows[0] as object);
   const body = rows.map((r) => headers.map((h) => String((r as Record<string, unknown>)[h] ?? '')));
   const extra = Object.entries(result as object).filter(([k, val]) => k !== 'rows' && typeof val !== 'object').map(([k, val]) => `${k}: ${String(val)}\n`).join('');

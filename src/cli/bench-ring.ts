@@ -100,13 +100,13 @@ export async function runBenchRingCommand(args: string[]): Promise<number> {
   try {
     const result = await runRingBench(options, progress);
     if (tty) process.stderr.write('\n');
-    process.stdout.write(options.json ? JSON.stringify(result, null, 2) + '\n' : formatReport(result) + '\n');
+    process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatReport(result)}\n`);
     const failed = result.runs.some((r) => r.errors.length > 0 || r.rows.some((row) => (row.wrong ?? 0) > 0));
     return failed ? 1 : 0;
   } catch (error) {
     const e = asTorusError(error);
     if (tty) process.stderr.write('\n');
-    process.stderr.write(options.json ? JSON.stringify({ error: e.toJSON() }) + '\n' : `error: ${e.message} (${e.code})\n`);
+    process.stderr.write(options.json ? `${JSON.stringify({ error: e.toJSON() })}\n` : `error: ${e.message} (${e.code})\n`);
     return 1;
   }
 }

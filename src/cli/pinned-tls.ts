@@ -51,7 +51,7 @@ export class KnownApiHosts {
 
   add(address: string, fingerprint: string): void {
     const kept = this.#lines().filter((l) => l.trim().split(/\s+/)[0] !== address);
-    writeFileAtomicSync(this.file, [...kept, `${address} ${fingerprint}`].join('\n') + '\n');
+    writeFileAtomicSync(this.file, `${[...kept, `${address} ${fingerprint}`].join('\n')}\n`);
   }
 }
 

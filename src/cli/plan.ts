@@ -86,7 +86,7 @@ async function readJson(path: string, flag: string): Promise<unknown> {
   }
 }
 
-const print = (io: PlanCommandIo, value: unknown): void => { io.stdout.write(JSON.stringify(value, null, 2) + '\n'); };
+const print = (io: PlanCommandIo, value: unknown): void => { io.stdout.write(`${JSON.stringify(value, null, 2)}\n`); };
 
 export async function runPlanCommand(args: string[], io: PlanCommandIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   try {

@@ -6,7 +6,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readApiTokenIn, readSecretIn } from '../node/credentials.js';
+import { readApiTokenIn, readSecretIn } from '../protocols/data-dir-files.js';
 import { joinCommand, lanAddress } from '../node/start-banner.js';
 import { DEFAULT_PORT } from '../node/config.js';
 import { processIo, type CliIo } from './api-client.js';
@@ -25,7 +25,7 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
     return 2;
   }
   if (values.help) {
-    io.stdout.write(USAGE + '\n');
+    io.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.env.TORUS_DATA_DIR || join(homedir(), '.torus');
@@ -35,7 +35,7 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
       io.stderr.write(`torus: no API token in ${dataDir} (start the node once, or pass --data-dir)\n`);
       return 1;
     }
-    io.stdout.write(token + '\n');
+    io.stdout.write(`${token}\n`);
     return 0;
   }
   const secret = readSecretIn(dataDir);
@@ -45,6 +45,6 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
   }
   const port = typeof values.port === 'string' && /^\d+$/.test(values.port) ? Number(values.port) : DEFAULT_PORT;
   const cluster = typeof values.cluster === 'string' ? values.cluster : 'torus';
-  io.stdout.write(joinCommand(secret, lanAddress() ?? '127.0.0.1', port, cluster) + '\n');
+  io.stdout.write(`${joinCommand(secret, lanAddress() ?? '127.0.0.1', port, cluster)}\n`);
   return 0;
 }

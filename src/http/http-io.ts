@@ -47,7 +47,7 @@ function tooLarge(limit: number): TorusError {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body, null, 2) + '\n';
+  const text = `${JSON.stringify(body, null, 2)}\n`;
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
   res.end(text);
 }

@@ -49,7 +49,7 @@ export class NodeCluster {
   readonly #opts: ClusterOptions;
   readonly #tmp: string;
   /** The join token every node of this cluster is started with (unless `secretOf` says otherwise). */
-  readonly secret = 'torus-' + randomBytes(32).toString('base64url');
+  readonly secret = `torus-${randomBytes(32).toString('base64url')}`;
 
   private constructor(lab: Lab, opts: ClusterOptions, tmp: string) {
     this.lab = lab;

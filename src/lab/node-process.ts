@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import type { Lab } from './lab.js';
-import { readApiTokenIn } from '../node/credentials.js';
+import { readApiTokenIn } from '../protocols/data-dir-files.js';
 
 /** The repository (or package) root: the first folder above this file with a package.json (from src/, dist/ or build/src/). */
 function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
@@ -156,6 +156,7 @@ export class NodeProcess {
     clearTimeout(timer);
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: tests and benchmarks read answers of many shapes; `unknown` would force a cast at every call
   async get<T = any>(path: string, timeoutMs = 3000): Promise<T> {
     const res = await this.fetch(path, { signal: AbortSignal.timeout(timeoutMs) });
     const body = await res.json();
@@ -164,6 +165,7 @@ export class NodeProcess {
   }
 
   /** Like get, but null while the node does not answer (starting, killed). */
+  // biome-ignore lint/suspicious/noExplicitAny: as get()
   async tryGet<T = any>(path: string, timeoutMs = 3000): Promise<T | null> {
     try {
       return await this.get<T>(path, timeoutMs);

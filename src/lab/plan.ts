@@ -65,7 +65,7 @@ export function labId(pid: number, tag: string): string {
 /** Parses a lab namespace name back to its owner pid and id, or undefined when it is not ours. */
 export function parseLabNs(name: string, prefix = LAB_PREFIX): { id: string; pid: number } | undefined {
   const m = new RegExp(`^(${escapeRe(prefix)}-(\\d+)-[a-z0-9]+)-(?:sw|h\\d+)$`).exec(name);
-  if (!m || !m[1] || !m[2]) return undefined;
+  if (!m?.[1] || !m[2]) return undefined;
   return { id: m[1], pid: Number(m[2]) };
 }
 
@@ -114,7 +114,7 @@ export function parseRate(rate: string): number {
 
 /**
  * tbf burst in bytes. veth hands tbf 64 KiB GSO super-packets and the kernel ticks at HZ=250, so a small bucket
- * starves the link (64kb at 1gbit gave 0.61 Gbit/s here). RING-NOTES §4.3: ≥ 1 MB at 1 Gbit/s, ≥ 4 MB at 10 Gbit/s:
+ * starves the link (64kb at 1gbit gave 0.61 Gbit/s here). docs/lab.md: ≥ 1 MB at 1 Gbit/s, ≥ 4 MB at 10 Gbit/s:
  * the larger of 1 MiB and 4 ms worth of traffic.
  */
 export function tbfBurstBytes(bitsPerSecond: number): number {

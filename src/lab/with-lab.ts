@@ -4,7 +4,7 @@ import type { LabOptions } from './plan.js';
 
 /** The part of a tap Test this helper uses (kept structural so src/ does not import tap). */
 export interface LabTestContext {
-  teardown(fn: () => any): void;
+  teardown(fn: () => unknown): void;
   /** tap: `t.plan(0, reason)` marks the current test skipped with that reason. */
   plan(n: number, comment?: string): void;
 }

@@ -1,5 +1,5 @@
 /**
- * Linux interface classification from /sys/class/net (DESIGN.md §5). The sysfs root is a parameter so tests run
+ * Linux interface classification from /sys/class/net (docs/profiler.md). The sysfs root is a parameter so tests run
  * on captured fixture trees (test/fixtures/native/). `classifySysfs` is pure: facts in, type out.
  */
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * The actors a node runs under its root supervisor, in start order, with the options each receives.
- * Shutdown runs in SHUTDOWN_ORDER (DESIGN.md §2: api → planner → runners → profiler → topology → cluster).
+ * Shutdown runs in SHUTDOWN_ORDER (api → planner → runners → profiler → topology → cluster: each stops before what it depends on).
  */
 import { hostname } from 'node:os';
 import type { ActorSpec } from '../runtime/actor-host.js';

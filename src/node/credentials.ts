@@ -9,12 +9,10 @@
  * the cluster accepts. No key is the secret itself, and none can be turned back into it.
  */
 import { hkdfSync, randomBytes, scryptSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
+import { SECRET_FILE, API_TOKEN_FILE, readSecretIn } from '../protocols/data-dir-files.js';
 
-export const SECRET_FILE = 'cluster.secret';
-export const API_TOKEN_FILE = 'api-token';
 export const SECRET_PREFIX = 'torus-';
 export const API_TOKEN_PREFIX = 'tt_';
 
@@ -65,25 +63,6 @@ export function deriveClusterKeys(secret: string, clusterName: string): ClusterK
 }
 
 /** One line saved in the data dir, or undefined when the file is absent (or empty, or one of `tolerated`). */
-function readSaved(dataDir: string, file: string, tolerated: readonly string[] = ['ENOENT']): string | undefined {
-  try {
-    const text = readFileSync(join(dataDir, file), 'utf8').trim();
-    return text === '' ? undefined : text;
-  } catch (error) {
-    if (tolerated.includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
-    throw error;
-  }
-}
-
-export function readSecretIn(dataDir: string): string | undefined {
-  return readSaved(dataDir, SECRET_FILE);
-}
-
-/** The API token a node on this machine saved in its data dir (what the local CLI uses; unreadable = none). */
-export function readApiTokenIn(dataDir: string): string | undefined {
-  return readSaved(dataDir, API_TOKEN_FILE, ['ENOENT', 'EACCES']);
-}
-
 export interface CredentialInput {
   readonly dataDir: string;
   readonly cluster: string;
@@ -108,7 +87,7 @@ export function resolveCredential(input: CredentialInput, onEvent: (what: 'creat
     secret = input.secret;
     source = input.secretSource ?? 'flag';
     if (saved !== secret) {
-      writeFileAtomicSync(join(input.dataDir, SECRET_FILE), secret + '\n');
+      writeFileAtomicSync(join(input.dataDir, SECRET_FILE), `${secret}\n`);
       onEvent(saved === undefined ? 'saved' : 'replaced');
     }
   } else if (saved !== undefined) {
@@ -117,11 +96,11 @@ export function resolveCredential(input: CredentialInput, onEvent: (what: 'creat
   } else {
     secret = generateSecret();
     source = 'created';
-    writeFileAtomicSync(join(input.dataDir, SECRET_FILE), secret + '\n');
+    writeFileAtomicSync(join(input.dataDir, SECRET_FILE), `${secret}\n`);
     onEvent('created');
   }
   const keys = deriveClusterKeys(secret, input.cluster);
   const apiToken = input.apiToken ?? keys.apiToken;
-  writeFileAtomicSync(join(input.dataDir, API_TOKEN_FILE), apiToken + '\n');
+  writeFileAtomicSync(join(input.dataDir, API_TOKEN_FILE), `${apiToken}\n`);
   return { mode: 'secret', source, secret, keys, apiToken };
 }

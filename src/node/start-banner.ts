@@ -47,7 +47,7 @@ export function startBanner(o: { nodeId: string; incarnation: number; host: stri
   }
   lines.push(`  join from another machine: ${joinCommand(o.credential.mode === 'secret' ? o.credential.secret : null, reachable, o.port, o.config.cluster)}`);
   if (o.fingerprint) lines.push(`  API certificate sha256 ${o.fingerprint}; the CLI elsewhere: ${remoteApiLine(reachable, o.port, o.fingerprint)} node dist/main.js status`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** Warnings about how the credential was given, printed before the node starts. */

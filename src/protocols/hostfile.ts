@@ -8,10 +8,12 @@
  * `198.51.100.1:0` (RFC 5737 TEST-NET-2: a rank only ever talks to its neighbours).
  */
 import { ValidationError } from './errors.js';
-import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../actors/runner-supervisor/exec-env.js';
 import { compileWire, Type, type Shape } from './schema-kit.js';
 
-export { LISTEN_ALL_IP, PLACEHOLDER_IP };
+/** Where a rank's ring neighbours that are not its neighbours point (RFC 5737 TEST-NET-2: never reached). */
+export const PLACEHOLDER_IP = '198.51.100.1';
+/** A rank's own hostfile entry: listen on every address. */
+export const LISTEN_ALL_IP = '0.0.0.0';
 export const PLACEHOLDER_HOST = `${PLACEHOLDER_IP}:0`;
 
 /** The variables every `exec` runner gets (see docs/runners.md). Values are strings, as in any environment. */
@@ -59,7 +61,7 @@ export function formatHostPort(host: HostPort): string {
 
 /** The file body, mlx.launch's shape: `[["0.0.0.0:5000"], ["10.77.0.2:5000"], ...]` plus a newline. */
 export function encodeHostfile(hosts: readonly HostPort[]): string {
-  return JSON.stringify(hosts.map((h) => [formatHostPort(h)])) + '\n';
+  return `${JSON.stringify(hosts.map((h) => [formatHostPort(h)]))}\n`;
 }
 
 /** Strict parse of a hostfile's text (or already-parsed JSON). */

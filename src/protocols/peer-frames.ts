@@ -1,5 +1,5 @@
 /**
- * Node-to-node frames of the cluster protocol (DESIGN.md §4). On the wire each frame is
+ * Node-to-node frames of the cluster protocol (docs/cluster.md). On the wire each frame is
  * `[u32 BE length][msgpack body]`, the body sealed with aes-256-gcm once the handshake proved the cluster key
  * (v3); the framing lives in
  * src/actors/cluster/transport/frame-codec.ts, this file is the schema. `decodePeerFrame` is strict: unknown types and unknown

@@ -1,5 +1,5 @@
 /**
- * Probe endpoints every node serves on its HTTP port (DESIGN.md §5):
+ * Probe endpoints every node serves on its HTTP port (docs/profiler.md):
  * Every route but /node_id needs a proof of the data key (header x-torus-proof, probe-proof.ts) unless open mode.
  *   GET  /node_id                       → the node id as a JSON string (exo's contract: cheap identity checks)
  *   GET  /v1/identity                   → { nodeId, clusterName, incarnation }

@@ -23,7 +23,7 @@ export function isLogLevel(value: unknown): value is LogLevel {
 
 let threshold: LogLevel = isLogLevel(process.env.TORUS_LOG_LEVEL) ? process.env.TORUS_LOG_LEVEL : 'warn';
 type Sink = (line: string) => void;
-let sink: Sink = (line) => process.stderr.write(line + '\n');
+let sink: Sink = (line) => process.stderr.write(`${line}\n`);
 
 export function setLogLevel(level: LogLevel): void {
   threshold = level;

@@ -18,7 +18,7 @@ export class Peer {
       for (const [i, w] of this.#waiters.entries()) if (w(m)) { this.#waiters.splice(i, 1); break; }
     });
   }
-  send(o: unknown): void { this.child.stdin!.write(JSON.stringify(o) + '\n'); }
+  send(o: unknown): void { this.child.stdin!.write(`${JSON.stringify(o)}\n`); }
   next(match: (m: any) => boolean, what: string, ms = 60_000): Promise<any> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);

@@ -94,7 +94,7 @@ t.test('place: refusals, previews, usage errors', async (t) => {
   const { api } = await startApi(t);
   const r = io();
   t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'big', '--memory', '1TiB', '--layers', '4'], r.io), 1);
-  t.match(r.err(), /error: not enough memory.*\(TORUS_PLACEMENT_REFUSED\)\n  - \{"why":"memory"/);
+  t.match(r.err(), /error: not enough memory.*\(TORUS_PLACEMENT_REFUSED\)\n {2}- \{"why":"memory"/);
   const pv = io();
   t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--preview'], pv.io), 0, pv.err());
   t.ok(Array.isArray(JSON.parse(pv.out()).previews));
@@ -120,7 +120,7 @@ t.test('peers', async (t) => {
   ];
   const c = io();
   t.equal(await runPeersCommand(['--api', api.url], c.io), 0);
-  t.match(c.out(), /heard but not joined \(2\)\n  ADDRESS +ID +REASON +DETAIL +LAST HEARD +RETRY\n  10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/);
+  t.match(c.out(), /heard but not joined \(2\)\n {2}ADDRESS +ID +REASON +DETAIL +LAST HEARD +RETRY\n {2}10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/);
   t.match(c.out(), /10\.77\.0\.8:52515 +\? +auth-failure +wrong secret +1970-01-01T00:00:00\.000Z +#4 in (79|80) s/, 'the re-dial backoff is visible');
   const j = io();
   t.equal(await runPeersCommand(['--api', api.url, '--json'], j.io), 0);
@@ -134,7 +134,7 @@ t.test('bench ring --live: progress lines, then the table', async (t) => {
   const progress = c.err().trim().split('\n');
   t.ok(progress.length >= 4, 'one progress line per update');
   t.match(progress.at(-1), /^bench [0-9a-f]{8} done 4\/4 #{20} all-reduce 64 B$/);
-  t.match(c.out(), /size +count +type +redop +timeUs +algbw +busbw +wrong\n  8 +2 +float +sum/);
+  t.match(c.out(), /size +count +type +redop +timeUs +algbw +busbw +wrong\n {2}8 +2 +float +sum/);
   t.match(c.out(), /op: all-reduce/);
   const j = io();
   t.equal(await runBenchRingLiveCommand(['--live', '--api', api.url, '-b', '8', '-e', '16', '--json'], j.io), 0);

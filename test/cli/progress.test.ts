@@ -50,6 +50,7 @@ t.test('bench ring --live draws on stderr by stderr\'s TTY: one rewritten line o
   t.equal(await runBenchRingLiveCommand(args, term.io), 0, term.text('err'));
   const drawn = term.text('err');
   t.match(drawn, /^\rbench [0-9a-f]{8} running/, 'carriage return, no newline per update');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the progress bar's terminal escapes are what is checked
   t.match(drawn, /\rbench [0-9a-f]{8} done 4\/4 #{20} all-reduce 64 B\u001b\[K\n$/, 'last state, then one newline');
   t.equal(drawn.split('\n').length, 2, 'a single line on the terminal');
   t.match(term.text('out'), /^ +size +count/, 'stdout holds only the table');
@@ -58,6 +59,7 @@ t.test('bench ring --live draws on stderr by stderr\'s TTY: one rewritten line o
   const piped = io({ stdout: true, stderr: false });
   t.equal(await runBenchRingLiveCommand(args, piped.io), 0, piped.text('err'));
   const log = piped.text('err');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: no terminal escapes may reach a log
   t.notMatch(log, /[\r\u001b]/, 'no carriage returns or escapes');
   const lines = log.trim().split('\n');
   t.ok(lines.length >= 4, `one line per update (${lines.length})`);

@@ -17,7 +17,7 @@ const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 interface Inst { id: string; nodes: string[]; status: string; reason?: string; runners: { node: string; status: string; reason?: string }[] }
 
 /** Processes in a host's namespace whose command line contains `marker`. */
-async function withMarker(lab: Lab, host: number, marker: string): Promise<number> {
+async function _withMarker(lab: Lab, host: number, marker: string): Promise<number> {
   return (await lab.commandLines(host)).filter((l) => l.includes(marker)).length;
 }
 

@@ -27,7 +27,7 @@ t.test('live ring benchmark over a 3-node lab cluster', { timeout: 170_000, skip
     t.ok(body.rows.every((r) => r.bidirectional === false), 'one ring direction: every node reaches both neighbours through its one LAN interface');
     const after = await c.until('the bench instance to be deleted', async () => {
       const views = await c.views();
-      return views && views.every((v) => Object.keys((v.state.state as unknown as { instances: object }).instances).length === 0) ? views : null;
+      return views?.every((v) => Object.keys((v.state.state as unknown as { instances: object }).instances).length === 0) ? views : null;
     }, 20_000);
     t.ok(after, 'no instance left behind');
   });

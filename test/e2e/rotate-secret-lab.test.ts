@@ -17,7 +17,7 @@ import { E2eCluster, e2eUnavailableReason, type E2eNode } from './lab-cluster.js
 
 t.setTimeout(360_000);
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
-const newSecret = (): string => 'torus-' + randomBytes(32).toString('base64url');
+const newSecret = (): string => `torus-${randomBytes(32).toString('base64url')}`;
 
 t.test('secret rotation: state kept, old token, cookie and peer proofs refused', { timeout: 340_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
   await withLab(t, { hosts: 3 }, async (lab) => {

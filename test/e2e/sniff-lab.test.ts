@@ -14,7 +14,7 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { Capture, captureSkipReason } from './fixtures/capture.js';
 import { API_PORT, E2eCluster, e2eUnavailableReason, type E2eNode } from './lab-cluster.js';
-import { readSecretIn } from '../../src/node/credentials.js';
+import { readSecretIn } from '../../src/protocols/data-dir-files.js';
 import { SESSION_COOKIE } from '../../src/api/auth.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 

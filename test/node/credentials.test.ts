@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { ValidationError } from '../../src/protocols/errors.js';
 import { parseNodeArgs } from '../../src/node/config.js';
-import { API_TOKEN_FILE, SECRET_FILE, deriveClusterKeys, readApiTokenIn, resolveCredential, type CredentialInput } from '../../src/node/credentials.js';
+import { deriveClusterKeys, resolveCredential, type CredentialInput } from '../../src/node/credentials.js';
+import { API_TOKEN_FILE, SECRET_FILE, readApiTokenIn } from '../../src/protocols/data-dir-files.js';
 import { realFs, writeFileAtomicSync, type DurableFs } from '../../src/native/durable-fs.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -109,7 +110,7 @@ t.test('`token` prints the join command and the API token from the data dir', { 
   t.equal(join1.status, 0);
   t.match(join1.stdout, new RegExp(`^TORUS_SECRET=${cred.secret} node dist/main.js --peers \\S+:52515\\n$`));
   const api = spawnSync(process.execPath, [MAIN, 'token', '--api', '--data-dir', base.dataDir], { encoding: 'utf8' });
-  t.equal(api.stdout, cred.apiToken + '\n');
+  t.equal(api.stdout, `${cred.apiToken}\n`);
   const none = spawnSync(process.execPath, [MAIN, 'token', '--data-dir', join(tmp, 'empty')], { encoding: 'utf8' });
   t.equal(none.status, 1);
   t.match(none.stderr, /no cluster secret/);

@@ -3,7 +3,7 @@
 // The whole path runs in test/e2e/bench-live-gloo-lab.test.ts.
 import t from 'tap';
 import { renderSideBySide } from '../../src/cli/bench-gloo-live.js';
-import { TorusError } from '../../src/protocols/errors.js';
+import type { TorusError } from '../../src/protocols/errors.js';
 import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
 import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
 import { compareWithGloo, glooRefusal } from '../../src/bench/live/gloo-bench-live.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readApiTokenIn } from '../../src/node/credentials.js';
+import { readApiTokenIn } from '../../src/protocols/data-dir-files.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 

@@ -149,7 +149,7 @@ t.test('probe answers and the planner body round-trip and name each bad field', 
 });
 
 t.test('text formats: a hostfile and a discovery TXT record are read into their schemas\' shape', async (t) => {
-  const path = (run: () => unknown): unknown => { try { run(); return 'accepted'; } catch (e) { return (e as { code?: string; details?: { path?: unknown } }).code + ' ' + String((e as { details?: { path?: unknown } }).details?.path); } };
+  const path = (run: () => unknown): unknown => { try { run(); return 'accepted'; } catch (e) { return `${(e as { code?: string; details?: { path?: unknown } }).code} ${String((e as { details?: { path?: unknown } }).details?.path)}`; } };
   t.same(decodeHostfile('[["0.0.0.0:5000"],"[fe80::1]:7"]'), [{ ip: '0.0.0.0', port: 5000 }, { ip: 'fe80::1', port: 7 }]);
   t.equal(path(() => decodeHostfile('{"a":1}')), 'TORUS_CONFIG_INVALID hostfile');
   t.equal(path(() => decodeHostfile('[]')), 'TORUS_CONFIG_INVALID hostfile');

@@ -36,7 +36,7 @@ async function checkRing(t: Test, comms: RingCommunicator[], big: boolean): Prom
       const expectedGather = referenceAllGather(inputs);
       t.ok(gathered.every((g) => bitsEqual(g, expectedGather)), `allGather ${where}`);
       const root = count % n;
-      const bufs = comms.map((c, r) => (r === root ? (inputs[r] as RingArray).slice() : exactInput(dtype, count, r, seed + 1000)));
+      const bufs = comms.map((_c, r) => (r === root ? (inputs[r] as RingArray).slice() : exactInput(dtype, count, r, seed + 1000)));
       await Promise.all(comms.map((c, r) => c.broadcast(bufs[r] as RingArray, root)));
       t.ok(bufs.every((b) => bitsEqual(b, inputs[root] as RingArray)), `broadcast root ${root} ${where}`);
       for (const shift of [1, -1] as const) {

@@ -11,7 +11,7 @@ function capture(t: Test, fn: () => void): Record<string, unknown>[] {
   setLogSink((line) => lines.push(line));
   t.teardown(() => {
     setLogLevel(level);
-    setLogSink((line) => process.stderr.write(line + '\n'));
+    setLogSink((line) => process.stderr.write(`${line}\n`));
   });
   fn();
   return lines.map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -28,7 +28,7 @@ interface StandaloneOptions {
 }
 
 const out = (o: Record<string, unknown>): void => {
-  process.stdout.write(JSON.stringify({ t: Date.now(), ...o }) + '\n');
+  process.stdout.write(`${JSON.stringify({ t: Date.now(), ...o })}\n`);
 };
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@ export function allocateLayersProportionally(totalLayers: number, fractions: rea
   const raw = fractions.map((f) => f * totalLayers);
   const res = raw.map((x) => Math.trunc(x));
   const missing = totalLayers - res.reduce((a, b) => a + b, 0);
-  const byRemainder = raw.map((x, i) => i).sort((a, b) => {
+  const byRemainder = raw.map((_x, i) => i).sort((a, b) => {
     const d = (raw[b] as number) - (res[b] as number) - ((raw[a] as number) - (res[a] as number));
     return d !== 0 ? d : a - b;
   });

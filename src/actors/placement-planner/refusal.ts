@@ -57,7 +57,7 @@ export function composeRefusal(ctx: PlanningContext, explanation: Explanation, e
       const names = example ? `{${example.members.map((m) => ctx.index.ids[m]).join(', ')}}` : '';
       parts.push(`${count} ${kind === 'memory' ? 'lack memory' : kind === 'ring' ? 'cannot form a ring' : `fail the ${kind} check`} (e.g. ${names}: ${example?.dropped?.why ?? ''})`);
     }
-    lines.push(`${size.size} node(s): ${size.sets} set(s) considered${parts.length ? ', ' + parts.join(', ') : ''}`);
+    lines.push(`${size.size} node(s): ${size.sets} set(s) considered${parts.length ? `, ${parts.join(', ')}` : ''}`);
   }
   let kind: RefusalKind = 'ring';
   let most = -1;

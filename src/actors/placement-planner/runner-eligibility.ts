@@ -7,7 +7,7 @@
 import type { WorkloadSpec } from '../../protocols/events.js';
 import { execDecision } from '../../protocols/exec-policy.js';
 import type { PlacementState } from '../topology-keeper/placement-state.js';
-import { type ClusterState, type InstanceRecord } from '../topology-keeper/state.js';
+import type { ClusterState, InstanceRecord } from '../topology-keeper/state.js';
 
 export interface Exclusion {
   readonly node: string;

@@ -3,9 +3,7 @@
  * hand-written host list) and the MLX ring hostfile entries of one rank. Pure: the caller writes the file.
  */
 import { type RunnerInstance, shardOf } from '../../protocols/runner-instance.js';
-
-export const PLACEHOLDER_IP = '198.51.100.1';
-export const LISTEN_ALL_IP = '0.0.0.0';
+import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../../protocols/hostfile.js';
 
 export interface ExecEnvOptions {
   /** Where the caller writes `ringHosts(instance, node)` as JSON (MLX ring hostfile). */

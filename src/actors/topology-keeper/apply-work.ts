@@ -51,7 +51,7 @@ export function applyInstanceFailed(state: ClusterState, e: InstanceFailed, at: 
 /** Only a live job completes (a failed one stays failed). */
 export function applyInstanceCompleted(state: ClusterState, e: InstanceCompleted, at: At): ClusterState {
   const inst = own(state.instances, e.instanceId);
-  if (!inst || inst.status !== 'active') return state;
+  if (inst?.status !== 'active') return state;
   return { ...state, instances: withEntry(state.instances, e.instanceId, compact({ ...inst, status: 'completed', reason: e.reason, exitCode: 0, updatedAt: at })) };
 }
 
@@ -79,7 +79,7 @@ const WINDING_DOWN: ReadonlySet<string> = new Set(['ShuttingDown', 'Shutdown']);
 
 export function applyRunnerStatusChanged(state: ClusterState, e: RunnerStatusChanged, at: At): ClusterState {
   const inst = own(state.instances, e.instanceId);
-  if (!inst || !inst.plan.nodes.includes(e.nodeId)) return state;
+  if (!inst?.plan.nodes.includes(e.nodeId)) return state;
   // A finished job's ranks shut down after their command exited: the exit stays on the record (the job's view shows
   // it per rank); a new attempt (Idle, Connecting, …) starts without it.
   const before = own(inst.runners, e.nodeId);

@@ -1,5 +1,5 @@
 /**
- * The replicated cluster state (DESIGN.md §2): nodes with profiles, a directed multigraph of links (one edge per
+ * The replicated cluster state (docs/state.md): nodes with profiles, a directed multigraph of links (one edge per
  * (source, sink, ip)), instances with their runner statuses, and tasks. It is plain JSON data, readonly, and
  * only ever replaced by `applyEvent`; the same events in the same order give byte-identical state everywhere.
  * Records are keyed by id; read them with `own()` (ids such as "constructor" must not hit Object.prototype).

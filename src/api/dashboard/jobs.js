@@ -154,7 +154,7 @@ function logPanel(inst) {
   }
   panel.append(bar);
   const cached = tails.get(inst.id);
-  panel.append(el('pre', { 'data-testid': 'log-tail', 'data-log': `${pick.rank}/${pick.stream}` }, cached && cached.key.startsWith(`${pick.rank}/${pick.stream}/`) ? cached.text : '…'));
+  panel.append(el('pre', { 'data-testid': 'log-tail', 'data-log': `${pick.rank}/${pick.stream}` }, cached?.key.startsWith(`${pick.rank}/${pick.stream}/`) ? cached.text : '…'));
   return panel;
 }
 

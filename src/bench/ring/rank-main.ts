@@ -14,7 +14,7 @@ export interface RankJob {
   readonly sweep: SweepConfig | readonly SweepConfig[];
 }
 
-const say = (message: object) => process.stdout.write(JSON.stringify(message) + '\n');
+const say = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 async function main(): Promise<void> {
   const job = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as RankJob;

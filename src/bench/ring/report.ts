@@ -1,7 +1,7 @@
 /** Human-readable report of a RingBenchResult: nccl-tests tables per variant, capacity and ratios. Pure. */
 import type { Capacity } from './capacity.js';
 import type { BenchRun, Over, RingBenchResult } from './run-bench.js';
-import { BENCH_OPS, busFactor, formatTable, gbit } from './table.js';
+import { BENCH_OPS, formatTable, gbit } from './table.js';
 
 const LARGE = 8 * 1024 * 1024;
 const SMALL = 64 * 1024;

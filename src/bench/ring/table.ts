@@ -1,5 +1,5 @@
 /**
- * nccl-tests conventions (RING-NOTES §2): busbw factors, the results table and "Avg bus bandwidth".
+ * nccl-tests conventions (docs/ring.md): busbw factors, the results table and "Avg bus bandwidth".
  * GB/s are 1e9 bytes per second. Pure: no I/O.
  */
 export const BENCH_OPS = ['all_reduce', 'all_gather', 'broadcast', 'sendrecv'] as const;

@@ -16,7 +16,7 @@ const [mode, ip = '0.0.0.0', portText = '5299', secondsText = '2', leftIp = '', 
 const port = Number(portText);
 const cpuStart = process.cpuUsage();
 const cpuSeconds = () => { const u = process.cpuUsage(cpuStart); return (u.user + u.system) / 1e6; };
-const say = (message: object) => process.stdout.write(JSON.stringify(message) + '\n');
+const say = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 /** Accepts one connection and writes 1 MiB buffers to it for `seconds` (from `startAt`, epoch ms, if given). */
 function source(bindIp: string, seconds: number, onListening: () => void, onDone: (sentBytes: number) => void, startAt = 0): void {

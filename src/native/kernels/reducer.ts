@@ -1,12 +1,12 @@
 /**
  * dst[i] = op(dst[i], src[i]) over regions of a KernelMemory. WASM SIMD where available (~5x a JS
- * loop for float32, STACK.md §5; for float16 — which WASM cannot do arithmetic in — the kernel widens
+ * loop for float32 (docs/ring.md); for float16 — which WASM cannot do arithmetic in — the kernel widens
  * to f32 and rounds back in SIMD integer ops, bit-identical to the JS loop); a JS loop otherwise.
  */
 import type { Dtype, ReduceOp } from './dtypes.js';
 import { HALF_TO_NUMBER, float32ToHalf } from './float16.js';
 import type { KernelMemory } from './kernel-memory.js';
-import { instantiateKernels, type WasmKernels } from './reduce-wasm.js';
+import { instantiateKernels, } from './reduce-wasm.js';
 
 export interface Reducer {
   readonly kind: 'wasm' | 'js';

@@ -32,7 +32,7 @@ t.test('leader crash: the most complete log wins, state survives', async (t) => 
   t.same(net.leaders(), ['a']);
   net.propose([ev(1), ev(2)]);
   // c misses the third entry: the older-started b and the younger d... only d gets it
-  net.filter = (from, to, f) => !(f.type === 'append' && (to === 'b' || to === 'c'));
+  net.filter = (_from, to, f) => !(f.type === 'append' && (to === 'b' || to === 'c'));
   net.propose([ev(3)]);
   net.filter = () => true;
   net.kill('a');
@@ -55,7 +55,7 @@ t.test('follower gap: lost appends are fetched with a bounded gap request', asyn
   net.propose([ev(1)]);
   let drop = true;
   const seen: string[] = [];
-  net.filter = (from, to, f) => {
+  net.filter = (_from, _to, f) => {
     if (f.type === 'gap-request') seen.push(`${f.from}-${f.to}`);
     return !(drop && f.type === 'append');
   };
@@ -72,7 +72,7 @@ t.test('trailing loss is noticed through the leader heartbeat', async (t) => {
   net.add('a', 1); net.add('b', 2);
   net.mesh();
   net.run(1500);
-  net.filter = (from, to, f) => f.type !== 'append' || f.entries.length !== 1 || (f.entries[0]!.event as { n?: number }).n !== 2;
+  net.filter = (_from, _to, f) => f.type !== 'append' || f.entries.length !== 1 || (f.entries[0]!.event as { n?: number }).n !== 2;
   net.propose([ev(1)]);
   net.propose([ev(2)]);
   net.filter = () => true;
@@ -134,7 +134,7 @@ t.test('hostile appends: stale term, non-leader sender, duplicates with other pa
   // c pretends to sequence events
   net.input('b', { kind: 'frame', now: net.now, from: 'c', frame: { type: 'append', term, entries: [{ index: 2, term, event: ev(666) }], commit: 0, commitHash: '0' } });
   net.input('b', { kind: 'frame', now: net.now, from: 'a', frame: { type: 'append', term: 0 + 1, entries: [{ index: 1, term: 1, event: ev(999) }], commit: 0, commitHash: '0' } });
-  net.input('b', { kind: 'frame', now: net.now, from: 'a', frame: { type: 'append', term: term - 1 < 1 ? 1 : term - 1, entries: [], commit: 0, commitHash: '0' } });
+  net.input('b', { kind: 'frame', now: net.now, from: 'a', frame: { type: 'append', term: Math.max(term - 1 , 1), entries: [], commit: 0, commitHash: '0' } });
   net.propose([ev(2)]);
   net.run(500);
   t.same(net.nodes.get('b')!.applied.map((e) => e.event).filter(notNoop), [ev(1), ev(2)]);

@@ -153,9 +153,9 @@ t.test('partition: the cut-off leader steps down (no quorum) and merges back wit
     t.ok(proposal.ok, 'proposal accepted during the partition');
     await lab.restore(cutHost, 'lan');
     await c.until('one cluster again', () => c.converged(3), 30000);
-    const history = () => c.live().map((n) => `p${n.host}: ` + n.lines.flatMap((l) => {
+    const history = () => c.live().map((n) => `p${n.host}: ${n.lines.flatMap((l) => {
       try { const m = JSON.parse(l) as { ev: string; role: string; term: number; leader: string; lastIndex: number; nodes: string[]; links: number }; return m.ev === 'status' ? [`${m.role}/${m.term}/${m.leader}/${m.lastIndex}/${m.nodes.length}/${m.links}`] : []; } catch { return []; }
-    }).filter((x, i, a) => x !== a[i - 1]).join(' ')).join('\n');
+    }).filter((x, i, a) => x !== a[i - 1]).join(' ')}`).join('\n');
     t.equal(c.leader()!.started!.nodeId, newLeader, 'the leader with the newer log stays', { history: `cut p${cutHost} (${s1} proposed; result ${JSON.stringify(proposal)})\n${history()}` });
     t.ok(c.live().every((n) => n.status!.links === 1), 'the link sequenced during the partition survived');
   });

@@ -15,7 +15,7 @@ t.test('the route removes a member and refuses itself and unknown ids; it needs 
   t.equal(anon.status, 401, 'anonymous → 401');
   t.ok(node.cluster.nodes['node-c'], 'nothing removed');
   const self = await raw(api.url, 'DELETE', '/v1/members/node-a');
-  t.equal(self.status, 400, 'removing the answering node → 400');
+  t.equal(self.status, 409, 'removing the answering node → 409 (a conflict with state, not a malformed request)');
   const unknown = await raw(api.url, 'DELETE', '/v1/members/nobody');
   t.equal(unknown.status, 404);
   t.match(unknown.json(), { error: { code: 'TORUS_NODE_UNKNOWN' } });

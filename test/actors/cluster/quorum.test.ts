@@ -101,7 +101,7 @@ t.test('partition of a follower: it stays leaderless in its term, the majority k
   for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), want, `${id} holds the majority's log`);
   t.same(membersOf(net.nodes.get('c')!.applied), ['a', 'b', 'c']);
 
-  const text = out.join('\n') + '\n';
+  const text = `${out.join('\n')}\n`;
   const golden = fileURLToPath(new URL('./fixtures/partition.transcript.txt', import.meta.url));
   if (process.env.TORUS_UPDATE_GOLDEN) writeFileSync(golden, text);
   t.equal(text, readFileSync(golden, 'utf8'), 'golden transcript');

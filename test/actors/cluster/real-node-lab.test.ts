@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { withLab, type Lab } from '../../../src/lab/index.js';
-import { readApiTokenIn } from '../../../src/node/credentials.js';
+import { readApiTokenIn } from '../../../src/protocols/data-dir-files.js';
 
 /** GET inside a namespace with the node's API token: curl when installed (light), else Node's fetch (a whole Node start per request). */
 const FETCH = 'fetch(process.argv[1], { headers: { authorization: process.argv[2] }, signal: AbortSignal.timeout(1500) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))';
@@ -58,7 +58,7 @@ t.test('real nodes in the lab: converge with links, leader kill -9, restart', { 
     const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-real-')));
     t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
     const procs = new Map<number, ChildProcess>();
-    const secret = 'torus-' + randomBytes(32).toString('base64url'); // one join token for the lab's cluster
+    const secret = `torus-${randomBytes(32).toString('base64url')}`; // one join token for the lab's cluster
     const start = (h: number) => procs.set(h, lab.spawn(h, process.execPath, [main, 'start', '--port', String(PORT), '--data-dir', dirs[h]!, '--cluster', 'lab', '--name', `h${h}`, '--failure-timeout-ms', '3000'],
       { env: { ...process.env, TORUS_LOG_LEVEL: 'error', TORUS_SECRET: secret } }));
     for (const h of [3, 1, 0, 2]) start(h);

@@ -65,7 +65,7 @@ t.test('damage is refused with the file, the record and the byte offset; only a 
   const flipped = lines[1]!.replace('"term":2', '"term":3');
   t.throws(() => restoreStored(topologyReplica, C, texts(snap, lines[0]! + flipped + encodeCommitLine(5)), 4096),
     { code: 'TORUS_STATE_CORRUPT', file: 'log.jsonl', record: 2, offset: Buffer.byteLength(lines[0]!), message: /log\.jsonl record 2 at byte offset \d+: checksum mismatch.*--repair-state/ });
-  t.throws(() => restoreStored(topologyReplica, C, texts(snap, 'garbage\n' + lines.join('')), 4096), { code: 'TORUS_STATE_CORRUPT', record: 1, offset: 0 });
+  t.throws(() => restoreStored(topologyReplica, C, texts(snap, `garbage\n${lines.join('')}`), 4096), { code: 'TORUS_STATE_CORRUPT', record: 1, offset: 0 });
   t.throws(() => restoreStored(topologyReplica, C, texts(snap, lines[1]!), 4096), { message: /entry 5 does not follow the snapshot at 3/ });
   for (const [what, text] of [
     ['not JSON', '{"v":1,'],

@@ -72,7 +72,7 @@ t.test('replayed and stale proofs are refused', async (t) => {
   const ahead = probeSigner(KEY, 'node-b', () => Date.now() + 31_000)!;
   t.equal((await request(port, 'GET', '/v1/probe/echo', { [PROBE_PROOF_HEADER]: ahead('GET', '/v1/probe/echo') })).status, 401, '31 s ahead → 401');
   const checker = new ProofChecker(KEY);
-  t.match(checker.check('v1 node-b 1 0011223344556677 ' + 'a'.repeat(63), 'GET', '/'), { ok: false }, 'malformed');
+  t.match(checker.check(`v1 node-b 1 0011223344556677 ${'a'.repeat(63)}`, 'GET', '/'), { ok: false }, 'malformed');
 });
 
 t.test('sizes capped; force works only for a proven caller', async (t) => {

@@ -62,7 +62,7 @@ t.test('the profiler actor in a lab: links up, measured, and a cut link goes dow
   t.ok(latency <= bound, `within the probe interval plus the bounded attempts (${bound} ms)`);
   t.equal(of('LinkDown').length, 1, 'only the cut link went down');
 
-  node.stdin!.write(JSON.stringify({ type: 'measure', sink: 'node-2' }) + '\n');
+  node.stdin!.write(`${JSON.stringify({ type: 'measure', sink: 'node-2' })}\n`);
   t.ok(await waitFor(() => of('LinkMeasured').length > measuredBefore, 20_000), 're-measured on request');
   t.ok([...states].some((s) => s.includes('probing')) && [...states].some((s) => s.includes('measuring')), `states seen: ${[...states].join(' ')}`);
   node.kill('SIGTERM');

@@ -164,11 +164,11 @@ async function fakeServer(t: { teardown(fn: () => unknown): void }, reply: (s: n
 t.test('hostile servers cannot hold the prober', async (t) => {
   const cases: [string, (s: net.Socket) => void, string][] = [
     ['garbage status line', (s) => s.end('SSH-2.0-OpenSSH\r\n\r\nxxxx'), 'TORUS_PROTOCOL_INVALID'],
-    ['endless head', (s) => { const spam = (): void => { if (!s.destroyed && s.write('x-a: ' + 'b'.repeat(1000) + '\r\n')) setImmediate(spam); }; s.write('HTTP/1.1 200 OK\r\n'); spam(); }, 'TORUS_PROTOCOL_INVALID'],
+    ['endless head', (s) => { const spam = (): void => { if (!s.destroyed && s.write(`x-a: ${'b'.repeat(1000)}\r\n`)) setImmediate(spam); }; s.write('HTTP/1.1 200 OK\r\n'); spam(); }, 'TORUS_PROTOCOL_INVALID'],
     ['closes before a head', (s) => s.end('HTTP/1.1 200 OK\r\n'), 'TORUS_PROTOCOL_INVALID'],
     ['wrong status', (s) => s.end('HTTP/1.1 404 Not Found\r\n\r\n'), 'TORUS_PROTOCOL_INVALID'],
     ['busy', (s) => s.end('HTTP/1.1 503 Busy\r\ncontent-length: 2\r\n\r\n{}'), 'TORUS_PROBE_BUSY'],
-    ['no node id when one is expected', (s) => s.end('HTTP/1.1 200 OK\r\n\r\n' + 'z'.repeat(1000)), 'TORUS_PROTOCOL_INVALID'],
+    ['no node id when one is expected', (s) => s.end(`HTTP/1.1 200 OK\r\n\r\n${'z'.repeat(1000)}`), 'TORUS_PROTOCOL_INVALID'],
     ['streams past its bounds', (s) => { const blk = Buffer.alloc(1 << 20); s.write('HTTP/1.1 200 OK\r\nx-torus-node-id: n\r\n\r\n'); const go = (): void => { while (!s.destroyed && s.write(blk)); if (!s.destroyed) s.once('drain', go); }; go(); }, 'TORUS_PROTOCOL_INVALID'],
     ['never answers', () => undefined, 'TORUS_RING_TIMEOUT'],
   ];

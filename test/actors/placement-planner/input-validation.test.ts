@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { TorusError, ValidationError } from '../../../src/protocols/errors.js';
+import { type TorusError, ValidationError } from '../../../src/protocols/errors.js';
 import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { GB, makeState, request } from '../../fixtures/placement/build-state.js';

@@ -52,7 +52,7 @@ const runnerOf = (p: Plan): RunnerInstance => ({ ...p.instance, workload: { kind
 const reachable = (state: StateJson, source: string, sink: string): string[] =>
   state.links.filter((l) => l.source === source && l.sink === sink).map((l) => l.ip as string);
 const ifaceOf = (state: StateJson, node: string) => (ip: string): string | undefined =>
-  (state.nodes.find((n) => n.id === node)?.interfaces as { name: string; ip: string }[]).find((f) => f.ip === ip)?.name;
+  ((state.nodes.find((n) => n.id === node)?.interfaces ?? []) as { name: string; ip: string }[]).find((f) => f.ip === ip)?.name;
 
 t.test('4-node cable ring + LAN: MASTER_ADDR and the socket interface are on the LAN, the MLX hostfile stays on the cables', async (t) => {
   const state = cableRing(true);

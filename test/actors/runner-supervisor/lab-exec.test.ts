@@ -4,7 +4,6 @@
  * coordinator; deleting the instance stops every runner and its command.
  */
 import t from 'tap';
-import { join } from 'node:path';
 import { Lab } from '../../../src/lab/index.js';
 import { e2eUnavailableReason } from '../../e2e/lab-cluster.js';
 import { instanceOn, jobsIn, profiled, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';

@@ -34,7 +34,7 @@ function simulate(n: number, tasks: string[]): string {
       break;
     }
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 t.test('start-up transcript (golden)', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * Types of the agreement core (leader election, log sequencing, catch-up, failure detection):
- * `step(state, input) → {state, effects}`, Ready-style (STYLE.md §3/§6). Time arrives as `now` in inputs;
+ * `step(state, input) → {state, effects}`, Ready-style, as in etcd's raft: the shell persists, then sends, then applies. Time arrives as `now` in inputs;
  * the core performs no I/O and reads no clock.
  */
 import type { EventBody, IndexedEnvelope, PeerFrame, Role } from '../../../protocols/peer-frames.js';

@@ -19,7 +19,7 @@ export const IDENTITY_FILE = 'identity.json';
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$/;
 
 export function newNodeId(random: (n: number) => Buffer = randomBytes): string {
-  return 'n-' + random(8).toString('hex');
+  return `n-${random(8).toString('hex')}`;
 }
 
 export async function readIdentity(dataDir: string): Promise<NodeIdentity | null> {
@@ -45,7 +45,7 @@ export async function readIdentity(dataDir: string): Promise<NodeIdentity | null
 
 /** Atomic and durable (temp file, fsync, rename, fsync of the directory): a crash never leaves half a file. */
 function writeIdentity(dataDir: string, identity: NodeIdentity, fs?: DurableFs): void {
-  writeFileAtomicSync(join(dataDir, IDENTITY_FILE), JSON.stringify(identity, null, 2) + '\n', fs ? { fs } : {});
+  writeFileAtomicSync(join(dataDir, IDENTITY_FILE), `${JSON.stringify(identity, null, 2)}\n`, fs ? { fs } : {});
 }
 
 /**

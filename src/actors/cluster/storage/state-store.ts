@@ -23,7 +23,7 @@ import {
   encodeCommitLine, encodeLogLine, encodeStored, LOG_FILE, parseLog, positionOf, PREV_SNAPSHOT_FILE, restoreStored, SNAPSHOT_FILE,
   StateCorruptError, type Restored,
 } from './stored-state.js';
-import { TorusError } from '../../../protocols/errors.js';
+import type { TorusError } from '../../../protocols/errors.js';
 
 export const STATE_DIR = 'cluster-state';
 export const VOTE_FILE = 'vote.json';
@@ -151,7 +151,7 @@ export class StateStore<S> {
   }
 
   #markRepair(err: TorusError): void {
-    writeFileAtomicSync(join(this.dir, REPAIR_MARK), JSON.stringify({ at: this.#o.now(), problem: err.message }) + '\n', { fs: this.#fs });
+    writeFileAtomicSync(join(this.dir, REPAIR_MARK), `${JSON.stringify({ at: this.#o.now(), problem: err.message })}\n`, { fs: this.#fs });
     this.#repairPending = true;
   }
 
@@ -213,7 +213,7 @@ export class StateStore<S> {
   }
 
   saveVote(vote: SavedVote): void {
-    writeFileAtomicSync(this.votePath, JSON.stringify(vote) + '\n', { fs: this.#fs });
+    writeFileAtomicSync(this.votePath, `${JSON.stringify(vote)}\n`, { fs: this.#fs });
   }
 
   close(): void {

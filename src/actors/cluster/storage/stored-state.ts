@@ -60,7 +60,7 @@ export class StateCorruptError extends TorusError {
 
 export function encodeStored<S>(replica: ReplicatedState<S>, cluster: string, state: S, at: { index: number; lastTerm: number; lastHash: string }, savedAt: number): string {
   const snap: StoredSnapshot = { v: STORED_VERSION, cluster, index: at.index, lastTerm: at.lastTerm, lastHash: at.lastHash, digest: replica.digest(state), savedAt, state: replica.encode(state) };
-  return JSON.stringify(snap) + '\n';
+  return `${JSON.stringify(snap)}\n`;
 }
 
 function record(json: string): string {

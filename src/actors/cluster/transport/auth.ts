@@ -16,7 +16,7 @@ const OPEN_MODE_KEY = 'torus-v3 open mode (no cluster key)';
 
 /** Short, stable, non-reversible tag of the cluster name (names may be private). */
 export function clusterNameHash(name: string): string {
-  return createHash('sha256').update('torus-cluster\0' + name).digest('hex').slice(0, 16);
+  return createHash('sha256').update(`torus-cluster\0${name}`).digest('hex').slice(0, 16);
 }
 
 /** Every field of a hello in a fixed order (both ends hash the same bytes whatever the msgpack key order). */

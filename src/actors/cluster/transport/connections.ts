@@ -247,7 +247,7 @@ export class ConnectionManager {
     for (const other of this.#targets.values()) if (other.nodeId === id) other.refusals = NO_REFUSALS;
     for (const [key, h] of this.#heard) if (h.nodeId === id || key === (t ? `${t.host}:${t.port}` : '')) this.#heard.delete(key);
     const existing = this.#joined.get(id);
-    if (existing && existing.remote) {
+    if (existing?.remote) {
       if (remote.incarnation < existing.remote.incarnation) return this.#drop(conn, 'an older incarnation of a joined node');
       if (remote.incarnation === existing.remote.incarnation) {
         const dialer = (c: PeerConnection) => (c.outbound ? this.#o.local.nodeId : id);

@@ -46,7 +46,7 @@ export class MdnsDiscovery {
     mdns.on('response', (packet, rinfo) => {
       const records = [...packet.answers, ...(packet.additionals ?? [])].slice(0, 64);
       for (const rr of records) {
-        if (rr.type !== 'TXT' || !rr.name.endsWith('.' + SERVICE)) continue;
+        if (rr.type !== 'TXT' || !rr.name.endsWith(`.${SERVICE}`)) continue;
         const advert = decodeTxt(rr.data);
         if (!advert || advert.nodeId === this.#o.advert.nodeId) continue;
         const host = `${advert.nodeId}.local`;

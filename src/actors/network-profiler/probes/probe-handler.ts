@@ -36,6 +36,12 @@ function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
   sendJson(res, 503, { error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} } });
 }
 
+/** `refuse`, for a route handler that answers "handled". */
+function refused(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): true {
+  refuse(req, res, status, code, message);
+  return true;
+}
+
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {
   req.resume();
   req.on('error', () => undefined);
@@ -189,7 +195,7 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
     res.once('close', () => inFlight--);
     switch (url.pathname) {
       case PROBE_PATHS.identity: {
-        if (method !== 'GET' && method !== 'HEAD') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
+        if (method !== 'GET' && method !== 'HEAD') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only');
         handled();
         const { nodeId, clusterName, incarnation } = identity();
         sendJson(res, 200, { nodeId, clusterName, incarnation });
@@ -200,16 +206,16 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
         echo(req, res);
         return true;
       case PROBE_PATHS.sink:
-        if (method !== 'POST') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'POST only'), true;
+        if (method !== 'POST') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'POST only');
         sink(req, res, gate, awaitingContinue, force);
         return true;
       case PROBE_PATHS.stream:
-        if (method !== 'GET') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
+        if (method !== 'GET') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only');
         handled();
         serveStream(req, res, url.searchParams, gate, identity().nodeId, force);
         return true;
       default:
-        if (method !== 'GET') return refuse(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only'), true;
+        if (method !== 'GET') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only');
         handled();
         req.resume();
         source(req, res, url.searchParams, gate, force);

@@ -1,5 +1,5 @@
 /**
- * Streamed reachability (DESIGN.md §5): probe every address of every peer at once and yield each verified
+ * Streamed reachability (docs/profiler.md): probe every address of every peer at once and yield each verified
  * (address, nodeId) the moment it completes. One slow or black-holed address delays nothing else; an address
  * that answers with a different node id is rejected, never reported as a link to the expected peer.
  */

@@ -22,7 +22,7 @@ export class LineTail {
 
   #add(line: string): void {
     if (line.trim() === '') return;
-    this.#lines.push(line.length > 1000 ? line.slice(0, 1000) + '…' : line);
+    this.#lines.push(line.length > 1000 ? `${line.slice(0, 1000)}…` : line);
     if (this.#lines.length > this.#max) this.#lines.shift();
   }
 

@@ -6,7 +6,8 @@
  * the API token: that token is for people and their programs, and a node's requests cross the LAN. Bytes pass
  * through unchanged.
  */
-import { open, stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../../../protocols/errors.js';
@@ -103,7 +104,7 @@ async function sizeOf(path: string): Promise<number> {
 }
 
 async function readFrom(path: string, offset: number): Promise<Uint8Array> {
-  let file;
+  let file: FileHandle;
   try {
     file = await open(path, 'r');
   } catch {
@@ -132,7 +133,7 @@ async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, r
   const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
   const path = `/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}${path}`;
-  let res;
+  let res: IncomingMessage;
   // The holder may not have applied the instance yet (replication lags by a few ms to seconds): its 404 is retried
   // for a bounded time, since this node's state already says the instance exists and where the rank is.
   const deadline = Date.now() + (deps.holderLagMs ?? 10_000);

@@ -4,7 +4,7 @@
  * is gone, so the runner stops its work and exits: no runner outlives its node.
  */
 import net from 'node:net';
-import { ValidationError } from '../../../protocols/errors.js';
+import type { ValidationError } from '../../../protocols/errors.js';
 import { decodeDownFrame, type DownFrame, type UpFrame } from '../../../protocols/runner.js';
 import { FrameChannel } from './frame-channel.js';
 import { RunnerChild } from './runner-child.js';

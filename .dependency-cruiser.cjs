@@ -1,0 +1,62 @@
+/**
+ * The allowed directions between the folders of src/ (docs/architecture.md draws them). Imports point down:
+ *
+ *   main.ts, index.ts, cli/
+ *   node/                      wiring: config, credentials, starting the actors
+ *   bench/live/  api/          the live benchmarks; the HTTP server and dashboard
+ *   bench/ring/  artifacts/    the lab ring benchmark; artifact store and transfer
+ *   lab/                       network-namespace test hosts (tests and benchmarks)
+ *   actors/<concern>/          one folder per concern; only topology-keeper's state is shared vocabulary
+ *   ring/  http/               ring collectives; small HTTP helpers
+ *   runtime/                   the actor runtime
+ *   protocols/  native/        what crosses a boundary; what talks to the OS
+ *
+ * Run by .ci/run: `npx depcruise src --config .dependency-cruiser.cjs`.
+ */
+const layer = {
+  protocols: [],
+  native: ['protocols'],
+  runtime: ['protocols', 'native'],
+  http: ['protocols', 'runtime'],
+  ring: ['protocols', 'native', 'runtime'],
+  'actors/topology-keeper': ['protocols', 'native', 'runtime'],
+  'actors/network-profiler': ['protocols', 'native', 'runtime', 'http', 'actors/topology-keeper'],
+  'actors/placement-planner': ['protocols', 'native', 'runtime', 'actors/topology-keeper'],
+  'actors/runner-supervisor': ['protocols', 'native', 'runtime', 'http', 'ring', 'actors/topology-keeper'],
+  'actors/cluster': ['protocols', 'native', 'runtime', 'actors/topology-keeper'],
+  lab: ['protocols', 'native', 'runtime'],
+  artifacts: ['protocols', 'native', 'runtime', 'http', 'actors/topology-keeper'],
+  'bench/ring': ['protocols', 'native', 'runtime', 'ring', 'lab'],
+  api: ['protocols', 'native', 'runtime', 'http', 'actors/*', 'artifacts'],
+  'bench/live': ['protocols', 'native', 'runtime', 'http', 'actors/*', 'api', 'bench/ring'],
+  node: ['protocols', 'native', 'runtime', 'http', 'ring', 'actors/*', 'artifacts', 'api', 'bench/live', 'lab'],
+  cli: ['protocols', 'native', 'runtime', 'http', 'ring', 'actors/*', 'artifacts', 'api', 'bench/*', 'lab', 'node'],
+};
+
+const folderPattern = (f) => `^src/${f.replace('*', '[^/]+')}/`;
+const forbidden = [
+  { name: 'no-circular', severity: 'error', comment: 'no import cycles, between files or folders', from: {}, to: { circular: true } },
+  ...Object.entries(layer).map(([folder, allowed]) => ({
+    name: `${folder.replace('/', '-')}-imports-down`,
+    severity: 'error',
+    comment: `src/${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing else in src'} (and itself)`,
+    from: { path: folderPattern(folder) },
+    to: { path: '^src/', pathNot: [folderPattern(folder), ...allowed.map(folderPattern)] },
+  })),
+  {
+    name: 'nothing-imports-the-entry-points',
+    severity: 'error',
+    from: {},
+    to: { path: '^src/(main|index)\\.ts$' },
+  },
+];
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/api/dashboard/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
