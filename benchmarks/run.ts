@@ -8,12 +8,28 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const SUITES = ['mailbox', 'startup', 'placement', 'reachability', 'probe-accuracy', 'cluster-formation', 'cluster-writes', 'ring', 'frame-decoder', 'artifacts', 'ring-live', 'jepsen-soak'];
+const SUITES = [
+  'mailbox',
+  'startup',
+  'placement',
+  'reachability',
+  'probe-accuracy',
+  'cluster-formation',
+  'cluster-writes',
+  'ring',
+  'frame-decoder',
+  'artifacts',
+  'ring-live',
+  'jepsen-soak',
+];
 const args = process.argv.slice(2);
 // A suite name is a known one; anything else is a flag or a flag's value (`--seed 7`), passed through.
 const chosen = args.filter((a) => SUITES.includes(a));
 const flags = args.filter((a) => !SUITES.includes(a));
-const stray = args.filter((a, i) => !a.startsWith('-') && !SUITES.includes(a) && !(args[i - 1]?.startsWith('--') && !args[i - 1]!.includes('=')));
+const stray = args.filter(
+  (a, i) =>
+    !a.startsWith('-') && !SUITES.includes(a) && !(args[i - 1]?.startsWith('--') && !args[i - 1]!.includes('=')),
+);
 if (stray.length > 0) {
   console.error(`unknown suite ${stray.join(', ')}; suites: ${SUITES.join(', ')}`);
   process.exit(1);

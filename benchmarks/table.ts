@@ -13,8 +13,15 @@ export function formatTable(rows: readonly BenchRow[]): string {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const cell = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((row) => cell(row[c]).length)));
-  const line = (values: string[]): string => values.map((v, i) => (typeof rows[0]?.[columns[i]!] === 'number' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ');
-  return [line(columns), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map((row) => line(columns.map((c) => cell(row[c]))))].join('\n');
+  const line = (values: string[]): string =>
+    values
+      .map((v, i) => (typeof rows[0]?.[columns[i]!] === 'number' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ');
+  return [
+    line(columns),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.map((row) => line(columns.map((c) => cell(row[c])))),
+  ].join('\n');
 }
 
 export function machineLoad(): { loadavg1m: number; cpus: number } {

@@ -11,7 +11,8 @@ function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (ASSET.test(name) || (dir === BROWSER_SCRIPT_DIR && name.endsWith('.js'))) cpSync(path, join('dist', relative('src', path)));
+    else if (ASSET.test(name) || (dir === BROWSER_SCRIPT_DIR && name.endsWith('.js')))
+      cpSync(path, join('dist', relative('src', path)));
   }
 }
 if (existsSync('src')) walk('src');

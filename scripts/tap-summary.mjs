@@ -31,7 +31,8 @@ child.stdout.on('data', (chunk) => {
 child.on('close', (code, signal) => {
   if (summary.test(pending)) last = pending;
   const slowest = fileTimes.sort((a, b) => b[1] - a[1]).slice(0, 10);
-  if (slowest.length > 0) console.log(`# slowest files: ${slowest.map(([f, sec]) => `${f} ${sec.toFixed(1)} s`).join(', ')}`);
+  if (slowest.length > 0)
+    console.log(`# slowest files: ${slowest.map(([f, sec]) => `${f} ${sec.toFixed(1)} s`).join(', ')}`);
   console.log(`# suite wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const count = (key) => Number((last ?? '').match(new RegExp(`\\b${key}: (\\d+)`))?.[1] ?? 0);
   if (last) console.log(`${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped`);

@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 
 const LAB_DIRS = new Set(['test/e2e', 'test/lab', 'test/jepsen']);
-const isUnitTest = (path) => path.endsWith('.test.ts') && !/lab/.test(path.split('/').at(-1)) && ![...LAB_DIRS].some((d) => path.startsWith(`${d}/`));
+const isUnitTest = (path) =>
+  path.endsWith('.test.ts') &&
+  !/lab/.test(path.split('/').at(-1)) &&
+  ![...LAB_DIRS].some((d) => path.startsWith(`${d}/`));
 
 // Links are not followed (test fixtures hold sysfs-like trees with dangling ones).
 function walk(dir) {
@@ -22,5 +25,9 @@ if (process.argv.includes('--list')) {
   console.log(files.join('\n'));
   process.exit(0);
 }
-const child = spawn(process.execPath, [join('scripts', 'tap-summary.mjs'), ...files, ...process.argv.slice(2)], { stdio: 'inherit' });
-child.on('close', (code, signal) => { process.exitCode = signal ? 1 : code ?? 1; });
+const child = spawn(process.execPath, [join('scripts', 'tap-summary.mjs'), ...files, ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
+child.on('close', (code, signal) => {
+  process.exitCode = signal ? 1 : (code ?? 1);
+});

@@ -35,7 +35,8 @@ async function runBench(args: string[]): Promise<number> {
     process.stderr.write('Usage: node dist/main.js bench ring [--live --api URL | lab options] (see --help)\n');
     return 2;
   }
-  if (rest.includes('--live')) return (await import('./cli/bench-ring-live.js')).runBenchRingLiveCommand(rest.filter((a) => a !== '--live'));
+  if (rest.includes('--live'))
+    return (await import('./cli/bench-ring-live.js')).runBenchRingLiveCommand(rest.filter((a) => a !== '--live'));
   return (await import('./cli/bench-ring.js')).runBenchRingCommand(rest);
 }
 
@@ -76,7 +77,17 @@ async function runNode(args: string[]): Promise<number> {
   const { startBanner, credentialWarnings } = await import('./node/start-banner.js');
   for (const line of credentialWarnings(parsed.config)) process.stderr.write(`${line}\n`);
   node = await startNode(parsed.config);
-  process.stdout.write(startBanner({ nodeId: node.identity.nodeId, incarnation: node.identity.incarnation, host: node.api.host, port: node.api.port, config: parsed.config, credential: node.credential, fingerprint: node.api.fingerprint }));
+  process.stdout.write(
+    startBanner({
+      nodeId: node.identity.nodeId,
+      incarnation: node.identity.incarnation,
+      host: node.api.host,
+      port: node.api.port,
+      config: parsed.config,
+      credential: node.credential,
+      fingerprint: node.api.fingerprint,
+    }),
+  );
   if (pendingSignal) void node.shutdown(pendingSignal);
   return node.closed;
 }
@@ -97,7 +108,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (error: unknown) => {
     process.stderr.write(`torus: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;

@@ -31,12 +31,18 @@ const baselineRoot = flag('--baseline');
 const PORT = 52600;
 const HOSTS = 4;
 const here = fileURLToPath(new URL('../../src/artifacts/standalone.js', import.meta.url));
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]!; };
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
 const gbps = (b: number, s: number): number => +((b * 8) / s / 1e9).toFixed(3);
 
 async function main(): Promise<void> {
   const why = Lab.unavailableReason();
-  if (why) { process.stderr.write(`artifacts benchmark skipped: ${why}\n`); return; }
+  if (why) {
+    process.stderr.write(`artifacts benchmark skipped: ${why}\n`);
+    return;
+  }
   const baselineJs = baselineRoot ? join(baselineRoot, 'dist/artifacts/standalone.js') : undefined;
   if (baselineJs && !existsSync(baselineJs)) throw new Error(`--baseline: no ${baselineJs} (build that tree first)`);
   const tmp = mkdtempSync(join(tmpdir(), 'torus-bench-art-'));
@@ -59,8 +65,31 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
   const sets: { name: string; set: AgentSet }[] = [];
   try {
     const ip = (h: number): string => lab.hosts[h]!.lanIp;
-    sets.push({ name: 'torus', set: await startAgents(lab, { standaloneJs: here, tag: 'now', dataRoot: tmp, port: PORT, key, file, addressOf: ip }) });
-    if (baselineJs) sets.push({ name: 'torus (baseline build)', set: await startAgents(lab, { standaloneJs: baselineJs, tag: 'before', dataRoot: tmp, port: PORT + 1, key, file, addressOf: ip }) });
+    sets.push({
+      name: 'torus',
+      set: await startAgents(lab, {
+        standaloneJs: here,
+        tag: 'now',
+        dataRoot: tmp,
+        port: PORT,
+        key,
+        file,
+        addressOf: ip,
+      }),
+    });
+    if (baselineJs)
+      sets.push({
+        name: 'torus (baseline build)',
+        set: await startAgents(lab, {
+          standaloneJs: baselineJs,
+          tag: 'before',
+          dataRoot: tmp,
+          port: PORT + 1,
+          key,
+          file,
+          addressOf: ip,
+        }),
+      });
     const bytes = sets[0]!.set.artifact.bytes;
     const rsync = rsyncAvailable() ? await rsyncDaemon(lab, 0, file, tmp) : undefined;
     // Interleaved rounds: every case once per round, so a load change on the shared machine hits them all alike.
@@ -86,14 +115,27 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
     const one = median(times.get('torus')!);
     const rows: BenchRow[] = [];
     const row = (c: string, seconds: number, moved = bytes, extra: Record<string, string | number> = {}): void =>
-      void rows.push({ case: c, seconds: +seconds.toFixed(3), 'Gbit/s': gbps(moved, seconds), 'x one transfer': +(seconds / one).toFixed(2), ...extra });
+      void rows.push({
+        case: c,
+        seconds: +seconds.toFixed(3),
+        'Gbit/s': gbps(moved, seconds),
+        'x one transfer': +(seconds / one).toFixed(2),
+        ...extra,
+      });
     row(`${tool} h0 → h1 (same link)`, median(times.get('raw')!));
     if (rsync) row('rsync h0 → h1 (rsync daemon)', median(times.get('rsync')!));
     for (const { name } of sets) {
       const c = cpu.get(name);
       const k = cpuSys.get(name);
       const perMiB = (xs: number[]): number => +((median(xs) * 1000) / (bytes / 2 ** 20)).toFixed(2);
-      row(`one transfer h0 → h1, ${name}`, median(times.get(name)!), bytes, c ? { 'receiver CPU s': +median(c).toFixed(2), 'CPU ms/MiB': perMiB(c), 'kernel ms/MiB': k ? perMiB(k) : '' } : {});
+      row(
+        `one transfer h0 → h1, ${name}`,
+        median(times.get(name)!),
+        bytes,
+        c
+          ? { 'receiver CPU s': +median(c).toFixed(2), 'CPU ms/MiB': perMiB(c), 'kernel ms/MiB': k ? perMiB(k) : '' }
+          : {},
+      );
     }
     if (rsync) {
       const t0 = performance.now();
@@ -102,7 +144,12 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
       rsync.stop();
     }
     const main = sets[0]!.set;
-    const [, a1, a2, a3] = main.agents as [unknown, NonNullable<AgentSet['agents'][0]>, NonNullable<AgentSet['agents'][0]>, NonNullable<AgentSet['agents'][0]>];
+    const [, a1, a2, a3] = main.agents as [
+      unknown,
+      NonNullable<AgentSet['agents'][0]>,
+      NonNullable<AgentSet['agents'][0]>,
+      NonNullable<AgentSet['agents'][0]>,
+    ];
     const t0 = performance.now();
     for (const a of [a1, a2, a3]) await main.fetchOn(a);
     row('torus sequential h0 → h1, h2, h3', (performance.now() - t0) / 1000, 3 * bytes);
@@ -119,16 +166,26 @@ async function lanScenario(tmp: string, file: string, baselineJs: string | undef
     // A cut mid-way (a resume loses no more than the chunks in flight): h1 off the LAN for 2 s once it holds
     // 40 %, then back; chunks fetched twice are what the cut cost.
     const cutRun = main.fetchOn(a1);
-    await a1.next((m) => Array.isArray(m.transfers) && m.transfers.some((x: { have: number; chunks: number }) => x.have >= 0.4 * x.chunks));
+    await a1.next(
+      (m) =>
+        Array.isArray(m.transfers) &&
+        m.transfers.some((x: { have: number; chunks: number }) => x.have >= 0.4 * x.chunks),
+    );
     await lab.cut(1, 'lan');
     await new Promise((r) => setTimeout(r, 2000));
     await lab.restore(1, 'lan');
     const cutDone = await cutRun;
     const fetched = Object.values(cutDone.bySource ?? {}).reduce((n, x) => n + x.chunks, 0);
-    row('one transfer, h1 cut off the LAN for 2 s at 40 %', cutDone.ms / 1000, bytes, { 'chunks fetched twice': fetched - main.artifact.chunks });
+    row('one transfer, h1 cut off the LAN for 2 s at 40 %', cutDone.ms / 1000, bytes, {
+      'chunks fetched twice': fetched - main.artifact.chunks,
+    });
     await main.rm(a1);
-    printTable(`artifacts: ${sizeMiB} MiB on a ${HOSTS}-node ${rate} lab LAN (median of ${rounds} interleaved rounds for the one-transfer rows)`, rows, json,
-      'Gbit/s: bytes delivered to all receiving nodes over the wall time (3 receivers: 3x the bytes). x one transfer: against torus\'s one transfer. rsync: a fresh copy, not synced to disk (rsync\'s default); torus syncs.');
+    printTable(
+      `artifacts: ${sizeMiB} MiB on a ${HOSTS}-node ${rate} lab LAN (median of ${rounds} interleaved rounds for the one-transfer rows)`,
+      rows,
+      json,
+      "Gbit/s: bytes delivered to all receiving nodes over the wall time (3 receivers: 3x the bytes). x one transfer: against torus's one transfer. rsync: a fresh copy, not synced to disk (rsync's default); torus syncs.",
+    );
   } finally {
     for (const { set } of sets) await set.close();
     await lab.teardown();
@@ -143,7 +200,15 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
   try {
     // Each node is reached at its address on the ring link from the node before it: the chain runs on the ring.
     const addressOf = (h: number): string => lab.linkIp((h + 1) % HOSTS, h);
-    set = await startAgents(lab, { standaloneJs: here, tag: 'ring', dataRoot: tmp, port: PORT + 2, key, file, addressOf });
+    set = await startAgents(lab, {
+      standaloneJs: here,
+      tag: 'ring',
+      dataRoot: tmp,
+      port: PORT + 2,
+      key,
+      file,
+      addressOf,
+    });
     const bytes = set.artifact.bytes;
     const [, a1, a2, a3] = set.agents;
     // Interleaved rounds, as on the LAN: iperf3 then one transfer, --rounds times; the medians are compared. Each
@@ -159,12 +224,18 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
     };
     let tool = 'iperf3';
     for (let r = 0; r < rounds; r++) {
-      await measure('raw', async () => { const raw = await rawLink(lab, 0, 1, lab.linkIp(0, 1), bytes); tool = raw.tool; return raw.seconds; });
+      await measure('raw', async () => {
+        const raw = await rawLink(lab, 0, 1, lab.linkIp(0, 1), bytes);
+        tool = raw.tool;
+        return raw.seconds;
+      });
       await measure('one', async () => (await set!.fetchOn(a1!)).ms / 1000);
       await set.rm(a1!);
     }
     for (let r = 0; r < rounds; r++) {
-      await measure('chain', async () => { await Promise.all([set!.fetchOn(a1!, 'h0'), set!.fetchOn(a2!, 'h1'), set!.fetchOn(a3!, 'h2')]); });
+      await measure('chain', async () => {
+        await Promise.all([set!.fetchOn(a1!, 'h0'), set!.fetchOn(a2!, 'h1'), set!.fetchOn(a3!, 'h2')]);
+      });
       for (const a of [a1!, a2!, a3!]) await set.rm(a);
       await measure('raw3', async () => (await rawChain(lab, (to) => lab.linkIp(to - 1, to), bytes)).seconds);
     }
@@ -172,7 +243,13 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
     const rows: BenchRow[] = [];
     const row = (c: string, key: string, moved = bytes): void => {
       const seconds = median(times.get(key)!);
-      rows.push({ case: c, seconds: +seconds.toFixed(3), 'Gbit/s': gbps(moved, seconds), 'x one transfer': +(seconds / one).toFixed(2), 'CPU busy %': median(busy.get(key)!) });
+      rows.push({
+        case: c,
+        seconds: +seconds.toFixed(3),
+        'Gbit/s': gbps(moved, seconds),
+        'x one transfer': +(seconds / one).toFixed(2),
+        'CPU busy %': median(busy.get(key)!),
+      });
     };
     row(`${tool} h0 → h1 (ring link)`, 'raw');
     if (rsyncAvailable()) {
@@ -184,12 +261,19 @@ async function ringScenario(tmp: string, file: string): Promise<void> {
     row('one transfer h0 → h1 (ring link)', 'one');
     row('broadcast chain h0 → h1 → h2 → h3 (ring links)', 'chain', 3 * bytes);
     row(`${tool} ×3 at once h0 → h1, h1 → h2, h2 → h3 (ring links)`, 'raw3', 3 * bytes);
-    printTable(`artifacts: ${sizeMiB} MiB on a 4-node thunderbolt-style ring of ${ringRate} links (median of ${rounds} rounds for the iperf3, one-transfer and chain rows)`, rows, json,
-      'Each hop of the chain is one ring link; every node in the ring also has the LAN. CPU busy %: the whole machine (every lab host shares its CPUs) over the case.');
+    printTable(
+      `artifacts: ${sizeMiB} MiB on a 4-node thunderbolt-style ring of ${ringRate} links (median of ${rounds} rounds for the iperf3, one-transfer and chain rows)`,
+      rows,
+      json,
+      'Each hop of the chain is one ring link; every node in the ring also has the LAN. CPU busy %: the whole machine (every lab host shares its CPUs) over the case.',
+    );
   } finally {
     await set?.close();
     await lab.teardown();
   }
 }
 
-main().catch((error: unknown) => { process.stderr.write(`artifacts benchmark failed: ${(error as Error).stack ?? String(error)}\n`); process.exitCode = 1; });
+main().catch((error: unknown) => {
+  process.stderr.write(`artifacts benchmark failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

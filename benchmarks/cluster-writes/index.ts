@@ -30,19 +30,27 @@ class Proc {
   status: { role: string; leader: string | null; digest: string; nodes: string[] } | null = null;
   readonly #replies = new Map<number, (ok: boolean) => void>();
   #id = 1;
-  constructor(readonly host: number, readonly child: ChildProcess) {
+  constructor(
+    readonly host: number,
+    readonly child: ChildProcess,
+  ) {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         const m = JSON.parse(line) as { ev: string; id?: number; ok?: boolean };
         if (m.ev === 'status') this.status = m as unknown as Proc['status'];
         if (m.ev === 'reply') this.#replies.get(m.id!)?.(m.ok === true);
-      } catch { /* not ours */ }
+      } catch {
+        /* not ours */
+      }
     });
   }
   propose(event: unknown): Promise<boolean> {
     const id = this.#id++;
     return new Promise((resolve) => {
-      this.#replies.set(id, (ok) => { this.#replies.delete(id); resolve(ok); });
+      this.#replies.set(id, (ok) => {
+        this.#replies.delete(id);
+        resolve(ok);
+      });
       this.child.stdin!.write(`${JSON.stringify({ id, op: 'propose', events: [event] })}\n`);
     });
   }
@@ -57,7 +65,8 @@ async function until(pred: () => boolean, ms: number): Promise<number | null> {
   }
   return performance.now() - t0;
 }
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 let seq = 0;
 const write = () => ({ type: 'InstanceDeleted', instanceId: `bench-${seq++}`, reason: 'bench' }); // commits and applies, changes nothing
@@ -66,11 +75,31 @@ async function run(fsync: boolean): Promise<BenchRow> {
   const lab = await Lab.create({ hosts: 3 });
   const dirs = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'torus-bench-writes-')));
   try {
-    const spawn = (h: number) => new Proc(h, lab.spawn(h, process.execPath, [entry(), JSON.stringify({
-      nodeId: `w${h}`, clusterName: 'writes', timings: { failureTimeoutMs: 3000 }, ...(fsync ? { dataDir: dirs[h] } : {}),
-    })], { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } }));
+    const spawn = (h: number) =>
+      new Proc(
+        h,
+        lab.spawn(
+          h,
+          process.execPath,
+          [
+            entry(),
+            JSON.stringify({
+              nodeId: `w${h}`,
+              clusterName: 'writes',
+              timings: { failureTimeoutMs: 3000 },
+              ...(fsync ? { dataDir: dirs[h] } : {}),
+            }),
+          ],
+          { env: { ...process.env, TORUS_LOG_LEVEL: 'error' } },
+        ),
+      );
     let procs = [0, 1, 2].map(spawn);
-    const formed = await until(() => procs.every((p) => p.status?.nodes.length === 3 && p.status.leader !== null) && new Set(procs.map((p) => p.status!.digest)).size === 1, 60_000);
+    const formed = await until(
+      () =>
+        procs.every((p) => p.status?.nodes.length === 3 && p.status.leader !== null) &&
+        new Set(procs.map((p) => p.status!.digest)).size === 1,
+      60_000,
+    );
     if (formed === null) throw new Error('3 nodes did not form');
     const follower = () => procs.find((p) => p.status?.role === 'follower')!;
     const n = quick ? 200 : 1000;
@@ -85,13 +114,15 @@ async function run(fsync: boolean): Promise<BenchRow> {
     const total = quick ? 2000 : 8000;
     let done = 0;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: 32 }, async (_, c) => {
-      const p = procs[c % 3]!;
-      while (done < total) {
-        done++;
-        await p.propose(write());
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async (_, c) => {
+        const p = procs[c % 3]!;
+        while (done < total) {
+          done++;
+          await p.propose(write());
+        }
+      }),
+    );
     const tput = total / ((performance.now() - t0) / 1000);
     const leader = procs.find((p) => p.status?.role === 'leader')!;
     leader.child.kill('SIGKILL');
@@ -99,12 +130,22 @@ async function run(fsync: boolean): Promise<BenchRow> {
     const rest = procs.filter((p) => p !== leader);
     let failover: number | null = null;
     while (performance.now() - killedAt < 20_000) {
-      if (await Promise.race([rest[0]!.propose(write()), sleep(2000).then(() => false)])) { failover = performance.now() - killedAt; break; }
+      if (await Promise.race([rest[0]!.propose(write()), sleep(2000).then(() => false)])) {
+        failover = performance.now() - killedAt;
+        break;
+      }
       await sleep(50);
     }
     procs = rest;
-    return { mode: fsync ? 'fsync on (data dir)' : 'no fsync (memory)', writes: n, p50_ms: +pct(lat, 50).toFixed(2), p99_ms: +pct(lat, 99).toFixed(2),
-      clients32_writes_per_s: Math.round(tput), failover_ms: failover === null ? null : Math.round(failover), load1m: machineLoad().loadavg1m };
+    return {
+      mode: fsync ? 'fsync on (data dir)' : 'no fsync (memory)',
+      writes: n,
+      p50_ms: +pct(lat, 50).toFixed(2),
+      p99_ms: +pct(lat, 99).toFixed(2),
+      clients32_writes_per_s: Math.round(tput),
+      failover_ms: failover === null ? null : Math.round(failover),
+      load1m: machineLoad().loadavg1m,
+    };
   } finally {
     await lab.teardown();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -118,9 +159,14 @@ async function main(): Promise<void> {
     return;
   }
   const rows = [await run(true), await run(false)];
-  const ratio = (k: 'p50_ms' | 'clients32_writes_per_s') => ((rows[0]![k] as number) / (rows[1]![k] as number)).toFixed(2);
-  printTable('committed writes, 3 standalone nodes in the lab (write = proposal via a follower, answered when committed)', rows, json,
-    `fsync/no-fsync: p50 x${ratio('p50_ms')}, throughput x${ratio('clients32_writes_per_s')}. Targets: p50 <= 10 ms, >= 1000 writes/s with 32 clients, failover <= ~3 s.`);
+  const ratio = (k: 'p50_ms' | 'clients32_writes_per_s') =>
+    ((rows[0]![k] as number) / (rows[1]![k] as number)).toFixed(2);
+  printTable(
+    'committed writes, 3 standalone nodes in the lab (write = proposal via a follower, answered when committed)',
+    rows,
+    json,
+    `fsync/no-fsync: p50 x${ratio('p50_ms')}, throughput x${ratio('clients32_writes_per_s')}. Targets: p50 <= 10 ms, >= 1000 writes/s with 32 clients, failover <= ~3 s.`,
+  );
 }
 
 main().catch((err) => {

@@ -17,7 +17,10 @@ const KEY = Buffer.alloc(32, 7);
 function frameBytes(sealed: boolean): Buffer {
   // A snapshot-sized frame: 16 MiB minus room for the envelope and tag.
   const blob = Buffer.alloc(16 * 1024 * 1024 - 256, 1);
-  return encodeFrame({ type: 'snapshot', term: 1, index: 1, lastTerm: 1, lastHash: 'h', digest: 'd', state: { blob } }, sealed ? cipherState(KEY) : null);
+  return encodeFrame(
+    { type: 'snapshot', term: 1, index: 1, lastTerm: 1, lastHash: 'h', digest: 'd', state: { blob } },
+    sealed ? cipherState(KEY) : null,
+  );
 }
 
 function decodeMs(bytes: Buffer, chunk: number, sealed: boolean): number {
@@ -49,7 +52,11 @@ for (const sealed of [false, true]) {
     '4 KiB chunks ms': decodeMs(bytes, 4 * 1024, sealed),
   });
 }
-printTable('FrameDecoder: one 16 MiB frame by chunk size (best of runs)', rows, json,
-  'A frame in one chunk is decoded in place; a chunked one is copied once into one new 16 MiB buffer (its first-touch page faults '
-  + 'dominate on a loaded VM). Linear: 16x more chunks (4 KiB vs 64 KiB) cost about the same. The old decoder joined all buffered '
-  + 'bytes per chunk: 1 444 ms for 64 KiB chunks vs 13 ms in one.');
+printTable(
+  'FrameDecoder: one 16 MiB frame by chunk size (best of runs)',
+  rows,
+  json,
+  'A frame in one chunk is decoded in place; a chunked one is copied once into one new 16 MiB buffer (its first-touch page faults ' +
+    'dominate on a loaded VM). Linear: 16x more chunks (4 KiB vs 64 KiB) cost about the same. The old decoder joined all buffered ' +
+    'bytes per chunk: 1 444 ms for 64 KiB chunks vs 13 ms in one.',
+);

@@ -16,21 +16,32 @@ import { printTable, type BenchRow } from '../table.js';
 
 const { values } = parseArgs({
   options: {
-    quick: { type: 'boolean' }, json: { type: 'boolean' }, seed: { type: 'string' }, seeds: { type: 'string' }, faults: { type: 'string' },
-    minutes: { type: 'string' }, 'gap-ms': { type: 'string' },
+    quick: { type: 'boolean' },
+    json: { type: 'boolean' },
+    seed: { type: 'string' },
+    seeds: { type: 'string' },
+    faults: { type: 'string' },
+    minutes: { type: 'string' },
+    'gap-ms': { type: 'string' },
   },
   strict: true,
 });
 const quick = values.quick === true;
 const firstSeed = Number(values.seed ?? Date.now() % 100_000);
 const minutes = values.minutes === undefined ? undefined : Number(values.minutes);
-if (minutes !== undefined && !(minutes > 0 && minutes <= 24 * 60)) throw new Error(`--minutes: expected a number of minutes above 0, got ${values.minutes}`);
-if (minutes !== undefined && values.faults !== undefined) throw new Error('--minutes and --faults both set the schedule length: give one');
+if (minutes !== undefined && !(minutes > 0 && minutes <= 24 * 60))
+  throw new Error(`--minutes: expected a number of minutes above 0, got ${values.minutes}`);
+if (minutes !== undefined && values.faults !== undefined)
+  throw new Error('--minutes and --faults both set the schedule length: give one');
 const seeds = Number(values.seeds ?? (quick || minutes !== undefined ? 1 : 3));
 const gapMs = Number(values['gap-ms'] ?? 9000);
-const faults = minutes !== undefined ? Math.max(1, Math.round((minutes * 60_000) / gapMs)) : Number(values.faults ?? (quick ? 4 : 16));
+const faults =
+  minutes !== undefined
+    ? Math.max(1, Math.round((minutes * 60_000) / gapMs))
+    : Number(values.faults ?? (quick ? 4 : 16));
 for (const [name, v] of Object.entries({ seed: firstSeed, seeds, faults, 'gap-ms': gapMs })) {
-  if (!Number.isInteger(v) || v < 0 || (name !== 'seed' && v < 1)) throw new Error(`--${name}: expected a positive integer, got ${v}`);
+  if (!Number.isInteger(v) || v < 0 || (name !== 'seed' && v < 1))
+    throw new Error(`--${name}: expected a positive integer, got ${v}`);
 }
 
 const why = Lab.unavailableReason();
@@ -46,18 +57,35 @@ for (let s = 0; s < seeds && violations === 0; s++) {
   const lab = await Lab.create({ hosts: 5 });
   const t0 = Date.now();
   try {
-    process.stderr.write(`seed ${seed}: ${faults} faults, ${gapMs} ms apart (about ${Math.round((faults * gapMs) / 1000)} s)\n`);
-    const r = await runJepsen(lab, { seed, hosts: 5, faults, gapMs, log: (line) => process.stderr.write(`  ${line}\n`) });
+    process.stderr.write(
+      `seed ${seed}: ${faults} faults, ${gapMs} ms apart (about ${Math.round((faults * gapMs) / 1000)} s)\n`,
+    );
+    const r = await runJepsen(lab, {
+      seed,
+      hosts: 5,
+      faults,
+      gapMs,
+      log: (line) => process.stderr.write(`  ${line}\n`),
+    });
     violations += r.problems.length;
     rows.push({
-      seed, faults, 'writes attempted': r.attempted, acknowledged: r.stats.acked ?? 0, 'terms with a leader': r.stats.terms ?? 0,
-      'violations': r.problems.length, 'seconds': Math.round((Date.now() - t0) / 1000),
+      seed,
+      faults,
+      'writes attempted': r.attempted,
+      acknowledged: r.stats.acked ?? 0,
+      'terms with a leader': r.stats.terms ?? 0,
+      violations: r.problems.length,
+      seconds: Math.round((Date.now() - t0) / 1000),
     });
     for (const p of r.problems) process.stderr.write(`  VIOLATION: ${p}\n`);
   } finally {
     await lab.teardown();
   }
 }
-printTable('Jepsen soak: acknowledged writes under partitions and kill -9 (5 lab nodes)', rows, values.json === true,
-  'Every acknowledged write must be on every node at the end; committed logs agree; one leader per term; one digest.');
+printTable(
+  'Jepsen soak: acknowledged writes under partitions and kill -9 (5 lab nodes)',
+  rows,
+  values.json === true,
+  'Every acknowledged write must be on every node at the end; committed logs agree; one leader per term; one digest.',
+);
 process.exitCode = violations === 0 ? 0 : 1;

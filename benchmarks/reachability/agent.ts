@@ -10,7 +10,13 @@ import { measureCapacity, measureRtt } from '../../src/actors/network-profiler/p
 const [mode, a = '', b = '0', c = '500', d = '1'] = process.argv.slice(2);
 if (mode === 'server') {
   const handler = createProbeHandler(() => ({ nodeId: a, clusterName: 'bench', incarnation: 1 }), { dataKey: null });
-  http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } })
+  http
+    .createServer((req, res) => {
+      if (!handler(req, res)) {
+        res.writeHead(404);
+        res.end();
+      }
+    })
     .listen(Number(b), '0.0.0.0', () => process.stdout.write(`${JSON.stringify({ listening: Number(b) })}\n`));
 } else if (mode === 'measure') {
   const { rttMs } = await measureRtt(a, Number(b), { samples: 7 });

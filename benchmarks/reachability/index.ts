@@ -29,18 +29,39 @@ async function listen(server: net.Server, host: string): Promise<number> {
 }
 async function probeServer(nodeId: string, host: string): Promise<number> {
   const handler = createProbeHandler(() => ({ nodeId, clusterName: 'bench', incarnation: 1 }), { dataKey: null });
-  const server = http.createServer((req, res) => { if (!handler(req, res)) { res.writeHead(404); res.end(); } });
-  closers.push(() => { server.closeAllConnections(); server.close(); });
+  const server = http.createServer((req, res) => {
+    if (!handler(req, res)) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
   return listen(server, host);
 }
 async function silentServer(host: string): Promise<number> {
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => undefined); });
-  closers.push(() => { for (const s of sockets) s.destroy(); server.close(); });
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+  });
+  closers.push(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
   return listen(server, host);
 }
 
-interface Row { peers: number; streamedFirstMs: number; streamedAllMs: number; oneShotFirstMs: number; oneShotAllMs: number; verified: number }
+interface Row {
+  peers: number;
+  streamedFirstMs: number;
+  streamedAllMs: number;
+  oneShotFirstMs: number;
+  oneShotAllMs: number;
+  verified: number;
+}
 
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
 
@@ -53,11 +74,16 @@ async function run(n: number): Promise<Row> {
     peers.push({ nodeId, port, addresses: [`127.0.1.${k}`, { ip: `127.0.2.${k}`, port: hole }] });
   }
   const opts = { attempts, timeoutMs, retryDelayMs: 100 };
-  const sf: number[] = [], sa: number[] = [], of: number[] = [], oa: number[] = [];
+  const sf: number[] = [],
+    sa: number[] = [],
+    of: number[] = [],
+    oa: number[] = [];
   let verified = 0;
   for (let r = 0; r < repeats; r++) {
     let t0 = performance.now();
-    let first = NaN, lastVerified = NaN, count = 0;
+    let first = NaN,
+      lastVerified = NaN,
+      count = 0;
     for await (const _res of probeReachability(peers, opts)) {
       const at = performance.now() - t0;
       if (Number.isNaN(first)) first = at;
@@ -65,15 +91,25 @@ async function run(n: number): Promise<Row> {
       count++;
       // Streaming consumers act on each link at once; the round itself still ends after the black holes.
     }
-    sf.push(first); sa.push(lastVerified); verified = count;
+    sf.push(first);
+    sa.push(lastVerified);
+    verified = count;
     t0 = performance.now();
     const all = await probeAll(peers, opts);
     const done = performance.now() - t0;
-    of.push(done); oa.push(done);
+    of.push(done);
+    oa.push(done);
     if (all.length !== count) throw new Error(`streamed found ${count}, one-shot ${all.length}`);
   }
   for (const c of closers.splice(0)) c();
-  return { peers: n, streamedFirstMs: median(sf), streamedAllMs: median(sa), oneShotFirstMs: median(of), oneShotAllMs: median(oa), verified };
+  return {
+    peers: n,
+    streamedFirstMs: median(sf),
+    streamedAllMs: median(sa),
+    oneShotFirstMs: median(of),
+    oneShotAllMs: median(oa),
+    verified,
+  };
 }
 
 const rows: Row[] = [];
@@ -84,14 +120,23 @@ if (args.has('--links')) links = await linkBench(quick);
 if (args.has('--json')) {
   console.log(JSON.stringify({ timeoutMs, attempts, rows, links }, null, 2));
 } else {
-  console.log(`# reachability: each peer has 1 working + 1 black-holed address; ${attempts} attempts × ${timeoutMs} ms timeout; median of ${repeats}`);
-  console.log('peers  verified  streamed first (ms)  one-shot first (ms)  speed-up  streamed all links (ms)  one-shot all (ms)  speed-up');
+  console.log(
+    `# reachability: each peer has 1 working + 1 black-holed address; ${attempts} attempts × ${timeoutMs} ms timeout; median of ${repeats}`,
+  );
+  console.log(
+    'peers  verified  streamed first (ms)  one-shot first (ms)  speed-up  streamed all links (ms)  one-shot all (ms)  speed-up',
+  );
   for (const r of rows) {
-    console.log(`${String(r.peers).padStart(5)}  ${String(r.verified).padStart(8)}  ${r.streamedFirstMs.toFixed(1).padStart(19)}  ${r.oneShotFirstMs.toFixed(1).padStart(19)}  ${(r.oneShotFirstMs / r.streamedFirstMs).toFixed(0).padStart(7)}×  ${r.streamedAllMs.toFixed(1).padStart(23)}  ${r.oneShotAllMs.toFixed(1).padStart(17)}  ${(r.oneShotAllMs / r.streamedAllMs).toFixed(0).padStart(7)}×`);
+    console.log(
+      `${String(r.peers).padStart(5)}  ${String(r.verified).padStart(8)}  ${r.streamedFirstMs.toFixed(1).padStart(19)}  ${r.oneShotFirstMs.toFixed(1).padStart(19)}  ${(r.oneShotFirstMs / r.streamedFirstMs).toFixed(0).padStart(7)}×  ${r.streamedAllMs.toFixed(1).padStart(23)}  ${r.oneShotAllMs.toFixed(1).padStart(17)}  ${(r.oneShotAllMs / r.streamedAllMs).toFixed(0).padStart(7)}×`,
+    );
   }
   if (links) {
     console.log('\n# link estimate (profiler short probe) vs iperf3, same lab link');
     console.log('link                 shaped   profiler (Gbit/s)  iperf3 (Gbit/s)  ratio  rtt (ms)');
-    for (const l of links) console.log(`${l.link.padEnd(20)} ${l.rate.padEnd(8)} ${(l.profilerBps / 1e9).toFixed(3).padStart(17)}  ${l.iperfBps === undefined ? '      n/a' : (l.iperfBps / 1e9).toFixed(3).padStart(15)}  ${l.iperfBps ? (l.profilerBps / l.iperfBps).toFixed(2).padStart(5) : '  n/a'}  ${l.rttMs.toFixed(2).padStart(8)}`);
+    for (const l of links)
+      console.log(
+        `${l.link.padEnd(20)} ${l.rate.padEnd(8)} ${(l.profilerBps / 1e9).toFixed(3).padStart(17)}  ${l.iperfBps === undefined ? '      n/a' : (l.iperfBps / 1e9).toFixed(3).padStart(15)}  ${l.iperfBps ? (l.profilerBps / l.iperfBps).toFixed(2).padStart(5) : '  n/a'}  ${l.rttMs.toFixed(2).padStart(8)}`,
+      );
   }
 }

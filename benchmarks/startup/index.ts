@@ -18,15 +18,26 @@ const runs = Math.max(1, Number(flag('--runs') ?? (args.includes('--quick') ? 3 
 const here = fileURLToPath(new URL('../../..', import.meta.url)); // build/benchmarks/startup → the checkout's root
 const baseline = flag('--baseline');
 
-interface Build { readonly label: string; readonly root: string }
+interface Build {
+  readonly label: string;
+  readonly root: string;
+}
 const builds: Build[] = [{ label: 'this', root: here }];
 if (baseline) builds.push({ label: 'baseline', root: resolve(baseline) });
-for (const b of builds) if (!existsSync(join(b.root, 'dist/main.js'))) throw new Error(`${b.root}: no dist/main.js (run npm run build there)`);
+for (const b of builds)
+  if (!existsSync(join(b.root, 'dist/main.js')))
+    throw new Error(`${b.root}: no dist/main.js (run npm run build there)`);
 
-interface Case { readonly name: string; readonly run: (root: string) => Promise<Sample> }
+interface Case {
+  readonly name: string;
+  readonly run: (root: string) => Promise<Sample>;
+}
 const CASES: Case[] = [
   { name: 'worker: import protocols/mailbox.js', run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js')) },
-  { name: 'worker: import mailbox.js + first 3 frames', run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js'), true) },
+  {
+    name: 'worker: import mailbox.js + first 3 frames',
+    run: (root) => workerImport(join(root, 'dist/protocols/mailbox.js'), true),
+  },
   { name: 'worker: import protocols/events.js', run: (root) => workerImport(join(root, 'dist/protocols/events.js')) },
   { name: 'node start to its start line', run: nodeStart },
 ];
@@ -37,7 +48,8 @@ const median = (xs: readonly number[]): number | null => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 const round1 = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);
-const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+const ratio = (a: number | null, b: number | null): number | null =>
+  a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100;
 
 const samples = new Map<string, Sample[]>(); // `${case}|${build}`
 for (let r = 0; r < runs; r++) {
@@ -53,7 +65,11 @@ for (let r = 0; r < runs; r++) {
 const rows: BenchRow[] = CASES.map((c) => {
   const stat = (label: string, pick: (s: Sample) => number | null): number | null =>
     round1(median((samples.get(`${c.name}|${label}`) ?? []).map(pick).filter((x): x is number => x !== null)));
-  const row: Record<string, string | number | null> = { case: c.name, 'this wall ms': stat('this', (s) => s.wallMs), 'this cpu ms': stat('this', (s) => s.cpuMs) };
+  const row: Record<string, string | number | null> = {
+    case: c.name,
+    'this wall ms': stat('this', (s) => s.wallMs),
+    'this cpu ms': stat('this', (s) => s.cpuMs),
+  };
   if (baseline) {
     row['baseline wall ms'] = stat('baseline', (s) => s.wallMs);
     row['baseline cpu ms'] = stat('baseline', (s) => s.cpuMs);
@@ -62,7 +78,11 @@ const rows: BenchRow[] = CASES.map((c) => {
   }
   return row;
 });
-printTable(`Start-up: medians of ${runs} interleaved runs${baseline ? ` (baseline ${baseline})` : ''}`, rows, json,
-  'worker rows: one fresh process whose worker thread imports the module (cpu = that thread\'s on-CPU time). node start: '
-  + '`node dist/main.js --port 0 --no-mdns` on loopback to its start line (cpu = the whole process, all threads, 10 ms ticks). '
-  + 'Ratios are this / baseline.');
+printTable(
+  `Start-up: medians of ${runs} interleaved runs${baseline ? ` (baseline ${baseline})` : ''}`,
+  rows,
+  json,
+  "worker rows: one fresh process whose worker thread imports the module (cpu = that thread's on-CPU time). node start: " +
+    '`node dist/main.js --port 0 --no-mdns` on loopback to its start line (cpu = the whole process, all threads, 10 ms ticks). ' +
+    'Ratios are this / baseline.',
+);

@@ -10,7 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export interface Sample { readonly wallMs: number; readonly cpuMs: number | null }
+export interface Sample {
+  readonly wallMs: number;
+  readonly cpuMs: number | null;
+}
 
 // Runs in the worker: the import's wall time and this thread's CPU time (first field of schedstat, ns); with
 // `frames`, also decoding the first mailbox frames a worker sees (two valid, one refused), as every actor does.
@@ -40,7 +43,9 @@ w.once('error', (e) => { console.error(e); process.exit(1); });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', parent], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
@@ -69,22 +74,41 @@ function processCpuMs(pid: number): number | null {
  */
 export async function nodeStart(root: string): Promise<Sample> {
   const dataDir = mkdtempSync(join(tmpdir(), 'torus-bench-start-'));
-  const args = [join(root, 'dist/main.js'), '--host', '127.0.0.1', '--port', '0', '--no-mdns', '--data-dir', dataDir, '--name', 'bench-start'];
+  const args = [
+    join(root, 'dist/main.js'),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--no-mdns',
+    '--data-dir',
+    dataDir,
+    '--name',
+    'bench-start',
+  ];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TORUS_SECRET: 'startup-benchmark-secret-0123456789abcdef' } });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TORUS_SECRET: 'startup-benchmark-secret-0123456789abcdef' },
+  });
   try {
     return await new Promise<Sample>((resolve, reject) => {
       let out = '';
       let err = '';
       const timer = setTimeout(() => reject(new Error(`no start line after 60 s: ${err}`)), 60_000);
-      child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         if (!/listening on/.test(out)) return;
         clearTimeout(timer);
         resolve({ wallMs: performance.now() - t0, cpuMs: processCpuMs(child.pid!) });
       });
-      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`node exited ${String(code)} before its start line: ${err}`)); });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`node exited ${String(code)} before its start line: ${err}`));
+      });
     });
   } finally {
     await stop(child);
@@ -96,7 +120,10 @@ function stop(child: ReturnType<typeof spawn>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', () => { clearTimeout(kill); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }

@@ -19,13 +19,17 @@ export const SESSION_TTL_MS = 7 * 24 * 3_600_000;
 export type ApiAuthConfig =
   | { readonly mode: 'open' }
   | {
-    readonly mode: 'token'; readonly token: string; readonly secretSource?: string | undefined;
-    /** The cluster's peer-HTTP key: other nodes prove it on the routes marked `peer` instead of sending the token. */
-    readonly peerKey?: string | undefined;
-  };
+      readonly mode: 'token';
+      readonly token: string;
+      readonly secretSource?: string | undefined;
+      /** The cluster's peer-HTTP key: other nodes prove it on the routes marked `peer` instead of sending the token. */
+      readonly peerKey?: string | undefined;
+    };
 
 /** What /v1/node reports under `security` (never a secret or token value). */
-export type SecurityView = { readonly mode: 'open'; readonly warning: string } | { readonly mode: 'secret'; readonly secretSource?: string | undefined };
+export type SecurityView =
+  | { readonly mode: 'open'; readonly warning: string }
+  | { readonly mode: 'secret'; readonly secretSource?: string | undefined };
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -42,7 +46,10 @@ export class ApiAuth {
     this.#peers = config.mode === 'token' && config.peerKey ? new PeerProofChecker(config.peerKey, now) : undefined;
     this.open = config.mode === 'open';
     this.#tokenDigest = config.mode === 'token' ? digest(config.token) : undefined;
-    this.#sessionKey = config.mode === 'token' ? createHmac('sha256', config.token).update('torus dashboard session v1').digest() : undefined;
+    this.#sessionKey =
+      config.mode === 'token'
+        ? createHmac('sha256', config.token).update('torus dashboard session v1').digest()
+        : undefined;
     this.#secretSource = config.mode === 'token' ? config.secretSource : undefined;
     this.#now = now;
   }
@@ -89,7 +96,10 @@ export class ApiAuth {
   /** Throws TORUS_UNAUTHENTICATED (nothing else in it) unless the request is authenticated. */
   require(req: IncomingMessage): void {
     if (this.authenticated(req)) return;
-    throw new TorusError('TORUS_UNAUTHENTICATED', 'authentication required: send Authorization: Bearer <token> (node dist/main.js token --api)');
+    throw new TorusError(
+      'TORUS_UNAUTHENTICATED',
+      'authentication required: send Authorization: Bearer <token> (node dist/main.js token --api)',
+    );
   }
 
   /** A new session (random id, expiry, signature); returns the Set-Cookie value. `Secure` when served over TLS. */
@@ -99,7 +109,9 @@ export class ApiAuth {
   }
 
   #sign(body: string): string {
-    return createHmac('sha256', this.#sessionKey ?? Buffer.alloc(32)).update(body).digest('base64url');
+    return createHmac('sha256', this.#sessionKey ?? Buffer.alloc(32))
+      .update(body)
+      .digest('base64url');
   }
 
   #sessionLive(value: string): boolean {

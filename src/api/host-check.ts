@@ -45,7 +45,10 @@ export class HostPolicy {
     const name = hostOf(req.headers.host);
     if (name !== undefined && this.allows(name)) return;
     // Nothing about the node in the answer: the caller may be a rebinding page.
-    throw new TorusError('TORUS_HOST_REFUSED', 'the Host header does not name this node (see --api-allowed-hosts)', { where: 'headers', path: 'host' });
+    throw new TorusError('TORUS_HOST_REFUSED', 'the Host header does not name this node (see --api-allowed-hosts)', {
+      where: 'headers',
+      path: 'host',
+    });
   }
 
   allows(name: string): boolean {
@@ -74,7 +77,10 @@ export class HostPolicy {
       sameHost = false; // 'null' (sandboxed frames, file:) and garbage are foreign
     }
     if (sameHost) return {};
-    throw new TorusError('TORUS_ORIGIN_REFUSED', 'cross-origin requests are only accepted from the dashboard origin', { where: 'headers', path: 'origin' });
+    throw new TorusError('TORUS_ORIGIN_REFUSED', 'cross-origin requests are only accepted from the dashboard origin', {
+      where: 'headers',
+      path: 'origin',
+    });
   }
 }
 
@@ -91,7 +97,12 @@ export function hostOf(header: string | undefined): string | undefined {
 
 /** Lowercase, without IPv6 brackets or zone id, without a trailing dot. */
 function normalise(name: string): string {
-  return name.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '').replace(/\.$/, '');
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '')
+    .replace(/\.$/, '');
 }
 
 function machineAddresses(): string[] {

@@ -49,7 +49,8 @@ export class LimitStats {
     const now = Date.now();
     const last = this.#lastAt.get(limit);
     this.#lastAt.set(limit, now);
-    if (last === undefined || now - last > EPISODE_MS) log.warn(`at the ${limit} limit: refusing (logged once per episode; counted in /metrics)`, { limit, ...detail });
+    if (last === undefined || now - last > EPISODE_MS)
+      log.warn(`at the ${limit} limit: refusing (logged once per episode; counted in /metrics)`, { limit, ...detail });
   }
 
   /** Rejections so far per limit (every limit listed, 0 when never hit). */
@@ -90,12 +91,19 @@ export function guardConnections(server: Server, limits: ApiLimits, stats: Limit
 /** Counts open SSE streams; `enter` throws TORUS_LIMIT_REACHED at the cap, the returned function leaves. */
 export class SseGate {
   #open = 0;
-  constructor(readonly max: number, private readonly stats: LimitStats) {}
+  constructor(
+    readonly max: number,
+    private readonly stats: LimitStats,
+  ) {}
 
   enter(): () => void {
     if (this.#open >= this.max) {
       this.stats.reject('sse-clients', { max: this.max });
-      throw new TorusError('TORUS_LIMIT_REACHED', `this node serves at most ${this.max} event streams at once (--max-sse-clients)`, { limit: 'sse-clients', max: this.max });
+      throw new TorusError(
+        'TORUS_LIMIT_REACHED',
+        `this node serves at most ${this.max} event streams at once (--max-sse-clients)`,
+        { limit: 'sse-clients', max: this.max },
+      );
     }
     this.#open++;
     let left = false;
@@ -112,7 +120,11 @@ const MAX_BUCKETS = 4_096;
 /** A token bucket per client address: `perMinute` requests, refilled continuously, bursts up to `perMinute`. */
 export class WriteRateLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(readonly perMinute: number, private readonly stats: LimitStats, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly perMinute: number,
+    private readonly stats: LimitStats,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Takes one token for the request's client; throws TORUS_RATE_LIMITED (with retryAfterS) when none is left. */
   take(req: IncomingMessage): void {
@@ -131,7 +143,11 @@ export class WriteRateLimiter {
     }
     const retryAfterS = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
     this.stats.reject('write-rate', { perMinute: this.perMinute, ip });
-    throw new TorusError('TORUS_RATE_LIMITED', `too many requests: at most ${this.perMinute} per minute from one client (--max-write-rate)`, { limit: 'write-rate', perMinute: this.perMinute, retryAfterS });
+    throw new TorusError(
+      'TORUS_RATE_LIMITED',
+      `too many requests: at most ${this.perMinute} per minute from one client (--max-write-rate)`,
+      { limit: 'write-rate', perMinute: this.perMinute, retryAfterS },
+    );
   }
 
   #trim(): void {

@@ -45,11 +45,15 @@ export type PeerView = Answer<'Peer'>;
  * An instance with its ring order (`nodes`), runner statuses, plan and workload. The facade hands the server its
  * workload's real `env`; the server redacts every value on the way out (./redact.ts), which is what the schema says.
  */
-export type InstanceView = Omit<Answer<'Instance'>, 'workload'> & { readonly workload: Unredacted<Answer<'Instance'>['workload']> };
+export type InstanceView = Omit<Answer<'Instance'>, 'workload'> & {
+  readonly workload: Unredacted<Answer<'Instance'>['workload']>;
+};
 type Unredacted<W> = Omit<W, 'env'> & { readonly env?: Readonly<Record<string, string>> };
 // The answer's workload is a closed object built from the state's, so it must name every field a workload has
 // (TypeScript's structural check alone would let an extra field through to the wire).
-export type WorkloadFieldsAnswered = Assert<Same<Exclude<keyof RingWorkload | keyof ExecWorkload, keyof InstanceView['workload']>, never>>;
+export type WorkloadFieldsAnswered = Assert<
+  Same<Exclude<keyof RingWorkload | keyof ExecWorkload, keyof InstanceView['workload']>, never>
+>;
 type Assert<T extends true> = T;
 export type RunnerView = InstanceView['runners'][number];
 
@@ -109,13 +113,25 @@ export interface NodeFacade {
   startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
   metrics(): Promise<NodeMetrics>;
   /** A rank's log (stdout or stderr), from the node holding it; with `follow`, until the instance is no longer live. */
-  runnerLog?(request: { readonly instanceId: string; readonly rank: number; readonly stream: 'stdout' | 'stderr'; readonly follow: boolean; readonly tail?: number | undefined }, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+  runnerLog?(
+    request: {
+      readonly instanceId: string;
+      readonly rank: number;
+      readonly stream: 'stdout' | 'stderr';
+      readonly follow: boolean;
+      readonly tail?: number | undefined;
+    },
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Asks the network profiler to re-measure this node's links now (all, or those matching `peer` / `ip`); resolves
    * with the links queued. Throws TORUS_API_NOT_FOUND when a filter matches no link. Optional: a node without a
    * profiler leaves it out and the route answers 503.
    */
-  measureLinks?(request: { readonly peer?: string | undefined; readonly ip?: string | undefined }): Promise<MeasureLinksAnswer>;
+  measureLinks?(request: {
+    readonly peer?: string | undefined;
+    readonly ip?: string | undefined;
+  }): Promise<MeasureLinksAnswer>;
   /** The node's artifact service (src/artifacts); absent: the artifact routes answer 503. */
   readonly artifacts?: import('../artifacts/service.js').ArtifactService | undefined;
 }

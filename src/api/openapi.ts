@@ -13,13 +13,29 @@ import { artifactOpenApiPaths } from './routes/artifact-routes.js';
  */
 type Op = Record<string, unknown>;
 const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown, description: string): Op => ({ description, content: { 'application/json': { schema } } });
+const json = (schema: unknown, description: string): Op => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 const error = (description: string): Op => json(ref('Error'), description);
 const body = (schema: unknown): Op => ({ required: true, content: { 'application/json': { schema } } });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const common = { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)'), '404': error('unknown route or resource'), '405': error('method not allowed (see Allow)'), '503': error('no leader or shutting down; retry after Retry-After seconds') };
-const rateLimited = { '429': error('too many create / measure / bench requests from this client (--max-write-rate); retry after Retry-After seconds') };
-const bodyErrors = { '400': error('invalid JSON or a field failing validation; details.path names it'), '413': error('body too large'), '415': error('body is not application/json') };
+const common = {
+  '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)'),
+  '404': error('unknown route or resource'),
+  '405': error('method not allowed (see Allow)'),
+  '503': error('no leader or shutting down; retry after Retry-After seconds'),
+};
+const rateLimited = {
+  '429': error(
+    'too many create / measure / bench requests from this client (--max-write-rate); retry after Retry-After seconds',
+  ),
+};
+const bodyErrors = {
+  '400': error('invalid JSON or a field failing validation; details.path names it'),
+  '413': error('body too large'),
+  '415': error('body is not application/json'),
+};
 
 const str = { type: 'string' };
 
@@ -38,87 +54,213 @@ function exclusiveUnions(value: unknown): unknown {
 const schemas = { ...responseSchemas, ...(exclusiveUnions(requestSchemas) as typeof requestSchemas) };
 
 const paths: Record<string, Record<string, Op>> = {
-  '/node_id': { get: { summary: "this node's id (identity probe; needs no credentials)", security: [], responses: { '200': json(str, 'the id as a JSON string') } } },
+  '/node_id': {
+    get: {
+      summary: "this node's id (identity probe; needs no credentials)",
+      security: [],
+      responses: { '200': json(str, 'the id as a JSON string') },
+    },
+  },
   '/v1/node': { get: { summary: 'this node', responses: { '200': json(ref('NodeInfo'), 'node identity and role') } } },
-  '/v1/state': { get: { summary: 'replicated state, digest, last index', responses: { '200': json(ref('StateView'), 'the state') } } },
-  '/v1/topology': { get: { summary: 'nodes and measured links', responses: { '200': json(ref('Topology'), 'the topology') } } },
-  '/v1/peers': { get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } } },
+  '/v1/state': {
+    get: { summary: 'replicated state, digest, last index', responses: { '200': json(ref('StateView'), 'the state') } },
+  },
+  '/v1/topology': {
+    get: { summary: 'nodes and measured links', responses: { '200': json(ref('Topology'), 'the topology') } },
+  },
+  '/v1/peers': {
+    get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } },
+  },
   '/v1/links/measure': {
     post: {
-      summary: "re-measure this node's links now (all, or to one peer / one address); new figures arrive as LinkMeasured (/v1/topology measuredAt)",
+      summary:
+        "re-measure this node's links now (all, or to one peer / one address); new figures arrive as LinkMeasured (/v1/topology measuredAt)",
       requestBody: { required: false, content: { 'application/json': { schema: ref('MeasureLinksRequest') } } },
-      responses: { '202': json(ref('MeasureLinksQueued'), 'the links the profiler will measure'), ...bodyErrors, ...rateLimited, '404': error('no link of this node matches the filter (nothing changes)'), '503': error('this node runs no network profiler') },
+      responses: {
+        '202': json(ref('MeasureLinksQueued'), 'the links the profiler will measure'),
+        ...bodyErrors,
+        ...rateLimited,
+        '404': error('no link of this node matches the filter (nothing changes)'),
+        '503': error('this node runs no network profiler'),
+      },
     },
   },
   '/v1/placements/preview': {
-    post: { summary: 'every placement option with explanations', requestBody: body(ref('PreviewRequest')), responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common } },
+    post: {
+      summary: 'every placement option with explanations',
+      requestBody: body(ref('PreviewRequest')),
+      responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common },
+    },
   },
   '/v1/instances': {
     post: {
       summary: 'place and start an instance',
       requestBody: body(ref('CreateInstanceRequest')),
-      responses: { '201': json(ref('Instance'), 'placed; Location names it'), ...bodyErrors, '409': error("placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), or instanceId already taken (TORUS_INSTANCE_EXISTS)"), ...rateLimited, ...common },
+      responses: {
+        '201': json(ref('Instance'), 'placed; Location names it'),
+        ...bodyErrors,
+        '409': error(
+          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), or instanceId already taken (TORUS_INSTANCE_EXISTS)",
+        ),
+        ...rateLimited,
+        ...common,
+      },
     },
     get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },
   },
   '/v1/instances/{id}': {
-    get: { summary: 'one instance with runner statuses', parameters: [idParam], responses: { '200': json(ref('Instance'), 'the instance'), ...common } },
-    delete: { summary: 'stop and remove an instance', parameters: [idParam], responses: { '200': json(ref('Deleted'), 'deleted'), ...common } },
+    get: {
+      summary: 'one instance with runner statuses',
+      parameters: [idParam],
+      responses: { '200': json(ref('Instance'), 'the instance'), ...common },
+    },
+    delete: {
+      summary: 'stop and remove an instance',
+      parameters: [idParam],
+      responses: { '200': json(ref('Deleted'), 'deleted'), ...common },
+    },
   },
   '/v1/instances/{id}/logs': {
     get: {
-      summary: "a rank's stdout or stderr as plain text; follow=1 streams it until that rank's command has ended for good (any node answers: it fetches the log from the node that holds it)",
+      summary:
+        "a rank's stdout or stderr as plain text; follow=1 streams it until that rank's command has ended for good (any node answers: it fetches the log from the node that holds it)",
       parameters: [idParam, ...queryParameters(LogsQuery)],
-      responses: { '200': { description: 'the log text', content: { 'text/plain': { schema: str } } }, '400': error('a bad rank, stream or tail'), ...common },
+      responses: {
+        '200': { description: 'the log text', content: { 'text/plain': { schema: str } } },
+        '400': error('a bad rank, stream or tail'),
+        ...common,
+      },
     },
   },
   '/v1/members/{id}': {
     delete: {
-      summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)', parameters: [idParam],
+      summary: 'remove a dead member from the membership (docs/cluster.md, Removing a member)',
+      parameters: [idParam],
       responses: {
         '200': json(ref('MemberRemoved'), 'the leader wrote its NodeGone'),
-        '202': json(ref('MemberRemovalPending'), 'no leader: no longer counted toward this node\'s quorum; NodeGone once one is elected'),
-        '409': error('the member is connected (TORUS_MEMBER_CONNECTED), or is the answering node itself (TORUS_MEMBER_SELF)'), ...common,
+        '202': json(
+          ref('MemberRemovalPending'),
+          "no leader: no longer counted toward this node's quorum; NodeGone once one is elected",
+        ),
+        '409': error(
+          'the member is connected (TORUS_MEMBER_CONNECTED), or is the answering node itself (TORUS_MEMBER_SELF)',
+        ),
+        ...common,
       },
     },
   },
   '/v1/events': {
     get: {
-      summary: 'Server-Sent Events of applied events; `id:` is the event index; resumable with Last-Event-ID or ?after=N; `bench` and `gap` named events; `: heartbeat` comments',
+      summary:
+        'Server-Sent Events of applied events; `id:` is the event index; resumable with Last-Event-ID or ?after=N; `bench` and `gap` named events; `: heartbeat` comments',
       parameters: [
-        { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX } },
-        { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX }, description: 'default 0: replay every retained event' },
+        {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX },
+        },
+        {
+          name: 'after',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 0, maximum: MAX_EVENT_INDEX },
+          description: 'default 0: replay every retained event',
+        },
       ],
-      responses: { '200': { description: 'the stream', content: { 'text/event-stream': { schema: str } } }, '400': error('malformed Last-Event-ID / after'), '503': error('at --max-sse-clients open streams (TORUS_LIMIT_REACHED)') },
+      responses: {
+        '200': { description: 'the stream', content: { 'text/event-stream': { schema: str } } },
+        '400': error('malformed Last-Event-ID / after'),
+        '503': error('at --max-sse-clients open streams (TORUS_LIMIT_REACHED)'),
+      },
     },
   },
   '/v1/bench/ring': {
-    get: { summary: 'the recent benchmark runs of this node, newest first', responses: { '200': json(ref('BenchRunList'), 'the runs'), ...common } },
-    post: { summary: 'start a ring benchmark', requestBody: body(ref('RingBenchRequest')), responses: { '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'), ...bodyErrors, '409': error('cannot place the ring'), ...rateLimited, ...common } },
+    get: {
+      summary: 'the recent benchmark runs of this node, newest first',
+      responses: { '200': json(ref('BenchRunList'), 'the runs'), ...common },
+    },
+    post: {
+      summary: 'start a ring benchmark',
+      requestBody: body(ref('RingBenchRequest')),
+      responses: {
+        '202': json(ref('BenchRun'), 'started; progress on /v1/events as `bench`'),
+        ...bodyErrors,
+        '409': error('cannot place the ring'),
+        ...rateLimited,
+        ...common,
+      },
+    },
   },
-  '/v1/bench/ring/{id}': { get: { summary: 'a benchmark run', parameters: [idParam], responses: { '200': json(ref('BenchRun'), 'the run'), ...common } } },
-  '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format 0.0.4', content: { 'text/plain': { schema: str } } } } } },
-  '/v1/openapi.json': { get: { summary: 'this document', responses: { '200': json(ref('OpenApiDocument'), 'OpenAPI 3.1') } } },
+  '/v1/bench/ring/{id}': {
+    get: {
+      summary: 'a benchmark run',
+      parameters: [idParam],
+      responses: { '200': json(ref('BenchRun'), 'the run'), ...common },
+    },
+  },
+  '/metrics': {
+    get: {
+      summary: 'Prometheus metrics',
+      responses: { '200': { description: 'text format 0.0.4', content: { 'text/plain': { schema: str } } } },
+    },
+  },
+  '/v1/openapi.json': {
+    get: { summary: 'this document', responses: { '200': json(ref('OpenApiDocument'), 'OpenAPI 3.1') } },
+  },
   '/': {
     get: {
-      summary: 'the dashboard; without a session the sign-in form; `?token=` with the API token starts a session (Set-Cookie torus_session) and answers 303 to /',
+      summary:
+        'the dashboard; without a session the sign-in form; `?token=` with the API token starts a session (Set-Cookie torus_session) and answers 303 to /',
       security: [],
       parameters: [{ name: 'token', in: 'query', required: false, schema: str }],
-      responses: { '200': { description: 'HTML page (dashboard or sign-in form)', content: { 'text/html': { schema: str } } }, '303': { description: 'signed in; redirect to / without the token' }, '401': { description: 'wrong token: the sign-in form again', content: { 'text/html': { schema: str } } } },
+      responses: {
+        '200': { description: 'HTML page (dashboard or sign-in form)', content: { 'text/html': { schema: str } } },
+        '303': { description: 'signed in; redirect to / without the token' },
+        '401': { description: 'wrong token: the sign-in form again', content: { 'text/html': { schema: str } } },
+      },
     },
   },
   '/login': {
-    get: { summary: 'the sign-in form', security: [], responses: { '200': { description: 'HTML form', content: { 'text/html': { schema: str } } } } },
+    get: {
+      summary: 'the sign-in form',
+      security: [],
+      responses: { '200': { description: 'HTML form', content: { 'text/html': { schema: str } } } },
+    },
     post: {
       summary: 'sign in with the API token (form field `token`)',
       security: [],
-      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['token'], properties: { token: str }, additionalProperties: false } } } },
-      responses: { '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' }, '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } } },
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: { type: 'object', required: ['token'], properties: { token: str }, additionalProperties: false },
+          },
+        },
+      },
+      responses: {
+        '303': { description: 'signed in (Set-Cookie torus_session; HttpOnly; SameSite=Strict); redirect to /' },
+        '401': { description: 'wrong token: the form again', content: { 'text/html': { schema: str } } },
+      },
     },
   },
-  ...Object.fromEntries(['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [`/dashboard/${name}`,
-    { get: { summary: `dashboard script (${name}, an ES module)`, responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } } } }])),
-  '/dashboard/style.css': { get: { summary: 'dashboard styles', responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } } } },
+  ...Object.fromEntries(
+    ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [
+      `/dashboard/${name}`,
+      {
+        get: {
+          summary: `dashboard script (${name}, an ES module)`,
+          responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: str } } } },
+        },
+      },
+    ]),
+  ),
+  '/dashboard/style.css': {
+    get: {
+      summary: 'dashboard styles',
+      responses: { '200': { description: 'CSS', content: { 'text/css': { schema: str } } } },
+    },
+  },
   ...artifactOpenApiPaths,
 };
 
@@ -128,12 +270,28 @@ const paths: Record<string, Record<string, Op>> = {
  * not public (`security: []`) missing or wrong credentials (401). Added here once so no operation can leave them out.
  */
 function withGuardAnswers(all: Record<string, Record<string, Op>>): Record<string, Record<string, Op>> {
-  const guards = { '403': error('a foreign Origin (TORUS_ORIGIN_REFUSED), or a credential over plain HTTP from another host (TORUS_TLS_REQUIRED: use the https URL)'), '421': error('a Host header that does not name this node (TORUS_HOST_REFUSED)') };
-  return Object.fromEntries(Object.entries(all).map(([path, ops]) => [path, Object.fromEntries(Object.entries(ops).map(([method, op]) => {
-    const isPublic = Array.isArray(op.security) && op.security.length === 0;
-    const responses = { ...guards, ...(isPublic ? {} : { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)') }), ...(op.responses as Record<string, Op>) };
-    return [method, { ...op, responses }];
-  }))]));
+  const guards = {
+    '403': error(
+      'a foreign Origin (TORUS_ORIGIN_REFUSED), or a credential over plain HTTP from another host (TORUS_TLS_REQUIRED: use the https URL)',
+    ),
+    '421': error('a Host header that does not name this node (TORUS_HOST_REFUSED)'),
+  };
+  return Object.fromEntries(
+    Object.entries(all).map(([path, ops]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(ops).map(([method, op]) => {
+          const isPublic = Array.isArray(op.security) && op.security.length === 0;
+          const responses = {
+            ...guards,
+            ...(isPublic ? {} : { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)') }),
+            ...(op.responses as Record<string, Op>),
+          };
+          return [method, { ...op, responses }];
+        }),
+      ),
+    ]),
+  );
 }
 
 export function openApiDocument(version: string): Record<string, unknown> {
@@ -142,18 +300,28 @@ export function openApiDocument(version: string): Record<string, unknown> {
     info: {
       title: 'torus node API',
       version,
-      description: 'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}. '
-        + 'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), '
-        + 'unless the node runs with --insecure-open. The port serves HTTPS (the node\'s own certificate, pinned by its SHA-256 fingerprint) and plain HTTP; plain HTTP carries credentials only from the node\'s own machine (403 TORUS_TLS_REQUIRED otherwise). '
-        + 'Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
+      description:
+        'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}. ' +
+        'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), ' +
+        "unless the node runs with --insecure-open. The port serves HTTPS (the node's own certificate, pinned by its SHA-256 fingerprint) and plain HTTP; plain HTTP carries credentials only from the node's own machine (403 TORUS_TLS_REQUIRED otherwise). " +
+        'Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
     },
     paths: withGuardAnswers(paths),
     security: [{ bearerToken: [] }, { dashboardSession: [] }],
     components: {
       schemas,
       securitySchemes: {
-        bearerToken: { type: 'http', scheme: 'bearer', description: 'the API token: derived from the cluster secret, or set with --api-token-file' },
-        dashboardSession: { type: 'apiKey', in: 'cookie', name: 'torus_session', description: 'set by GET /?token= or POST /login' },
+        bearerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'the API token: derived from the cluster secret, or set with --api-token-file',
+        },
+        dashboardSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'torus_session',
+          description: 'set by GET /?token= or POST /login',
+        },
       },
     },
   };

@@ -41,8 +41,10 @@ export function httpsRedirect(req: IncomingMessage): string | undefined {
 export function tlsRequired(req: IncomingMessage, fingerprint: string): TorusError {
   const host = req.headers.host ?? 'this-node';
   const url = `https://${host}${(req.url ?? '/').split('?')[0]}`;
-  return new TorusError('TORUS_TLS_REQUIRED',
-    `plain HTTP from another machine carries no credentials (they would cross the network in clear): use ${url} `
-    + `(certificate sha256 ${fingerprint}); anything sent with this request was not used`,
-    { url, fingerprint });
+  return new TorusError(
+    'TORUS_TLS_REQUIRED',
+    `plain HTTP from another machine carries no credentials (they would cross the network in clear): use ${url} ` +
+      `(certificate sha256 ${fingerprint}); anything sent with this request was not used`,
+    { url, fingerprint },
+  );
 }

@@ -23,7 +23,14 @@ export interface ProcessSample {
   /** Seconds a setImmediate took to run when this sample was taken. */
   readonly eventLoopLagSeconds: number;
   /** Event-loop delay beyond the monitor's timer period since the previous sample, seconds. */
-  readonly eventLoopDelay: { readonly min: number; readonly max: number; readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number };
+  readonly eventLoopDelay: {
+    readonly min: number;
+    readonly max: number;
+    readonly mean: number;
+    readonly p50: number;
+    readonly p90: number;
+    readonly p99: number;
+  };
   readonly activeResources: Readonly<Record<string, number>>;
   readonly nodeVersion: string;
 }
@@ -80,8 +87,16 @@ const lagOnce = (): Promise<number> =>
 function delayWindow(): ProcessSample['eventLoopDelay'] {
   startEventLoopMonitor();
   const h = delay!;
-  const beyond = (ns: number): number => (h.count === 0 || !Number.isFinite(ns) ? 0 : Math.max(0, ns / 1e6 - RESOLUTION_MS) / 1000);
-  const window = { min: beyond(h.min), max: beyond(h.max), mean: beyond(h.mean), p50: beyond(h.percentile(50)), p90: beyond(h.percentile(90)), p99: beyond(h.percentile(99)) };
+  const beyond = (ns: number): number =>
+    h.count === 0 || !Number.isFinite(ns) ? 0 : Math.max(0, ns / 1e6 - RESOLUTION_MS) / 1000;
+  const window = {
+    min: beyond(h.min),
+    max: beyond(h.max),
+    mean: beyond(h.mean),
+    p50: beyond(h.percentile(50)),
+    p90: beyond(h.percentile(90)),
+    p99: beyond(h.percentile(99)),
+  };
   h.reset();
   return window;
 }
@@ -115,9 +130,24 @@ export async function sampleProcess(): Promise<ProcessSample> {
 export function renderProcessMetrics(out: Exposition, s: ProcessSample): void {
   out
     .single('process_cpu_user_seconds_total', 'counter', 'Total user CPU time spent in seconds.', s.cpuUserSeconds)
-    .single('process_cpu_system_seconds_total', 'counter', 'Total system CPU time spent in seconds.', s.cpuSystemSeconds)
-    .single('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', s.cpuUserSeconds + s.cpuSystemSeconds)
-    .single('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', s.startTimeSeconds)
+    .single(
+      'process_cpu_system_seconds_total',
+      'counter',
+      'Total system CPU time spent in seconds.',
+      s.cpuSystemSeconds,
+    )
+    .single(
+      'process_cpu_seconds_total',
+      'counter',
+      'Total user and system CPU time spent in seconds.',
+      s.cpuUserSeconds + s.cpuSystemSeconds,
+    )
+    .single(
+      'process_start_time_seconds',
+      'gauge',
+      'Start time of the process since unix epoch in seconds.',
+      s.startTimeSeconds,
+    )
     .single('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', s.residentBytes)
     .single('process_virtual_memory_bytes', 'gauge', 'Virtual memory size in bytes.', s.virtualBytes)
     .single('process_heap_bytes', 'gauge', 'Process heap size (data segment) in bytes.', s.dataSegmentBytes)
@@ -126,16 +156,42 @@ export function renderProcessMetrics(out: Exposition, s: ProcessSample): void {
     .single('nodejs_heap_size_total_bytes', 'gauge', 'Process heap size from Node.js in bytes.', s.heapTotalBytes)
     .single('nodejs_heap_size_used_bytes', 'gauge', 'Process heap size used from Node.js in bytes.', s.heapUsedBytes)
     .single('nodejs_external_memory_bytes', 'gauge', 'Node.js external memory size in bytes.', s.externalBytes)
-    .single('nodejs_eventloop_lag_seconds', 'gauge', 'Lag of event loop in seconds (a setImmediate at scrape time).', s.eventLoopLagSeconds);
+    .single(
+      'nodejs_eventloop_lag_seconds',
+      'gauge',
+      'Lag of event loop in seconds (a setImmediate at scrape time).',
+      s.eventLoopLagSeconds,
+    );
   const d = s.eventLoopDelay;
   const window = 'since the previous scrape, beyond the 10 ms monitor period, in seconds';
-  for (const [key, value] of [['min', d.min], ['max', d.max], ['mean', d.mean], ['p50', d.p50], ['p90', d.p90], ['p99', d.p99]] as const) {
-    out.single(`nodejs_eventloop_lag_${key}_seconds`, 'gauge', `The ${key} of the recorded event loop delays ${window}.`, value);
+  for (const [key, value] of [
+    ['min', d.min],
+    ['max', d.max],
+    ['mean', d.mean],
+    ['p50', d.p50],
+    ['p90', d.p90],
+    ['p99', d.p99],
+  ] as const) {
+    out.single(
+      `nodejs_eventloop_lag_${key}_seconds`,
+      'gauge',
+      `The ${key} of the recorded event loop delays ${window}.`,
+      value,
+    );
   }
   const types = Object.keys(s.activeResources).sort();
   // No nodejs_active_resources_total (prom-client has one): promtool rejects _total on a gauge; sum() gives it.
-  out.family('nodejs_active_resources', 'gauge', 'Number of active resources keeping the event loop alive, grouped by async resource type.',
-    types.map((type) => series('nodejs_active_resources', { type }, s.activeResources[type] ?? 0)));
+  out.family(
+    'nodejs_active_resources',
+    'gauge',
+    'Number of active resources keeping the event loop alive, grouped by async resource type.',
+    types.map((type) => series('nodejs_active_resources', { type }, s.activeResources[type] ?? 0)),
+  );
   const [major, minor, patch] = s.nodeVersion.split('.').map(Number);
-  out.single('nodejs_version_info', 'gauge', 'Node.js version info.', 1, { version: `v${s.nodeVersion}`, major, minor, patch });
+  out.single('nodejs_version_info', 'gauge', 'Node.js version info.', 1, {
+    version: `v${s.nodeVersion}`,
+    major,
+    minor,
+    patch,
+  });
 }

@@ -27,29 +27,94 @@ export function renderMetrics(input: MetricsInput): string {
   };
   const { node, topology, instances } = input;
   family('torus_node_info', 'gauge', 'this node (value 1); labels carry identity and role', [
-    series('torus_node_info', { id: node.id, name: node.name, version: node.version, role: node.role, incarnation: node.incarnation }, 1),
+    series(
+      'torus_node_info',
+      { id: node.id, name: node.name, version: node.version, role: node.role, incarnation: node.incarnation },
+      1,
+    ),
   ]);
-  family('torus_node_uptime_seconds', 'gauge', 'seconds since this node process started', [series('torus_node_uptime_seconds', {}, node.uptimeMs / 1000)]);
-  family('torus_event_index', 'gauge', 'index of the last applied cluster event', [series('torus_event_index', {}, input.lastIndex)]);
-  family('torus_cluster_nodes', 'gauge', 'nodes in the cluster state', [series('torus_cluster_nodes', {}, topology.nodes.length)]);
-  family('torus_cluster_links', 'gauge', 'working links (one per source, sink and address)', [series('torus_cluster_links', {}, topology.links.length)]);
-  const link = (l: TopologyView['links'][number]): Labels => ({ source: l.source, sink: l.sink, ip: l.ip, type: l.type });
+  family('torus_node_uptime_seconds', 'gauge', 'seconds since this node process started', [
+    series('torus_node_uptime_seconds', {}, node.uptimeMs / 1000),
+  ]);
+  family('torus_event_index', 'gauge', 'index of the last applied cluster event', [
+    series('torus_event_index', {}, input.lastIndex),
+  ]);
+  family('torus_cluster_nodes', 'gauge', 'nodes in the cluster state', [
+    series('torus_cluster_nodes', {}, topology.nodes.length),
+  ]);
+  family('torus_cluster_links', 'gauge', 'working links (one per source, sink and address)', [
+    series('torus_cluster_links', {}, topology.links.length),
+  ]);
+  const link = (l: TopologyView['links'][number]): Labels => ({
+    source: l.source,
+    sink: l.sink,
+    ip: l.ip,
+    type: l.type,
+  });
   // Base unit bytes, as Prometheus asks (promtool rejects bits): the API's bandwidthBps is bits, so / 8.
-  family('torus_link_bandwidth_bytes_per_second', 'gauge', 'measured throughput of a link, bytes per second',
-    topology.links.filter((l) => l.bandwidthBps !== undefined).map((l) => series('torus_link_bandwidth_bytes_per_second', link(l), (l.bandwidthBps ?? 0) / 8)));
-  family('torus_link_rtt_seconds', 'gauge', 'measured round-trip time of a link (median), seconds',
-    topology.links.filter((l) => l.rttMs !== undefined).map((l) => series('torus_link_rtt_seconds', link(l), (l.rttMs ?? 0) / 1000)));
-  family('torus_link_measured_timestamp_seconds', 'gauge', 'when the link was last measured, Unix seconds',
-    topology.links.filter((l) => l.measuredAt !== undefined).map((l) => series('torus_link_measured_timestamp_seconds', link(l), (l.measuredAt ?? 0) / 1000)));
-  family('torus_instances', 'gauge', 'instances in the cluster state', [series('torus_instances', {}, instances.length)]);
-  family('torus_runner_state', 'gauge', 'one series per runner with its lifecycle state as a label (value 1)',
-    instances.flatMap((i) => i.runners.map((r) => series('torus_runner_state', { instance: i.id, node: r.node, rank: r.rank, state: r.status }, 1))));
-  family('torus_runner_restarts_total', 'counter', 'restarts of a runner',
-    instances.flatMap((i) => i.runners.filter((r) => r.restarts !== undefined).map((r) => series('torus_runner_restarts_total', { instance: i.id, node: r.node }, r.restarts ?? 0))));
-  family('torus_actor_restarts_total', 'counter', 'restarts of a supervised actor on this node',
-    Object.entries(input.metrics.restarts).sort(([a], [b]) => (a < b ? -1 : 1)).map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)));
-  family('torus_limit_rejections_total', 'counter', 'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
-    Object.entries(input.limitRejections ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([limit, n]) => series('torus_limit_rejections_total', { limit }, n)));
+  family(
+    'torus_link_bandwidth_bytes_per_second',
+    'gauge',
+    'measured throughput of a link, bytes per second',
+    topology.links
+      .filter((l) => l.bandwidthBps !== undefined)
+      .map((l) => series('torus_link_bandwidth_bytes_per_second', link(l), (l.bandwidthBps ?? 0) / 8)),
+  );
+  family(
+    'torus_link_rtt_seconds',
+    'gauge',
+    'measured round-trip time of a link (median), seconds',
+    topology.links
+      .filter((l) => l.rttMs !== undefined)
+      .map((l) => series('torus_link_rtt_seconds', link(l), (l.rttMs ?? 0) / 1000)),
+  );
+  family(
+    'torus_link_measured_timestamp_seconds',
+    'gauge',
+    'when the link was last measured, Unix seconds',
+    topology.links
+      .filter((l) => l.measuredAt !== undefined)
+      .map((l) => series('torus_link_measured_timestamp_seconds', link(l), (l.measuredAt ?? 0) / 1000)),
+  );
+  family('torus_instances', 'gauge', 'instances in the cluster state', [
+    series('torus_instances', {}, instances.length),
+  ]);
+  family(
+    'torus_runner_state',
+    'gauge',
+    'one series per runner with its lifecycle state as a label (value 1)',
+    instances.flatMap((i) =>
+      i.runners.map((r) =>
+        series('torus_runner_state', { instance: i.id, node: r.node, rank: r.rank, state: r.status }, 1),
+      ),
+    ),
+  );
+  family(
+    'torus_runner_restarts_total',
+    'counter',
+    'restarts of a runner',
+    instances.flatMap((i) =>
+      i.runners
+        .filter((r) => r.restarts !== undefined)
+        .map((r) => series('torus_runner_restarts_total', { instance: i.id, node: r.node }, r.restarts ?? 0)),
+    ),
+  );
+  family(
+    'torus_actor_restarts_total',
+    'counter',
+    'restarts of a supervised actor on this node',
+    Object.entries(input.metrics.restarts)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)),
+  );
+  family(
+    'torus_limit_rejections_total',
+    'counter',
+    'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
+    Object.entries(input.limitRejections ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([limit, n]) => series('torus_limit_rejections_total', { limit }, n)),
+  );
   if (input.process) renderProcessMetrics(out, input.process);
   return out.text();
 }

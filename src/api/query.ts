@@ -17,9 +17,18 @@ export function decodeQuery<S extends TSchema>(codec: Codec<S>, params: URLSearc
 
 /** A query schema as OpenAPI parameters (`in: query`), each with its own schema and description. */
 export function queryParameters(schema: TSchema): Record<string, unknown>[] {
-  const { properties = {}, required = [] } = schema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const { properties = {}, required = [] } = schema as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property;
-    return { name, in: 'query', required: required.includes(name), schema: rest, ...(typeof description === 'string' ? { description } : {}) };
+    return {
+      name,
+      in: 'query',
+      required: required.includes(name),
+      schema: rest,
+      ...(typeof description === 'string' ? { description } : {}),
+    };
   });
 }

@@ -16,61 +16,104 @@ const nodeId = IdField('a node id');
 const { artifacts: _artifacts, ...placedFields } = workloadFields;
 
 /** POST /v1/placements/preview: the request of the `plan` command. */
-export const PreviewRequest = Type.Object({
-  workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place' }),
-  ...placementFields,
-}, { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' });
+export const PreviewRequest = Type.Object(
+  {
+    workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place' }),
+    ...placementFields,
+  },
+  { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' },
+);
 export type PreviewRequest = Shape<typeof PreviewRequest>;
 
 /**
  * POST /v1/instances: the placement request plus how to run it (`ring` built in, or `exec` a command): the body
  * of the cluster's `PlaceInstance` command (src/protocols/commands.ts) without `type`, `kind` defaulting to ring.
  */
-export const CreateInstanceRequest = Type.Object({
-  workload: WorkloadRequest,
-  ...placementFields,
-  instanceId: chosenInstanceId,
-}, { additionalProperties: false, description: 'place a workload and start its runners' });
+export const CreateInstanceRequest = Type.Object(
+  {
+    workload: WorkloadRequest,
+    ...placementFields,
+    instanceId: chosenInstanceId,
+  },
+  { additionalProperties: false, description: 'place a workload and start its runners' },
+);
 export type CreateInstanceRequest = Shape<typeof CreateInstanceRequest>;
 
 /** POST /v1/bench/ring: nccl-tests style sweep over chosen nodes (all nodes when omitted). */
-export const RingBenchRequest = Type.Object({
-  nodes: Type.Optional(Type.Array(nodeId, { minItems: 1, maxItems: 4096, description: 'node ids; default: every node' })),
-  ops: Type.Optional(Type.Array(StringEnum(['all-reduce', 'all-gather', 'broadcast', 'send-recv']), { minItems: 1, maxItems: 4 })),
-  dtype: Type.Optional(StringEnum(['float32', 'float16', 'int32'])),
-  minBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 34, description: 'nccl-tests -b' })),
-  maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 34, description: 'nccl-tests -e' })),
-  stepFactor: Type.Optional(Type.Integer({ minimum: 2, maximum: 1024, description: 'nccl-tests -f' })),
-  iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'nccl-tests -n' })),
-  warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'nccl-tests -w' })),
-  bidirectional: Type.Optional(Type.Boolean({ description: 'use both ring directions' })),
-  gloo: Type.Optional(Type.Boolean({
-    description: "after the ring, run torch Gloo's all_reduce on the same nodes at the ring's all-reduce sizes (an exec job of torus's own "
-      + 'gloo_rank.py under glooPython: every node must allow that interpreter with --allow-exec, else 409) and return its rows and ring ÷ Gloo',
-  })),
-  glooPython: Type.Optional(Type.String({ minLength: 2, maxLength: 4096, pattern: '^/', description: 'absolute path of the interpreter with torch on the nodes; default /usr/bin/python3' })),
-}, { additionalProperties: false, description: 'start a ring benchmark on the live cluster' });
+export const RingBenchRequest = Type.Object(
+  {
+    nodes: Type.Optional(
+      Type.Array(nodeId, { minItems: 1, maxItems: 4096, description: 'node ids; default: every node' }),
+    ),
+    ops: Type.Optional(
+      Type.Array(StringEnum(['all-reduce', 'all-gather', 'broadcast', 'send-recv']), { minItems: 1, maxItems: 4 }),
+    ),
+    dtype: Type.Optional(StringEnum(['float32', 'float16', 'int32'])),
+    minBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 34, description: 'nccl-tests -b' })),
+    maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 34, description: 'nccl-tests -e' })),
+    stepFactor: Type.Optional(Type.Integer({ minimum: 2, maximum: 1024, description: 'nccl-tests -f' })),
+    iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'nccl-tests -n' })),
+    warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'nccl-tests -w' })),
+    bidirectional: Type.Optional(Type.Boolean({ description: 'use both ring directions' })),
+    gloo: Type.Optional(
+      Type.Boolean({
+        description:
+          "after the ring, run torch Gloo's all_reduce on the same nodes at the ring's all-reduce sizes (an exec job of torus's own " +
+          'gloo_rank.py under glooPython: every node must allow that interpreter with --allow-exec, else 409) and return its rows and ring ÷ Gloo',
+      }),
+    ),
+    glooPython: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: 4096,
+        pattern: '^/',
+        description: 'absolute path of the interpreter with torch on the nodes; default /usr/bin/python3',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'start a ring benchmark on the live cluster' },
+);
 export type RingBenchRequest = Shape<typeof RingBenchRequest>;
 
 /** POST /v1/links/measure: which of this node's links to re-measure (all when empty). */
-export const MeasureLinksRequest = Type.Object({
-  peer: Type.Optional(IdField('only links to this node id')),
-  ip: Type.Optional(IpAddress("only the link at this address (one of the peer's IPs)")),
-}, { additionalProperties: false, description: "re-measure this node's links now; both filters optional (together: the link to that peer at that address)" });
+export const MeasureLinksRequest = Type.Object(
+  {
+    peer: Type.Optional(IdField('only links to this node id')),
+    ip: Type.Optional(IpAddress("only the link at this address (one of the peer's IPs)")),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "re-measure this node's links now; both filters optional (together: the link to that peer at that address)",
+  },
+);
 export type MeasureLinksRequest = Shape<typeof MeasureLinksRequest>;
 
 /** POST /v1/artifacts/{id}/broadcast: the chain's nodes, given in order or as an instance's ring order. */
-export const BroadcastRequest = Type.Union([
-  Type.Object({ nodes: Type.Array(nodeId, { minItems: 1, maxItems: 1024, description: 'the chain, head first' }) }, { additionalProperties: false }),
-  Type.Object({ instance: IdField("an instance id: its ring order is the chain") }, { additionalProperties: false }),
-], { description: 'either nodes or instance' });
+export const BroadcastRequest = Type.Union(
+  [
+    Type.Object(
+      { nodes: Type.Array(nodeId, { minItems: 1, maxItems: 1024, description: 'the chain, head first' }) },
+      { additionalProperties: false },
+    ),
+    Type.Object({ instance: IdField('an instance id: its ring order is the chain') }, { additionalProperties: false }),
+  ],
+  { description: 'either nodes or instance' },
+);
 export type BroadcastRequest = Shape<typeof BroadcastRequest>;
 
 /** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
 export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });
 
 /** Every request body schema, by its OpenAPI component name. */
-export const requestSchemas = { PreviewRequest, CreateInstanceRequest, RingBenchRequest, MeasureLinksRequest, BroadcastRequest, EmptyRequest };
+export const requestSchemas = {
+  PreviewRequest,
+  CreateInstanceRequest,
+  RingBenchRequest,
+  MeasureLinksRequest,
+  BroadcastRequest,
+  EmptyRequest,
+};
 
 /** The compiled checks the routes run (ValidationError 'body' naming the field). */
 export const requestCodecs = {
@@ -89,10 +132,18 @@ export const requestCodecs = {
  */
 export const MAX_LOG_TAIL = 16 * 1024 * 1024;
 export const LogsQuery = Type.Object({
-  rank: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999, description: 'the rank whose output to read; default 0' })),
+  rank: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 999_999, description: 'the rank whose output to read; default 0' }),
+  ),
   stream: Type.Optional(StringEnum(['stdout', 'stderr'], { description: 'default stdout' })),
-  follow: Type.Optional(StringEnum(['1', 'true', '0', 'false'], { description: '1 or true: keep the answer open until the rank has ended for good' })),
-  tail: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOG_TAIL, description: 'start this many bytes before the end' })),
+  follow: Type.Optional(
+    StringEnum(['1', 'true', '0', 'false'], {
+      description: '1 or true: keep the answer open until the rank has ended for good',
+    }),
+  ),
+  tail: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_LOG_TAIL, description: 'start this many bytes before the end' }),
+  ),
 });
 export type LogsQuery = Shape<typeof LogsQuery>;
 

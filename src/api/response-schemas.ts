@@ -19,156 +19,287 @@ const opt = Type.Optional;
 const CLOSED = { additionalProperties: false } as const;
 /** Passthrough data another part owns; its known fields are named, others may appear. */
 const open = <P extends Record<string, TSchema>>(description: string, properties: P = {} as P) =>
-  Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), { description, additionalProperties: true });
+  Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), {
+    description,
+    additionalProperties: true,
+  });
 const epochMs = (what: string) => Type.Number({ description: `${what}, epoch milliseconds` });
 const role = StringEnum(['leader', 'follower', 'candidate', 'alone']);
 const backend = StringEnum(['ring', 'jaccl']);
 const sharding = StringEnum(['pipeline', 'tensor']);
 
-const errorBody = Type.Object({
-  code: StringEnum(Object.keys(ERROR_STATUS) as (keyof typeof ERROR_STATUS)[]),
-  message: str,
-  details: opt(open('where/path for validation errors; the planner reasons for refusals')),
-}, CLOSED);
+const errorBody = Type.Object(
+  {
+    code: StringEnum(Object.keys(ERROR_STATUS) as (keyof typeof ERROR_STATUS)[]),
+    message: str,
+    details: opt(open('where/path for validation errors; the planner reasons for refusals')),
+  },
+  CLOSED,
+);
 export type ErrorBody = Shape<typeof errorBody>;
 
 const endpoint = Type.Object({ ip: str, port: int }, CLOSED);
 
-const instancePlan = Type.Object({
-  id: str,
-  backend,
-  sharding,
-  nodes: Type.Array(str, { description: 'rank order' }),
-  shards: Type.Array(Type.Object({ node: str, rank: int, worldSize: int, startLayer: int, endLayer: int }, CLOSED)),
-  port: int,
-  hostsByNode: opt(MapOf(Type.Array(endpoint), { description: 'per node, the addresses its ring neighbours dial' })),
-  jacclDevices: opt(Type.Array(Type.Array(Type.Union([Type.String(), Type.Null()])), { description: 'RDMA device matrix (jaccl)' })),
-  jacclCoordinators: opt(MapOf(str)),
-  meshAddresses: opt(MapOf(str, { description: 'per node, an address every other node reaches (MASTER_ADDR, *_SOCKET_IFNAME)' })),
-}, { ...CLOSED, description: 'the placement the leader applied (src/protocols/instance-plan.ts)' });
+const instancePlan = Type.Object(
+  {
+    id: str,
+    backend,
+    sharding,
+    nodes: Type.Array(str, { description: 'rank order' }),
+    shards: Type.Array(Type.Object({ node: str, rank: int, worldSize: int, startLayer: int, endLayer: int }, CLOSED)),
+    port: int,
+    hostsByNode: opt(MapOf(Type.Array(endpoint), { description: 'per node, the addresses its ring neighbours dial' })),
+    jacclDevices: opt(
+      Type.Array(Type.Array(Type.Union([Type.String(), Type.Null()])), { description: 'RDMA device matrix (jaccl)' }),
+    ),
+    jacclCoordinators: opt(MapOf(str)),
+    meshAddresses: opt(
+      MapOf(str, { description: 'per node, an address every other node reaches (MASTER_ADDR, *_SOCKET_IFNAME)' }),
+    ),
+  },
+  { ...CLOSED, description: 'the placement the leader applied (src/protocols/instance-plan.ts)' },
+);
 
-const workloadSpec = Type.Object({
-  id: str,
-  kind: StringEnum(['ring', 'exec']),
-  memoryBytes: int,
-  layers: int,
-  hiddenSize: opt(int),
-  kvHeads: opt(int),
-  supportsTensor: opt(bool),
-  artifacts: opt(Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' })),
-  restart: opt(Type.Object({ policy: StringEnum(['never', 'on-failure']), max: int }, { ...CLOSED, description: 'what happens when the job fails (exec)' })),
-  command: opt(str),
-  args: opt(Type.Array(str)),
-  env: opt(MapOf(Type.Literal('[redacted]'), {
-    description: 'the names of the variables set; every value is "[redacted]" (values never leave the node)',
-  })),
-  cwd: opt(str),
-}, { ...CLOSED, description: 'what the instance runs (src/protocols/workload-spec.ts)' });
+const workloadSpec = Type.Object(
+  {
+    id: str,
+    kind: StringEnum(['ring', 'exec']),
+    memoryBytes: int,
+    layers: int,
+    hiddenSize: opt(int),
+    kvHeads: opt(int),
+    supportsTensor: opt(bool),
+    artifacts: opt(
+      Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
+    ),
+    restart: opt(
+      Type.Object(
+        { policy: StringEnum(['never', 'on-failure']), max: int },
+        { ...CLOSED, description: 'what happens when the job fails (exec)' },
+      ),
+    ),
+    command: opt(str),
+    args: opt(Type.Array(str)),
+    env: opt(
+      MapOf(Type.Literal('[redacted]'), {
+        description: 'the names of the variables set; every value is "[redacted]" (values never leave the node)',
+      }),
+    ),
+    cwd: opt(str),
+  },
+  { ...CLOSED, description: 'what the instance runs (src/protocols/workload-spec.ts)' },
+);
 
-const quorum = Type.Object({ ok: bool, members: int, reached: int, needed: int, why: opt(str) },
-  { ...CLOSED, description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)' });
-const security = Type.Object({ mode: StringEnum(['secret', 'open']), secretSource: opt(str), warning: opt(str) }, {
-  ...CLOSED,
-  description: 'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it',
-});
+const quorum = Type.Object(
+  { ok: bool, members: int, reached: int, needed: int, why: opt(str) },
+  { ...CLOSED, description: 'without a quorum the node refuses writes (TORUS_NO_QUORUM)' },
+);
+const security = Type.Object(
+  { mode: StringEnum(['secret', 'open']), secretSource: opt(str), warning: opt(str) },
+  {
+    ...CLOSED,
+    description:
+      'secret: a cluster credential guards the API and the cluster port (secretSource says where the secret came from, never its value); open: --insecure-open, anyone who reaches the node controls it',
+  },
+);
 
-const topologyNode = Type.Object({
-  id: str, name: opt(str), incarnation: opt(int), version: opt(str), role: opt(role),
-  memory: opt(Type.Object({ ramAvailable: num, ramTotal: num }, { ...CLOSED, description: 'bytes' })),
-  interfaces: opt(Type.Array(Type.Object({ name: str, ip: str, type: StringEnum(INTERFACE_TYPES) }, CLOSED), { description: 'one entry per address' })),
-}, CLOSED);
-const topologyLink = Type.Object({
-  source: str, sink: str, ip: str,
-  type: StringEnum(INTERFACE_TYPES, { description: "the sink interface's type" }),
-  rttMs: opt(num),
-  bandwidthBps: opt(Type.Number({ description: 'bits per second' })),
-  measuredAt: opt(epochMs('last measurement')),
-}, { ...CLOSED, description: 'one directed edge per working address' });
+const topologyNode = Type.Object(
+  {
+    id: str,
+    name: opt(str),
+    incarnation: opt(int),
+    version: opt(str),
+    role: opt(role),
+    memory: opt(Type.Object({ ramAvailable: num, ramTotal: num }, { ...CLOSED, description: 'bytes' })),
+    interfaces: opt(
+      Type.Array(Type.Object({ name: str, ip: str, type: StringEnum(INTERFACE_TYPES) }, CLOSED), {
+        description: 'one entry per address',
+      }),
+    ),
+  },
+  CLOSED,
+);
+const topologyLink = Type.Object(
+  {
+    source: str,
+    sink: str,
+    ip: str,
+    type: StringEnum(INTERFACE_TYPES, { description: "the sink interface's type" }),
+    rttMs: opt(num),
+    bandwidthBps: opt(Type.Number({ description: 'bits per second' })),
+    measuredAt: opt(epochMs('last measurement')),
+  },
+  { ...CLOSED, description: 'one directed edge per working address' },
+);
 
-const runner = Type.Object({
-  node: str, rank: int, status: StringEnum(RUNNER_STATUSES), reason: opt(str), restarts: opt(Type.Integer({ description: 'restart attempts so far' })),
-  exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })), signal: opt(Type.String({ description: 'the signal that ended it' })),
-}, CLOSED);
+const runner = Type.Object(
+  {
+    node: str,
+    rank: int,
+    status: StringEnum(RUNNER_STATUSES),
+    reason: opt(str),
+    restarts: opt(Type.Integer({ description: 'restart attempts so far' })),
+    exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })),
+    signal: opt(Type.String({ description: 'the signal that ended it' })),
+  },
+  CLOSED,
+);
 
 /** An exec instance is a job (src/api/views.ts). */
-const job = Type.Object({
-  state: StringEnum(['running', 'restarting', 'completed', 'failed']),
-  exitCode: opt(Type.Integer({ description: '0 when completed; the first failing rank\'s code' })),
-  signal: opt(Type.String({ description: 'the signal that killed the first failing rank' })),
-  failedRank: opt(int),
-  failedNode: opt(str),
-  restarts: Type.Integer({ description: 'group restarts so far (restart policy on-failure)' }),
-}, { ...CLOSED, description: 'the job state of an exec instance' });
+const job = Type.Object(
+  {
+    state: StringEnum(['running', 'restarting', 'completed', 'failed']),
+    exitCode: opt(Type.Integer({ description: "0 when completed; the first failing rank's code" })),
+    signal: opt(Type.String({ description: 'the signal that killed the first failing rank' })),
+    failedRank: opt(int),
+    failedNode: opt(str),
+    restarts: Type.Integer({ description: 'group restarts so far (restart policy on-failure)' }),
+  },
+  { ...CLOSED, description: 'the job state of an exec instance' },
+);
 
 export const responseSchemas = {
   Error: Type.Object({ error: errorBody }, CLOSED),
-  NodeInfo: Type.Object({
-    id: str, name: str, version: str, incarnation: int, uptimeMs: num, role,
-    leaderId: opt(str), cluster: opt(str), quorum: opt(quorum), security: opt(security),
-  }, CLOSED),
-  StateView: Type.Object({
-    state: open('the replicated state exactly as the topology keeper holds it (src/actors/topology-keeper/state.ts)', {
-      lastIndex: int, lastTerm: int,
-      nodes: MapOf(open('a node record'), { description: 'node records by id' }),
-      links: Type.Array(open('a link record')),
-      instances: MapOf(open('an instance record'), { description: 'instance records by id' }),
-    }),
-    digest: str,
-    lastIndex: int,
-  }, CLOSED),
-  Topology: Type.Object({ nodes: Type.Array(topologyNode), links: Type.Array(topologyLink), lastIndex: opt(int) }, CLOSED),
-  Peer: Type.Object({
-    address: str,
-    id: opt(str),
-    nodeId: opt(str),
-    reason: StringEnum(['other-cluster', 'incompatible-version', 'auth-required', 'auth-failure', 'unreachable']),
-    detail: opt(str),
-    via: opt(StringEnum(['static', 'mdns', 'gossip', 'inbound'])),
-    at: opt(epochMs('last heard')),
-    lastHeardAt: opt(epochMs('last heard (same as at)')),
-    attempts: opt(Type.Integer({ description: 'refused dials in a row' })),
-    nextRetryAt: opt(epochMs('next dial')),
-  }, { ...CLOSED, description: 'a node heard but not joined, and why' }),
+  NodeInfo: Type.Object(
+    {
+      id: str,
+      name: str,
+      version: str,
+      incarnation: int,
+      uptimeMs: num,
+      role,
+      leaderId: opt(str),
+      cluster: opt(str),
+      quorum: opt(quorum),
+      security: opt(security),
+    },
+    CLOSED,
+  ),
+  StateView: Type.Object(
+    {
+      state: open(
+        'the replicated state exactly as the topology keeper holds it (src/actors/topology-keeper/state.ts)',
+        {
+          lastIndex: int,
+          lastTerm: int,
+          nodes: MapOf(open('a node record'), { description: 'node records by id' }),
+          links: Type.Array(open('a link record')),
+          instances: MapOf(open('an instance record'), { description: 'instance records by id' }),
+        },
+      ),
+      digest: str,
+      lastIndex: int,
+    },
+    CLOSED,
+  ),
+  Topology: Type.Object(
+    { nodes: Type.Array(topologyNode), links: Type.Array(topologyLink), lastIndex: opt(int) },
+    CLOSED,
+  ),
+  Peer: Type.Object(
+    {
+      address: str,
+      id: opt(str),
+      nodeId: opt(str),
+      reason: StringEnum(['other-cluster', 'incompatible-version', 'auth-required', 'auth-failure', 'unreachable']),
+      detail: opt(str),
+      via: opt(StringEnum(['static', 'mdns', 'gossip', 'inbound'])),
+      at: opt(epochMs('last heard')),
+      lastHeardAt: opt(epochMs('last heard (same as at)')),
+      attempts: opt(Type.Integer({ description: 'refused dials in a row' })),
+      nextRetryAt: opt(epochMs('next dial')),
+    },
+    { ...CLOSED, description: 'a node heard but not joined, and why' },
+  ),
   PeerList: Type.Object({ peers: Type.Array(ref('Peer')) }, CLOSED),
-  Instance: Type.Object({
-    id: str,
-    nodes: Type.Array(str, { description: 'ring (rank) order' }),
-    runners: Type.Array(runner),
-    backend,
-    sharding,
-    status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
-    reason: opt(str),
-    generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
-    exitCode: opt(Type.Integer({ description: 'a finished job: 0, or the first failing rank\'s code' })),
-    job: opt(job),
-    workload: workloadSpec,
-    plan: instancePlan,
-    artifacts: opt(Type.Array(Type.Object({
-      id: str, name: str, bytes: int,
-      nodes: Type.Array(Type.Object({
-        node: str, haveBytes: int, complete: bool, rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
-      }, CLOSED)),
-    }, CLOSED), { description: "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any" })),
-  }, CLOSED),
+  Instance: Type.Object(
+    {
+      id: str,
+      nodes: Type.Array(str, { description: 'ring (rank) order' }),
+      runners: Type.Array(runner),
+      backend,
+      sharding,
+      status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
+      reason: opt(str),
+      generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
+      exitCode: opt(Type.Integer({ description: "a finished job: 0, or the first failing rank's code" })),
+      job: opt(job),
+      workload: workloadSpec,
+      plan: instancePlan,
+      artifacts: opt(
+        Type.Array(
+          Type.Object(
+            {
+              id: str,
+              name: str,
+              bytes: int,
+              nodes: Type.Array(
+                Type.Object(
+                  {
+                    node: str,
+                    haveBytes: int,
+                    complete: bool,
+                    rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
+                  },
+                  CLOSED,
+                ),
+              ),
+            },
+            CLOSED,
+          ),
+          {
+            description:
+              "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any",
+          },
+        ),
+      ),
+    },
+    CLOSED,
+  ),
   InstanceList: Type.Object({ instances: Type.Array(ref('Instance')) }, CLOSED),
   Deleted: Type.Object({ deleted: str }, CLOSED),
-  Previews: Type.Object({
-    previews: Type.Array(Type.Object({
-      sharding,
-      backend,
-      nodeCount: int,
-      plan: opt(open("the planner's plan: instance, hops, explanation (src/actors/placement-planner/plan-result.ts)")),
-      refusal: opt(open("the planner's reason: kind, message, explanation (src/actors/placement-planner/plan-result.ts)")),
-    }, { ...CLOSED, description: 'one option: a plan, or the refusal' })),
-  }, { ...CLOSED, description: 'every sharding × backend × node count option' }),
-  BenchRun: Type.Object({
-    id: str,
-    status: StringEnum(['running', 'done', 'failed']),
-    startedAt: epochMs('start'),
-    progress: opt(Type.Object({ done: int, total: int, message: opt(str), row: opt(Type.Unknown({ description: 'the latest finished row of the table (src/ring)' })) }, CLOSED)),
-    result: opt(ref('RingBenchResult')),
-    error: opt(errorBody),
-  }, CLOSED),
+  Previews: Type.Object(
+    {
+      previews: Type.Array(
+        Type.Object(
+          {
+            sharding,
+            backend,
+            nodeCount: int,
+            plan: opt(
+              open("the planner's plan: instance, hops, explanation (src/actors/placement-planner/plan-result.ts)"),
+            ),
+            refusal: opt(
+              open("the planner's reason: kind, message, explanation (src/actors/placement-planner/plan-result.ts)"),
+            ),
+          },
+          { ...CLOSED, description: 'one option: a plan, or the refusal' },
+        ),
+      ),
+    },
+    { ...CLOSED, description: 'every sharding × backend × node count option' },
+  ),
+  BenchRun: Type.Object(
+    {
+      id: str,
+      status: StringEnum(['running', 'done', 'failed']),
+      startedAt: epochMs('start'),
+      progress: opt(
+        Type.Object(
+          {
+            done: int,
+            total: int,
+            message: opt(str),
+            row: opt(Type.Unknown({ description: 'the latest finished row of the table (src/ring)' })),
+          },
+          CLOSED,
+        ),
+      ),
+      result: opt(ref('RingBenchResult')),
+      error: opt(errorBody),
+    },
+    CLOSED,
+  ),
   BenchRunList: Type.Object({ runs: Type.Array(ref('BenchRun')) }, CLOSED),
   RingBenchResult: open('the live benchmark table (src/bench/live/ring-bench-live.ts); busbw in GB/s as nccl-tests', {
     mode: str,
@@ -177,17 +308,46 @@ export const responseSchemas = {
     rows: Type.Array(open('one (op, size) row: nccl-tests columns, median, p99')),
     avgBusbw: num,
     avgBusbwLarge: Type.Union([num, Type.Null()]),
-    gloo: Type.Union([
-      Type.Object({ ok: Type.Literal(true), python: str, torch: str, iface: str,
-        rows: Type.Array(Type.Object({ bytes: int, timeUs: num, medianUs: num, p99Us: num, busbw: num }, CLOSED)) }, CLOSED),
-      Type.Object({ ok: Type.Literal(false), reason: str }, CLOSED),
-    ], { description: "request gloo=true: torch Gloo's all_reduce on the same nodes, or why it did not run" }),
-    vsGloo: Type.Array(Type.Object({ size: int, ringBusbw: num, glooBusbw: num, ratio: Type.Union([num, Type.Null()]) }, CLOSED), { description: 'ring ÷ Gloo busbw per all-reduce size' }),
+    gloo: Type.Union(
+      [
+        Type.Object(
+          {
+            ok: Type.Literal(true),
+            python: str,
+            torch: str,
+            iface: str,
+            rows: Type.Array(Type.Object({ bytes: int, timeUs: num, medianUs: num, p99Us: num, busbw: num }, CLOSED)),
+          },
+          CLOSED,
+        ),
+        Type.Object({ ok: Type.Literal(false), reason: str }, CLOSED),
+      ],
+      { description: "request gloo=true: torch Gloo's all_reduce on the same nodes, or why it did not run" },
+    ),
+    vsGloo: Type.Array(
+      Type.Object({ size: int, ringBusbw: num, glooBusbw: num, ratio: Type.Union([num, Type.Null()]) }, CLOSED),
+      { description: 'ring ÷ Gloo busbw per all-reduce size' },
+    ),
   }),
-  MeasureLinksQueued: Type.Object({
-    links: Type.Array(Type.Object({ sink: str, ip: str, type: opt(StringEnum(INTERFACE_TYPES)), measuredAt: opt(epochMs('the previous measurement')) }, CLOSED)),
-    queued: opt(Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' })),
-  }, CLOSED),
+  MeasureLinksQueued: Type.Object(
+    {
+      links: Type.Array(
+        Type.Object(
+          {
+            sink: str,
+            ip: str,
+            type: opt(StringEnum(INTERFACE_TYPES)),
+            measuredAt: opt(epochMs('the previous measurement')),
+          },
+          CLOSED,
+        ),
+      ),
+      queued: opt(
+        Type.Integer({ description: 'links waiting for the next measuring pass (this request and earlier ones)' }),
+      ),
+    },
+    CLOSED,
+  ),
   MemberRemoved: Type.Object({ nodeId: str, status: Type.Literal('removed'), message: str }, CLOSED),
   MemberRemovalPending: Type.Object({ nodeId: str, status: Type.Literal('pending'), message: str }, CLOSED),
   OpenApiDocument: open('this document (OpenAPI 3.1)', { openapi: Type.Literal('3.1.0') }),

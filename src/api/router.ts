@@ -59,14 +59,18 @@ export interface Route {
   readonly handler: (ctx: RouteContext) => Promise<JsonResult | undefined>;
 }
 
-export type RouteMatch = { kind: 'found'; route: Route; params: Record<string, string> } | { kind: 'method'; allow: readonly string[] } | { kind: 'none' };
+export type RouteMatch =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method'; allow: readonly string[] }
+  | { kind: 'none' };
 
 export function matchRoute(routes: readonly Route[], method: string, pathname: string): RouteMatch {
   const allow = new Set<string>();
   for (const route of routes) {
     const params = matchPath(route.path, pathname);
     if (!params) continue;
-    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { kind: 'found', route, params };
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET'))
+      return { kind: 'found', route, params };
     allow.add(route.method);
   }
   return allow.size > 0 ? { kind: 'method', allow: [...allow] } : { kind: 'none' };
@@ -85,7 +89,10 @@ function matchPath(pattern: string, pathname: string): Record<string, string> | 
       try {
         params[w.slice(1)] = decodeURIComponent(g);
       } catch {
-        throw new TorusError('TORUS_API_VALIDATION', `params ${w.slice(1)}: malformed percent-encoding`, { where: 'params', path: w.slice(1) });
+        throw new TorusError('TORUS_API_VALIDATION', `params ${w.slice(1)}: malformed percent-encoding`, {
+          where: 'params',
+          path: w.slice(1),
+        });
       }
     } else if (w !== g) return undefined;
   }

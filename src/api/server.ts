@@ -9,7 +9,14 @@ import { redactEnv } from '../http/redact.js';
 import { httpsRedirect, plainFromAnotherHost, tlsRequired } from './plain-http-policy.js';
 import { frontServer } from './tls/same-port.js';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonBody, sendError, sendJson } from '../http/http-io.js';
-import { DEFAULT_API_LIMITS, guardConnections, LimitStats, SseGate, WriteRateLimiter, type ApiLimits } from './limits.js';
+import {
+  DEFAULT_API_LIMITS,
+  guardConnections,
+  LimitStats,
+  SseGate,
+  WriteRateLimiter,
+  type ApiLimits,
+} from './limits.js';
 import type { NodeFacade } from './node-facade.js';
 import { openApiDocument } from './openapi.js';
 import { matchRoute, type Route, type RouteShared } from './router.js';
@@ -74,7 +81,20 @@ export function apiRoutes(): readonly Route[] {
     summary: 'this API as an OpenAPI 3.1 document',
     handler: async ({ facade }) => ({ status: 200, body: openApiDocument((await facade.node()).version) }),
   };
-  return [...clusterRoutes, ...linksRoutes, ...instanceRoutes, ...logRoutes, eventsRoute, ...benchRoutes, metricsRoute, ...memberRoutes, openapi, ...dashboardRoutes(), ...loginRoutes, ...artifactRoutes];
+  return [
+    ...clusterRoutes,
+    ...linksRoutes,
+    ...instanceRoutes,
+    ...logRoutes,
+    eventsRoute,
+    ...benchRoutes,
+    metricsRoute,
+    ...memberRoutes,
+    openapi,
+    ...dashboardRoutes(),
+    ...loginRoutes,
+    ...artifactRoutes,
+  ];
 }
 
 export async function createApiServer(facade: NodeFacade, options: ApiServerOptions): Promise<ApiServer> {
@@ -83,12 +103,22 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
   const limits: ApiLimits = { ...DEFAULT_API_LIMITS, ...options.limits };
   const limitStats = new LimitStats();
   const shared: RouteShared = {
-    closing: closing.signal, heartbeatMs: options.heartbeatMs ?? 15_000, benches: new Map(), broadcast: new Set(),
-    auth: new ApiAuth(options.auth), sse: new SseGate(limits.maxSseClients, limitStats), limitStats,
+    closing: closing.signal,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    benches: new Map(),
+    broadcast: new Set(),
+    auth: new ApiAuth(options.auth),
+    sse: new SseGate(limits.maxSseClients, limitStats),
+    limitStats,
   };
   const writeRate = new WriteRateLimiter(limits.maxWriteRate, limitStats);
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const hosts = new HostPolicy({ bindHost: options.host ?? '127.0.0.1', allowedHosts: options.allowedHosts, corsOrigins: options.corsOrigins, interfaceAddresses: options.interfaceAddresses });
+  const hosts = new HostPolicy({
+    bindHost: options.host ?? '127.0.0.1',
+    allowedHosts: options.allowedHosts,
+    corsOrigins: options.corsOrigins,
+    interfaceAddresses: options.interfaceAddresses,
+  });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // Host, then Origin, before anything else (probe routes included): a rebinding page learns nothing.
@@ -98,7 +128,12 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     const url = new URL(req.url ?? '/', 'http://torus.invalid');
     const cleartext = options.tls !== undefined && !shared.auth.open && plainFromAnotherHost(req);
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE', 'access-control-allow-headers': 'authorization, content-type, last-event-id', 'access-control-max-age': '600' });
+      res.writeHead(204, {
+        ...cors,
+        'access-control-allow-methods': 'GET, POST, DELETE',
+        'access-control-allow-headers': 'authorization, content-type, last-event-id',
+        'access-control-max-age': '600',
+      });
       res.end();
       return;
     }
@@ -115,32 +150,51 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
     // Credentials before 404/405: an unauthenticated caller cannot even map the routes.
     if (peerCall) shared.auth.requirePeer(req);
     else if (match.kind !== 'found' || match.route.access !== 'public') shared.auth.require(req);
-    if (match.kind === 'none') throw new TorusError('TORUS_API_NOT_FOUND', `no route ${url.pathname}`, { where: 'path', path: url.pathname });
+    if (match.kind === 'none')
+      throw new TorusError('TORUS_API_NOT_FOUND', `no route ${url.pathname}`, { where: 'path', path: url.pathname });
     if (match.kind === 'method') {
-      throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow });
+      throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${url.pathname}`, {
+        allow: match.allow,
+      });
     }
     if (match.route.writeRate) writeRate.take(req);
     for (const [k, v] of Object.entries(cors)) res.setHeader(k, v);
-    const result = await match.route.handler({ req, res, url, params: match.params, facade, shared, body: () => readJsonBody(req, bodyLimit) });
+    const result = await match.route.handler({
+      req,
+      res,
+      url,
+      params: match.params,
+      facade,
+      shared,
+      body: () => readJsonBody(req, bodyLimit),
+    });
     // One place for every JSON answer, so no route can forget: workload env values never leave (./redact.ts).
     if (result) sendJson(res, result.status, redactEnv(result.body), result.headers);
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
-    const allow = error instanceof TorusError && error.code === 'TORUS_API_METHOD_NOT_ALLOWED' ? (error.details.allow as string[]) : undefined;
+    const allow =
+      error instanceof TorusError && error.code === 'TORUS_API_METHOD_NOT_ALLOWED'
+        ? (error.details.allow as string[])
+        : undefined;
     // 503 (no leader, shutting down) is an expected, retryable answer, not a fault worth a warning.
-    if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503)) log.warn('request failed', { method: req.method, url: req.url, error });
+    if (!(error instanceof TorusError) || (error.httpStatus >= 500 && error.httpStatus !== 503))
+      log.warn('request failed', { method: req.method, url: req.url, error });
     const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : {};
     // Refused before its body was read (no credentials, wrong Host): close rather than drain a stranger's upload.
     if (!req.complete && !res.headersSent) headers.connection = 'close';
     sendError(res, error, headers);
   };
-  const serverOptions = { connectionsCheckingInterval: Math.max(100, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4) };
+  const serverOptions = {
+    connectionsCheckingInterval: Math.max(100, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4),
+  };
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => fail(req, res, error));
   };
   const plain = createServer(serverOptions, listener);
-  const secure = options.tls ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener) : undefined;
+  const secure = options.tls
+    ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener)
+    : undefined;
   for (const http of secure ? [plain, secure] : [plain]) {
     // Expect: 100-continue: throughput probes decide before the body is sent (a busy sink refuses without a wasted
     // upload, src/actors/network-profiler/probes/probe-handler.ts); every other request is continued at once and handled as usual.

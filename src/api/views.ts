@@ -8,7 +8,8 @@ import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-fa
  * The node's facade and the in-process test facade both use them, so the views cannot drift between the two.
  */
 export function topologyView(state: ClusterState, leaderId?: string): TopologyView {
-  const role = (id: string): NodeRole | undefined => (leaderId === undefined ? undefined : id === leaderId ? 'leader' : 'follower');
+  const role = (id: string): NodeRole | undefined =>
+    leaderId === undefined ? undefined : id === leaderId ? 'leader' : 'follower';
   const nodes = Object.values(state.nodes)
     .map((n) => ({
       id: n.id,
@@ -16,11 +17,21 @@ export function topologyView(state: ClusterState, leaderId?: string): TopologyVi
       role: role(n.id),
       incarnation: n.incarnation,
       version: n.version,
-      memory: n.profile ? { ramAvailable: n.profile.memory.ramAvailable, ramTotal: n.profile.memory.ramTotal } : undefined,
+      memory: n.profile
+        ? { ramAvailable: n.profile.memory.ramAvailable, ramTotal: n.profile.memory.ramTotal }
+        : undefined,
       interfaces: n.profile?.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const links = state.links.map((l) => ({ source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps, measuredAt: l.measuredAt }));
+  const links = state.links.map((l) => ({
+    source: l.source,
+    sink: l.sink,
+    ip: l.ip,
+    type: l.type,
+    rttMs: l.rttMs,
+    bandwidthBps: l.bandwidthBps,
+    measuredAt: l.measuredAt,
+  }));
   return { nodes, links, lastIndex: state.lastIndex };
 }
 
@@ -38,14 +49,36 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
   const { plan } = record;
   const runners: RunnerView[] = plan.nodes.map((node, rank) => {
     const r = Object.hasOwn(record.runners, node) ? record.runners[node] : undefined;
-    return { node, rank, status: r?.status ?? 'Idle', reason: r?.reason, restarts: r?.attempt, exitCode: r?.exitCode, signal: r?.signal };
+    return {
+      node,
+      rank,
+      status: r?.status ?? 'Idle',
+      reason: r?.reason,
+      restarts: r?.attempt,
+      exitCode: r?.exitCode,
+      signal: r?.signal,
+    };
   });
   // An exec instance is a job: running → completed (every rank exited 0) or failed (the first failing rank);
   // `restarting` while a failed job with restart policy on-failure waits to be re-placed as a group.
-  const job = record.workload.kind === 'exec' ? {
-    state: record.status === 'completed' ? 'completed' as const : record.status === 'failed' ? (restartable(record) ? 'restarting' as const : 'failed' as const) : 'running' as const,
-    exitCode: record.exitCode, signal: record.signal, failedRank: record.failedRank, failedNode: record.failedNode, restarts: record.restarts ?? 0,
-  } : undefined;
+  const job =
+    record.workload.kind === 'exec'
+      ? {
+          state:
+            record.status === 'completed'
+              ? ('completed' as const)
+              : record.status === 'failed'
+                ? restartable(record)
+                  ? ('restarting' as const)
+                  : ('failed' as const)
+                : ('running' as const),
+          exitCode: record.exitCode,
+          signal: record.signal,
+          failedRank: record.failedRank,
+          failedNode: record.failedNode,
+          restarts: record.restarts ?? 0,
+        }
+      : undefined;
   return {
     id,
     nodes: plan.nodes,
@@ -60,6 +93,8 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     workload: record.workload,
     plan,
     // Where the workload's artifacts are on the placed nodes: runners start once their node holds them.
-    ...(record.workload.artifacts?.length ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) } : {}),
+    ...(record.workload.artifacts?.length
+      ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) }
+      : {}),
   };
 }

@@ -37,7 +37,9 @@ export async function waitForState<T>(feed: EventFeed, options: WaitForStateOpti
       if (remaining <= 0) throw options.onTimeout();
       // Keep one next() outstanding across rounds: a tick must not drop an event the iterator is about to give.
       if (feedOpen) pending ??= iterator.next();
-      const tick = new Promise<'tick'>((resolve) => { timer = setTimeout(() => resolve('tick'), Math.min(remaining, options.safetyCheckMs ?? SAFETY_CHECK_MS)); });
+      const tick = new Promise<'tick'>((resolve) => {
+        timer = setTimeout(() => resolve('tick'), Math.min(remaining, options.safetyCheckMs ?? SAFETY_CHECK_MS));
+      });
       const next = await (pending ? Promise.race([pending, tick]) : tick);
       clearTimeout(timer);
       if (next === 'tick') {

@@ -30,10 +30,13 @@ export async function planBroadcast(i: BroadcastPlanInput): Promise<BroadcastAns
   const record = i.state.artifacts && Object.hasOwn(i.state.artifacts, i.id) ? i.state.artifacts[i.id] : undefined;
   if (!record) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no node holds artifact ${i.id}`, { id: i.id });
   const unknown = i.nodes.filter((n) => !Object.hasOwn(i.state.nodes, n));
-  if (unknown.length > 0) throw new TorusError('TORUS_NODE_UNKNOWN', `not in the cluster: ${unknown.join(', ')}`, { unknown });
-  const complete = (n: string): boolean => Object.hasOwn(record.holders, n) && record.holders[n]!.have === record.chunks;
+  if (unknown.length > 0)
+    throw new TorusError('TORUS_NODE_UNKNOWN', `not in the cluster: ${unknown.join(', ')}`, { unknown });
+  const complete = (n: string): boolean =>
+    Object.hasOwn(record.holders, n) && record.holders[n]!.have === record.chunks;
   const holders = Object.keys(record.holders).filter(complete).sort();
-  if (holders.length === 0) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no node holds all of artifact ${i.id}`, { id: i.id });
+  if (holders.length === 0)
+    throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no node holds all of artifact ${i.id}`, { id: i.id });
   // The head: a complete holder among the targets (first in order), else this node, else the first by id.
   const head = i.nodes.find(complete) ?? (complete(i.me) ? i.me : holders[0]!);
   const alreadyHeld = i.nodes.filter(complete);

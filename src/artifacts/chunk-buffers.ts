@@ -13,7 +13,10 @@ export class ChunkBufferPool {
   /** every buffer this pool made: only those come back */
   readonly #made = new WeakSet<Uint8Array>();
   #idle: NodeJS.Timeout | undefined;
-  constructor(readonly perLength = 8, readonly idleMs = IDLE_MS) {}
+  constructor(
+    readonly perLength = 8,
+    readonly idleMs = IDLE_MS,
+  ) {}
 
   /** A buffer of exactly `length` bytes (contents undefined): give it back with `give` once unreferenced. */
   take(length: number): Buffer {
@@ -49,7 +52,10 @@ export class ChunkBufferPool {
   }
 
   #touch(): void {
-    if (this.#idle) { this.#idle.refresh(); return; }
+    if (this.#idle) {
+      this.#idle.refresh();
+      return;
+    }
     this.#idle = setTimeout(() => this.clear(), this.idleMs);
     this.#idle.unref();
   }

@@ -54,14 +54,28 @@ class Connection {
   closed = false;
   idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(host: string, port: number, readonly onFree: (c: Connection) => void) {
+  constructor(
+    host: string,
+    port: number,
+    readonly onFree: (c: Connection) => void,
+  ) {
     this.socket = connect({
-      host, port, noDelay: true,
+      host,
+      port,
+      noDelay: true,
       // The read target: the unread rest of the body, else the head buffer's free part (called after every read).
-      onread: { buffer: () => (this.#body ? this.#body.subarray(this.#at) : this.#head.subarray(this.#headLength)), callback: (n) => { this.#onRead(n); return true; } },
+      onread: {
+        buffer: () => (this.#body ? this.#body.subarray(this.#at) : this.#head.subarray(this.#headLength)),
+        callback: (n) => {
+          this.#onRead(n);
+          return true;
+        },
+      },
     });
     let cause = 'connection closed';
-    this.socket.on('error', (error: NodeJS.ErrnoException) => { cause = error.code ?? error.message; }); // 'close' follows
+    this.socket.on('error', (error: NodeJS.ErrnoException) => {
+      cause = error.code ?? error.message;
+    }); // 'close' follows
     this.socket.once('close', () => {
       this.closed = true;
       clearTimeout(this.idleTimer);
@@ -101,36 +115,66 @@ class Connection {
   }
 
   #onRead(n: number): void {
-    if (!this.#done) { this.#protocolError('bytes while no request was sent'); return; }
+    if (!this.#done) {
+      this.#protocolError('bytes while no request was sent');
+      return;
+    }
     this.#answered = true;
-    if (this.#body) { this.#at += n; this.#maybeComplete(); return; }
+    if (this.#body) {
+      this.#at += n;
+      this.#maybeComplete();
+      return;
+    }
     this.#headLength += n;
     const end = this.#head.subarray(0, this.#headLength).indexOf('\r\n\r\n', 0, 'latin1');
-    if (end < 0) { if (this.#headLength >= HEAD_MAX) this.#protocolError('headers too large'); return; }
+    if (end < 0) {
+      if (this.#headLength >= HEAD_MAX) this.#protocolError('headers too large');
+      return;
+    }
     const lines = this.#head.toString('latin1', 0, end).split('\r\n');
     const status = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(lines[0] ?? '');
-    if (!status) { this.#protocolError('no HTTP/1.1 status line'); return; }
+    if (!status) {
+      this.#protocolError('no HTTP/1.1 status line');
+      return;
+    }
     this.#status = Number(status[1]);
     let length: number | undefined;
     this.#closeAfter = lines[0]!.startsWith('HTTP/1.0');
     for (const line of lines.slice(1)) {
       const colon = line.indexOf(':');
-      if (colon <= 0) { this.#protocolError('malformed header'); return; }
+      if (colon <= 0) {
+        this.#protocolError('malformed header');
+        return;
+      }
       const name = line.slice(0, colon).trim().toLowerCase();
       const value = line.slice(colon + 1).trim();
       if (name === 'content-length') {
-        if (!/^\d{1,12}$/.test(value) || (length !== undefined && length !== Number(value))) { this.#protocolError(`bad content-length ${value}`); return; }
+        if (!/^\d{1,12}$/.test(value) || (length !== undefined && length !== Number(value))) {
+          this.#protocolError(`bad content-length ${value}`);
+          return;
+        }
         length = Number(value);
-      } else if (name === 'transfer-encoding') { this.#protocolError('transfer-encoding is not expected'); return; }
-      else if (name === 'connection' && value.toLowerCase() === 'close') this.#closeAfter = true;
+      } else if (name === 'transfer-encoding') {
+        this.#protocolError('transfer-encoding is not expected');
+        return;
+      } else if (name === 'connection' && value.toLowerCase() === 'close') this.#closeAfter = true;
     }
-    if (length === undefined) { this.#protocolError('no content-length'); return; }
+    if (length === undefined) {
+      this.#protocolError('no content-length');
+      return;
+    }
     const ok = this.#status >= 200 && this.#status < 300;
-    if (length > (ok ? this.#maxBody : MAX_ERROR_BODY)) { this.#protocolError(`content-length ${length} too large`); return; }
+    if (length > (ok ? this.#maxBody : MAX_ERROR_BODY)) {
+      this.#protocolError(`content-length ${length} too large`);
+      return;
+    }
     this.#body = ok ? this.#bodyBuffer(length) : Buffer.allocUnsafe(length);
     // Body bytes that arrived with the head: at most a read's worth, copied once.
     const extra = this.#headLength - (end + 4);
-    if (extra > length) { this.#protocolError('more bytes than announced'); return; }
+    if (extra > length) {
+      this.#protocolError('more bytes than announced');
+      return;
+    }
     this.#at = this.#head.copy(this.#body, 0, end + 4, this.#headLength);
     this.#maybeComplete();
   }
@@ -153,7 +197,9 @@ function errorOf(body: Buffer, status: number): TorusError {
   try {
     const error = (JSON.parse(body.toString('utf8')) as { error?: unknown }).error;
     if (error) return errorFromJson(error);
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return new TorusError('TORUS_API_UNREACHABLE', `HTTP ${status}`, { status });
 }
 
@@ -173,22 +219,40 @@ export class ChunkClient {
   /** The body of a 2xx answer; rejects with the peer's TorusError, or TORUS_API_UNREACHABLE. */
   async get(o: ChunkGet): Promise<Buffer> {
     const origin = `${o.host}:${o.port}`;
-    const head = `GET ${o.path} HTTP/1.1\r\nhost: ${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}\r\n${Object.entries(o.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+    const head = `GET ${o.path} HTTP/1.1\r\nhost: ${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}\r\n${Object.entries(
+      o.headers,
+    )
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
     const deadline = Date.now() + o.timeoutMs;
     for (let attempt = 0; ; attempt++) {
-      if (this.#closed) throw new TorusError('TORUS_API_UNREACHABLE', `http://${origin}: the client closed`, { base: `http://${origin}` });
+      if (this.#closed)
+        throw new TorusError('TORUS_API_UNREACHABLE', `http://${origin}: the client closed`, {
+          base: `http://${origin}`,
+        });
       const idle = this.#takeIdle(origin);
       const conn = idle ?? this.#connect(o.host, o.port, origin);
       conn.configure(o.maxBody, o.bodyBuffer);
       const outcome = await new Promise<Outcome>((resolve) => {
-        const timer = setTimeout(() => conn.fail(new TorusError('TORUS_API_UNREACHABLE', `no answer in ${o.timeoutMs} ms`)), Math.max(1, deadline - Date.now()));
-        conn.send(head, (x) => { clearTimeout(timer); resolve(x); });
+        const timer = setTimeout(
+          () => conn.fail(new TorusError('TORUS_API_UNREACHABLE', `no answer in ${o.timeoutMs} ms`)),
+          Math.max(1, deadline - Date.now()),
+        );
+        conn.send(head, (x) => {
+          clearTimeout(timer);
+          resolve(x);
+        });
       });
       if (outcome.ok) return outcome.body;
       // A kept-alive connection closed by the server before it answered: send the (idempotent) GET again, once.
       if (outcome.retry && idle !== undefined && attempt === 0 && Date.now() < deadline) continue;
       const e = outcome.error;
-      throw e.code === 'TORUS_API_UNREACHABLE' ? new TorusError('TORUS_API_UNREACHABLE', `http://${origin}${o.path}: ${e.message}`, { ...e.details, base: `http://${origin}` }) : e;
+      throw e.code === 'TORUS_API_UNREACHABLE'
+        ? new TorusError('TORUS_API_UNREACHABLE', `http://${origin}${o.path}: ${e.message}`, {
+            ...e.details,
+            base: `http://${origin}`,
+          })
+        : e;
     }
   }
 
@@ -210,7 +274,10 @@ export class ChunkClient {
 
   #putIdle(origin: string, c: Connection): void {
     const list = this.#idle.get(origin) ?? [];
-    if (this.#closed || list.length >= IDLE_PER_ORIGIN) { c.socket.destroy(); return; }
+    if (this.#closed || list.length >= IDLE_PER_ORIGIN) {
+      c.socket.destroy();
+      return;
+    }
     list.push(c);
     this.#idle.set(origin, list);
     c.idleTimer = setTimeout(() => {

@@ -15,6 +15,10 @@ export const inlineHasher: ChunkHasher = async (data) => sha256Hex(data);
 export function poolHasher(run: RunCpuTask): ChunkHasher {
   return async (data) => {
     if (!(data.buffer instanceof SharedArrayBuffer)) return sha256Hex(data);
-    return (await run('artifacts.sha256', { buffer: data.buffer, offset: data.byteOffset, length: data.byteLength })) as string;
+    return (await run('artifacts.sha256', {
+      buffer: data.buffer,
+      offset: data.byteOffset,
+      length: data.byteLength,
+    })) as string;
   };
 }

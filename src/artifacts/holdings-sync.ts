@@ -42,7 +42,9 @@ export class HoldingsSync {
   start(): void {
     const tick = (): void => {
       if (this.#closed) return;
-      void this.syncNow().finally(() => { if (!this.#closed) this.#timer = setTimeout(tick, this.intervalMs); });
+      void this.syncNow().finally(() => {
+        if (!this.#closed) this.#timer = setTimeout(tick, this.intervalMs);
+      });
     };
     this.#timer = setTimeout(tick, 0);
   }
@@ -67,13 +69,27 @@ export class HoldingsSync {
       for (const h of local) {
         if (mine.get(h.id) === h.have || !due(h.id, h.have)) continue;
         this.#proposed.set(h.id, { have: h.have, at: now });
-        await this.cluster.propose({ type: 'ArtifactHeld', nodeId: this.nodeId, artifactId: h.id, name: h.name, bytes: h.bytes, chunks: h.chunks, have: h.have, ...(h.rateBps ? { rateBps: h.rateBps } : {}) });
+        await this.cluster.propose({
+          type: 'ArtifactHeld',
+          nodeId: this.nodeId,
+          artifactId: h.id,
+          name: h.name,
+          bytes: h.bytes,
+          chunks: h.chunks,
+          have: h.have,
+          ...(h.rateBps ? { rateBps: h.rateBps } : {}),
+        });
       }
       const here = new Set(local.map((h) => h.id));
       for (const id of mine.keys()) {
         if (here.has(id) || !due(id, 'dropped')) continue;
         this.#proposed.set(id, { have: 'dropped', at: now });
-        await this.cluster.propose({ type: 'ArtifactDropped', nodeId: this.nodeId, artifactId: id, reason: 'not in the store of this node' });
+        await this.cluster.propose({
+          type: 'ArtifactDropped',
+          nodeId: this.nodeId,
+          artifactId: id,
+          reason: 'not in the store of this node',
+        });
       }
     } catch (error) {
       this.#proposed.clear(); // no leader, shutting down…: propose again next time

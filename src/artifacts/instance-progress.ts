@@ -6,19 +6,45 @@
  */
 import type { ClusterState } from '../actors/topology-keeper/state.js';
 
-export interface InstanceArtifactNode { readonly node: string; readonly haveBytes: number; readonly complete: boolean; readonly rateBps?: number }
-export interface InstanceArtifactView { readonly id: string; readonly name: string; readonly bytes: number; readonly nodes: readonly InstanceArtifactNode[] }
+export interface InstanceArtifactNode {
+  readonly node: string;
+  readonly haveBytes: number;
+  readonly complete: boolean;
+  readonly rateBps?: number;
+}
+export interface InstanceArtifactView {
+  readonly id: string;
+  readonly name: string;
+  readonly bytes: number;
+  readonly nodes: readonly InstanceArtifactNode[];
+}
 
-export function instanceArtifacts(state: ClusterState, ids: readonly string[], nodes: readonly string[]): InstanceArtifactView[] {
+export function instanceArtifacts(
+  state: ClusterState,
+  ids: readonly string[],
+  nodes: readonly string[],
+): InstanceArtifactView[] {
   return ids.map((id) => {
     const r = state.artifacts && Object.hasOwn(state.artifacts, id) ? state.artifacts[id] : undefined;
-    if (!r) return { id, name: id.slice(0, 12), bytes: 0, nodes: nodes.map((node) => ({ node, haveBytes: 0, complete: false })) };
+    if (!r)
+      return {
+        id,
+        name: id.slice(0, 12),
+        bytes: 0,
+        nodes: nodes.map((node) => ({ node, haveBytes: 0, complete: false })),
+      };
     return {
-      id, name: r.name, bytes: r.bytes,
+      id,
+      name: r.name,
+      bytes: r.bytes,
       nodes: nodes.map((node) => {
         const h = Object.hasOwn(r.holders, node) ? r.holders[node] : undefined;
         const complete = !!h && h.have === r.chunks;
-        const haveBytes = complete ? r.bytes : h && r.chunks > 0 ? Math.min(r.bytes, Math.round((h.have * r.bytes) / r.chunks)) : 0;
+        const haveBytes = complete
+          ? r.bytes
+          : h && r.chunks > 0
+            ? Math.min(r.bytes, Math.round((h.have * r.bytes) / r.chunks))
+            : 0;
         return { node, haveBytes, complete, ...(h?.rateBps && !complete ? { rateBps: h.rateBps } : {}) };
       }),
     };

@@ -25,7 +25,13 @@ export function storeRoot(dataDir: string): string {
 
 export function artifactPaths(root: string, id: string) {
   const dir = join(root, id);
-  return { dir, manifest: join(dir, 'manifest.json'), info: join(dir, 'info.json'), files: join(dir, 'files'), journal: join(dir, 'verified.log') };
+  return {
+    dir,
+    manifest: join(dir, 'manifest.json'),
+    info: join(dir, 'info.json'),
+    files: join(dir, 'files'),
+    journal: join(dir, 'verified.log'),
+  };
 }
 
 export function writeInfo(path: string, info: ArtifactInfo): void {

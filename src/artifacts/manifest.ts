@@ -48,20 +48,25 @@ export function manifestId(m: Manifest): string {
   return sha256Hex(encodeManifest(m));
 }
 
-const fail = (path: string, why: string): never => { throw new ValidationError('body', `manifest${path}`, why); };
+const fail = (path: string, why: string): never => {
+  throw new ValidationError('body', `manifest${path}`, why);
+};
 
 /** A safe relative path: segments of 1..255 bytes, none `.` or `..`, no `\` or NUL; ≤ 4096 bytes. */
 export function checkRelativePath(p: unknown, where = ''): string {
-  if (typeof p !== 'string' || p.length === 0 || Buffer.byteLength(p) > 4096) return fail(where, 'expected a relative path of 1..4096 bytes');
+  if (typeof p !== 'string' || p.length === 0 || Buffer.byteLength(p) > 4096)
+    return fail(where, 'expected a relative path of 1..4096 bytes');
   if (p.includes('\\') || p.includes('\0')) return fail(where, 'backslashes and NUL are not allowed in paths');
   for (const seg of p.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..' || Buffer.byteLength(seg) > 255) return fail(where, `unsafe path ${JSON.stringify(p)}`);
+    if (seg === '' || seg === '.' || seg === '..' || Buffer.byteLength(seg) > 255)
+      return fail(where, `unsafe path ${JSON.stringify(p)}`);
   }
   return p;
 }
 
 function int(v: unknown, path: string, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) return fail(path, `expected an integer in ${min}..${max}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max)
+    return fail(path, `expected an integer in ${min}..${max}`);
   return v;
 }
 
@@ -73,7 +78,8 @@ export function checkManifest(v: unknown): Manifest {
   if (keys.join(',') !== 'version,chunkSize,files') fail('', 'expected exactly version, chunkSize, files');
   if (o.version !== MANIFEST_VERSION) fail('.version', `expected ${MANIFEST_VERSION}`);
   const chunkSize = int(o.chunkSize, '.chunkSize', MIN_CHUNK_SIZE, MAX_CHUNK_SIZE);
-  if (!Array.isArray(o.files) || o.files.length > MAX_FILES) return fail('.files', `expected an array of at most ${MAX_FILES} files`);
+  if (!Array.isArray(o.files) || o.files.length > MAX_FILES)
+    return fail('.files', `expected an array of at most ${MAX_FILES} files`);
   let total = 0;
   const files = o.files.map((raw: unknown, i): ManifestFile => {
     const q = `.files[${i}]`;
@@ -83,10 +89,13 @@ export function checkManifest(v: unknown): Manifest {
     const path = checkRelativePath(f.path, `${q}.path`);
     const size = int(f.size, `${q}.size`, 0, Number.MAX_SAFE_INTEGER);
     const mode = int(f.mode, `${q}.mode`, 0, 0o777);
-    if (!Array.isArray(f.chunks) || f.chunks.length !== Math.ceil(size / chunkSize)) return fail(`${q}.chunks`, 'chunk count does not match size');
+    if (!Array.isArray(f.chunks) || f.chunks.length !== Math.ceil(size / chunkSize))
+      return fail(`${q}.chunks`, 'chunk count does not match size');
     total += f.chunks.length;
     if (total > MAX_CHUNKS) fail('.files', `more than ${MAX_CHUNKS} chunks`);
-    f.chunks.forEach((h, j) => { if (!isHex64(h)) fail(`${q}.chunks[${j}]`, 'expected a SHA-256 hex string'); });
+    f.chunks.forEach((h, j) => {
+      if (!isHex64(h)) fail(`${q}.chunks[${j}]`, 'expected a SHA-256 hex string');
+    });
     return { path, size, mode, chunks: f.chunks as string[] };
   });
   for (let i = 1; i < files.length; i++) {

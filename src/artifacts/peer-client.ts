@@ -25,7 +25,11 @@ export class PeerClient {
   readonly #pool = new ChunkBufferPool(24);
   readonly #sign: PeerSigner;
   /** `nodeId`: the sender the proofs name. */
-  constructor(readonly key: string | null, nodeId: string, readonly timeoutMs = 20_000) {
+  constructor(
+    readonly key: string | null,
+    nodeId: string,
+    readonly timeoutMs = 20_000,
+  ) {
     this.#sign = artifactSigner(key, nodeId);
   }
 
@@ -41,30 +45,58 @@ export class PeerClient {
   }
 
   /** One request; resolves with the 2xx answer's body, rejects with the peer's error. */
-  #request(base: string, method: 'GET' | 'POST', path: string, o: { body?: unknown; timeoutMs?: number } = {}): Promise<Buffer> {
-    const unreachable = (cause: string): TorusError => new TorusError('TORUS_API_UNREACHABLE', `${base}: ${cause}`, { base });
+  #request(
+    base: string,
+    method: 'GET' | 'POST',
+    path: string,
+    o: { body?: unknown; timeoutMs?: number } = {},
+  ): Promise<Buffer> {
+    const unreachable = (cause: string): TorusError =>
+      new TorusError('TORUS_API_UNREACHABLE', `${base}: ${cause}`, { base });
     const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
     return new Promise<Buffer>((resolve, reject) => {
       let req: ReturnType<typeof httpRequest>;
       try {
-        req = httpRequest(new URL(base + path), {
-          method, agent: this.#agent, signal: AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs),
-          headers: { ...this.#sign(method, path, payload), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.byteLength } : {}) },
-        }, (res) => {
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) { void errorOf(res, base, path).then(reject, reject); return; }
-          const length = Number(res.headers['content-length']);
-          if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) { res.destroy(); reject(unreachable(`bad content-length ${String(res.headers['content-length'])}`)); return; }
-          const body = Buffer.allocUnsafe(length);
-          let at = 0;
-          res.on('data', (d: Buffer) => {
-            if (at + d.length > length) { res.destroy(); reject(unreachable('more bytes than announced')); return; }
-            d.copy(body, at);
-            at += d.length;
-          });
-          res.once('end', () => (at === length ? resolve(body) : reject(unreachable(`body cut at ${at} of ${length} bytes`))));
-          res.once('error', (error) => reject(unreachable((error as NodeJS.ErrnoException).code ?? error.name)));
-        });
+        req = httpRequest(
+          new URL(base + path),
+          {
+            method,
+            agent: this.#agent,
+            signal: AbortSignal.timeout(o.timeoutMs ?? this.timeoutMs),
+            headers: {
+              ...this.#sign(method, path, payload),
+              ...(payload ? { 'content-type': 'application/json', 'content-length': payload.byteLength } : {}),
+            },
+          },
+          (res) => {
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) {
+              void errorOf(res, base, path).then(reject, reject);
+              return;
+            }
+            const length = Number(res.headers['content-length']);
+            if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) {
+              res.destroy();
+              reject(unreachable(`bad content-length ${String(res.headers['content-length'])}`));
+              return;
+            }
+            const body = Buffer.allocUnsafe(length);
+            let at = 0;
+            res.on('data', (d: Buffer) => {
+              if (at + d.length > length) {
+                res.destroy();
+                reject(unreachable('more bytes than announced'));
+                return;
+              }
+              d.copy(body, at);
+              at += d.length;
+            });
+            res.once('end', () =>
+              at === length ? resolve(body) : reject(unreachable(`body cut at ${at} of ${length} bytes`)),
+            );
+            res.once('error', (error) => reject(unreachable((error as NodeJS.ErrnoException).code ?? error.name)));
+          },
+        );
       } catch (error) {
         reject(unreachable((error as Error).message));
         return;
@@ -87,11 +119,21 @@ export class PeerClient {
   async chunk(base: string, id: string, index: number, waitMs = 0): Promise<Uint8Array> {
     const path = peerPath.chunk(id, index, waitMs);
     let url: URL;
-    try { url = new URL(base); } catch { throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base }); }
-    if (url.protocol !== 'http:') throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
+    try {
+      url = new URL(base);
+    } catch {
+      throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base });
+    }
+    if (url.protocol !== 'http:')
+      throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
     return this.#chunks.get({
-      host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80), path, headers: this.#sign('GET', path),
-      timeoutMs: this.timeoutMs + waitMs, maxBody: MAX_BODY, bodyBuffer: (length) => this.#pool.take(length),
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: Number(url.port || 80),
+      path,
+      headers: this.#sign('GET', path),
+      timeoutMs: this.timeoutMs + waitMs,
+      maxBody: MAX_BODY,
+      bodyBuffer: (length) => this.#pool.take(length),
     });
   }
 
@@ -114,11 +156,19 @@ async function errorOf(res: IncomingMessage, base: string, path: string): Promis
   res.setEncoding('utf8');
   for await (const part of res) {
     text += part as string;
-    if (text.length > MAX_ERROR_BODY) { res.destroy(); break; }
+    if (text.length > MAX_ERROR_BODY) {
+      res.destroy();
+      break;
+    }
   }
   try {
     const error = (JSON.parse(text) as { error?: unknown }).error;
     if (error) return errorFromJson(error);
-  } catch { /* not JSON */ }
-  return new TorusError('TORUS_API_UNREACHABLE', `${base}${path}: HTTP ${res.statusCode}`, { base, status: res.statusCode });
+  } catch {
+    /* not JSON */
+  }
+  return new TorusError('TORUS_API_UNREACHABLE', `${base}${path}: HTTP ${res.statusCode}`, {
+    base,
+    status: res.statusCode,
+  });
 }

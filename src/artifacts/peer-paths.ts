@@ -14,20 +14,23 @@ export const MAX_CHUNK_WAIT_MS = 30_000;
 export const peerPath = {
   manifest: (id: string) => `${PEER_PREFIX}${id}/manifest`,
   have: (id: string) => `${PEER_PREFIX}${id}/have`,
-  chunk: (id: string, index: number, waitMs = 0) => `${PEER_PREFIX}${id}/chunks/${index}${waitMs > 0 ? `?waitMs=${waitMs}` : ''}`,
+  chunk: (id: string, index: number, waitMs = 0) =>
+    `${PEER_PREFIX}${id}/chunks/${index}${waitMs > 0 ? `?waitMs=${waitMs}` : ''}`,
   fetch: (id: string) => `${PEER_PREFIX}${id}/fetch`,
 };
 
 /** A held-chunk set as the `have` route sends it. */
 export function encodeBits(have: Uint8Array): string {
   const bits = Buffer.alloc(Math.ceil(have.length / 8));
-  have.forEach((h, i) => { if (h) bits[i >> 3]! |= 1 << (i & 7); });
+  have.forEach((h, i) => {
+    if (h) bits[i >> 3]! |= 1 << (i & 7);
+  });
   return bits.toString('base64');
 }
 
 export function decodeBits(b64: string, chunks: number): Uint8Array {
   const bits = Buffer.from(b64, 'base64');
   const out = new Uint8Array(chunks);
-  for (let i = 0; i < chunks; i++) out[i] = (bits[i >> 3] ?? 0) >> (i & 7) & 1;
+  for (let i = 0; i < chunks; i++) out[i] = ((bits[i >> 3] ?? 0) >> (i & 7)) & 1;
   return out;
 }

@@ -41,13 +41,23 @@ export function createPeerHandler(backend: PeerBackend): (req: IncomingMessage, 
   };
 }
 
-async function serve(b: PeerBackend, proofs: ArtifactProofs, req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
+async function serve(
+  b: PeerBackend,
+  proofs: ArtifactProofs,
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: string,
+): Promise<void> {
   const method = req.method ?? 'GET';
   const bodyText = method === 'POST' ? await readTextBody(req, FETCH_BODY_LIMIT) : '';
   const verdict = proofs.check(method, raw, req.headers[PROOF_HEADER], Buffer.from(bodyText));
   if (!verdict.ok) {
     req.resume();
-    throw new TorusError('TORUS_ARTIFACT_PROOF_REFUSED', `artifact peer requests must prove the cluster key: ${verdict.why}`, { where: 'headers', path: PROOF_HEADER });
+    throw new TorusError(
+      'TORUS_ARTIFACT_PROOF_REFUSED',
+      `artifact peer requests must prove the cluster key: ${verdict.why}`,
+      { where: 'headers', path: PROOF_HEADER },
+    );
   }
   const url = new URL(raw, 'http://peer.invalid');
   const m = ROUTE.exec(url.pathname);
@@ -56,7 +66,10 @@ async function serve(b: PeerBackend, proofs: ArtifactProofs, req: IncomingMessag
   if (!isHex64(id)) throw new ValidationError('params', 'id', 'expected an artifact id (64 lower-case hex characters)');
   const what = m[2]!;
   const want = what === 'fetch' ? 'POST' : 'GET';
-  if (method !== want) throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`, { allow: [want] });
+  if (method !== want)
+    throw new TorusError('TORUS_API_METHOD_NOT_ALLOWED', `${method} is not allowed on ${url.pathname}`, {
+      allow: [want],
+    });
   if (what === 'fetch') {
     let body: Record<string, unknown>;
     try {
@@ -68,18 +81,35 @@ async function serve(b: PeerBackend, proofs: ArtifactProofs, req: IncomingMessag
     }
     const upstream = body.upstream;
     const name = body.name;
-    if (upstream !== undefined && (typeof upstream !== 'string' || !/^[A-Za-z0-9._:-]{1,128}$/.test(upstream))) throw new ValidationError('body', 'upstream', 'expected a node id');
-    if (name !== undefined && (typeof name !== 'string' || name.length < 1 || name.length > 256)) throw new ValidationError('body', 'name', 'expected 1..256 characters');
-    sendJson(res, 202, await b.orderFetch(id, { ...(upstream !== undefined ? { upstream } : {}), ...(name !== undefined ? { name } : {}) }));
+    if (upstream !== undefined && (typeof upstream !== 'string' || !/^[A-Za-z0-9._:-]{1,128}$/.test(upstream)))
+      throw new ValidationError('body', 'upstream', 'expected a node id');
+    if (name !== undefined && (typeof name !== 'string' || name.length < 1 || name.length > 256))
+      throw new ValidationError('body', 'name', 'expected 1..256 characters');
+    sendJson(
+      res,
+      202,
+      await b.orderFetch(id, {
+        ...(upstream !== undefined ? { upstream } : {}),
+        ...(name !== undefined ? { name } : {}),
+      }),
+    );
     return;
   }
   // A chain's upstream may not have started its own transfer yet when its downstream asks for a chunk (every
   // placed node starts on its own, runner-gate.ts): a request willing to wait also waits for the artifact.
   const willWait = what.startsWith('chunks/') && /^\d{1,6}$/.test(url.searchParams.get('waitMs') ?? '');
-  const manifest = b.manifestBytes(id) ?? (willWait ? await manifestWithin(b, id, Math.min(Number(url.searchParams.get('waitMs')), MAX_CHUNK_WAIT_MS)) : undefined);
+  const manifest =
+    b.manifestBytes(id) ??
+    (willWait
+      ? await manifestWithin(b, id, Math.min(Number(url.searchParams.get('waitMs')), MAX_CHUNK_WAIT_MS))
+      : undefined);
   if (!manifest) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
   if (what === 'manifest') {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': manifest.byteLength, 'cache-control': 'no-store' });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': manifest.byteLength,
+      'cache-control': 'no-store',
+    });
     res.end(manifest);
     return;
   }
@@ -89,14 +119,20 @@ async function serve(b: PeerBackend, proofs: ArtifactProofs, req: IncomingMessag
     return;
   }
   const indexText = m[3]!;
-  if (!/^\d{1,7}$/.test(indexText) || Number(indexText) >= have.length) throw new ValidationError('params', 'index', `expected a chunk index below ${have.length}`);
+  if (!/^\d{1,7}$/.test(indexText) || Number(indexText) >= have.length)
+    throw new ValidationError('params', 'index', `expected a chunk index below ${have.length}`);
   const index = Number(indexText);
   const waitText = url.searchParams.get('waitMs') ?? '0';
   if (!/^\d{1,6}$/.test(waitText)) throw new ValidationError('query', 'waitMs', 'expected milliseconds');
   const waitMs = Math.min(Number(waitText), MAX_CHUNK_WAIT_MS);
-  if (!(await b.waitForChunk(id, index, waitMs))) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `chunk ${index} of ${id} is not here (yet)`, { id, index });
+  if (!(await b.waitForChunk(id, index, waitMs)))
+    throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `chunk ${index} of ${id} is not here (yet)`, { id, index });
   const data = await b.readChunk(id, index);
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.byteLength, 'cache-control': 'no-store' });
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': data.byteLength,
+    'cache-control': 'no-store',
+  });
   res.end(data, () => b.releaseChunk?.(data));
 }
 

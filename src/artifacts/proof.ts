@@ -4,7 +4,13 @@
  * query, the body's digest, the sending node, the time and a nonce, accepted once within ±30 s. A captured proof
  * repeats nothing; none carries the API token.
  */
-import { PEER_PROOF_HEADER, PeerProofChecker, peerSigner, type PeerSigner, type PeerVerdict } from '../protocols/peer-http-proof.js';
+import {
+  PEER_PROOF_HEADER,
+  PeerProofChecker,
+  peerSigner,
+  type PeerSigner,
+  type PeerVerdict,
+} from '../protocols/peer-http-proof.js';
 
 export const PROOF_HEADER = PEER_PROOF_HEADER;
 

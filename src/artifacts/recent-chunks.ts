@@ -6,7 +6,13 @@
  * evicted. A served buffer is pinned until it is sent (`release`); eviction (oldest first, beyond `capacity`)
  * skips pinned ones, and a pinned buffer evicted meanwhile is given back when released.
  */
-interface Entry { readonly key: string; readonly buf: Buffer; readonly giveBack: (buf: Buffer) => void; pins: number; evicted: boolean }
+interface Entry {
+  readonly key: string;
+  readonly buf: Buffer;
+  readonly giveBack: (buf: Buffer) => void;
+  pins: number;
+  evicted: boolean;
+}
 
 export class RecentChunks {
   readonly #entries = new Map<string, Entry>();
@@ -14,7 +20,9 @@ export class RecentChunks {
 
   constructor(readonly capacity = 16) {}
 
-  get size(): number { return this.#entries.size; }
+  get size(): number {
+    return this.#entries.size;
+  }
 
   /**
    * Keeps `buf` as chunk `index` of artifact `id`; false (and `buf` stays the caller's) when that chunk is already

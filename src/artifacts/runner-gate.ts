@@ -28,7 +28,12 @@ export interface RunnerArtifactsRequest {
   readonly order: readonly string[];
 }
 
-export interface ArtifactProgress { readonly id: string; readonly haveBytes: number; readonly bytes: number; readonly rateBps: number }
+export interface ArtifactProgress {
+  readonly id: string;
+  readonly haveBytes: number;
+  readonly bytes: number;
+  readonly rateBps: number;
+}
 
 export type RunnerArtifactsAnswer =
   | { readonly state: 'ready'; readonly env: Readonly<Record<string, string>> }
@@ -41,10 +46,12 @@ const NODE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function decodeRunnerArtifactsRequest(body: unknown): RunnerArtifactsRequest {
   const o = (body ?? {}) as Record<string, unknown>;
   const list = (v: unknown, ok: (x: unknown) => boolean, what: string): string[] => {
-    if (!Array.isArray(v) || v.length > 1024 || !v.every(ok)) throw new TorusError('TORUS_PROTOCOL_INVALID', `runner artifacts request: ${what}`);
+    if (!Array.isArray(v) || v.length > 1024 || !v.every(ok))
+      throw new TorusError('TORUS_PROTOCOL_INVALID', `runner artifacts request: ${what}`);
     return v as string[];
   };
-  if (typeof o.instanceId !== 'string' || o.instanceId.length === 0 || o.instanceId.length > 256) throw new TorusError('TORUS_PROTOCOL_INVALID', 'runner artifacts request: instanceId');
+  if (typeof o.instanceId !== 'string' || o.instanceId.length === 0 || o.instanceId.length > 256)
+    throw new TorusError('TORUS_PROTOCOL_INVALID', 'runner artifacts request: instanceId');
   return {
     instanceId: o.instanceId,
     artifacts: list(o.artifacts, (x) => typeof x === 'string' && isHex64(x), 'artifacts must be artifact ids'),
@@ -53,10 +60,16 @@ export function decodeRunnerArtifactsRequest(body: unknown): RunnerArtifactsRequ
 }
 
 /** Who `me` fetches `id` from in the instance's chain (see the file comment); undefined: any holder. */
-export function chainUpstream(state: ClusterState, me: string, order: readonly string[], id: string): string | undefined {
+export function chainUpstream(
+  state: ClusterState,
+  me: string,
+  order: readonly string[],
+  id: string,
+): string | undefined {
   const record = state.artifacts && Object.hasOwn(state.artifacts, id) ? state.artifacts[id] : undefined;
   if (!record) return undefined;
-  const complete = (n: string): boolean => Object.hasOwn(record.holders, n) && record.holders[n]!.have === record.chunks;
+  const complete = (n: string): boolean =>
+    Object.hasOwn(record.holders, n) && record.holders[n]!.have === record.chunks;
   const i = order.indexOf(me);
   if (i < 0) return undefined;
   if (order.some(complete)) return order[(i - 1 + order.length) % order.length];
@@ -80,7 +93,10 @@ export class RunnerArtifactGate {
   /** per instance: when it first asked (a transfer that failed before that is retried, not held against it) */
   readonly #askedAt = new Map<string, number>();
 
-  constructor(private readonly service: ArtifactService, private readonly nodeId: string) {}
+  constructor(
+    private readonly service: ArtifactService,
+    private readonly nodeId: string,
+  ) {}
 
   async prepare(request: RunnerArtifactsRequest): Promise<RunnerArtifactsAnswer> {
     const askedAt = this.#askedAt.get(request.instanceId) ?? Date.now();
@@ -88,7 +104,9 @@ export class RunnerArtifactGate {
       if (this.#askedAt.size >= 1024) this.#askedAt.delete(this.#askedAt.keys().next().value!);
       this.#askedAt.set(request.instanceId, askedAt);
     }
-    const answer = await this.#check(request, askedAt).catch((error: unknown): RunnerArtifactsAnswer => ({ state: 'failed', reason: asTorusError(error).message }));
+    const answer = await this.#check(request, askedAt).catch(
+      (error: unknown): RunnerArtifactsAnswer => ({ state: 'failed', reason: asTorusError(error).message }),
+    );
     if (answer.state !== 'waiting') this.#askedAt.delete(request.instanceId);
     return answer;
   }
@@ -111,7 +129,10 @@ export class RunnerArtifactGate {
         continue;
       }
       if (t?.state === 'failed' && t.startedAt >= askedAt) {
-        return { state: 'failed', reason: `node ${this.nodeId} could not fetch artifact ${id} (${t.name}): ${t.error?.message ?? 'transfer failed'}` };
+        return {
+          state: 'failed',
+          reason: `node ${this.nodeId} could not fetch artifact ${id} (${t.name}): ${t.error?.message ?? 'transfer failed'}`,
+        };
       }
       state ??= await this.service.clusterState();
       const upstream = chainUpstream(state, this.nodeId, r.order, id);
@@ -119,7 +140,10 @@ export class RunnerArtifactGate {
         const started = await this.service.fetch(id, upstream ? { upstream } : {});
         progress.push({ id, haveBytes: started.haveBytes, bytes: started.bytes, rateBps: 0 });
       } catch (error) {
-        return { state: 'failed', reason: `node ${this.nodeId} could not fetch artifact ${id}: ${asTorusError(error).message}` };
+        return {
+          state: 'failed',
+          reason: `node ${this.nodeId} could not fetch artifact ${id}: ${asTorusError(error).message}`,
+        };
       }
     }
     return progress.length > 0 ? { state: 'waiting', progress } : { state: 'ready', env: artifactEnv(ready) };
@@ -130,7 +154,12 @@ export class RunnerArtifactGate {
     const dir = this.service.store.paths(id).files;
     for (const f of this.service.store.manifest(id)!.manifest.files) {
       const size = statSync(join(dir, f.path), { throwIfNoEntry: false })?.size;
-      if (size !== f.size) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `the stored copy of ${f.path} in artifact ${id} has ${size ?? 'no'} bytes, its manifest says ${f.size}: remove it and fetch it again`, { id, path: f.path });
+      if (size !== f.size)
+        throw new TorusError(
+          'TORUS_ARTIFACT_CORRUPT',
+          `the stored copy of ${f.path} in artifact ${id} has ${size ?? 'no'} bytes, its manifest says ${f.size}: remove it and fetch it again`,
+          { id, path: f.path },
+        );
     }
     return dir;
   }

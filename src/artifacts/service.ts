@@ -58,7 +58,12 @@ export interface TransferStatus {
   error?: { code: string; message: string };
 }
 
-export interface CorruptionReport { readonly at: number; readonly artifactId: string; readonly nodeId: string; readonly chunk: number }
+export interface CorruptionReport {
+  readonly at: number;
+  readonly artifactId: string;
+  readonly nodeId: string;
+  readonly chunk: number;
+}
 
 export class ArtifactService implements PeerBackend {
   readonly store: ArtifactStore;
@@ -84,8 +89,14 @@ export class ArtifactService implements PeerBackend {
     this.dataKey = o.dataKey;
     this.store = new ArtifactStore(storeRoot(o.dataDir));
     this.#client = new PeerClient(o.dataKey, o.nodeId);
-    this.#sync = new HoldingsSync(o.nodeId, o.cluster, () => this.localHoldings(), o.syncIntervalMs ?? 2000, 10_000,
-      (error) => o.log.debug('artifact holdings not synced yet', { error: asTorusError(error).message }));
+    this.#sync = new HoldingsSync(
+      o.nodeId,
+      o.cluster,
+      () => this.localHoldings(),
+      o.syncIntervalMs ?? 2000,
+      10_000,
+      (error) => o.log.debug('artifact holdings not synced yet', { error: asTorusError(error).message }),
+    );
   }
 
   /** Starts the holdings sync and resumes the transfers a previous run left partial. */
@@ -100,7 +111,9 @@ export class ArtifactService implements PeerBackend {
     for (let i = 0; i < 60 && !this.#abort.signal.aborted; i++) {
       const state = await this.#o.cluster.state().catch(() => undefined);
       if (state && sourcesFor(state, this.#o.nodeId, id).length > 0) {
-        await this.fetch(id).catch((error: unknown) => this.#o.log.warn('resuming an artifact transfer failed', { id, error: asTorusError(error).message }));
+        await this.fetch(id).catch((error: unknown) =>
+          this.#o.log.warn('resuming an artifact transfer failed', { id, error: asTorusError(error).message }),
+        );
         return;
       }
       await new Promise((r) => setTimeout(r, 2000));
@@ -111,7 +124,14 @@ export class ArtifactService implements PeerBackend {
     return this.store.list().map((a) => {
       const t = this.#transfers.get(a.id);
       const rateBps = !a.complete && t?.state === 'running' ? t.rateBps : 0;
-      return { id: a.id, name: a.name, bytes: a.bytes, chunks: a.chunks, have: a.complete ? a.chunks : this.#partialCount(a.id), ...(rateBps > 0 ? { rateBps } : {}) };
+      return {
+        id: a.id,
+        name: a.name,
+        bytes: a.bytes,
+        chunks: a.chunks,
+        have: a.complete ? a.chunks : this.#partialCount(a.id),
+        ...(rateBps > 0 ? { rateBps } : {}),
+      };
     });
   }
 
@@ -172,14 +192,20 @@ export class ArtifactService implements PeerBackend {
   /** After `artifacts add` wrote the store: announce it now rather than at the next sync. */
   async announce(id: string): Promise<LocalHoldingView> {
     const d = this.store.describe(artifactId(id));
-    if (!d) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not in the store of this node (${this.#o.dataDir})`, { id });
+    if (!d)
+      throw new TorusError(
+        'TORUS_ARTIFACT_UNKNOWN',
+        `artifact ${id} is not in the store of this node (${this.#o.dataDir})`,
+        { id },
+      );
     await this.#sync.syncNow();
     return { ...d, have: d.complete ? d.chunks : this.#partialCount(id) };
   }
 
   async remove(id: string): Promise<{ removed: boolean }> {
     artifactId(id);
-    if (this.#running.has(id)) throw new TorusError('TORUS_ARTIFACT_BUSY', `artifact ${id} is being transferred; wait for it to end`, { id });
+    if (this.#running.has(id))
+      throw new TorusError('TORUS_ARTIFACT_BUSY', `artifact ${id} is being transferred; wait for it to end`, { id });
     this.#recent.drop(id);
     const removed = this.store.remove(id);
     if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
@@ -208,15 +234,41 @@ export class ArtifactService implements PeerBackend {
     if (running && (running.state === 'running' || running.state === 'preparing')) return { ...running };
     if (this.store.info(id)?.complete) {
       const d = this.store.describe(id)!;
-      return { id, name: d.name, state: 'complete', chunks: d.chunks, have: d.chunks, bytes: d.bytes, haveBytes: d.bytes, startedAt: Date.now(), endedAt: Date.now(), rateBps: 0, sources: [], bySource: {}, corrupt: {} };
+      return {
+        id,
+        name: d.name,
+        state: 'complete',
+        chunks: d.chunks,
+        have: d.chunks,
+        bytes: d.bytes,
+        haveBytes: d.bytes,
+        startedAt: Date.now(),
+        endedAt: Date.now(),
+        rateBps: 0,
+        sources: [],
+        bySource: {},
+        corrupt: {},
+      };
     }
     const state = await this.#o.cluster.state();
     const sources = this.#sourcesOf(state, id, opts.upstream);
     const record = state.artifacts?.[id];
-    if (sources.length === 0) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no other node holds artifact ${id}`, { id });
+    if (sources.length === 0)
+      throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no other node holds artifact ${id}`, { id });
     const status: TransferStatus = {
-      id, name: opts.name ?? record?.name ?? id.slice(0, 12), state: 'preparing', chunks: record?.chunks ?? 0, have: 0, bytes: record?.bytes ?? 0, haveBytes: 0,
-      startedAt: Date.now(), rateBps: 0, sources: sources.map((s) => s.nodeId), bySource: {}, corrupt: {}, ...(opts.upstream ? { upstream: opts.upstream } : {}),
+      id,
+      name: opts.name ?? record?.name ?? id.slice(0, 12),
+      state: 'preparing',
+      chunks: record?.chunks ?? 0,
+      have: 0,
+      bytes: record?.bytes ?? 0,
+      haveBytes: 0,
+      startedAt: Date.now(),
+      rateBps: 0,
+      sources: sources.map((s) => s.nodeId),
+      bySource: {},
+      corrupt: {},
+      ...(opts.upstream ? { upstream: opts.upstream } : {}),
     };
     this.#transfers.set(id, status);
     let writer: ArtifactWriter;
@@ -246,31 +298,59 @@ export class ArtifactService implements PeerBackend {
       for (const s of sources) {
         if (manifestBytes) break;
         for (const url of s.urls) {
-          try { manifestBytes = Buffer.from(await this.#client.manifest(url, id)); decodeManifest(manifestBytes, id); break; } catch { manifestBytes = undefined; }
+          try {
+            manifestBytes = Buffer.from(await this.#client.manifest(url, id));
+            decodeManifest(manifestBytes, id);
+            break;
+          } catch {
+            manifestBytes = undefined;
+          }
         }
       }
       if (manifestBytes || Date.now() >= waitUntil || this.#abort.signal.aborted) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    if (!manifestBytes) throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no holder of ${id} answered with its manifest`, { id, sources: status.sources });
+    if (!manifestBytes)
+      throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no holder of ${id} answered with its manifest`, {
+        id,
+        sources: status.sources,
+      });
     const manifest = decodeManifest(manifestBytes, id);
     const fresh = !this.store.info(id);
-    const writer = ArtifactWriter.create(this.store.root, id, manifest, manifestBytes, { name: status.name, addedAt: Date.now() }, {
-      hash: this.#hash,
-      // Kept to forward (a downstream asked): the receive buffer itself, back to the client's pool once evicted.
-      onWritten: (index, data) => this.#forwarding.has(id) && Buffer.isBuffer(data) && this.#recent.keep(id, index, data, (b) => this.#client.release(b)),
-    });
+    const writer = ArtifactWriter.create(
+      this.store.root,
+      id,
+      manifest,
+      manifestBytes,
+      { name: status.name, addedAt: Date.now() },
+      {
+        hash: this.#hash,
+        // Kept to forward (a downstream asked): the receive buffer itself, back to the client's pool once evicted.
+        onWritten: (index, data) =>
+          this.#forwarding.has(id) &&
+          Buffer.isBuffer(data) &&
+          this.#recent.keep(id, index, data, (b) => this.#client.release(b)),
+      },
+    );
     const missing = totalBytes(manifest) - writer.haveBytes;
     const free = await this.store.freeBytes();
     if (free < missing) {
       await writer.close();
       if (fresh) rmSync(this.store.paths(id).dir, { recursive: true, force: true });
-      throw new TorusError('TORUS_ARTIFACT_NO_SPACE',
+      throw new TorusError(
+        'TORUS_ARTIFACT_NO_SPACE',
         `node ${this.#o.nodeName} (${this.#o.nodeId}) cannot receive artifact ${id}: it needs ${missing} bytes, ${free} are free in ${this.store.root}: ${missing - free} bytes missing`,
-        { node: this.#o.nodeId, id, neededBytes: missing, freeBytes: free, missingBytes: missing - free });
+        { node: this.#o.nodeId, id, neededBytes: missing, freeBytes: free, missingBytes: missing - free },
+      );
     }
     this.#writers.set(id, writer);
-    Object.assign(status, { state: 'running', chunks: writer.refs.length, bytes: totalBytes(manifest), have: writer.count, haveBytes: writer.haveBytes });
+    Object.assign(status, {
+      state: 'running',
+      chunks: writer.refs.length,
+      bytes: totalBytes(manifest),
+      have: writer.count,
+      haveBytes: writer.haveBytes,
+    });
     return writer;
   }
 
@@ -287,14 +367,22 @@ export class ArtifactService implements PeerBackend {
     void this.#sync.syncNow();
     try {
       const stats = await runTransfer({
-        writer, sources, client: this.#client, signal: this.#abort.signal, onChunk: progress,
+        writer,
+        sources,
+        client: this.#client,
+        signal: this.#abort.signal,
+        onChunk: progress,
         ...(this.#o.concurrency !== undefined ? { concurrency: this.#o.concurrency } : {}),
         ...(this.#o.stallMs !== undefined ? { stallMs: this.#o.stallMs } : {}),
         onCorrupt: (nodeId, chunk) => {
           status.corrupt[nodeId] = (status.corrupt[nodeId] ?? 0) + 1;
           this.#reports.push({ at: Date.now(), artifactId: id, nodeId, chunk });
           if (this.#reports.length > 100) this.#reports.shift();
-          this.#o.log.warn('a peer served a corrupt artifact chunk; fetching it elsewhere', { artifactId: id, peer: nodeId, chunk });
+          this.#o.log.warn('a peer served a corrupt artifact chunk; fetching it elsewhere', {
+            artifactId: id,
+            peer: nodeId,
+            chunk,
+          });
         },
       });
       status.bySource = stats.bySource;
@@ -312,19 +400,32 @@ export class ArtifactService implements PeerBackend {
       this.#writers.delete(id);
       this.#forwarding.delete(id);
       // The downstream may still be a few chunks behind: they stay a while, then the memory goes back.
-      setTimeout(() => { if (!this.#writers.has(id)) this.#recent.drop(id); }, 30_000).unref();
+      setTimeout(() => {
+        if (!this.#writers.has(id)) this.#recent.drop(id);
+      }, 30_000).unref();
       void this.#sync.syncNow();
     }
   }
 
   #sourcesOf(state: ClusterState, id: string, upstream?: string): TransferSource[] {
     const holders = sourcesFor(state, this.#o.nodeId, id);
-    const toSource = (h: (typeof holders)[number], extra: Partial<TransferSource> = {}): TransferSource => ({ nodeId: h.nodeId, urls: h.urls, complete: h.have === h.chunks, ...extra });
+    const toSource = (h: (typeof holders)[number], extra: Partial<TransferSource> = {}): TransferSource => ({
+      nodeId: h.nodeId,
+      urls: h.urls,
+      complete: h.have === h.chunks,
+      ...extra,
+    });
     if (upstream === undefined) return holders.map((h) => toSource(h));
     const up = addressesOf(state, this.#o.nodeId, upstream);
-    if (up.urls.length === 0) throw new TorusError('TORUS_NODE_UNKNOWN', `upstream ${upstream} is not a known node`, { upstream });
+    if (up.urls.length === 0)
+      throw new TorusError('TORUS_NODE_UNKNOWN', `upstream ${upstream} is not a known node`, { upstream });
     // The chain's upstream first; complete holders only as a fallback, so the chain's links carry the bytes.
-    return [{ nodeId: upstream, urls: up.urls, waitForChunks: true }, ...holders.filter((h) => h.nodeId !== upstream && h.have === h.chunks).map((h) => toSource(h, { fallback: true }))];
+    return [
+      { nodeId: upstream, urls: up.urls, waitForChunks: true },
+      ...holders
+        .filter((h) => h.nodeId !== upstream && h.have === h.chunks)
+        .map((h) => toSource(h, { fallback: true })),
+    ];
   }
 
   /** Orders `nodes` to receive `id` as a chain (see broadcast.ts). */
@@ -332,13 +433,21 @@ export class ArtifactService implements PeerBackend {
     artifactId(id);
     const state = await this.#o.cluster.state();
     return planBroadcast({
-      state, me: this.#o.nodeId, id, nodes,
+      state,
+      me: this.#o.nodeId,
+      id,
+      nodes,
       order: async (node, upstream) => {
         if (node === this.#o.nodeId) return this.fetch(id, { upstream });
         const urls = addressesOf(state, this.#o.nodeId, node).urls;
         let last: unknown;
         for (const url of urls) {
-          try { return await this.#client.orderFetch(url, id, { upstream }); } catch (error) { last = error; if (asTorusError(error).code !== 'TORUS_API_UNREACHABLE') break; }
+          try {
+            return await this.#client.orderFetch(url, id, { upstream });
+          } catch (error) {
+            last = error;
+            if (asTorusError(error).code !== 'TORUS_API_UNREACHABLE') break;
+          }
         }
         throw last ?? new TorusError('TORUS_NODE_UNKNOWN', `no address for node ${node}`);
       },

@@ -18,14 +18,21 @@ export interface SourceNode {
   readonly bandwidthBps?: number;
 }
 
-const TYPE_RANK: Readonly<Record<string, number>> = { thunderbolt: 5, maybe_ethernet: 4, ethernet: 3, wifi: 2, unknown: 1 };
+const TYPE_RANK: Readonly<Record<string, number>> = {
+  thunderbolt: 5,
+  maybe_ethernet: 4,
+  ethernet: 3,
+  wifi: 2,
+  unknown: 1,
+};
 
 function compareLinks(a: LinkRecord, b: LinkRecord): number {
   const ma = a.bandwidthBps !== undefined;
   const mb = b.bandwidthBps !== undefined;
   if (ma !== mb) return ma ? -1 : 1;
   if (ma && mb && a.bandwidthBps !== b.bandwidthBps) return b.bandwidthBps! - a.bandwidthBps!;
-  if (!ma && (TYPE_RANK[a.type] ?? 0) !== (TYPE_RANK[b.type] ?? 0)) return (TYPE_RANK[b.type] ?? 0) - (TYPE_RANK[a.type] ?? 0);
+  if (!ma && (TYPE_RANK[a.type] ?? 0) !== (TYPE_RANK[b.type] ?? 0))
+    return (TYPE_RANK[b.type] ?? 0) - (TYPE_RANK[a.type] ?? 0);
   return (a.rttMs ?? Infinity) - (b.rttMs ?? Infinity);
 }
 
@@ -44,14 +51,26 @@ export function addressesOf(state: ClusterState, me: string, sink: string): { ur
 
 /** Every other node holding any chunk of `artifactId`, complete holders first, then by measured bandwidth. */
 export function sourcesFor(state: ClusterState, me: string, artifactId: string): SourceNode[] {
-  const record = state.artifacts && Object.hasOwn(state.artifacts, artifactId) ? state.artifacts[artifactId] : undefined;
+  const record =
+    state.artifacts && Object.hasOwn(state.artifacts, artifactId) ? state.artifacts[artifactId] : undefined;
   if (!record) return [];
   const out: SourceNode[] = [];
   for (const [nodeId, h] of Object.entries(record.holders)) {
     if (nodeId === me || h.have === 0) continue;
     const a = addressesOf(state, me, nodeId);
     if (a.urls.length === 0) continue;
-    out.push({ nodeId, urls: a.urls, have: h.have, chunks: record.chunks, ...(a.bandwidthBps !== undefined ? { bandwidthBps: a.bandwidthBps } : {}) });
+    out.push({
+      nodeId,
+      urls: a.urls,
+      have: h.have,
+      chunks: record.chunks,
+      ...(a.bandwidthBps !== undefined ? { bandwidthBps: a.bandwidthBps } : {}),
+    });
   }
-  return out.sort((a, b) => (b.have === b.chunks ? 1 : 0) - (a.have === a.chunks ? 1 : 0) || (b.bandwidthBps ?? 0) - (a.bandwidthBps ?? 0) || (a.nodeId < b.nodeId ? -1 : 1));
+  return out.sort(
+    (a, b) =>
+      (b.have === b.chunks ? 1 : 0) - (a.have === a.chunks ? 1 : 0) ||
+      (b.bandwidthBps ?? 0) - (a.bandwidthBps ?? 0) ||
+      (a.nodeId < b.nodeId ? -1 : 1),
+  );
 }

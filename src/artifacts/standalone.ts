@@ -17,34 +17,86 @@ import { ArtifactService } from './service.js';
 import { createLogger } from '../runtime/log.js';
 import { CpuPool } from '../runtime/cpu-pool.js';
 
-interface Config { nodeId: string; dataDir: string; port: number; key: string; nodes: { id: string; ip: string; port?: number }[]; resume?: boolean; stallMs?: number }
+interface Config {
+  nodeId: string;
+  dataDir: string;
+  port: number;
+  key: string;
+  nodes: { id: string; ip: string; port?: number }[];
+  resume?: boolean;
+  stallMs?: number;
+}
 const config = JSON.parse(process.argv[2]!) as Config;
 let state: ClusterState = emptyState;
-const apply = (event: ClusterEvent): void => { state = applyEvent(state, { index: state.lastIndex + 1, term: 1, event }); };
-for (const n of config.nodes) apply({ type: 'NodeJoined', nodeId: n.id, name: n.id, incarnation: 1, apiPort: n.port ?? config.port, apiAddresses: [{ ip: n.ip, port: n.port ?? config.port }], version: 'bench' });
+const apply = (event: ClusterEvent): void => {
+  state = applyEvent(state, { index: state.lastIndex + 1, term: 1, event });
+};
+for (const n of config.nodes)
+  apply({
+    type: 'NodeJoined',
+    nodeId: n.id,
+    name: n.id,
+    incarnation: 1,
+    apiPort: n.port ?? config.port,
+    apiAddresses: [{ ip: n.ip, port: n.port ?? config.port }],
+    version: 'bench',
+  });
 
 const pool = new CpuPool();
 const service = new ArtifactService({
   runCpuTask: (task, input) => pool.run(task, input),
-  nodeId: config.nodeId, nodeName: config.nodeId, dataDir: config.dataDir, dataKey: config.key, log: createLogger({ component: 'artifact-standalone' }), ...(config.stallMs ? { stallMs: config.stallMs } : {}),
+  nodeId: config.nodeId,
+  nodeName: config.nodeId,
+  dataDir: config.dataDir,
+  dataKey: config.key,
+  log: createLogger({ component: 'artifact-standalone' }),
+  ...(config.stallMs ? { stallMs: config.stallMs } : {}),
   cluster: { state: async () => state, propose: async () => {} },
 });
-const server = createServer((req, res) => { if (!service.peerHandler(req, res)) { res.writeHead(404); res.end(); } });
+const server = createServer((req, res) => {
+  if (!service.peerHandler(req, res)) {
+    res.writeHead(404);
+    res.end();
+  }
+});
 server.listen(config.port, '0.0.0.0', () => process.stdout.write(`${JSON.stringify({ ready: config.nodeId })}\n`));
 // Progress and outcome of every transfer (also one resumed at start), one line each time it changes.
 let lastReport = '';
 setInterval(() => {
-  const line = JSON.stringify({ transfers: service.transfers().transfers.map((t) => ({ id: t.id, state: t.state, have: t.have, chunks: t.chunks, bySource: t.bySource, corrupt: t.corrupt, error: t.error })) });
-  if (line !== lastReport) { lastReport = line; process.stdout.write(`${line}\n`); }
+  const line = JSON.stringify({
+    transfers: service.transfers().transfers.map((t) => ({
+      id: t.id,
+      state: t.state,
+      have: t.have,
+      chunks: t.chunks,
+      bySource: t.bySource,
+      corrupt: t.corrupt,
+      error: t.error,
+    })),
+  });
+  if (line !== lastReport) {
+    lastReport = line;
+    process.stdout.write(`${line}\n`);
+  }
 }, 100).unref();
 
 const say = (o: unknown): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
-  const m = JSON.parse(line) as { cmd: string; path?: string; id?: string; upstream?: string; event?: ClusterEvent; chunkSize?: number };
+  const m = JSON.parse(line) as {
+    cmd: string;
+    path?: string;
+    id?: string;
+    upstream?: string;
+    event?: ClusterEvent;
+    chunkSize?: number;
+  };
   void (async () => {
     try {
       if (m.cmd === 'add') {
-        const a = await service.store.add(m.path!, { name: 'bench', ...(m.chunkSize ? { chunkSize: m.chunkSize } : {}) });
+        const a = await service.store.add(m.path!, {
+          name: 'bench',
+          ...(m.chunkSize ? { chunkSize: m.chunkSize } : {}),
+        });
         say({ id: a.id, bytes: a.bytes, chunks: a.chunks });
       } else if (m.cmd === 'held') {
         apply(m.event!);
@@ -59,8 +111,19 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         }
         for (;;) {
           const s = service.transfer(m.id!);
-          if (s && s.state !== 'running' && s.state !== 'preparing') { const cpu = process.cpuUsage(cpu0);
-            say({ done: m.id, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, cpuSysMs: cpu.system / 1000, state: s.state, bySource: s.bySource, error: s.error }); break; }
+          if (s && s.state !== 'running' && s.state !== 'preparing') {
+            const cpu = process.cpuUsage(cpu0);
+            say({
+              done: m.id,
+              ms: performance.now() - t0,
+              cpuMs: (cpu.user + cpu.system) / 1000,
+              cpuSysMs: cpu.system / 1000,
+              state: s.state,
+              bySource: s.bySource,
+              error: s.error,
+            });
+            break;
+          }
           await new Promise((r) => setTimeout(r, 20));
         }
       } else if (m.cmd === 'rm') {
@@ -73,4 +136,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   })();
 });
 if (config.resume) service.start();
-process.stdin.on('end', () => { void service.close().then(() => pool.close()).then(() => server.close(() => process.exit(0))); });
+process.stdin.on('end', () => {
+  void service
+    .close()
+    .then(() => pool.close())
+    .then(() => server.close(() => process.exit(0)));
+});

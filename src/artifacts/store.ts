@@ -5,7 +5,18 @@
  * (same inode: editing the original afterwards changes the stored bytes, which peers then refuse as corrupt),
  * else a plain copy. The hashes are computed on the store's copy, so what is recorded is what is served.
  */
-import { constants, copyFileSync, existsSync, statSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  constants,
+  copyFileSync,
+  existsSync,
+  statSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { open, rename, chmod, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +24,15 @@ import { TorusError } from '../protocols/errors.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 import { hashFileChunks, scanSource } from './chunker.js';
 import { DEFAULT_CHUNK_SIZE, isHex64, sha256Hex } from './ids.js';
-import { chunkRefs, decodeManifest, encodeManifest, totalBytes, MANIFEST_VERSION, type ChunkRef, type Manifest } from './manifest.js';
+import {
+  chunkRefs,
+  decodeManifest,
+  encodeManifest,
+  totalBytes,
+  MANIFEST_VERSION,
+  type ChunkRef,
+  type Manifest,
+} from './manifest.js';
 import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
 import { ChunkBufferPool } from './chunk-buffers.js';
 import { fitsDirect, openDirect } from '../native/aligned-memory.js';
@@ -44,11 +63,15 @@ export function linkOrCopy(src: string, dst: string): LinkMethod {
   try {
     copyFileSync(src, dst, constants.COPYFILE_FICLONE_FORCE);
     return 'reflink';
-  } catch { /* no reflink on this filesystem */ }
+  } catch {
+    /* no reflink on this filesystem */
+  }
   try {
     linkSync(src, dst);
     return 'hardlink';
-  } catch { /* another filesystem, or not permitted */ }
+  } catch {
+    /* another filesystem, or not permitted */
+  }
   copyFileSync(src, dst);
   return 'copy';
 }
@@ -56,7 +79,10 @@ export function linkOrCopy(src: string, dst: string): LinkMethod {
 export class ArtifactStore {
   readonly root: string;
   readonly #manifests = new Map<string, { manifest: Manifest; refs: readonly ChunkRef[]; bytes: Buffer }>();
-  readonly #reading = new Map<string, { id: string; ino: number; handle: Promise<FileHandle | undefined>; timer: NodeJS.Timeout | undefined }>();
+  readonly #reading = new Map<
+    string,
+    { id: string; ino: number; handle: Promise<FileHandle | undefined>; timer: NodeJS.Timeout | undefined }
+  >();
   readonly #pool = new ChunkBufferPool();
 
   constructor(root: string) {
@@ -70,7 +96,9 @@ export class ArtifactStore {
   }
 
   ids(): string[] {
-    return readdirSync(this.root).filter((n) => isHex64(n) && existsSync(artifactPaths(this.root, n).info)).sort();
+    return readdirSync(this.root)
+      .filter((n) => isHex64(n) && existsSync(artifactPaths(this.root, n).info))
+      .sort();
   }
 
   info(id: string): ArtifactInfo | undefined {
@@ -93,11 +121,26 @@ export class ArtifactStore {
     const info = this.info(id);
     const m = info && this.manifest(id);
     if (!info || !m) return undefined;
-    return { id, name: info.name, bytes: totalBytes(m.manifest), chunks: m.refs.length, files: m.manifest.files.length, complete: info.complete, addedAt: info.addedAt };
+    return {
+      id,
+      name: info.name,
+      bytes: totalBytes(m.manifest),
+      chunks: m.refs.length,
+      files: m.manifest.files.length,
+      complete: info.complete,
+      addedAt: info.addedAt,
+    };
   }
 
   list(): LocalArtifact[] {
-    return this.ids().flatMap((id) => { try { const d = this.describe(id); return d ? [d] : []; } catch { return []; } });
+    return this.ids().flatMap((id) => {
+      try {
+        const d = this.describe(id);
+        return d ? [d] : [];
+      } catch {
+        return [];
+      }
+    });
   }
 
   /** Adds a file or directory; the same content added twice is one artifact (only the name is updated). */
@@ -114,8 +157,16 @@ export class ArtifactStore {
         methods[how] = (methods[how] ?? 0) + 1;
       }
       const manifest: Manifest = {
-        version: MANIFEST_VERSION, chunkSize,
-        files: await Promise.all(files.map(async (f) => ({ path: f.path, size: f.size, mode: f.mode, chunks: await hashFileChunks(join(staging, 'files', f.path), f.size, chunkSize) }))),
+        version: MANIFEST_VERSION,
+        chunkSize,
+        files: await Promise.all(
+          files.map(async (f) => ({
+            path: f.path,
+            size: f.size,
+            mode: f.mode,
+            chunks: await hashFileChunks(join(staging, 'files', f.path), f.size, chunkSize),
+          })),
+        ),
       };
       const bytes = encodeManifest(manifest);
       const id = sha256Hex(bytes);
@@ -125,7 +176,10 @@ export class ArtifactStore {
       if (existing?.complete) {
         writeInfo(p.info, { ...existing, name });
       } else {
-        if (existing) { this.closeReaders(id); rmSync(p.dir, { recursive: true, force: true }); } // a partial download: the local copy is whole
+        if (existing) {
+          this.closeReaders(id);
+          rmSync(p.dir, { recursive: true, force: true });
+        } // a partial download: the local copy is whole
         writeFileAtomicSync(join(staging, 'manifest.json'), bytes);
         writeInfo(join(staging, 'info.json'), { name, addedAt: options.now ?? Date.now(), complete: true });
         renameSync(staging, p.dir);
@@ -175,7 +229,8 @@ export class ArtifactStore {
           fh = (await this.#readHandle(id, path, false))!; // a device whose block is larger than ALIGN
           continue;
         }
-        if (bytesRead === 0) throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
+        if (bytesRead === 0)
+          throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${id} is truncated on disk`);
         done += bytesRead;
       }
       return buf;
@@ -240,7 +295,11 @@ export class ArtifactStore {
       const hashes = await hashFileChunks(tmp, f.size, m.manifest.chunkSize);
       if (hashes.some((h, i) => h !== f.chunks[i])) {
         rmSync(tmp, { force: true });
-        throw new TorusError('TORUS_ARTIFACT_CORRUPT', `the stored copy of ${f.path} does not match the manifest of ${id}; remove and fetch it again`, { id, path: f.path });
+        throw new TorusError(
+          'TORUS_ARTIFACT_CORRUPT',
+          `the stored copy of ${f.path} does not match the manifest of ${id}; remove and fetch it again`,
+          { id, path: f.path },
+        );
       }
       await chmod(tmp, f.mode);
       await rename(tmp, dst);

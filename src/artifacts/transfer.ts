@@ -58,7 +58,9 @@ interface SourceState {
   downUntil: number;
 }
 
-const PENDING = 0, IN_FLIGHT = 1, DONE = 2;
+const PENDING = 0,
+  IN_FLIGHT = 1,
+  DONE = 2;
 const SCAN_LIMIT = 4096;
 
 export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
@@ -68,7 +70,15 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const state = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (writer.have[i]) state[i] = DONE;
   const banned = new Map<number, Set<string>>();
-  const sources: SourceState[] = o.sources.map((src) => ({ src, urlIndex: 0, have: undefined, haveAt: 0, inFlight: 0, failures: 0, downUntil: 0 }));
+  const sources: SourceState[] = o.sources.map((src) => ({
+    src,
+    urlIndex: 0,
+    have: undefined,
+    haveAt: 0,
+    inFlight: 0,
+    failures: 0,
+    downUntil: 0,
+  }));
   const stats: TransferStats = { chunks: 0, bytes: 0, bySource: {}, corrupt: {}, failures: 0 };
   const concurrency = Math.max(1, o.concurrency ?? 8);
   const perSource = o.perSource ?? 6;
@@ -78,10 +88,15 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   let cursor = 0;
   let lastProgress = Date.now();
   const wakers = new Set<() => void>();
-  const changed = (): void => { for (const w of [...wakers]) w(); };
+  const changed = (): void => {
+    for (const w of [...wakers]) w();
+  };
 
   const holds = (s: SourceState, i: number): boolean => !!(s.src.complete || s.src.waitForChunks || s.have?.[i]);
-  const remaining = (): boolean => { while (cursor < n && state[cursor] === DONE) cursor++; return cursor < n; };
+  const remaining = (): boolean => {
+    while (cursor < n && state[cursor] === DONE) cursor++;
+    return cursor < n;
+  };
 
   const pick = (): { i: number; s: SourceState } | undefined => {
     const now = Date.now();
@@ -106,10 +121,18 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
 
   const refreshHaves = async (): Promise<void> => {
     const now = Date.now();
-    await Promise.all(sources.filter((s) => !s.src.complete && !s.src.waitForChunks && s.downUntil <= now && now - s.haveAt > 2000).map(async (s) => {
-      s.haveAt = now;
-      try { s.have = await o.client.have(s.src.urls[s.urlIndex]!, id, n); } catch (error) { fail(s, asTorusError(error)); }
-    }));
+    await Promise.all(
+      sources
+        .filter((s) => !s.src.complete && !s.src.waitForChunks && s.downUntil <= now && now - s.haveAt > 2000)
+        .map(async (s) => {
+          s.haveAt = now;
+          try {
+            s.have = await o.client.have(s.src.urls[s.urlIndex]!, id, n);
+          } catch (error) {
+            fail(s, asTorusError(error));
+          }
+        }),
+    );
   };
 
   const fail = (s: SourceState, error: TorusError): void => {
@@ -129,7 +152,10 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     } catch (error) {
       state[i] = PENDING;
       const e = asTorusError(error);
-      if (e.code !== 'TORUS_ARTIFACT_CORRUPT') { fail(s, e); return; }
+      if (e.code !== 'TORUS_ARTIFACT_CORRUPT') {
+        fail(s, e);
+        return;
+      }
       const set = banned.get(i) ?? new Set<string>();
       set.add(s.src.nodeId);
       banned.set(i, set);
@@ -163,7 +189,8 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     } catch (error) {
       state[i] = PENDING;
       const e = asTorusError(error);
-      if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.have) s.have[i] = 0; // it does not have that one (any more)
+      if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.have)
+        s.have[i] = 0; // it does not have that one (any more)
       else fail(s, e);
       return;
     } finally {
@@ -180,11 +207,18 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     while (remaining() && !o.signal?.aborted) {
       while (storing.size >= writeAhead) await Promise.race(storing);
       const next = pick();
-      if (next) { await fetchOne(next.i, next.s); continue; }
+      if (next) {
+        await fetchOne(next.i, next.s);
+        continue;
+      }
       if (Date.now() - lastProgress > stallMs) return;
       await refreshHaves();
       await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(t); wakers.delete(done); resolve(); };
+        const done = (): void => {
+          clearTimeout(t);
+          wakers.delete(done);
+          resolve();
+        };
         const t = setTimeout(done, 200);
         wakers.add(done);
       });
@@ -194,9 +228,14 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   await refreshHaves();
   await Promise.all(Array.from({ length: concurrency }, worker));
   await Promise.all(storing);
-  if (o.signal?.aborted) throw new TorusError('TORUS_CANCELLED', `transfer of ${id} cancelled`, { id, held: writer.count });
+  if (o.signal?.aborted)
+    throw new TorusError('TORUS_CANCELLED', `transfer of ${id} cancelled`, { id, held: writer.count });
   if (remaining()) {
-    throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`, { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) });
+    throw new TorusError(
+      'TORUS_ARTIFACT_UNAVAILABLE',
+      `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`,
+      { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) },
+    );
   }
   return stats;
 }

@@ -19,7 +19,19 @@
  * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { chmodSync, closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TorusError } from '../protocols/errors.js';
 import { inlineHasher, type ChunkHasher } from './chunk-hasher.js';
@@ -86,7 +98,14 @@ export class ArtifactWriter {
   }
 
   /** Opens (creating or resuming) the partial artifact `id` whose manifest is `manifestBytes` (already verified). */
-  static create(root: string, id: string, manifest: Manifest, manifestBytes: Uint8Array, info: Omit<ArtifactInfo, 'complete'>, o: WriterOptions = {}): ArtifactWriter {
+  static create(
+    root: string,
+    id: string,
+    manifest: Manifest,
+    manifestBytes: Uint8Array,
+    info: Omit<ArtifactInfo, 'complete'>,
+    o: WriterOptions = {},
+  ): ArtifactWriter {
     const w = new ArtifactWriter(root, id, manifest, o);
     const p = w.#paths;
     mkdirSync(p.files, { recursive: true, mode: 0o700 });
@@ -98,7 +117,11 @@ export class ArtifactWriter {
       // 'a' creates without truncating: chunks already written survive a resume. Sized up front (a sparse file), so
       // no write extends it: ext4 serializes direct writes past the end of a file.
       const fd = openSync(abs, 'a', 0o600);
-      try { if (fstatSync(fd).size < f.size) ftruncateSync(fd, f.size); } finally { closeSync(fd); }
+      try {
+        if (fstatSync(fd).size < f.size) ftruncateSync(fd, f.size);
+      } finally {
+        closeSync(fd);
+      }
     }
     if (existsSync(p.journal)) {
       const raw = readFileSync(p.journal);
@@ -108,9 +131,15 @@ export class ArtifactWriter {
     return w;
   }
 
-  get count(): number { return this.#count; }
-  get haveBytes(): number { return this.#haveBytes; }
-  get complete(): boolean { return this.#count === this.refs.length; }
+  get count(): number {
+    return this.#count;
+  }
+  get haveBytes(): number {
+    return this.#haveBytes;
+  }
+  get complete(): boolean {
+    return this.#count === this.refs.length;
+  }
 
   /** From the journal at open: durable, hence also servable. */
   #mark(index: number): void {
@@ -142,7 +171,7 @@ export class ArtifactWriter {
   /** Writes `data` at `offset` of file `file`: O_DIRECT when the buffer, length and offset allow it. */
   async #put(file: number, offset: number, data: Uint8Array): Promise<void> {
     const direct = fitsDirect(data, offset) ? await this.#directHandle(file) : undefined;
-    let fh = direct ?? await this.#handle(file);
+    let fh = direct ?? (await this.#handle(file));
     let done = 0;
     while (done < data.byteLength) {
       try {
@@ -167,8 +196,11 @@ export class ArtifactWriter {
     const ref = this.refs[index];
     if (!ref) throw new TorusError('TORUS_API_VALIDATION', `chunk ${index} out of range`);
     if (this.#failed !== undefined) throw this.#failed;
-    if (data.byteLength !== ref.length || await this.#hash(data) !== ref.hash) {
-      throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, { index, expected: ref.hash });
+    if (data.byteLength !== ref.length || (await this.#hash(data)) !== ref.hash) {
+      throw new TorusError('TORUS_ARTIFACT_CORRUPT', `chunk ${index} of ${this.id} failed verification`, {
+        index,
+        expected: ref.hash,
+      });
     }
     if (this.have[index] || this.#closed) return false;
     await this.#put(ref.file, ref.offset, data);
@@ -185,7 +217,11 @@ export class ArtifactWriter {
       // A failed sync is recorded in #failed: the next write and `finish` throw it (this chunk is written).
       const sync = this.flush().catch(() => {});
       if (behind) await sync;
-    } else this.#flushTimer ??= setTimeout(() => { this.#flushTimer = undefined; void this.flush().catch(() => {}); }, this.flushMs);
+    } else
+      this.#flushTimer ??= setTimeout(() => {
+        this.#flushTimer = undefined;
+        void this.flush().catch(() => {});
+      }, this.flushMs);
     return kept;
   }
 
@@ -197,22 +233,31 @@ export class ArtifactWriter {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
     this.#syncing++;
-    const run = this.#flushing.then(async () => {
-      const batch = this.#pending;
-      if (batch.length === 0 || this.#journal === undefined) return;
-      this.#pending = [];
-      this.#pendingBytes = 0;
-      const files = new Set(batch.map((i) => this.refs[i]!.file));
-      // One fdatasync per file covers both handles: O_DIRECT skips the page cache, not the device's write cache nor
-      // the file's block map, and the sync flushes those for the inode whichever descriptor asks.
-      await Promise.all([...files].map(async (f) => (await this.#handle(f)).datasync()));
-      if (this.#journal === undefined) return;
-      const entries = Buffer.alloc(4 * batch.length);
-      batch.forEach((index, k) => entries.writeUInt32LE(index, 4 * k));
-      writeSync(this.#journal, entries);
-      for (const index of batch) { this.#count++; this.#haveBytes += this.refs[index]!.length; }
-    }).finally(() => { this.#syncing--; });
-    this.#flushing = run.catch((error: unknown) => { this.#failed ??= error; });
+    const run = this.#flushing
+      .then(async () => {
+        const batch = this.#pending;
+        if (batch.length === 0 || this.#journal === undefined) return;
+        this.#pending = [];
+        this.#pendingBytes = 0;
+        const files = new Set(batch.map((i) => this.refs[i]!.file));
+        // One fdatasync per file covers both handles: O_DIRECT skips the page cache, not the device's write cache nor
+        // the file's block map, and the sync flushes those for the inode whichever descriptor asks.
+        await Promise.all([...files].map(async (f) => (await this.#handle(f)).datasync()));
+        if (this.#journal === undefined) return;
+        const entries = Buffer.alloc(4 * batch.length);
+        batch.forEach((index, k) => entries.writeUInt32LE(index, 4 * k));
+        writeSync(this.#journal, entries);
+        for (const index of batch) {
+          this.#count++;
+          this.#haveBytes += this.refs[index]!.length;
+        }
+      })
+      .finally(() => {
+        this.#syncing--;
+      });
+    this.#flushing = run.catch((error: unknown) => {
+      this.#failed ??= error;
+    });
     return run;
   }
 
@@ -223,7 +268,11 @@ export class ArtifactWriter {
     return new Promise((resolve) => {
       const set = this.#waiters.get(index) ?? new Set();
       this.#waiters.set(index, set);
-      const wake = (): void => { clearTimeout(timer); set.delete(wake); resolve(!!this.have[index]); };
+      const wake = (): void => {
+        clearTimeout(timer);
+        set.delete(wake);
+        resolve(!!this.have[index]);
+      };
       const timer = setTimeout(wake, ms);
       set.add(wake);
     });
@@ -233,7 +282,11 @@ export class ArtifactWriter {
   async finish(): Promise<void> {
     await this.flush();
     if (this.#failed !== undefined) throw this.#failed;
-    if (!this.complete) throw new TorusError('TORUS_INTERNAL', `finish of ${this.id} with ${this.refs.length - this.#count} chunks missing`);
+    if (!this.complete)
+      throw new TorusError(
+        'TORUS_INTERNAL',
+        `finish of ${this.id} with ${this.refs.length - this.#count} chunks missing`,
+      );
     await this.close();
     this.manifest.files.forEach((f) => chmodSync(join(this.#paths.files, f.path), f.mode));
     const info = JSON.parse(readFileSync(this.#paths.info, 'utf8')) as ArtifactInfo;

@@ -32,8 +32,12 @@ export class UsageError extends TorusError {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 const COMMON = {
-  api: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-  token: { type: 'string' }, 'data-dir': { type: 'string' }, fingerprint: { type: 'string' },
+  api: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  token: { type: 'string' },
+  'data-dir': { type: 'string' },
+  fingerprint: { type: 'string' },
 } as const satisfies Options;
 
 /** The CLI's data dir: `--data-dir`, env TORUS_DATA_DIR, else ~/.torus (the API token and the pinned certificates). */
@@ -52,7 +56,10 @@ export interface ApiToken {
  * The token lookup every client command shares: `--token`, then env TORUS_TOKEN, then `<data-dir>/api-token` (the
  * file a node on this machine saves), where the data dir is `--data-dir`, env TORUS_DATA_DIR, else ~/.torus.
  */
-export function findApiToken(flags: { token?: unknown; dataDir?: unknown }, env: NodeJS.ProcessEnv = process.env): ApiToken {
+export function findApiToken(
+  flags: { token?: unknown; dataDir?: unknown },
+  env: NodeJS.ProcessEnv = process.env,
+): ApiToken {
   const lookedIn: string[] = [];
   if (typeof flags.token === 'string' && flags.token !== '') return { token: flags.token, lookedIn: ['--token'] };
   lookedIn.push('--token (not given)');
@@ -70,14 +77,24 @@ export interface ParsedCli<V> {
   readonly client: ApiClient;
 }
 
-export function parseCli<O extends Options>(args: readonly string[], options: O, maxPositionals = 0): ParsedCli<Record<keyof O, unknown>> {
+export function parseCli<O extends Options>(
+  args: readonly string[],
+  options: O,
+  maxPositionals = 0,
+): ParsedCli<Record<keyof O, unknown>> {
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: [...args], options: { ...COMMON, ...options } as Options, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: [...args],
+      options: { ...COMMON, ...options } as Options,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument ${parsed.positionals[maxPositionals]}`);
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument ${parsed.positionals[maxPositionals]}`);
   const api = (parsed.values.api as string | undefined) ?? process.env.TORUS_API ?? DEFAULT_API_URL;
   try {
     new URL(api);
@@ -86,9 +103,14 @@ export function parseCli<O extends Options>(args: readonly string[], options: O,
   }
   const token = findApiToken({ token: parsed.values.token, dataDir: parsed.values['data-dir'] });
   const fingerprint = parsed.values.fingerprint as string | undefined;
-  if (fingerprint !== undefined && !normaliseFingerprint(fingerprint)) throw new UsageError(`--fingerprint: not a SHA-256 fingerprint (64 hex digits, colons optional): ${fingerprint}`);
+  if (fingerprint !== undefined && !normaliseFingerprint(fingerprint))
+    throw new UsageError(`--fingerprint: not a SHA-256 fingerprint (64 hex digits, colons optional): ${fingerprint}`);
   const client = new ApiClient(api, token, { fingerprint, dataDir: cliDataDir(parsed.values['data-dir']) });
-  return { values: parsed.values as unknown as ParsedCli<Record<keyof O, unknown>>['values'], positionals: parsed.positionals, client };
+  return {
+    values: parsed.values as unknown as ParsedCli<Record<keyof O, unknown>>['values'],
+    positionals: parsed.positionals,
+    client,
+  };
 }
 
 export interface ApiTlsOptions {
@@ -104,10 +126,15 @@ export class ApiClient {
   readonly agent: Agent | undefined;
   readonly #cleartextRemote: boolean;
 
-  constructor(readonly base: string, readonly token: ApiToken = { token: undefined, lookedIn: [] }, tls: ApiTlsOptions = {}) {
+  constructor(
+    readonly base: string,
+    readonly token: ApiToken = { token: undefined, lookedIn: [] },
+    tls: ApiTlsOptions = {},
+  ) {
     const url = new URL(base);
     const env = tls.env ?? process.env;
-    this.#cleartextRemote = url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[(.*)\]$/, '$1')) && url.hostname !== 'localhost';
+    this.#cleartextRemote =
+      url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[(.*)\]$/, '$1')) && url.hostname !== 'localhost';
     if (url.protocol !== 'https:') {
       this.agent = undefined;
       return;
@@ -116,8 +143,16 @@ export class ApiClient {
     const address = pinAddress(url, DEFAULT_API_PORT);
     const given = tls.fingerprint ?? env.TORUS_API_FINGERPRINT;
     const expected = given !== undefined ? normaliseFingerprint(given) : known.get(address);
-    if (given !== undefined && !expected) throw new UsageError(`${tls.fingerprint !== undefined ? '--fingerprint' : 'TORUS_API_FINGERPRINT'}: not a SHA-256 fingerprint: ${given}`);
-    const from = tls.fingerprint !== undefined ? '--fingerprint' : env.TORUS_API_FINGERPRINT !== undefined ? 'TORUS_API_FINGERPRINT' : `pinned in ${known.file}`;
+    if (given !== undefined && !expected)
+      throw new UsageError(
+        `${tls.fingerprint !== undefined ? '--fingerprint' : 'TORUS_API_FINGERPRINT'}: not a SHA-256 fingerprint: ${given}`,
+      );
+    const from =
+      tls.fingerprint !== undefined
+        ? '--fingerprint'
+        : env.TORUS_API_FINGERPRINT !== undefined
+          ? 'TORUS_API_FINGERPRINT'
+          : `pinned in ${known.file}`;
     this.agent = pinnedAgent(base, address, { expected, from, known });
   }
 
@@ -128,10 +163,12 @@ export class ApiClient {
   assertSafeToSend(): void {
     if (!this.#cleartextRemote || !this.token.token) return;
     const url = new URL(this.base);
-    throw new TorusError('TORUS_TLS_REQUIRED',
-      `not sending the API token over plain HTTP to ${url.host}: it would cross the network in clear. Use --api https://${url.host} `
-      + '(the node prints its certificate fingerprint at start; pass it with --fingerprint or TORUS_API_FINGERPRINT, or the first one seen is pinned)',
-      { api: this.base, url: `https://${url.host}` });
+    throw new TorusError(
+      'TORUS_TLS_REQUIRED',
+      `not sending the API token over plain HTTP to ${url.host}: it would cross the network in clear. Use --api https://${url.host} ` +
+        '(the node prints its certificate fingerprint at start; pass it with --fingerprint or TORUS_API_FINGERPRINT, or the first one seen is pinned)',
+      { api: this.base, url: `https://${url.host}` },
+    );
   }
 
   /** The Authorization header (empty without a token: the node then answers 401, explained below). */
@@ -148,14 +185,23 @@ export class ApiClient {
     let answer: TextAnswer;
     try {
       answer = await requestText(this.url(path), {
-        method, agent: this.agent,
-        headers: { ...this.authHeaders, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        agent: this.agent,
+        headers: {
+          ...this.authHeaders,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (error) {
       if (error instanceof TorusError) throw error; // the certificate check's refusal, as it is
       const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new TorusError('TORUS_API_UNREACHABLE', `cannot reach the node API at ${this.base} (${cause}); is \`torus start\` running? (--api URL)`, { api: this.base });
+      throw new TorusError(
+        'TORUS_API_UNREACHABLE',
+        `cannot reach the node API at ${this.base} (${cause}); is \`torus start\` running? (--api URL)`,
+        { api: this.base },
+      );
     }
     const { text } = answer;
     const res = { status: answer.status, ok: answer.status >= 200 && answer.status < 300 };
@@ -163,7 +209,9 @@ export class ApiClient {
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
-      throw new TorusError('TORUS_API_UNREACHABLE', `${this.base} answered HTTP ${res.status} with non-JSON`, { api: this.base });
+      throw new TorusError('TORUS_API_UNREACHABLE', `${this.base} answered HTTP ${res.status} with non-JSON`, {
+        api: this.base,
+      });
     }
     if (res.status === 401) throw this.unauthenticated();
     if (!res.ok) throw errorFromJson((json as { error?: unknown } | undefined)?.error);
@@ -173,10 +221,12 @@ export class ApiClient {
   /** A 401 explained: whether a token was sent, and every place the CLI looked for one. */
   unauthenticated(): TorusError {
     const sent = this.token.token ? 'refused the API token' : 'needs an API token and none was found';
-    return new TorusError('TORUS_UNAUTHENTICATED',
-      `the node at ${this.base} ${sent}. Looked in: ${this.token.lookedIn.join(', ')}. `
-      + 'On the node\'s machine `node dist/main.js token --api` prints it; pass it with --token or TORUS_TOKEN (or --data-dir DIR for a node started with --data-dir).',
-      { api: this.base, lookedIn: this.token.lookedIn });
+    return new TorusError(
+      'TORUS_UNAUTHENTICATED',
+      `the node at ${this.base} ${sent}. Looked in: ${this.token.lookedIn.join(', ')}. ` +
+        "On the node's machine `node dist/main.js token --api` prints it; pass it with --token or TORUS_TOKEN (or --data-dir DIR for a node started with --data-dir).",
+      { api: this.base, lookedIn: this.token.lookedIn },
+    );
   }
 
   get<T>(path: string): Promise<T> {
@@ -185,7 +235,13 @@ export class ApiClient {
 }
 
 /** Runs a command body with the common error handling: usage → 2, API/transport failures → 1. */
-export async function runCli(io: CliIo, usage: string, args: readonly string[], json: boolean, body: () => Promise<number>): Promise<number> {
+export async function runCli(
+  io: CliIo,
+  usage: string,
+  args: readonly string[],
+  json: boolean,
+  body: () => Promise<number>,
+): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout.write(usage);
     return 0;
@@ -199,7 +255,10 @@ export async function runCli(io: CliIo, usage: string, args: readonly string[], 
       return 2;
     }
     if (json) io.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
-    else io.stderr.write(`error: ${e.message}${e.code === 'TORUS_API_UNREACHABLE' ? '' : ` (${e.code})`}\n${detailLines(e)}`);
+    else
+      io.stderr.write(
+        `error: ${e.message}${e.code === 'TORUS_API_UNREACHABLE' ? '' : ` (${e.code})`}\n${detailLines(e)}`,
+      );
     return 1;
   }
 }
@@ -210,4 +269,5 @@ function detailLines(e: TorusError): string {
   return reasons.map((r) => `  - ${typeof r === 'string' ? r : JSON.stringify(r)}\n`).join('');
 }
 
-export const printJson = (io: CliIo, value: unknown): void => void io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+export const printJson = (io: CliIo, value: unknown): void =>
+  void io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

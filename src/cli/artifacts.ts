@@ -28,12 +28,24 @@ export const ARTIFACTS_USAGE = `usage: torus artifacts COMMAND [--api URL] [--da
                                send it to those nodes as a pipeline chain, in that order (an instance: its ring order)
 `;
 
-const OPTIONS = { 'data-dir': { type: 'string' }, name: { type: 'string' }, 'chunk-size': { type: 'string' }, to: { type: 'string' }, instance: { type: 'string' } } as const;
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  name: { type: 'string' },
+  'chunk-size': { type: 'string' },
+  to: { type: 'string' },
+  instance: { type: 'string' },
+} as const;
 
-interface ArtifactView { id: string; name: string; bytes: number; chunks: number; holders: { node: string; have: number; complete: boolean }[] }
+interface ArtifactView {
+  id: string;
+  name: string;
+  bytes: number;
+  chunks: number;
+  holders: { node: string; have: number; complete: boolean }[];
+}
 
 export function cliDataDir(flag: unknown): string {
-  return typeof flag === 'string' ? flag : process.env.TORUS_DATA_DIR ?? join(homedir(), '.torus');
+  return typeof flag === 'string' ? flag : (process.env.TORUS_DATA_DIR ?? join(homedir(), '.torus'));
 }
 
 export async function runArtifactsCommand(args: string[], io: CliIo = processIo): Promise<number> {
@@ -48,25 +60,54 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
         if (!arg) throw new UsageError('missing PATH');
         const store = new ArtifactStore(storeRoot(dataDir));
         const chunkSize = typeof values['chunk-size'] === 'string' ? parseBytes(values['chunk-size']) : undefined;
-        if (chunkSize !== undefined && (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE || chunkSize > MAX_CHUNK_SIZE)) throw new UsageError(`--chunk-size: expected ${MIN_CHUNK_SIZE}..${MAX_CHUNK_SIZE} bytes`);
-        if (typeof values['chunk-size'] === 'string' && chunkSize === undefined) throw new UsageError('--chunk-size: expected a size such as 1MiB');
-        const added = await store.add(arg, { ...(typeof values.name === 'string' ? { name: values.name } : {}), ...(chunkSize !== undefined ? { chunkSize } : {}) });
+        if (
+          chunkSize !== undefined &&
+          (!Number.isInteger(chunkSize) || chunkSize < MIN_CHUNK_SIZE || chunkSize > MAX_CHUNK_SIZE)
+        )
+          throw new UsageError(`--chunk-size: expected ${MIN_CHUNK_SIZE}..${MAX_CHUNK_SIZE} bytes`);
+        if (typeof values['chunk-size'] === 'string' && chunkSize === undefined)
+          throw new UsageError('--chunk-size: expected a size such as 1MiB');
+        const added = await store.add(arg, {
+          ...(typeof values.name === 'string' ? { name: values.name } : {}),
+          ...(chunkSize !== undefined ? { chunkSize } : {}),
+        });
         let announced = true;
-        try { await client.request('POST', `/v1/artifacts/${added.id}/announce`); } catch (error) {
+        try {
+          await client.request('POST', `/v1/artifacts/${added.id}/announce`);
+        } catch (error) {
           announced = false;
-          io.stderr.write(`note: the node did not take the announcement (${(error as Error).message}); it announces the artifact when it next starts\n`);
+          io.stderr.write(
+            `note: the node did not take the announcement (${(error as Error).message}); it announces the artifact when it next starts\n`,
+          );
         }
         if (json) printJson(io, { ...added, announced });
         else io.stdout.write(`${added.id}\n`);
-        io.stderr.write(`${added.existed ? 'already stored' : 'added'} ${added.name}: ${added.files} file(s), ${formatBytes(added.bytes)}, ${added.chunks} chunk(s) (${Object.entries(added.methods).map(([k, v]) => `${v} ${k}`).join(', ') || 'no files'})\n`);
+        io.stderr.write(
+          `${added.existed ? 'already stored' : 'added'} ${added.name}: ${added.files} file(s), ${formatBytes(added.bytes)}, ${added.chunks} chunk(s) (${
+            Object.entries(added.methods)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ') || 'no files'
+          })\n`,
+        );
         return 0;
       }
       case 'ls': {
         const body = await client.get<{ artifacts: ArtifactView[] }>('/v1/artifacts');
-        if (json) { printJson(io, body); return 0; }
-        io.stdout.write(renderTable(['ID', 'NAME', 'SIZE', 'HOLDERS'], body.artifacts.map((a) => [
-          a.id.slice(0, 16), a.name, formatBytes(a.bytes), a.holders.map((h) => (h.complete ? h.node : `${h.node} (${h.have}/${a.chunks})`)).join(', '),
-        ])));
+        if (json) {
+          printJson(io, body);
+          return 0;
+        }
+        io.stdout.write(
+          renderTable(
+            ['ID', 'NAME', 'SIZE', 'HOLDERS'],
+            body.artifacts.map((a) => [
+              a.id.slice(0, 16),
+              a.name,
+              formatBytes(a.bytes),
+              a.holders.map((h) => (h.complete ? h.node : `${h.node} (${h.have}/${a.chunks})`)).join(', '),
+            ]),
+          ),
+        );
         return 0;
       }
       case 'rm': {
@@ -85,14 +126,26 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
         if (sub === 'fetch') return 0;
         const written = await store.exportTo(id, values.to as string);
         if (json) printJson(io, { id, to: values.to, ...written });
-        else io.stdout.write(`wrote ${written.files} file(s), ${formatBytes(written.bytes)} to ${values.to as string} (verified)\n`);
+        else
+          io.stdout.write(
+            `wrote ${written.files} file(s), ${formatBytes(written.bytes)} to ${values.to as string} (verified)\n`,
+          );
         return 0;
       }
       case 'broadcast': {
         const id = artifactId(arg, 'flag', 'ID');
-        const target = typeof values.to === 'string' ? { nodes: values.to.split(',').filter(Boolean) } : typeof values.instance === 'string' ? { instance: values.instance } : undefined;
+        const target =
+          typeof values.to === 'string'
+            ? { nodes: values.to.split(',').filter(Boolean) }
+            : typeof values.instance === 'string'
+              ? { instance: values.instance }
+              : undefined;
         if (!target) throw new UsageError('broadcast needs --to N1,N2,… or --instance INSTANCE');
-        const answer = await client.request<{ chain: string[]; refused: { node: string; message: string }[] }>('POST', `/v1/artifacts/${id}/broadcast`, target);
+        const answer = await client.request<{ chain: string[]; refused: { node: string; message: string }[] }>(
+          'POST',
+          `/v1/artifacts/${id}/broadcast`,
+          target,
+        );
         for (const r of answer.refused) io.stderr.write(`refused by ${r.node}: ${r.message}\n`);
         if (!json) io.stderr.write(`chain: ${answer.chain.join(' → ')}\n`);
         const ok = await watchChain(client, io, id, answer.chain.slice(1));
@@ -110,7 +163,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json: boolean): Promise<void> {
   let status = await client.request<TransferStatus>('POST', `/v1/artifacts/${id}/fetch`);
   const printer = new ProgressPrinter(io.stderr as CliIo['stderr'] & { isTTY?: boolean });
-  const sample = (s: TransferStatus): ProgressSample => ({ label: s.name, doneBytes: s.haveBytes, totalBytes: s.bytes, rateBps: s.rateBps });
+  const sample = (s: TransferStatus): ProgressSample => ({
+    label: s.name,
+    doneBytes: s.haveBytes,
+    totalBytes: s.bytes,
+    rateBps: s.rateBps,
+  });
   while (status.state === 'running' || status.state === 'preparing') {
     if (!json) printer.update(sample(status));
     await sleep(500);
@@ -118,7 +176,12 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
     status = all.transfers.find((t) => t.id === id) ?? status;
   }
   if (!json) printer.done(sample(status));
-  if (status.state !== 'complete') throw new TorusError((status.error?.code ?? 'TORUS_ARTIFACT_UNAVAILABLE') as 'TORUS_ARTIFACT_UNAVAILABLE', status.error?.message ?? `transfer of ${id} failed`, { id, have: status.have, chunks: status.chunks });
+  if (status.state !== 'complete')
+    throw new TorusError(
+      (status.error?.code ?? 'TORUS_ARTIFACT_UNAVAILABLE') as 'TORUS_ARTIFACT_UNAVAILABLE',
+      status.error?.message ?? `transfer of ${id} failed`,
+      { id, have: status.have, chunks: status.chunks },
+    );
 }
 
 /** Polls the replicated holdings until every node of the chain holds the artifact completely (or no progress for 120 s). */
@@ -131,10 +194,24 @@ async function watchChain(client: ApiClient, io: CliIo, id: string, nodes: strin
     const a = await client.get<ArtifactView>(`/v1/artifacts/${id}`);
     const have = nodes.reduce((s, n) => s + (a.holders.find((h) => h.node === n)?.have ?? 0), 0);
     const doneBytes = Math.round((have / Math.max(1, a.chunks)) * a.bytes);
-    const sample = { label: `${a.name} → ${nodes.length} node(s)`, doneBytes, totalBytes: a.bytes * nodes.length, rateBps: doneBytes / Math.max(0.001, (Date.now() - started) / 1000) };
-    if (have !== lastHave) { lastHave = have; lastChange = Date.now(); }
-    if (have >= a.chunks * nodes.length) { printer.done(sample); return true; }
-    if (Date.now() - lastChange > 120_000) { printer.done(sample); return false; }
+    const sample = {
+      label: `${a.name} → ${nodes.length} node(s)`,
+      doneBytes,
+      totalBytes: a.bytes * nodes.length,
+      rateBps: doneBytes / Math.max(0.001, (Date.now() - started) / 1000),
+    };
+    if (have !== lastHave) {
+      lastHave = have;
+      lastChange = Date.now();
+    }
+    if (have >= a.chunks * nodes.length) {
+      printer.done(sample);
+      return true;
+    }
+    if (Date.now() - lastChange > 120_000) {
+      printer.done(sample);
+      return false;
+    }
     printer.update(sample);
     await sleep(500);
   }

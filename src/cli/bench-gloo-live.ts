@@ -7,11 +7,21 @@ import type { GlooResult } from '../bench/ring/gloo.js';
 import { renderTable } from './table.js';
 
 /** What the live result carries for the comparison (src/bench/live/gloo-bench-live.ts compareWithGloo). */
-export interface GlooComparisonRow { readonly size: number; readonly ringBusbw: number; readonly glooBusbw: number; readonly ratio: number | null }
+export interface GlooComparisonRow {
+  readonly size: number;
+  readonly ringBusbw: number;
+  readonly glooBusbw: number;
+  readonly ratio: number | null;
+}
 
 /** Ring all-reduce rows beside Gloo's at the same sizes: busbw of each (GB/s) and ring ÷ Gloo. */
 export function renderSideBySide(gloo: GlooResult, rows: readonly GlooComparisonRow[]): string {
   if (!gloo.ok) return `# ${gloo.reason}\n`;
-  const body = rows.map((r) => [String(r.size), r.ringBusbw.toFixed(3), r.glooBusbw.toFixed(3), r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`]);
+  const body = rows.map((r) => [
+    String(r.size),
+    r.ringBusbw.toFixed(3),
+    r.glooBusbw.toFixed(3),
+    r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`,
+  ]);
   return `# ring vs torch Gloo all_reduce on the same nodes (a torus job; ${gloo.iface})\n${renderTable(['size', 'ring busbw', 'gloo busbw', 'ring/gloo'], body)}`;
 }

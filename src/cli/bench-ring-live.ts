@@ -49,19 +49,37 @@ export async function runBenchRingLiveCommand(args: string[], io: CliIo = proces
       if (!/^\d+$/.test(String(v[flag]))) throw new UsageError(`--${flag}: expected a whole number`);
       return Number(v[flag]);
     };
-    const list = (flag: string): string[] | undefined => (typeof v[flag] === 'string' ? String(v[flag]).split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+    const list = (flag: string): string[] | undefined =>
+      typeof v[flag] === 'string'
+        ? String(v[flag])
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined;
     const request = {
-      nodes: list('nodes'), ops: list('ops'), dtype: v.dtype, minBytes: size('min-bytes'), maxBytes: size('max-bytes'),
-      stepFactor: int('step-factor'), iterations: int('iters'), warmup: int('warmup'), bidirectional: v.bidir === true ? true : undefined,
-      gloo: v.gloo === true ? true : undefined, glooPython: typeof v['gloo-python'] === 'string' ? v['gloo-python'] : undefined,
+      nodes: list('nodes'),
+      ops: list('ops'),
+      dtype: v.dtype,
+      minBytes: size('min-bytes'),
+      maxBytes: size('max-bytes'),
+      stepFactor: int('step-factor'),
+      iterations: int('iters'),
+      warmup: int('warmup'),
+      bidirectional: v.bidir === true ? true : undefined,
+      gloo: v.gloo === true ? true : undefined,
+      glooPython: typeof v['gloo-python'] === 'string' ? v['gloo-python'] : undefined,
     };
     const run = await watchRun(client, request, (r) => showProgress(io, r));
     if (io.stderr.isTTY) io.stderr.write('\n'); // ends the rewritten progress line
     const result = run.result as { gloo?: GlooResult; vsGloo?: GlooComparisonRow[] } | undefined;
     if (values.json) printJson(io, run);
-    else if (run.status === 'done') io.stdout.write(renderResult(run.result) + (result?.gloo ? renderSideBySide(result.gloo, result.vsGloo ?? []) : ''));
+    else if (run.status === 'done')
+      io.stdout.write(
+        renderResult(run.result) + (result?.gloo ? renderSideBySide(result.gloo, result.vsGloo ?? []) : ''),
+      );
     if (run.status === 'failed') {
-      if (!values.json) io.stderr.write(`error: ${run.error?.message ?? 'benchmark failed'} (${run.error?.code ?? '?'})\n`);
+      if (!values.json)
+        io.stderr.write(`error: ${run.error?.message ?? 'benchmark failed'} (${run.error?.code ?? '?'})\n`);
       return 1;
     }
     return 0;
@@ -86,7 +104,11 @@ async function watchRun(client: ApiClient, request: object, onProgress: (run: Be
     if (run.status !== 'running') resolveDone(run);
   };
   const stream = (async () => {
-    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), { headers: client.authHeaders, agent: client.agent, signal: abort.signal })) {
+    for await (const item of readSse(client.url(`/v1/events?after=${lastIndex ?? 0}`), {
+      headers: client.authHeaders,
+      agent: client.agent,
+      signal: abort.signal,
+    })) {
       if ('event' in item && item.event === 'bench') onRun(JSON.parse(item.data) as BenchRun);
     }
   })().catch(() => undefined);
@@ -124,9 +146,13 @@ function showProgress(io: CliIo, run: BenchRun): void {
 /** The ring engine's table (rows of nccl-tests columns) when present; otherwise the JSON. */
 function renderResult(result: unknown): string {
   const rows = (result as { rows?: unknown } | null)?.rows;
-  if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object') return `${JSON.stringify(result, null, 2)}\n`;
+  if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object')
+    return `${JSON.stringify(result, null, 2)}\n`;
   const headers = Object.keys(rows[0] as object);
   const body = rows.map((r) => headers.map((h) => String((r as Record<string, unknown>)[h] ?? '')));
-  const extra = Object.entries(result as object).filter(([k, val]) => k !== 'rows' && typeof val !== 'object').map(([k, val]) => `${k}: ${String(val)}\n`).join('');
+  const extra = Object.entries(result as object)
+    .filter(([k, val]) => k !== 'rows' && typeof val !== 'object')
+    .map(([k, val]) => `${k}: ${String(val)}\n`)
+    .join('');
   return renderTable(headers, body) + extra;
 }

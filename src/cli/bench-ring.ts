@@ -23,7 +23,18 @@ export const BENCH_RING_USAGE = `usage: torus bench ring [--mode lab|loopback] [
   --quick: -b 8 -e 8M -f 8 -w 1 -n 5, all-reduce only, 1 s capacity probes (well under a minute)
 `;
 
-const OPS: Record<string, BenchOp> = { 'all-reduce': 'all_reduce', all_reduce: 'all_reduce', allreduce: 'all_reduce', 'all-gather': 'all_gather', all_gather: 'all_gather', allgather: 'all_gather', broadcast: 'broadcast', 'send-recv': 'sendrecv', sendrecv: 'sendrecv', send_recv: 'sendrecv' };
+const OPS: Record<string, BenchOp> = {
+  'all-reduce': 'all_reduce',
+  all_reduce: 'all_reduce',
+  allreduce: 'all_reduce',
+  'all-gather': 'all_gather',
+  all_gather: 'all_gather',
+  allgather: 'all_gather',
+  broadcast: 'broadcast',
+  'send-recv': 'sendrecv',
+  sendrecv: 'sendrecv',
+  send_recv: 'sendrecv',
+};
 
 class UsageError extends Error {}
 
@@ -37,25 +48,49 @@ export function parseSize(text: string): number {
 
 export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: boolean; help: boolean } {
   const { values: v } = parseArgs({
-    args, allowPositionals: false, strict: true,
+    args,
+    allowPositionals: false,
+    strict: true,
     options: {
-      mode: { type: 'string' }, ranks: { type: 'string', short: 'g' }, 'min-bytes': { type: 'string', short: 'b' }, 'max-bytes': { type: 'string', short: 'e' },
-      'step-factor': { type: 'string', short: 'f' }, warmup: { type: 'string', short: 'w' }, iters: { type: 'string', short: 'n' }, check: { type: 'string', short: 'c' },
-      datatype: { type: 'string', short: 'd' }, op: { type: 'string', short: 'o' }, root: { type: 'string', short: 'r' }, ops: { type: 'string' },
-      rate: { type: 'string' }, 'lan-rate': { type: 'string' }, over: { type: 'string' }, directions: { type: 'string' }, connections: { type: 'string' },
-      chunk: { type: 'string' }, small: { type: 'string' }, 'no-capacity': { type: 'boolean' }, 'no-gloo': { type: 'boolean' }, 'capacity-seconds': { type: 'string' },
-      'timeout-ms': { type: 'string' }, quick: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      mode: { type: 'string' },
+      ranks: { type: 'string', short: 'g' },
+      'min-bytes': { type: 'string', short: 'b' },
+      'max-bytes': { type: 'string', short: 'e' },
+      'step-factor': { type: 'string', short: 'f' },
+      warmup: { type: 'string', short: 'w' },
+      iters: { type: 'string', short: 'n' },
+      check: { type: 'string', short: 'c' },
+      datatype: { type: 'string', short: 'd' },
+      op: { type: 'string', short: 'o' },
+      root: { type: 'string', short: 'r' },
+      ops: { type: 'string' },
+      rate: { type: 'string' },
+      'lan-rate': { type: 'string' },
+      over: { type: 'string' },
+      directions: { type: 'string' },
+      connections: { type: 'string' },
+      chunk: { type: 'string' },
+      small: { type: 'string' },
+      'no-capacity': { type: 'boolean' },
+      'no-gloo': { type: 'boolean' },
+      'capacity-seconds': { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      quick: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const int = (name: keyof typeof v, fallback: number, min = 0): number => {
     const raw = v[name];
     if (raw === undefined) return fallback;
-    if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${String(name)}: expected a whole number >= ${min}`);
+    if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < min)
+      throw new UsageError(`--${String(name)}: expected a whole number >= ${min}`);
     return Number(raw);
   };
   const quick = v.quick === true;
   const mode = v.mode ?? (Lab.available() ? 'lab' : 'loopback');
-  if (mode !== 'lab' && mode !== 'loopback' && mode !== 'cluster') throw new UsageError('--mode: lab or loopback (the live cluster is `bench ring --live`)');
+  if (mode !== 'lab' && mode !== 'loopback' && mode !== 'cluster')
+    throw new UsageError('--mode: lab or loopback (the live cluster is `bench ring --live`)');
   const dtype = v.datatype ?? 'float32';
   if (!isDtype(dtype)) throw new UsageError('-d: float32, int32 or float16');
   const redop = v.op ?? 'sum';
@@ -68,21 +103,39 @@ export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: b
   const over = v.over ?? 'p2p';
   if (!['p2p', 'lan', 'both'].includes(over)) throw new UsageError('--over: p2p, lan or both');
   const directions = v.directions ?? 'auto';
-  if (!['auto', 'both', 'one', 'compare'].includes(directions)) throw new UsageError('--directions: auto, both, one or compare');
+  if (!['auto', 'both', 'one', 'compare'].includes(directions))
+    throw new UsageError('--directions: auto, both, one or compare');
   const factor = Number(v['step-factor'] ?? (quick ? 8 : 2));
   if (!(factor > 1)) throw new UsageError('-f: a factor > 1');
   const minBytes = parseSize(v['min-bytes'] ?? '8');
   const maxBytes = parseSize(v['max-bytes'] ?? (quick ? '8M' : '64M'));
   if (maxBytes < minBytes) throw new UsageError('-e must be >= -b');
   return {
-    mode, ranks: int('ranks', 4, 2), ops, minBytes, maxBytes, factor,
-    warmup: int('warmup', 1), iters: int('iters', quick ? 5 : 20, 1), check: int('check', 1) !== 0, dtype, redop, root: int('root', 0),
+    mode,
+    ranks: int('ranks', 4, 2),
+    ops,
+    minBytes,
+    maxBytes,
+    factor,
+    warmup: int('warmup', 1),
+    iters: int('iters', quick ? 5 : 20, 1),
+    check: int('check', 1) !== 0,
+    dtype,
+    redop,
+    root: int('root', 0),
     over: over === 'both' ? ['p2p', 'lan'] : [over as 'p2p' | 'lan'],
     directions: directions === 'compare' ? ['one', 'both'] : [directions as 'auto' | 'both' | 'one'],
-    ...(v.rate ? { linkRate: v.rate } : {}), ...(v['lan-rate'] ? { lanRate: v['lan-rate'] } : {}),
-    connections: int('connections', 1, 1), ...(v.chunk ? { chunkBytes: parseSize(v.chunk) } : {}), ...(v.small ? { smallMessageBytes: parseSize(v.small) } : {}),
-    timeoutMs: int('timeout-ms', 60_000, 1), capacity: v['no-capacity'] !== true, gloo: v['no-gloo'] !== true, capacitySeconds: int('capacity-seconds', quick ? 1 : 3, 1),
-    json: v.json === true, help: v.help === true,
+    ...(v.rate ? { linkRate: v.rate } : {}),
+    ...(v['lan-rate'] ? { lanRate: v['lan-rate'] } : {}),
+    connections: int('connections', 1, 1),
+    ...(v.chunk ? { chunkBytes: parseSize(v.chunk) } : {}),
+    ...(v.small ? { smallMessageBytes: parseSize(v.small) } : {}),
+    timeoutMs: int('timeout-ms', 60_000, 1),
+    capacity: v['no-capacity'] !== true,
+    gloo: v['no-gloo'] !== true,
+    capacitySeconds: int('capacity-seconds', quick ? 1 : 3, 1),
+    json: v.json === true,
+    help: v.help === true,
   };
 }
 
@@ -94,9 +147,13 @@ export async function runBenchRingCommand(args: string[]): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n${BENCH_RING_USAGE}`);
     return 2;
   }
-  if (options.help) { process.stdout.write(BENCH_RING_USAGE); return 0; }
+  if (options.help) {
+    process.stdout.write(BENCH_RING_USAGE);
+    return 0;
+  }
   const tty = process.stderr.isTTY === true;
-  const progress = (line: string) => process.stderr.write(tty ? `\r\x1b[K[bench ring] ${line}` : `[bench ring] ${line}\n`);
+  const progress = (line: string) =>
+    process.stderr.write(tty ? `\r\x1b[K[bench ring] ${line}` : `[bench ring] ${line}\n`);
   try {
     const result = await runRingBench(options, progress);
     if (tty) process.stderr.write('\n');
@@ -106,7 +163,9 @@ export async function runBenchRingCommand(args: string[]): Promise<number> {
   } catch (error) {
     const e = asTorusError(error);
     if (tty) process.stderr.write('\n');
-    process.stderr.write(options.json ? `${JSON.stringify({ error: e.toJSON() })}\n` : `error: ${e.message} (${e.code})\n`);
+    process.stderr.write(
+      options.json ? `${JSON.stringify({ error: e.toJSON() })}\n` : `error: ${e.message} (${e.code})\n`,
+    );
     return 1;
   }
 }

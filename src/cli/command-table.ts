@@ -12,16 +12,21 @@ export const COMMAND_LIST = [
   { name: 'delete', summary: 'stop and remove an instance' },
   { name: 'peers', summary: 'nodes heard but not joined, and why' },
   { name: 'measure', summary: "re-measure this node's links now" },
-  { name: 'bench', summary: 'bench ring: the ring collective benchmark (a lab on this machine, or --live on the cluster)' },
+  {
+    name: 'bench',
+    summary: 'bench ring: the ring collective benchmark (a lab on this machine, or --live on the cluster)',
+  },
   { name: 'token', summary: 'print the API token or a join command' },
   { name: 'members', summary: 'members remove ID: remove dead members so a quorum can be had again' },
   { name: 'artifacts', summary: 'add, list, fetch, broadcast and remove artifacts (model files) on the cluster' },
 ] as const;
 
-export type CommandName = typeof COMMAND_LIST[number]['name'];
+export type CommandName = (typeof COMMAND_LIST)[number]['name'];
 
 /** The commands section of `--help`. */
 export function commandsHelp(): string {
   const width = Math.max(...COMMAND_LIST.map((c) => c.name.length));
-  return ['Commands (each with --help):', ...COMMAND_LIST.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)].join('\n');
+  return ['Commands (each with --help):', ...COMMAND_LIST.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)].join(
+    '\n',
+  );
 }

@@ -10,17 +10,33 @@ export interface TextAnswer {
   readonly text: string;
 }
 
-export function requestText(url: string, o: { method: string; headers: Record<string, string>; body?: string | undefined; agent?: HttpAgent | HttpsAgent | undefined; signal?: AbortSignal }): Promise<TextAnswer> {
+export function requestText(
+  url: string,
+  o: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | undefined;
+    agent?: HttpAgent | HttpsAgent | undefined;
+    signal?: AbortSignal;
+  },
+): Promise<TextAnswer> {
   return new Promise((resolve, reject) => {
     const send = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const headers = o.body === undefined ? o.headers : { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) };
-    const req = send(url, { method: o.method, headers, ...(o.agent ? { agent: o.agent } : {}), ...(o.signal ? { signal: o.signal } : {}) }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { text += d; });
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.once('error', reject);
-    });
+    const headers =
+      o.body === undefined ? o.headers : { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) };
+    const req = send(
+      url,
+      { method: o.method, headers, ...(o.agent ? { agent: o.agent } : {}), ...(o.signal ? { signal: o.signal } : {}) },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+        });
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
     req.end(o.body);
   });

@@ -12,7 +12,9 @@ export async function runInstancesCommand(args: string[], io: CliIo = processIo)
   return runCli(io, INSTANCES_USAGE, args, args.includes('--json'), async () => {
     const { values, positionals, client } = parseCli(args, {}, 1);
     const id = positionals[0];
-    const instances = id ? [await client.get<InstanceView>(`/v1/instances/${encodeURIComponent(id)}`)] : (await client.get<{ instances: InstanceView[] }>('/v1/instances')).instances;
+    const instances = id
+      ? [await client.get<InstanceView>(`/v1/instances/${encodeURIComponent(id)}`)]
+      : (await client.get<{ instances: InstanceView[] }>('/v1/instances')).instances;
     if (values.json) {
       printJson(io, id ? instances[0] : { instances });
       return 0;
@@ -27,20 +29,60 @@ export function renderInstances(instances: readonly InstanceView[], detailed: bo
     // The ARTIFACTS column only when some instance lists artifacts (the table stays as it was otherwise).
     const withArtifacts = instances.some((i) => artifactsOf(i).length > 0);
     return renderTable(
-      ['ID', 'BACKEND', 'SHARDING', 'STATUS', 'JOB', 'EXIT', 'RING ORDER', 'RUNNERS', ...(withArtifacts ? ['ARTIFACTS'] : [])],
-      instances.map((i) => [i.id, i.backend ?? '', i.sharding ?? '', i.status ?? '', jobOf(i)?.state ?? '', exitOf(i.exitCode), i.nodes.join(' → '), summarise(i),
-        ...(withArtifacts ? [artifactSummary(artifactsOf(i))] : [])]),
+      [
+        'ID',
+        'BACKEND',
+        'SHARDING',
+        'STATUS',
+        'JOB',
+        'EXIT',
+        'RING ORDER',
+        'RUNNERS',
+        ...(withArtifacts ? ['ARTIFACTS'] : []),
+      ],
+      instances.map((i) => [
+        i.id,
+        i.backend ?? '',
+        i.sharding ?? '',
+        i.status ?? '',
+        jobOf(i)?.state ?? '',
+        exitOf(i.exitCode),
+        i.nodes.join(' → '),
+        summarise(i),
+        ...(withArtifacts ? [artifactSummary(artifactsOf(i))] : []),
+      ]),
     );
   }
   return instances
-    .map((i) => `instance ${i.id}: ${i.backend ?? '?'} / ${i.sharding ?? '?'}, ${i.status ?? ''}${typeof i.reason === 'string' ? ` (${i.reason})` : ''}\n` +
-      (jobOf(i) ? `job ${jobOf(i)!.state}, exit code ${exitOf(i.exitCode) || '-'}, restarts ${jobOf(i)!.restarts ?? 0}\n` : '') +
-      renderTable(['RANK', 'NODE', 'STATUS', 'EXIT', 'RESTARTS', 'REASON'], i.runners.map((r) => [String(r.rank ?? '?'), r.node, r.status, exitOf(r.exitCode), String(r.restarts ?? 0), r.reason ?? ''])) +
-      artifactsOf(i).map((a) => `artifact ${a.name} (${a.id.slice(0, 12)}, ${formatBytes(a.bytes)}): ${a.nodes.map((n) => `${n.node} ${nodeProgress(a, n)}`).join(', ')}\n`).join(''))
+    .map(
+      (i) =>
+        `instance ${i.id}: ${i.backend ?? '?'} / ${i.sharding ?? '?'}, ${i.status ?? ''}${typeof i.reason === 'string' ? ` (${i.reason})` : ''}\n` +
+        (jobOf(i)
+          ? `job ${jobOf(i)!.state}, exit code ${exitOf(i.exitCode) || '-'}, restarts ${jobOf(i)!.restarts ?? 0}\n`
+          : '') +
+        renderTable(
+          ['RANK', 'NODE', 'STATUS', 'EXIT', 'RESTARTS', 'REASON'],
+          i.runners.map((r) => [
+            String(r.rank ?? '?'),
+            r.node,
+            r.status,
+            exitOf(r.exitCode),
+            String(r.restarts ?? 0),
+            r.reason ?? '',
+          ]),
+        ) +
+        artifactsOf(i)
+          .map(
+            (a) =>
+              `artifact ${a.name} (${a.id.slice(0, 12)}, ${formatBytes(a.bytes)}): ${a.nodes.map((n) => `${n.node} ${nodeProgress(a, n)}`).join(', ')}\n`,
+          )
+          .join(''),
+    )
     .join('\n');
 }
 
-const jobOf = (i: InstanceView): { state: string; restarts?: number } | undefined => (i.job && typeof i.job === 'object' ? i.job as { state: string; restarts?: number } : undefined);
+const jobOf = (i: InstanceView): { state: string; restarts?: number } | undefined =>
+  i.job && typeof i.job === 'object' ? (i.job as { state: string; restarts?: number }) : undefined;
 const exitOf = (code: unknown): string => (typeof code === 'number' ? String(code) : '');
 
 /** "3 Ready, 1 Failed" */
@@ -50,8 +92,10 @@ function summarise(i: InstanceView): string {
   return [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
 }
 
-const artifactsOf = (i: InstanceView): readonly InstanceArtifactView[] => (Array.isArray(i.artifacts) ? i.artifacts as InstanceArtifactView[] : []);
-const percent = (have: number, total: number): string => `${total > 0 ? (Math.floor((have / total) * 1000) / 10).toFixed(1) : '100.0'}%`;
+const artifactsOf = (i: InstanceView): readonly InstanceArtifactView[] =>
+  Array.isArray(i.artifacts) ? (i.artifacts as InstanceArtifactView[]) : [];
+const percent = (have: number, total: number): string =>
+  `${total > 0 ? (Math.floor((have / total) * 1000) / 10).toFixed(1) : '100.0'}%`;
 
 /** "held" or "42.0% 1.1 GiB at 112 MiB/s" */
 function nodeProgress(a: InstanceArtifactView, n: InstanceArtifactNode): string {

@@ -7,7 +7,11 @@ export const MEMBERS_USAGE = `usage: torus members remove ID [ID...] [--api URL]
   elsewhere could form a second majority. Refused for the node answering, unknown ids and connected members.
 `;
 
-interface Answer { readonly nodeId: string; readonly status: 'removed' | 'pending'; readonly message: string }
+interface Answer {
+  readonly nodeId: string;
+  readonly status: 'removed' | 'pending';
+  readonly message: string;
+}
 
 export async function runMembersCommand(args: string[], io: CliIo = processIo): Promise<number> {
   return runCli(io, MEMBERS_USAGE, args, args.includes('--json'), async () => {
@@ -19,7 +23,9 @@ export async function runMembersCommand(args: string[], io: CliIo = processIo): 
     // One at a time: each removal may change who can lead, and the next one depends on it.
     for (const id of ids) answers.push(await client.request<Answer>('DELETE', `/v1/members/${encodeURIComponent(id)}`));
     if (values.json) printJson(io, answers);
-    else for (const a of answers) io.stdout.write(`${a.status === 'removed' ? 'removed' : 'pending'} ${a.nodeId}: ${a.message}\n`);
+    else
+      for (const a of answers)
+        io.stdout.write(`${a.status === 'removed' ? 'removed' : 'pending'} ${a.nodeId}: ${a.message}\n`);
     return 0;
   });
 }

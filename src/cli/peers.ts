@@ -17,10 +17,21 @@ export async function runPeersCommand(args: string[], io: CliIo = processIo): Pr
     }
     io.stdout.write(`heard but not joined (${peers.length})\n`);
     const now = Date.now();
-    io.stdout.write(renderTable(['ADDRESS', 'ID', 'REASON', 'DETAIL', 'LAST HEARD', 'RETRY'], peers.map((p) => [
-      p.address, p.id ?? '?', p.reason, p.detail ?? '', p.lastHeardAt === undefined ? '' : new Date(p.lastHeardAt).toISOString(),
-      p.nextRetryAt === undefined ? '' : `#${(p.attempts ?? 0) + 1} in ${Math.max(0, Math.round((p.nextRetryAt - now) / 1000))} s`,
-    ])));
+    io.stdout.write(
+      renderTable(
+        ['ADDRESS', 'ID', 'REASON', 'DETAIL', 'LAST HEARD', 'RETRY'],
+        peers.map((p) => [
+          p.address,
+          p.id ?? '?',
+          p.reason,
+          p.detail ?? '',
+          p.lastHeardAt === undefined ? '' : new Date(p.lastHeardAt).toISOString(),
+          p.nextRetryAt === undefined
+            ? ''
+            : `#${(p.attempts ?? 0) + 1} in ${Math.max(0, Math.round((p.nextRetryAt - now) / 1000))} s`,
+        ]),
+      ),
+    );
     return 0;
   });
 }

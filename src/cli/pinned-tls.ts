@@ -19,7 +19,11 @@ const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 
 /** `aa:bb…` or `AABB…` (64 hex digits) as `AA:BB:…`, or undefined when it is not a SHA-256 fingerprint. */
 export function normaliseFingerprint(text: string): string | undefined {
-  const hex = text.trim().replace(/^sha256[:=]/i, '').replace(/:/g, '').toUpperCase();
+  const hex = text
+    .trim()
+    .replace(/^sha256[:=]/i, '')
+    .replace(/:/g, '')
+    .toUpperCase();
   if (!/^[0-9A-F]{64}$/.test(hex)) return undefined;
   const out = hex.match(/../g)!.join(':');
   return FINGERPRINT.test(out) ? out : undefined;
@@ -35,7 +39,9 @@ export class KnownApiHosts {
 
   #lines(): string[] {
     try {
-      return readFileSync(this.file, 'utf8').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+      return readFileSync(this.file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '' && !l.startsWith('#'));
     } catch {
       return [];
     }
@@ -68,11 +74,13 @@ export function pinAddress(url: URL, defaultPort: number): string {
 }
 
 export function mismatch(base: string, address: string, got: string, pin: PinSource): TorusError {
-  return new TorusError('TORUS_TLS_FINGERPRINT_MISMATCH',
-    `the node at ${base} presents a certificate with sha256 ${got}, but ${pin.expected} is pinned for ${address} (${pin.from}). `
-    + 'Nothing was sent. Someone may be intercepting the connection; if the node\'s certificate was replaced on purpose, '
-    + `remove the line for ${address} from ${pin.known.file} or pass --fingerprint ${got}.`,
-    { api: base, address, expected: pin.expected, got });
+  return new TorusError(
+    'TORUS_TLS_FINGERPRINT_MISMATCH',
+    `the node at ${base} presents a certificate with sha256 ${got}, but ${pin.expected} is pinned for ${address} (${pin.from}). ` +
+      "Nothing was sent. Someone may be intercepting the connection; if the node's certificate was replaced on purpose, " +
+      `remove the line for ${address} from ${pin.known.file} or pass --fingerprint ${got}.`,
+    { api: base, address, expected: pin.expected, got },
+  );
 }
 
 /** An https agent that connects only to the pinned certificate (and pins the first one seen when none is). */
@@ -81,15 +89,27 @@ export function pinnedAgent(base: string, address: string, pin: PinSource): Agen
   let expected = pin.expected;
   let from = pin.from;
   // createConnection with a callback: the request waits for it, so nothing is written before the check.
-  (agent as unknown as { createConnection: (o: ConnectionOptions, cb: (e: Error | null, s?: Duplex) => void) => undefined }).createConnection = (options, cb) => {
+  (
+    agent as unknown as {
+      createConnection: (o: ConnectionOptions, cb: (e: Error | null, s?: Duplex) => void) => undefined;
+    }
+  ).createConnection = (options, cb) => {
     // The pin replaces CA verification (a self-signed certificate has none); SNI as the agent computed it.
-    const socket: TLSSocket = connect({ ...options, rejectUnauthorized: false, servername: options.servername || undefined });
+    const socket: TLSSocket = connect({
+      ...options,
+      rejectUnauthorized: false,
+      servername: options.servername || undefined,
+    });
     const onError = (error: Error): void => cb(error);
     socket.once('error', onError);
     socket.once('secureConnect', () => {
       socket.off('error', onError);
       const got = socket.getPeerCertificate().fingerprint256;
-      if (!got) { socket.destroy(); cb(new TorusError('TORUS_API_UNREACHABLE', `${base}: the node sent no certificate`, { api: base })); return; }
+      if (!got) {
+        socket.destroy();
+        cb(new TorusError('TORUS_API_UNREACHABLE', `${base}: the node sent no certificate`, { api: base }));
+        return;
+      }
       if (expected === undefined) {
         pin.known.add(address, got);
         expected = got;

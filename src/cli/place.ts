@@ -43,13 +43,17 @@ export async function runPlaceCommand(args: string[], io: CliIo = processIo): Pr
       const { workload } = request as { workload: Record<string, unknown> };
       const { kind: _k, command: _c, args: _a, ...planWorkload } = workload;
       const { instanceId: _i, ...rest } = request as Record<string, unknown>;
-      const previews = await client.request<unknown>('POST', '/v1/placements/preview', { ...rest, workload: planWorkload });
+      const previews = await client.request<unknown>('POST', '/v1/placements/preview', {
+        ...rest,
+        workload: planWorkload,
+      });
       printJson(io, previews);
       return 0;
     }
     const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
     if (values.json) printJson(io, instance);
-    else io.stdout.write(`placed ${instance.id} on ${instance.nodes.join(' → ')}\n${renderInstances([instance], true)}`);
+    else
+      io.stdout.write(`placed ${instance.id} on ${instance.nodes.join(' → ')}\n${renderInstances([instance], true)}`);
     return 0;
   });
 }
@@ -72,7 +76,8 @@ async function buildRequest(v: Record<string, unknown>): Promise<Record<string, 
   const int = (flag: string): number | undefined => {
     const value = v[flag];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${flag}: expected a whole number, got ${String(value)}`);
+    if (typeof value !== 'string' || !/^\d+$/.test(value))
+      throw new UsageError(`--${flag}: expected a whole number, got ${String(value)}`);
     return Number(value);
   };
   const memoryBytes = parseBytes(need('memory'));
@@ -95,7 +100,13 @@ async function buildRequest(v: Record<string, unknown>): Promise<Record<string, 
     sharding: v.sharding ?? 'pipeline',
     backend: v.backend ?? 'ring',
     minNodes: int('min-nodes'),
-    requiredNodes: typeof v.nodes === 'string' ? v.nodes.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    requiredNodes:
+      typeof v.nodes === 'string'
+        ? v.nodes
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
     instanceId: v['instance-id'],
   };
 }

@@ -26,7 +26,13 @@ export const PLAN_USAGE = `usage: torus plan --state STATE.json --request REQUES
   Formats: docs/placement.md
 `;
 
-interface PlanArgs { state: string; request: string; previews: boolean; seed?: number; reservedPorts: number[] }
+interface PlanArgs {
+  state: string;
+  request: string;
+  previews: boolean;
+  seed?: number;
+  reservedPorts: number[];
+}
 
 class UsageError extends TorusError {
   constructor(message: string) {
@@ -35,36 +41,53 @@ class UsageError extends TorusError {
 }
 
 function parseArgs(args: readonly string[]): PlanArgs | 'help' {
-  let state: string | undefined, request: string | undefined, seed: number | undefined, previews = false;
+  let state: string | undefined,
+    request: string | undefined,
+    seed: number | undefined,
+    previews = false;
   const reservedPorts: number[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = (): string => {
       const v = inline ?? args[++i];
       if (v === undefined || v === '') throw new UsageError(`${flag} needs a value`);
       return v;
     };
     switch (flag) {
-      case '--help': case '-h': return 'help';
-      case '--state': state = value(); break;
-      case '--request': request = value(); break;
-      case '--previews': previews = true; break;
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--state':
+        state = value();
+        break;
+      case '--request':
+        request = value();
+        break;
+      case '--previews':
+        previews = true;
+        break;
       case '--seed': {
         const v = value();
         const n = Number(v);
-        if (!/^\d+$/.test(v) || n > 0xffffffff) throw new UsageError(`--seed must be an integer from 0 to 4294967295, got ${JSON.stringify(v)}`);
+        if (!/^\d+$/.test(v) || n > 0xffffffff)
+          throw new UsageError(`--seed must be an integer from 0 to 4294967295, got ${JSON.stringify(v)}`);
         seed = n;
         break;
       }
       case '--reserved-port': {
         const v = value();
         const n = Number(v);
-        if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw new UsageError(`--reserved-port must be a port number, got ${JSON.stringify(v)}`);
+        if (!/^\d+$/.test(v) || n < 1 || n > 65535)
+          throw new UsageError(`--reserved-port must be a port number, got ${JSON.stringify(v)}`);
         reservedPorts.push(n);
         break;
       }
-      default: throw new UsageError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
+      default:
+        throw new UsageError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
     }
   }
   if (!state) throw new UsageError('--state STATE.json is required');
@@ -77,24 +100,43 @@ async function readJson(path: string, flag: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `cannot read ${flag} file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { path });
+    throw new TorusError(
+      'TORUS_CONFIG_INVALID',
+      `cannot read ${flag} file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      { path },
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `${flag} file ${path} is not valid JSON: ${(error as Error).message}`, { path });
+    throw new TorusError(
+      'TORUS_CONFIG_INVALID',
+      `${flag} file ${path} is not valid JSON: ${(error as Error).message}`,
+      { path },
+    );
   }
 }
 
-const print = (io: PlanCommandIo, value: unknown): void => { io.stdout.write(`${JSON.stringify(value, null, 2)}\n`); };
+const print = (io: PlanCommandIo, value: unknown): void => {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+};
 
-export async function runPlanCommand(args: string[], io: PlanCommandIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function runPlanCommand(
+  args: string[],
+  io: PlanCommandIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   try {
     const parsed = parseArgs(args);
-    if (parsed === 'help') { io.stdout.write(PLAN_USAGE); return 0; }
+    if (parsed === 'help') {
+      io.stdout.write(PLAN_USAGE);
+      return 0;
+    }
     const state = decodeClusterState(await readJson(parsed.state, '--state'), 'config', 'state');
     const request = decodePlacementRequest(await readJson(parsed.request, '--request'), 'config', 'request');
-    const options = { seed: parsed.seed ?? randomInt(0, 2 ** 31), ...(parsed.reservedPorts.length ? { reservedPorts: parsed.reservedPorts } : {}) };
+    const options = {
+      seed: parsed.seed ?? randomInt(0, 2 ** 31),
+      ...(parsed.reservedPorts.length ? { reservedPorts: parsed.reservedPorts } : {}),
+    };
     if (parsed.previews) {
       print(io, { previews: previewPlacements(state, request, options) });
       return 0;
@@ -116,5 +158,7 @@ export async function runPlanCommand(args: string[], io: PlanCommandIo = { stdou
 
 // Direct invocation (`node dist/cli/plan.js ...`), until and besides the `plan` subcommand of dist/main.js.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  void runPlanCommand(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+  void runPlanCommand(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

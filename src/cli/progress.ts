@@ -14,7 +14,8 @@ export interface ProgressSample {
 
 export function formatProgress(p: ProgressSample): string {
   const pct = p.totalBytes > 0 ? Math.floor((p.doneBytes / p.totalBytes) * 1000) / 10 : 100;
-  const eta = p.rateBps > 0 && p.doneBytes < p.totalBytes ? `, ETA ${formatEta((p.totalBytes - p.doneBytes) / p.rateBps)}` : '';
+  const eta =
+    p.rateBps > 0 && p.doneBytes < p.totalBytes ? `, ETA ${formatEta((p.totalBytes - p.doneBytes) / p.rateBps)}` : '';
   return `${p.label}: ${pct.toFixed(1)}% ${formatBytes(p.doneBytes)} of ${formatBytes(p.totalBytes)} at ${formatBytes(p.rateBps)}/s${eta}`;
 }
 
@@ -29,7 +30,10 @@ export class ProgressPrinter {
   #last = 0;
   #drawn = false;
 
-  constructor(private readonly out: { write(s: string): unknown; isTTY?: boolean }, private readonly everyMs = 2000) {}
+  constructor(
+    private readonly out: { write(s: string): unknown; isTTY?: boolean },
+    private readonly everyMs = 2000,
+  ) {}
 
   update(p: ProgressSample, now = Date.now()): void {
     if (this.out.isTTY) {

@@ -48,7 +48,12 @@ export class RankLogs {
   /** Settles when every stream has ended by itself (the ranks are done), or after `ms`. */
   async drained(ms: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled(this.#pipes), new Promise((resolve) => { timer = setTimeout(resolve, ms); })]);
+    await Promise.race([
+      Promise.allSettled(this.#pipes),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
     clearTimeout(timer);
   }
 

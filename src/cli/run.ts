@@ -24,8 +24,12 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
 `;
 
 const OPTIONS = {
-  'min-nodes': { type: 'string' }, nodes: { type: 'string' }, memory: { type: 'string' }, workload: { type: 'string' },
-  'instance-id': { type: 'string' }, restart: { type: 'string' },
+  'min-nodes': { type: 'string' },
+  nodes: { type: 'string' },
+  memory: { type: 'string' },
+  workload: { type: 'string' },
+  'instance-id': { type: 'string' },
+  restart: { type: 'string' },
 } as const;
 
 function restartOf(text: unknown): { policy: 'never' | 'on-failure'; max?: number } | undefined {
@@ -35,7 +39,11 @@ function restartOf(text: unknown): { policy: 'never' | 'on-failure'; max?: numbe
   return { policy: m[1] as 'never' | 'on-failure', ...(m[2] !== undefined ? { max: Number(m[2]) } : {}) };
 }
 
-export async function runRunCommand(args: string[], io: CliIo = processIo, signals: NodeJS.EventEmitter = process): Promise<number> {
+export async function runRunCommand(
+  args: string[],
+  io: CliIo = processIo,
+  signals: NodeJS.EventEmitter = process,
+): Promise<number> {
   const dash = args.indexOf('--');
   const own = dash >= 0 ? args.slice(0, dash) : args;
   const command = dash >= 0 ? args.slice(dash + 1) : [];
@@ -44,21 +52,45 @@ export async function runRunCommand(args: string[], io: CliIo = processIo, signa
   try {
     return await runCli(io, RUN_USAGE, own, false, async () => {
       const { values, client } = parseCli(own, OPTIONS);
-      if (command.length === 0) throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
+      if (command.length === 0)
+        throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
       const memoryBytes = values.memory === undefined ? 1 << 20 : parseBytes(String(values.memory));
-      if (memoryBytes === undefined) throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
+      if (memoryBytes === undefined)
+        throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
       const restart = restartOf(values.restart);
       const [file, ...rest] = command as [string, ...string[]];
       const request = {
-        workload: { id: typeof values.workload === 'string' ? values.workload : file.split('/').pop()!.replace(/[^A-Za-z0-9._-]/g, '_') || 'job',
-          kind: 'exec', command: file, args: rest, memoryBytes, layers: Math.max(minNodes, 1), ...(restart ? { restart } : {}) },
+        workload: {
+          id:
+            typeof values.workload === 'string'
+              ? values.workload
+              : file
+                  .split('/')
+                  .pop()!
+                  .replace(/[^A-Za-z0-9._-]/g, '_') || 'job',
+          kind: 'exec',
+          command: file,
+          args: rest,
+          memoryBytes,
+          layers: Math.max(minNodes, 1),
+          ...(restart ? { restart } : {}),
+        },
         minNodes,
-        ...(typeof values.nodes === 'string' ? { requiredNodes: values.nodes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(typeof values.nodes === 'string'
+          ? {
+              requiredNodes: values.nodes
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean),
+            }
+          : {}),
         ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
       };
-      io.stderr.write(`torus: placing ${file} on ${minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`);
+      io.stderr.write(
+        `torus: placing ${file} on ${minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`,
+      );
       const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
       return await follow(client, instance, io, interrupt);
     });
@@ -88,7 +120,11 @@ class Interrupt {
   /** Resolves after `ms` or at the next SIGINT, whichever is first. */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = (): void => { clearTimeout(timer); this.#waiters.delete(done); resolve(); };
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
       const timer = setTimeout(done, ms);
       this.#waiters.add(done);
     });
@@ -108,16 +144,28 @@ export function jobExitCode(v: JobView): number {
   const code = v.job?.exitCode;
   if (typeof code === 'number' && code !== 0) return code;
   const signal = v.job?.signal;
-  const number = signal && Object.hasOwn(constants.signals, signal) ? constants.signals[signal as keyof typeof constants.signals] : undefined;
+  const number =
+    signal && Object.hasOwn(constants.signals, signal)
+      ? constants.signals[signal as keyof typeof constants.signals]
+      : undefined;
   return number !== undefined ? 128 + number : 1;
 }
 
 async function follow(client: ApiClient, instance: InstanceView, io: CliIo, interrupt: Interrupt): Promise<number> {
   const id = encodeURIComponent(instance.id);
-  const names = await client.get<{ nodes: { id: string; name?: string }[] }>('/v1/topology').then((t) => new Map(t.nodes.map((n) => [n.id, n.name ?? n.id])), () => new Map<string, string>());
+  const names = await client.get<{ nodes: { id: string; name?: string }[] }>('/v1/topology').then(
+    (t) => new Map(t.nodes.map((n) => [n.id, n.name ?? n.id])),
+    () => new Map<string, string>(),
+  );
   const nameOf = (node: string): string => names.get(node) ?? node;
   io.stderr.write(`torus: job ${instance.id} on ${instance.nodes.map(nameOf).join(', ')}\n`);
-  const logs = new RankLogs({ urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`), headers: client.authHeaders, agent: client.agent, io, nameOf });
+  const logs = new RankLogs({
+    urlFor: (query) => client.url(`/v1/instances/${id}/logs?${query}`),
+    headers: client.authHeaders,
+    agent: client.agent,
+    io,
+    nameOf,
+  });
   logs.follow(instance.nodes);
   let deleting: Promise<unknown> | undefined;
   let generation = typeof instance.generation === 'number' ? instance.generation : 1;
@@ -126,9 +174,11 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
     for (;;) {
       if (interrupt.count >= 1 && !deleting) {
         io.stderr.write(`torus: stopping job ${instance.id} on every node\n`);
-        deleting = client.request('DELETE', `/v1/instances/${id}`).catch((error: { code?: string; message?: string }) => {
-          if (error.code !== 'TORUS_INSTANCE_UNKNOWN') io.stderr.write(`torus: ${String(error.message)}\n`);
-        });
+        deleting = client
+          .request('DELETE', `/v1/instances/${id}`)
+          .catch((error: { code?: string; message?: string }) => {
+            if (error.code !== 'TORUS_INSTANCE_UNKNOWN') io.stderr.write(`torus: ${String(error.message)}\n`);
+          });
       }
       if (interrupt.count >= 2) {
         // Stop waiting for the ranks to end; the process still lives until the node has answered the delete.

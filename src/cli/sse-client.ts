@@ -16,7 +16,15 @@ export interface SseMessage {
 
 export type SseItem = SseMessage | { readonly comment: string };
 
-export async function* readSse(url: string, options: { lastEventId?: string | number; signal?: AbortSignal; headers?: Record<string, string>; agent?: Agent | undefined } = {}): AsyncGenerator<SseItem> {
+export async function* readSse(
+  url: string,
+  options: {
+    lastEventId?: string | number;
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+    agent?: Agent | undefined;
+  } = {},
+): AsyncGenerator<SseItem> {
   const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
   let res: IncomingMessage;
@@ -29,7 +37,10 @@ export async function* readSse(url: string, options: { lastEventId?: string | nu
   const status = res.statusCode ?? 0;
   if (status < 200 || status >= 300) {
     let text = '';
-    for await (const part of res) { text += String(part); if (text.length > 500) break; }
+    for await (const part of res) {
+      text += String(part);
+      if (text.length > 500) break;
+    }
     res.destroy();
     throw new Error(`${url}: HTTP ${status} ${text.slice(0, 500)}`);
   }

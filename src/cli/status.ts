@@ -31,7 +31,8 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   let out = `node ${node.name} (${node.id}): ${node.role}${node.leaderId && node.leaderId !== node.id ? `, leader ${name(node.leaderId)}` : ''}, v${node.version}, up ${formatDuration(node.uptimeMs)}`;
   out += topology.lastIndex !== undefined ? `, event #${topology.lastIndex}\n` : '\n';
   // Without a quorum the node refuses writes: say so up front, with the counts.
-  if (node.quorum && !node.quorum.ok) out += `NO QUORUM: ${node.quorum.why ?? `reaches ${node.quorum.reached} of ${node.quorum.members} members, needs ${node.quorum.needed}`} — writes are refused until it returns\n`;
+  if (node.quorum && !node.quorum.ok)
+    out += `NO QUORUM: ${node.quorum.why ?? `reaches ${node.quorum.reached} of ${node.quorum.members} members, needs ${node.quorum.needed}`} — writes are refused until it returns\n`;
   out += '\n';
   out += `NODES (${topology.nodes.length})\n`;
   out += renderTable(
@@ -47,7 +48,14 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   out += `\nLINKS (${topology.links.length})\n`;
   out += renderTable(
     ['FROM', 'TO', 'ADDRESS', 'TYPE', 'BANDWIDTH', 'RTT'],
-    topology.links.map((l) => [name(l.source), name(l.sink), l.ip ?? '', l.type ?? 'unknown', formatBitsPerSecond(l.bandwidthBps), l.rttMs === undefined ? '' : `${l.rttMs.toFixed(2)} ms`]),
+    topology.links.map((l) => [
+      name(l.source),
+      name(l.sink),
+      l.ip ?? '',
+      l.type ?? 'unknown',
+      formatBitsPerSecond(l.bandwidthBps),
+      l.rttMs === undefined ? '' : `${l.rttMs.toFixed(2)} ms`,
+    ]),
   );
   out += `\nINSTANCES (${instances.length})\n`;
   out += renderTable(

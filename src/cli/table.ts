@@ -2,7 +2,11 @@
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '  (none)\n';
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => `  ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}\n`;
+  const line = (cells: readonly string[]): string =>
+    `  ${cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd()}\n`;
   return line(headers) + rows.map(line).join('');
 }
 

@@ -19,7 +19,17 @@ Prints the command another machine runs to join this node's cluster (its secret 
 export async function runTokenCommand(args: string[], io: CliIo = processIo): Promise<number> {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, port: { type: 'string' }, cluster: { type: 'string' }, api: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    ({ values } = parseArgs({
+      args,
+      options: {
+        'data-dir': { type: 'string' },
+        port: { type: 'string' },
+        cluster: { type: 'string' },
+        api: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
   } catch (error) {
     io.stderr.write(`torus: ${(error as Error).message}\n\n${USAGE}\n`);
     return 2;
@@ -28,7 +38,10 @@ export async function runTokenCommand(args: string[], io: CliIo = processIo): Pr
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.env.TORUS_DATA_DIR || join(homedir(), '.torus');
+  const dataDir =
+    typeof values['data-dir'] === 'string'
+      ? values['data-dir']
+      : process.env.TORUS_DATA_DIR || join(homedir(), '.torus');
   if (values.api) {
     const token = readApiTokenIn(dataDir);
     if (!token) {

@@ -19,7 +19,10 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (text === '') return {};
   // JSON only: a form or text/plain POST from a foreign page (no CORS preflight) is refused.
   if (type !== 'application/json') {
-    throw new TorusError('TORUS_API_UNSUPPORTED_MEDIA_TYPE', 'request body must be application/json', { where: 'headers', path: 'content-type' });
+    throw new TorusError('TORUS_API_UNSUPPORTED_MEDIA_TYPE', 'request body must be application/json', {
+      where: 'headers',
+      path: 'content-type',
+    });
   }
   try {
     return JSON.parse(text) as unknown;
@@ -43,17 +46,35 @@ export async function readTextBody(req: IncomingMessage, limit: number): Promise
 }
 
 function tooLarge(limit: number): TorusError {
-  return new TorusError('TORUS_API_BODY_TOO_LARGE', `request body exceeds ${limit} bytes`, { where: 'body', path: '', limit });
+  return new TorusError('TORUS_API_BODY_TOO_LARGE', `request body exceeds ${limit} bytes`, {
+    where: 'body',
+    path: '',
+    limit,
+  });
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = `${JSON.stringify(body, null, 2)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }
 
 export function sendText(res: ServerResponse, status: number, body: string, contentType: string): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
   res.end(body);
 }
 
@@ -71,6 +92,7 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
   // The unread rest of an oversized body would otherwise be parsed as the next request.
   if (e.code === 'TORUS_API_BODY_TOO_LARGE') headers.connection = 'close';
   // Never leak internals (stack, paths) of an unexpected failure to the client.
-  const body = e.code === 'TORUS_INTERNAL' ? { code: e.code, message: 'internal error', details: {} } : redactEnv(e.toJSON());
+  const body =
+    e.code === 'TORUS_INTERNAL' ? { code: e.code, message: 'internal error', details: {} } : redactEnv(e.toJSON());
   sendJson(res, e.httpStatus, { error: body }, headers);
 }

@@ -53,18 +53,44 @@ export class Lab {
         if (l.a === h.index) interfaces[l.ifA] = l.ipA;
         if (l.b === h.index) interfaces[l.ifB] = l.ipB;
       }
-      return { name: `h${h.index}`, index: h.index, ns: h.ns, lanIp: h.lanIp, ips: Object.values(interfaces), interfaces };
+      return {
+        name: `h${h.index}`,
+        index: h.index,
+        ns: h.ns,
+        lanIp: h.lanIp,
+        ips: Object.values(interfaces),
+        interfaces,
+      };
     });
-    for (const h of plan.hosts) this.#edges.set(`lan-${h.index}`, { ends: [[h.ns, h.lanIf], [plan.swNs, h.swPort]], rate: plan.lanRate, cut: false });
-    for (const l of plan.links) this.#edges.set(linkKey(l.a, l.b), { ends: [[this.#ns(l.a), l.ifA], [this.#ns(l.b), l.ifB]], rate: l.rate, cut: false });
+    for (const h of plan.hosts)
+      this.#edges.set(`lan-${h.index}`, {
+        ends: [
+          [h.ns, h.lanIf],
+          [plan.swNs, h.swPort],
+        ],
+        rate: plan.lanRate,
+        cut: false,
+      });
+    for (const l of plan.links)
+      this.#edges.set(linkKey(l.a, l.b), {
+        ends: [
+          [this.#ns(l.a), l.ifA],
+          [this.#ns(l.b), l.ifB],
+        ],
+        rate: l.rate,
+        cut: false,
+      });
   }
 
   /** Why a lab cannot be built here, or undefined when it can (root and `ip`/`tc` present on Linux). */
   static unavailableReason(): string | undefined {
     if (process.platform !== 'linux') return `the lab needs Linux network namespaces (platform is ${process.platform})`;
-    if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'the lab needs root (network namespaces, veth, tc)';
+    if (typeof process.getuid === 'function' && process.getuid() !== 0)
+      return 'the lab needs root (network namespaces, veth, tc)';
     const paths = (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':').concat(['/usr/sbin', '/sbin']);
-    for (const tool of ['ip', 'tc']) if (!paths.some((p) => existsSync(`${p}/${tool}`))) return `the lab needs \`${tool}\` (apt-get install -y iproute2)`;
+    for (const tool of ['ip', 'tc'])
+      if (!paths.some((p) => existsSync(`${p}/${tool}`)))
+        return `the lab needs \`${tool}\` (apt-get install -y iproute2)`;
     return undefined;
   }
 
@@ -112,7 +138,8 @@ export class Lab {
   }
 
   async #buildLink(l: LinkPlan): Promise<void> {
-    const nsA = this.#ns(l.a), nsB = this.#ns(l.b);
+    const nsA = this.#ns(l.a),
+      nsB = this.#ns(l.b);
     await run('ip', ['link', 'add', l.ifA, 'netns', nsA, 'type', 'veth', 'peer', 'name', l.ifB, 'netns', nsB]);
     await run('ip', ['-n', nsA, 'addr', 'add', `${l.ipA}/${l.prefixLen}`, 'dev', l.ifA]);
     await run('ip', ['-n', nsB, 'addr', 'add', `${l.ipB}/${l.prefixLen}`, 'dev', l.ifB]);
@@ -139,13 +166,15 @@ export class Lab {
   async #apply(key: string): Promise<void> {
     const edge = this.#edges.get(key);
     if (!edge) return;
-    await Promise.all(edge.ends.map(async ([ns, dev]) => {
-      // A byte fifo of limit 0 drops every frame, ARP included: a silent black hole, like a pulled cable
-      // behind a switch (setting the device down would instead fail connects at once with ENETUNREACH).
-      if (edge.cut) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', 'bfifo', 'limit', '0']);
-      else if (edge.rate) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', ...tbfArgs(edge.rate)]);
-      else await run('tc', ['-n', ns, 'qdisc', 'del', 'dev', dev, 'root']).catch(() => undefined);
-    }));
+    await Promise.all(
+      edge.ends.map(async ([ns, dev]) => {
+        // A byte fifo of limit 0 drops every frame, ARP included: a silent black hole, like a pulled cable
+        // behind a switch (setting the device down would instead fail connects at once with ENETUNREACH).
+        if (edge.cut) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', 'bfifo', 'limit', '0']);
+        else if (edge.rate) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', ...tbfArgs(edge.rate)]);
+        else await run('tc', ['-n', ns, 'qdisc', 'del', 'dev', dev, 'root']).catch(() => undefined);
+      }),
+    );
   }
 
   /** The address of host b on its point-to-point link with host a. */
@@ -181,7 +210,10 @@ export class Lab {
 
   /** The command line (arguments joined by spaces) of every process in a host's namespace: what tests count. */
   async commandLines(host: number): Promise<string[]> {
-    const r = await this.exec(host, `for p in $(ip netns pids ${this.#ns(host)}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`);
+    const r = await this.exec(
+      host,
+      `for p in $(ip netns pids ${this.#ns(host)}); do tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`,
+    );
     return r.stdout.split('\n').filter((l) => l !== '' && !l.includes('/proc/'));
   }
 
@@ -211,15 +243,36 @@ export class Lab {
    * tc here has no drop action (no act_gact), so matching packets are redirected into a veth whose peer is down.
    */
   async blockMulticast(host: number, blocked = true): Promise<void> {
-    const ns = this.#ns(host), dev = this.plan.hosts[host]?.lanIf ?? 'lan0';
+    const ns = this.#ns(host),
+      dev = this.plan.hosts[host]?.lanIf ?? 'lan0';
     if (blocked === this.#mcBlocked.has(host)) return;
     if (blocked) {
       await run('ip', ['-n', ns, 'link', 'add', 'mcsink0', 'type', 'veth', 'peer', 'name', 'mcsink1']);
       await run('ip', ['-n', ns, 'link', 'set', 'mcsink0', 'up']);
       await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'clsact']);
       for (const dir of ['ingress', 'egress']) {
-        await run('tc', ['-n', ns, 'filter', 'add', 'dev', dev, dir, 'protocol', 'ip', 'u32', 'match', 'ip', 'dst', '224.0.0.0/4',
-          'action', 'mirred', 'egress', 'redirect', 'dev', 'mcsink0']);
+        await run('tc', [
+          '-n',
+          ns,
+          'filter',
+          'add',
+          'dev',
+          dev,
+          dir,
+          'protocol',
+          'ip',
+          'u32',
+          'match',
+          'ip',
+          'dst',
+          '224.0.0.0/4',
+          'action',
+          'mirred',
+          'egress',
+          'redirect',
+          'dev',
+          'mcsink0',
+        ]);
       }
       this.#mcBlocked.add(host);
     } else {

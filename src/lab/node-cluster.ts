@@ -39,8 +39,24 @@ export interface NodeView {
   host: number;
   node: { id: string; role: string; leaderId?: string; incarnation: number; name: string };
   state: { digest: string; lastIndex: number; state: { nodes: Record<string, unknown>; links: unknown[] } };
-  topology: { nodes: { id: string; name?: string; role?: string; memory?: { ramAvailable: number; ramTotal: number }; interfaces?: { name: string; ip: string; type: string }[] }[];
-    links: { source: string; sink: string; ip?: string; type?: string; rttMs?: number; bandwidthBps?: number; measuredAt?: number }[] };
+  topology: {
+    nodes: {
+      id: string;
+      name?: string;
+      role?: string;
+      memory?: { ramAvailable: number; ramTotal: number };
+      interfaces?: { name: string; ip: string; type: string }[];
+    }[];
+    links: {
+      source: string;
+      sink: string;
+      ip?: string;
+      type?: string;
+      rttMs?: number;
+      bandwidthBps?: number;
+      measuredAt?: number;
+    }[];
+  };
 }
 
 export class NodeCluster {
@@ -81,9 +97,24 @@ export class NodeCluster {
   startNode(host: number): NodeProcess {
     const n = this.nodes[host]!;
     const o = this.#opts;
-    const args = ['--port', String(API_PORT), '--data-dir', n.dataDir, '--name', n.name, '--cluster', o.clusterOf?.(host) ?? o.cluster ?? 'e2e',
-      '--failure-timeout-ms', String(o.failureTimeoutMs ?? 3000), ...(o.nodeArgs?.(host) ?? [])];
-    n.start(this.lab, args, { ...process.env, TORUS_LOG_LEVEL: o.logLevel ?? 'warn', TORUS_SECRET: o.secretOf?.(host) ?? this.secret });
+    const args = [
+      '--port',
+      String(API_PORT),
+      '--data-dir',
+      n.dataDir,
+      '--name',
+      n.name,
+      '--cluster',
+      o.clusterOf?.(host) ?? o.cluster ?? 'e2e',
+      '--failure-timeout-ms',
+      String(o.failureTimeoutMs ?? 3000),
+      ...(o.nodeArgs?.(host) ?? []),
+    ];
+    n.start(this.lab, args, {
+      ...process.env,
+      TORUS_LOG_LEVEL: o.logLevel ?? 'warn',
+      TORUS_SECRET: o.secretOf?.(host) ?? this.secret,
+    });
     return n;
   }
 
@@ -93,12 +124,18 @@ export class NodeCluster {
 
   /** The view of every given node, or null if one does not answer. */
   async views(nodes: NodeProcess[] = this.live()): Promise<NodeView[] | null> {
-    const vs = await Promise.all(nodes.map(async (n) => {
-      const [node, state, topology] = await Promise.all([n.tryGet('/v1/node'), n.tryGet('/v1/state'), n.tryGet('/v1/topology')]);
-      if (!node || !state || !topology) return null;
-      n.id = (node as NodeView['node']).id;
-      return { host: n.host, node, state, topology } as NodeView;
-    }));
+    const vs = await Promise.all(
+      nodes.map(async (n) => {
+        const [node, state, topology] = await Promise.all([
+          n.tryGet('/v1/node'),
+          n.tryGet('/v1/state'),
+          n.tryGet('/v1/topology'),
+        ]);
+        if (!node || !state || !topology) return null;
+        n.id = (node as NodeView['node']).id;
+        return { host: n.host, node, state, topology } as NodeView;
+      }),
+    );
     return vs.every((v) => v !== null) ? (vs as NodeView[]) : null;
   }
 
@@ -118,33 +155,56 @@ export class NodeCluster {
     if (!vs || vs.length !== n) return false;
     const ids = new Set(vs.map((v) => v.node.id));
     const leaders = vs.filter((v) => v.node.role === 'leader');
-    return leaders.length === 1
-      && vs.every((v) => v.node.leaderId === leaders[0]!.node.id)
-      && vs.every((v) => Object.keys(v.state.state.nodes).length === n && Object.keys(v.state.state.nodes).every((id) => ids.has(id)))
-      && new Set(vs.map((v) => v.state.digest)).size === 1;
+    return (
+      leaders.length === 1 &&
+      vs.every((v) => v.node.leaderId === leaders[0]!.node.id) &&
+      vs.every(
+        (v) =>
+          Object.keys(v.state.state.nodes).length === n && Object.keys(v.state.state.nodes).every((id) => ids.has(id)),
+      ) &&
+      new Set(vs.map((v) => v.state.digest)).size === 1
+    );
   }
 
   /** Waits until the given nodes (default: every live one) agree (same node set, digest and leader); returns their views. */
-  async converged(ms: number, extra: (vs: NodeView[]) => boolean = () => true, nodes?: () => NodeProcess[]): Promise<NodeView[]> {
+  async converged(
+    ms: number,
+    extra: (vs: NodeView[]) => boolean = () => true,
+    nodes?: () => NodeProcess[],
+  ): Promise<NodeView[]> {
     const members = nodes ?? (() => this.live());
-    return this.until(`${members().length} nodes to agree`, async () => {
-      const vs = await this.views(members());
-      return NodeCluster.agreed(vs, members().length) && extra(vs!) && vs;
-    }, ms, 400);
+    return this.until(
+      `${members().length} nodes to agree`,
+      async () => {
+        const vs = await this.views(members());
+        return NodeCluster.agreed(vs, members().length) && extra(vs!) && vs;
+      },
+      ms,
+      400,
+    );
   }
 
   /**
    * Runs `node dist/main.js <args>` inside a host's namespace (the CLI then reaches its node at the default port and
    * finds the API token in the node's data dir, named by TORUS_DATA_DIR as for a node started with --data-dir).
    */
-  async cli(host: number, args: string[], timeoutMs = 20_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  async cli(
+    host: number,
+    args: string[],
+    timeoutMs = 20_000,
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
     const env: NodeJS.ProcessEnv = { ...process.env, TORUS_DATA_DIR: this.nodes[host]!.dataDir };
     delete env.TORUS_API;
     delete env.TORUS_TOKEN;
     const child = this.lab.spawn(host, process.execPath, [MAIN, ...args], { env });
-    let stdout = '', stderr = '';
-    child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    let stdout = '',
+      stderr = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const code = await new Promise<number>((resolve) => child.once('exit', (c, s) => resolve(c ?? (s ? 128 : 1))));
     clearTimeout(timer);
@@ -154,7 +214,9 @@ export class NodeCluster {
   dumpLogs(t: ClusterTest, lines = 40): void {
     for (const n of this.nodes) {
       const tail = n.stderr.trim().split('\n').slice(-lines).join('\n');
-      t.comment(`--- h${n.host} ${n.id} exit=${JSON.stringify(n.exit)} stdout: ${n.stdout.trim()}\n--- stderr (last ${lines} lines):\n${tail}`);
+      t.comment(
+        `--- h${n.host} ${n.id} exit=${JSON.stringify(n.exit)} stdout: ${n.stdout.trim()}\n--- stderr (last ${lines} lines):\n${tail}`,
+      );
     }
   }
 
@@ -164,5 +226,10 @@ export class NodeCluster {
 }
 
 /** Every member has a memory figure and links to every other (what the planner needs before placing). */
-export const profiled = (vs: NodeView[]): boolean => vs.every((v) => v.topology.nodes.length === vs.length && v.topology.nodes.every((n) => n.memory)
-  && v.topology.links.length === vs.length * (vs.length - 1));
+export const profiled = (vs: NodeView[]): boolean =>
+  vs.every(
+    (v) =>
+      v.topology.nodes.length === vs.length &&
+      v.topology.nodes.every((n) => n.memory) &&
+      v.topology.links.length === vs.length * (vs.length - 1),
+  );

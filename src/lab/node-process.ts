@@ -81,7 +81,9 @@ export class NodeProcess {
   async bridge(lab: Lab, sockPath: string): Promise<void> {
     const fwd = lab.spawn(this.host, process.execPath, ['-e', FORWARDER, sockPath, String(API_PORT)]);
     await new Promise<void>((resolve, reject) => {
-      fwd.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+      fwd.stdout!.on('data', (d: Buffer) => {
+        if (d.toString().includes('ready')) resolve();
+      });
       fwd.once('exit', (code) => reject(new Error(`forwarder in h${this.host} exited with ${code}`)));
     });
     this.#bridge = createServer((c) => {
@@ -90,7 +92,10 @@ export class NodeProcess {
       c.pipe(u).pipe(c);
       u.on('error', () => c.destroy());
       c.on('error', () => u.destroy());
-      c.on('close', () => { this.#sockets.delete(c); u.destroy(); });
+      c.on('close', () => {
+        this.#sockets.delete(c);
+        u.destroy();
+      });
     });
     await new Promise<void>((resolve) => this.#bridge!.listen(0, '127.0.0.1', resolve));
     const addr = this.#bridge.address();
@@ -118,7 +123,10 @@ export class NodeProcess {
 
   /** fetch against this node's API with its token, as a script or the CLI would call it. */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const res = await fetch(this.api + path, { ...init, headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) } });
+    const res = await fetch(this.api + path, {
+      ...init,
+      headers: { ...this.auth, ...(init.headers as Record<string, string> | undefined) },
+    });
     // Read before a restarted node wrote its new token (a rotated secret)? Read the file again next time.
     if (res.status === 401) this.#token = undefined;
     return res;
@@ -132,13 +140,21 @@ export class NodeProcess {
     this.spawnedAt = Date.now();
     const proc = lab.spawn(this.host, process.execPath, [MAIN, 'start', ...args], { env });
     this.proc = proc;
-    proc.stderr!.on('data', (d: Buffer) => { this.stderr += d.toString(); });
+    proc.stderr!.on('data', (d: Buffer) => {
+      this.stderr += d.toString();
+    });
     proc.stdout!.on('data', (d: Buffer) => {
       this.stdout += d.toString();
       const m = /torus node (\S+) \(incarnation (\d+)\)/.exec(this.stdout);
-      if (m && !this.printedAt) { this.printedId = m[1]!; this.incarnation = Number(m[2]); this.printedAt = Date.now(); }
+      if (m && !this.printedAt) {
+        this.printedId = m[1]!;
+        this.incarnation = Number(m[2]);
+        this.printedAt = Date.now();
+      }
     });
-    proc.once('exit', (code, signal) => { if (this.proc === proc) this.exit = { code, signal }; });
+    proc.once('exit', (code, signal) => {
+      if (this.proc === proc) this.exit = { code, signal };
+    });
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {

@@ -75,8 +75,10 @@ function escapeRe(s: string): string {
 
 export function planLab(options: LabOptions, pid: number, tag: string): LabPlan {
   const n = options.hosts;
-  if (!Number.isInteger(n) || n < 1 || n > 200) throw new TorusError('TORUS_CONFIG_INVALID', `lab: hosts must be 1..200, got ${n}`);
-  if (!/^[a-z0-9]{1,6}$/.test(tag)) throw new TorusError('TORUS_CONFIG_INVALID', `lab: tag must be 1-6 of [a-z0-9], got ${tag}`);
+  if (!Number.isInteger(n) || n < 1 || n > 200)
+    throw new TorusError('TORUS_CONFIG_INVALID', `lab: hosts must be 1..200, got ${n}`);
+  if (!/^[a-z0-9]{1,6}$/.test(tag))
+    throw new TorusError('TORUS_CONFIG_INVALID', `lab: tag must be 1-6 of [a-z0-9], got ${tag}`);
   const id = labId(pid, tag);
   if (options.lanRate !== undefined) parseRate(options.lanRate);
   const hosts: HostPlan[] = [];
@@ -97,18 +99,40 @@ export function planLab(options: LabOptions, pid: number, tag: string): LabPlan 
     if (spec.rate !== undefined) parseRate(spec.rate);
     const k = idx + 1;
     if (k > 254) throw new TorusError('TORUS_CONFIG_INVALID', 'lab: at most 254 point-to-point links');
-    links.push({ k, a, b, ifA: `p2p${k}`, ifB: `p2p${k}`, ipA: `10.77.${k}.1`, ipB: `10.77.${k}.2`, prefixLen: 24, rate: spec.rate, label: spec.label });
+    links.push({
+      k,
+      a,
+      b,
+      ifA: `p2p${k}`,
+      ifB: `p2p${k}`,
+      ipA: `10.77.${k}.1`,
+      ipB: `10.77.${k}.2`,
+      prefixLen: 24,
+      rate: spec.rate,
+      label: spec.label,
+    });
   });
   return { id, swNs: `${id}-sw`, hosts, links, lanRate: options.lanRate };
 }
 
-const UNITS: Record<string, number> = { bit: 1, kbit: 1e3, mbit: 1e6, gbit: 1e9, tbit: 1e12, bps: 8, kbps: 8e3, mbps: 8e6, gbps: 8e9 };
+const UNITS: Record<string, number> = {
+  bit: 1,
+  kbit: 1e3,
+  mbit: 1e6,
+  gbit: 1e9,
+  tbit: 1e12,
+  bps: 8,
+  kbps: 8e3,
+  mbps: 8e6,
+  gbps: 8e9,
+};
 
 /** '1gbit' → 1e9 bits per second (tc's units; 'bps' means bytes per second, as in tc). */
 export function parseRate(rate: string): number {
   const m = /^(\d+(?:\.\d+)?)([a-z]+)$/.exec(rate.trim().toLowerCase());
   const unit = m?.[2] !== undefined ? UNITS[m[2]] : undefined;
-  if (!m || unit === undefined || !(Number(m[1]) > 0)) throw new TorusError('TORUS_CONFIG_INVALID', `lab: bad rate ${JSON.stringify(rate)} (use e.g. 200mbit, 1gbit)`);
+  if (!m || unit === undefined || !(Number(m[1]) > 0))
+    throw new TorusError('TORUS_CONFIG_INVALID', `lab: bad rate ${JSON.stringify(rate)} (use e.g. 200mbit, 1gbit)`);
   return Number(m[1]) * unit;
 }
 

@@ -11,7 +11,14 @@ export function run(cmd: string, args: readonly string[], opts: { timeoutMs?: nu
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: opts.timeoutMs ?? 15_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
       if (error) {
-        reject(new TorusError('TORUS_INTERNAL', `${cmd} ${args.join(' ')} failed: ${String(stderr).trim() || error.message}`, { cmd, args: [...args] }, { cause: error }));
+        reject(
+          new TorusError(
+            'TORUS_INTERNAL',
+            `${cmd} ${args.join(' ')} failed: ${String(stderr).trim() || error.message}`,
+            { cmd, args: [...args] },
+            { cause: error },
+          ),
+        );
       } else resolve({ stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -28,7 +35,10 @@ export function runSyncQuiet(cmd: string, args: readonly string[]): string {
 
 export function parseNetnsList(text: string): string[] {
   // `ip netns list` prints "name" or "name (id: 3)".
-  return text.split('\n').map((l) => l.trim().split(/\s+/)[0] ?? '').filter((n) => n.length > 0);
+  return text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((n) => n.length > 0);
 }
 
 export async function listNetns(): Promise<string[]> {
@@ -50,7 +60,10 @@ export function pidAlive(pid: number): boolean {
 
 /** Pids of processes inside a namespace (`ip netns pids`), sync so exit handlers can use it. */
 export function netnsPidsSync(ns: string): number[] {
-  return runSyncQuiet('ip', ['netns', 'pids', ns]).split('\n').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+  return runSyncQuiet('ip', ['netns', 'pids', ns])
+    .split('\n')
+    .map((s) => Number(s.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
 }
 
 /** Kills every process inside the namespace (they are the lab's: nothing else runs there), then deletes it. */

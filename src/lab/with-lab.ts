@@ -9,7 +9,11 @@ export interface LabTestContext {
   plan(n: number, comment?: string): void;
 }
 
-export async function withLab<T>(t: LabTestContext, options: LabOptions, fn: (lab: Lab) => Promise<T> | T): Promise<T | undefined> {
+export async function withLab<T>(
+  t: LabTestContext,
+  options: LabOptions,
+  fn: (lab: Lab) => Promise<T> | T,
+): Promise<T | undefined> {
   const why = Lab.unavailableReason();
   if (why) {
     t.plan(0, `skipped: ${why}`);

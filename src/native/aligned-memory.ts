@@ -52,7 +52,8 @@ function carve(length: number): Buffer {
   } else {
     if (!slab || used + span > slab.byteLength) {
       const pages = SLAB_BYTES / WASM_PAGE;
-      slab = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }).buffer as unknown as SharedArrayBuffer;
+      slab = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
+        .buffer as unknown as SharedArrayBuffer;
       used = 0;
     }
     buf = Buffer.from(slab, used, length);

@@ -18,7 +18,12 @@ export interface DurableFs {
 }
 
 export const realFs: DurableFs = {
-  openSync, fsyncSync, closeSync, renameSync, unlinkSync, mkdirSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+  renameSync,
+  unlinkSync,
+  mkdirSync,
   writeSync: (fd, data) => writeSync(fd, data),
 };
 
@@ -42,7 +47,11 @@ export function fsyncDir(dir: string, fs: DurableFs = realFs): void {
  * Replaces `path` atomically and durably with `data` (created with `mode`, default 0600: these files hold ids,
  * votes, state and secrets). The directory is created (0700) when missing.
  */
-export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: { mode?: number; fs?: DurableFs } = {}): void {
+export function writeFileAtomicSync(
+  path: string,
+  data: string | Uint8Array,
+  options: { mode?: number; fs?: DurableFs } = {},
+): void {
   const fs = options.fs ?? realFs;
   const dir = dirname(path);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -55,14 +64,22 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
     fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
-    try { fs.unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw error;
   }
   fs.closeSync(fd);
   try {
     fs.renameSync(tmp, path);
   } catch (error) {
-    try { fs.unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw error;
   }
   fsyncDir(dir, fs);

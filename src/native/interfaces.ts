@@ -26,10 +26,16 @@ export interface ProfiledInterface extends NetInterface {
 
 /** Addresses a peer can dial: IPv4 and non-link-local IPv6, never loopback. */
 export function usableAddresses(infos: readonly os.NetworkInterfaceInfo[] | undefined): string[] {
-  return (infos ?? []).filter((i) => !i.internal && !(i.family === 'IPv6' && /^fe80:/i.test(i.address))).map((i) => i.address);
+  return (infos ?? [])
+    .filter((i) => !i.internal && !(i.family === 'IPv6' && /^fe80:/i.test(i.address)))
+    .map((i) => i.address);
 }
 
-export function joinAddresses(classified: readonly ClassifiedInterface[], addresses: AddressMap, overrides: Readonly<Record<string, InterfaceType>> = {}): ProfiledInterface[] {
+export function joinAddresses(
+  classified: readonly ClassifiedInterface[],
+  addresses: AddressMap,
+  overrides: Readonly<Record<string, InterfaceType>> = {},
+): ProfiledInterface[] {
   const byName = new Map(classified.map((c) => [c.name, c]));
   const out: ProfiledInterface[] = [];
   for (const [name, infos] of Object.entries(addresses)) {
@@ -37,14 +43,16 @@ export function joinAddresses(classified: readonly ClassifiedInterface[], addres
     if (ips.length === 0) continue;
     const c = byName.get(name);
     const type = overrides[name] ?? c?.type ?? 'unknown';
-    const reason = overrides[name] ? 'override' : c?.reason ?? 'not classified by the OS';
+    const reason = overrides[name] ? 'override' : (c?.reason ?? 'not classified by the OS');
     out.push({ name, ips, type, reason, ...(c?.speedMbps !== undefined ? { speedMbps: c.speedMbps } : {}) });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 function networksetup(): Promise<string> {
-  return new Promise((resolve) => execFile('networksetup', ['-listallhardwareports'], { timeout: 5000 }, (e, out) => resolve(e ? '' : String(out))));
+  return new Promise((resolve) =>
+    execFile('networksetup', ['-listallhardwareports'], { timeout: 5000 }, (e, out) => resolve(e ? '' : String(out))),
+  );
 }
 
 export async function discoverInterfaces(opts: DiscoverOptions = {}): Promise<ProfiledInterface[]> {
@@ -52,6 +60,7 @@ export async function discoverInterfaces(opts: DiscoverOptions = {}): Promise<Pr
   const overrides = opts.overrides ?? {};
   let classified: ClassifiedInterface[] = [];
   if (platform === 'linux') classified = await classifyLinuxInterfaces(opts.sysRoot ?? '/sys', overrides);
-  else if (platform === 'darwin') classified = classifyMacInterfaces(opts.hardwarePorts ?? (await networksetup()), overrides);
+  else if (platform === 'darwin')
+    classified = classifyMacInterfaces(opts.hardwarePorts ?? (await networksetup()), overrides);
   return joinAddresses(classified, opts.addresses ?? os.networkInterfaces(), overrides);
 }

@@ -12,13 +12,19 @@ export function parseMeminfo(text: string): MemoryInfo {
   const ramTotal = kb('MemTotal') ?? 0;
   // Kernels before 3.14 lack MemAvailable: approximate it as free + buffers + page cache.
   const ramAvailable = kb('MemAvailable') ?? (kb('MemFree') ?? 0) + (kb('Buffers') ?? 0) + (kb('Cached') ?? 0);
-  return { ramTotal, ramAvailable: Math.min(ramAvailable, ramTotal), swapTotal: kb('SwapTotal') ?? 0, swapAvailable: kb('SwapFree') ?? 0 };
+  return {
+    ramTotal,
+    ramAvailable: Math.min(ramAvailable, ramTotal),
+    swapTotal: kb('SwapTotal') ?? 0,
+    swapAvailable: kb('SwapFree') ?? 0,
+  };
 }
 
 /** `vm_stat`: available = (free + inactive) pages × page size, psutil's definition (what exo reports). */
 export function parseVmStat(text: string): { pageSize: number; availableBytes: number } {
   const pageSize = Number(/page size of (\d+) bytes/.exec(text)?.[1] ?? 4096);
-  const pages = (label: string): number => Number(new RegExp(`^Pages ${label}:\\s+(\\d+)\\.`, 'm').exec(text)?.[1] ?? 0);
+  const pages = (label: string): number =>
+    Number(new RegExp(`^Pages ${label}:\\s+(\\d+)\\.`, 'm').exec(text)?.[1] ?? 0);
   return { pageSize, availableBytes: (pages('free') + pages('inactive')) * pageSize };
 }
 
@@ -38,16 +44,27 @@ export function parseSwapUsage(text: string): { total: number; free: number } {
 }
 
 function sh(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(cmd, args, { timeout: 5000 }, (e, out) => (e ? reject(e) : resolve(String(out)))));
+  return new Promise((resolve, reject) =>
+    execFile(cmd, args, { timeout: 5000 }, (e, out) => (e ? reject(e) : resolve(String(out)))),
+  );
 }
 
 export async function readMemory(opts: { procRoot?: string; platform?: NodeJS.Platform } = {}): Promise<MemoryInfo> {
   const platform = opts.platform ?? process.platform;
   if (platform === 'linux') return parseMeminfo(await readFile(`${opts.procRoot ?? '/proc'}/meminfo`, 'utf8'));
   if (platform === 'darwin') {
-    const [vm, memsize, swap] = await Promise.all([sh('vm_stat', []), sh('sysctl', ['hw.memsize']), sh('sysctl', ['vm.swapusage'])]);
+    const [vm, memsize, swap] = await Promise.all([
+      sh('vm_stat', []),
+      sh('sysctl', ['hw.memsize']),
+      sh('sysctl', ['vm.swapusage']),
+    ]);
     const s = parseSwapUsage(swap);
-    return { ramTotal: parseSysctlMemsize(memsize), ramAvailable: parseVmStat(vm).availableBytes, swapTotal: s.total, swapAvailable: s.free };
+    return {
+      ramTotal: parseSysctlMemsize(memsize),
+      ramAvailable: parseVmStat(vm).availableBytes,
+      swapTotal: s.total,
+      swapAvailable: s.free,
+    };
   }
   return { ramTotal: os.totalmem(), ramAvailable: os.freemem() };
 }

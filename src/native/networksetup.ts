@@ -29,7 +29,10 @@ export function classifyHardwarePort(p: HardwarePort): { type: InterfaceType; re
   return { type: 'unknown', reason: `port "${p.port}"` };
 }
 
-export function classifyMacInterfaces(text: string, overrides: Readonly<Record<string, InterfaceType>> = {}): ClassifiedInterface[] {
+export function classifyMacInterfaces(
+  text: string,
+  overrides: Readonly<Record<string, InterfaceType>> = {},
+): ClassifiedInterface[] {
   return parseHardwarePorts(text).map((p) => {
     const override = overrides[p.device];
     const c = override ? { type: override, reason: 'override' } : classifyHardwarePort(p);

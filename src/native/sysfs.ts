@@ -32,18 +32,26 @@ export interface ClassifiedInterface {
   readonly driver?: string;
 }
 
-const VIRTUAL_NAME = /^(lo|veth|docker|br-|virbr|vnet|tun|tap|wg|tailscale|zt|utun|ifb|dummy|bond|team|vxlan|gre|sit|ip6tnl|cni|flannel|cali|kube)/;
+const VIRTUAL_NAME =
+  /^(lo|veth|docker|br-|virbr|vnet|tun|tap|wg|tailscale|zt|utun|ifb|dummy|bond|team|vxlan|gre|sit|ip6tnl|cni|flannel|cali|kube)/;
 
 export function classifySysfs(f: SysfsFacts, override?: InterfaceType): ClassifiedInterface {
-  const base = { name: f.name, ...(f.speedMbps !== undefined ? { speedMbps: f.speedMbps } : {}), ...(f.driver ? { driver: f.driver } : {}) };
+  const base = {
+    name: f.name,
+    ...(f.speedMbps !== undefined ? { speedMbps: f.speedMbps } : {}),
+    ...(f.driver ? { driver: f.driver } : {}),
+  };
   if (override) return { ...base, type: override, reason: 'override' };
   if (f.arpType === 772) return { ...base, type: 'unknown', reason: 'loopback' };
   if (f.wireless || f.devtype === 'wlan') return { ...base, type: 'wifi', reason: 'wireless' };
-  if ((f.driver ?? '').startsWith('thunderbolt') || /^thunderbolt\d*$/.test(f.name)) return { ...base, type: 'thunderbolt', reason: 'thunderbolt driver' };
+  if ((f.driver ?? '').startsWith('thunderbolt') || /^thunderbolt\d*$/.test(f.name))
+    return { ...base, type: 'thunderbolt', reason: 'thunderbolt driver' };
   if (f.bridge) return { ...base, type: 'unknown', reason: 'bridge (virtual)' };
   if (f.tun) return { ...base, type: 'unknown', reason: 'tun/tap (virtual)' };
-  if (f.hasDevice && !f.virtual && f.arpType === 1) return { ...base, type: 'ethernet', reason: `physical ethernet (${f.driver ?? 'driver unknown'})` };
-  if (f.virtual || !f.hasDevice || VIRTUAL_NAME.test(f.name)) return { ...base, type: 'unknown', reason: 'virtual device' };
+  if (f.hasDevice && !f.virtual && f.arpType === 1)
+    return { ...base, type: 'ethernet', reason: `physical ethernet (${f.driver ?? 'driver unknown'})` };
+  if (f.virtual || !f.hasDevice || VIRTUAL_NAME.test(f.name))
+    return { ...base, type: 'unknown', reason: 'virtual device' };
   return { ...base, type: 'unknown', reason: `arp type ${f.arpType ?? '?'}` };
 }
 
@@ -65,12 +73,20 @@ async function isDir(path: string): Promise<boolean> {
 
 export async function readSysfsFacts(sysRoot: string, name: string): Promise<SysfsFacts> {
   const dir = join(sysRoot, 'class', 'net', name);
-  const [typeText, speedText, uevent, link, driverLink, hasDevice, wireless, phy, bridge, tunFlags] = await Promise.all([
-    readText(join(dir, 'type')), readText(join(dir, 'speed')), readText(join(dir, 'uevent')),
-    readlink(dir).catch(() => ''), readlink(join(dir, 'device', 'driver')).catch(() => ''),
-    isDir(join(dir, 'device')), isDir(join(dir, 'wireless')), isDir(join(dir, 'phy80211')), isDir(join(dir, 'bridge')),
-    readText(join(dir, 'tun_flags')),
-  ]);
+  const [typeText, speedText, uevent, link, driverLink, hasDevice, wireless, phy, bridge, tunFlags] = await Promise.all(
+    [
+      readText(join(dir, 'type')),
+      readText(join(dir, 'speed')),
+      readText(join(dir, 'uevent')),
+      readlink(dir).catch(() => ''),
+      readlink(join(dir, 'device', 'driver')).catch(() => ''),
+      isDir(join(dir, 'device')),
+      isDir(join(dir, 'wireless')),
+      isDir(join(dir, 'phy80211')),
+      isDir(join(dir, 'bridge')),
+      readText(join(dir, 'tun_flags')),
+    ],
+  );
   const speed = Number(speedText);
   const arpType = Number(typeText);
   const devtype = /^DEVTYPE=(.*)$/m.exec(uevent ?? '')?.[1];
@@ -98,7 +114,10 @@ export async function listSysfsInterfaces(sysRoot = '/sys'): Promise<string[]> {
 }
 
 /** Every device under `<sysRoot>/class/net`, classified; `overrides` (name → type) win. */
-export async function classifyLinuxInterfaces(sysRoot = '/sys', overrides: Readonly<Record<string, InterfaceType>> = {}): Promise<ClassifiedInterface[]> {
+export async function classifyLinuxInterfaces(
+  sysRoot = '/sys',
+  overrides: Readonly<Record<string, InterfaceType>> = {},
+): Promise<ClassifiedInterface[]> {
   const names = await listSysfsInterfaces(sysRoot);
   const facts = await Promise.all(names.map((n) => readSysfsFacts(sysRoot, n)));
   return facts.map((f) => classifySysfs(f, overrides[f.name]));

@@ -22,10 +22,22 @@ export interface ActorSpecContext {
 
 const actorModule = (name: string): URL => siblingModule(import.meta.url, `../actors/${name}/worker`);
 
-export const ACTOR_NAMES = ['topology-keeper', 'cluster', 'network-profiler', 'placement-planner', 'runner-supervisor'] as const;
+export const ACTOR_NAMES = [
+  'topology-keeper',
+  'cluster',
+  'network-profiler',
+  'placement-planner',
+  'runner-supervisor',
+] as const;
 export type ActorName = (typeof ACTOR_NAMES)[number];
 
-export const SHUTDOWN_ORDER: readonly ActorName[] = ['placement-planner', 'runner-supervisor', 'network-profiler', 'topology-keeper', 'cluster'];
+export const SHUTDOWN_ORDER: readonly ActorName[] = [
+  'placement-planner',
+  'runner-supervisor',
+  'network-profiler',
+  'topology-keeper',
+  'cluster',
+];
 
 export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): ActorSpec[] {
   const { config, identity } = ctx;
@@ -52,10 +64,20 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       peerPortOffset: 1,
     },
     // Data-plane proofs (probe requests, ring sockets) use their own derived key; null in open mode.
-    'network-profiler': { ...common, ifaceTypes: config.ifaceTypes, apiPort: ctx.apiPort, dataKey, runners: { allowExec: config.allowExec, maxRunners: config.maxRunners } },
+    'network-profiler': {
+      ...common,
+      ifaceTypes: config.ifaceTypes,
+      apiPort: ctx.apiPort,
+      dataKey,
+      runners: { allowExec: config.allowExec, maxRunners: config.maxRunners },
+    },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
     'runner-supervisor': { ...common, dataKey, allowExec: config.allowExec, maxRunners: config.maxRunners },
   };
-  return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({ name, module: actorModule(name), options: all[name] }));
+  return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({
+    name,
+    module: actorModule(name),
+    options: all[name],
+  }));
 }

@@ -28,7 +28,15 @@ export const API_FLAGS = {
   'tls-key': { type: 'string' },
 } as const;
 
-export const API_CONFIG_KEYS = ['apiAllowedHosts', 'maxHttpConnections', 'maxHttpConnectionsPerIp', 'maxSseClients', 'maxWriteRate', 'tlsCert', 'tlsKey'];
+export const API_CONFIG_KEYS = [
+  'apiAllowedHosts',
+  'maxHttpConnections',
+  'maxHttpConnectionsPerIp',
+  'maxSseClients',
+  'maxWriteRate',
+  'tlsCert',
+  'tlsKey',
+];
 
 export const API_USAGE = `  --api-allowed-hosts H,H  host names the API answers to besides this machine's addresses, its host name and
                           localhost (a Host header naming anything else is refused: DNS rebinding)
@@ -43,18 +51,39 @@ type Pick = (flag: string, key: string) => { value: unknown; where: 'flag' | 'co
 
 function count(p: ReturnType<Pick>, fallback: number, max: number): number {
   if (p.value === undefined) return fallback;
-  const n = typeof p.value === 'number' ? p.value : typeof p.value === 'string' && /^\d+$/.test(p.value) ? Number(p.value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new ValidationError(p.where, p.path, `expected a whole number from 1 to ${max}, got ${JSON.stringify(p.value)}`);
+  const n =
+    typeof p.value === 'number'
+      ? p.value
+      : typeof p.value === 'string' && /^\d+$/.test(p.value)
+        ? Number(p.value)
+        : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new ValidationError(
+      p.where,
+      p.path,
+      `expected a whole number from 1 to ${max}, got ${JSON.stringify(p.value)}`,
+    );
   return n;
 }
 
 function hosts(p: ReturnType<Pick>): string[] {
   if (p.value === undefined) return [];
-  const list = Array.isArray(p.value) ? p.value : typeof p.value === 'string' ? p.value.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  const list = Array.isArray(p.value)
+    ? p.value
+    : typeof p.value === 'string'
+      ? p.value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : null;
   if (!list) throw new ValidationError(p.where, p.path, 'expected host names separated by commas');
   return list.map((h, i) => {
     if (typeof h !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*|[A-Za-z0-9.-]{1,253})$/.test(h)) {
-      throw new ValidationError(p.where, `${p.path}[${i}]`, `expected a host name or address (no port), got ${JSON.stringify(h)}`);
+      throw new ValidationError(
+        p.where,
+        `${p.path}[${i}]`,
+        `expected a host name or address (no port), got ${JSON.stringify(h)}`,
+      );
     }
     return h.toLowerCase();
   });
@@ -79,7 +108,11 @@ export function parseApiConfig(pick: Pick): ApiConfig {
     tlsKey: pemFile(key),
     apiAllowedHosts: hosts(pick('api-allowed-hosts', 'apiAllowedHosts')),
     maxHttpConnections: count(pick('max-http-connections', 'maxHttpConnections'), d.maxConnections, 1_000_000),
-    maxHttpConnectionsPerIp: count(pick('max-http-connections-per-ip', 'maxHttpConnectionsPerIp'), d.maxConnectionsPerIp, 1_000_000),
+    maxHttpConnectionsPerIp: count(
+      pick('max-http-connections-per-ip', 'maxHttpConnectionsPerIp'),
+      d.maxConnectionsPerIp,
+      1_000_000,
+    ),
     maxSseClients: count(pick('max-sse-clients', 'maxSseClients'), d.maxSseClients, 100_000),
     maxWriteRate: count(pick('max-write-rate', 'maxWriteRate'), d.maxWriteRate, 1_000_000),
   };

@@ -7,7 +7,12 @@ import type { NodeConfig } from './config.js';
 import type { ClusterCredential } from './credentials.js';
 import { hostname } from 'node:os';
 
-export function createArtifactService(runtime: Runtime, config: NodeConfig, nodeId: string, credential: ClusterCredential): ArtifactService {
+export function createArtifactService(
+  runtime: Runtime,
+  config: NodeConfig,
+  nodeId: string,
+  credential: ClusterCredential,
+): ArtifactService {
   return new ArtifactService({
     nodeId,
     nodeName: config.name ?? hostname(),
@@ -17,7 +22,13 @@ export function createArtifactService(runtime: Runtime, config: NodeConfig, node
     runCpuTask: (task, input) => runtime.pool.run(task, input),
     cluster: {
       state: async () => (await runtime.request<StateAnswer>('topology-keeper', { type: 'state' })).state,
-      propose: async (event) => { await runtime.request('cluster', { type: 'propose', event: event as unknown as Record<string, unknown> }, { timeoutMs: 5000 }); },
+      propose: async (event) => {
+        await runtime.request(
+          'cluster',
+          { type: 'propose', event: event as unknown as Record<string, unknown> },
+          { timeoutMs: 5000 },
+        );
+      },
     },
   });
 }

@@ -9,7 +9,12 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../protocols/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import type { SecretSource } from './credentials.js';
-import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS, parseExecPolicy, type ExecPolicy } from '../protocols/exec-policy.js';
+import {
+  DEFAULT_MAX_INSTANCES,
+  DEFAULT_MAX_RUNNERS,
+  parseExecPolicy,
+  type ExecPolicy,
+} from '../protocols/exec-policy.js';
 import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
@@ -54,7 +59,6 @@ export interface NodeConfig extends ApiConfig {
   /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
   readonly maxPendingHandshakes: number;
 }
-
 
 export const NODE_FLAGS = {
   help: { type: 'boolean', short: 'h' },
@@ -121,12 +125,20 @@ const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
 function parsePort(value: unknown, where: 'flag' | 'config', path: string): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new ValidationError(where, path, `expected a port number 0-65535, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new ValidationError(where, path, `expected a port number 0-65535, got ${JSON.stringify(value)}`);
   return n;
 }
 
 function parsePeers(value: unknown, where: 'flag' | 'config', path: string): string[] {
-  const list = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  const list = Array.isArray(value)
+    ? value
+    : typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : null;
   if (!list) throw new ValidationError(where, path, 'expected host:port entries');
   return list.map((entry, i) => {
     const m = typeof entry === 'string' ? HOST_PORT.exec(entry) : null;
@@ -140,15 +152,22 @@ function parseIfaceTypes(value: unknown, where: 'flag' | 'config', path: string)
   const out: Record<string, InterfaceType> = {};
   const entries: Array<[string, unknown]> = Array.isArray(value)
     ? value.map((item, i) => {
-      const m = typeof item === 'string' ? /^([^=\s]+)=(\S+)$/.exec(item) : null;
-      if (!m) throw new ValidationError(where, `${path}[${i}]`, `expected NAME=TYPE, got ${JSON.stringify(item)}`);
-      return [m[1]!, m[2]];
-    })
-    : value && typeof value === 'object' ? Object.entries(value) : [];
-  if (!Array.isArray(value) && (typeof value !== 'object' || value === null)) throw new ValidationError(where, path, 'expected NAME=TYPE entries');
+        const m = typeof item === 'string' ? /^([^=\s]+)=(\S+)$/.exec(item) : null;
+        if (!m) throw new ValidationError(where, `${path}[${i}]`, `expected NAME=TYPE, got ${JSON.stringify(item)}`);
+        return [m[1]!, m[2]];
+      })
+    : value && typeof value === 'object'
+      ? Object.entries(value)
+      : [];
+  if (!Array.isArray(value) && (typeof value !== 'object' || value === null))
+    throw new ValidationError(where, path, 'expected NAME=TYPE entries');
   for (const [name, type] of entries) {
     if (!(INTERFACE_TYPES as readonly unknown[]).includes(type)) {
-      throw new ValidationError(where, `${path}.${name}`, `unknown interface type ${JSON.stringify(type)}; expected one of ${INTERFACE_TYPES.join(', ')}`);
+      throw new ValidationError(
+        where,
+        `${path}.${name}`,
+        `unknown interface type ${JSON.stringify(type)}; expected one of ${INTERFACE_TYPES.join(', ')}`,
+      );
     }
     out[name] = type as InterfaceType;
   }
@@ -168,9 +187,29 @@ function readConfigFile(path: string): Record<string, unknown> {
   } catch (error) {
     throw new ValidationError('config', path, `not valid JSON: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('config', path, 'expected a JSON object');
-  const known = ['dataDir', 'port', 'host', 'name', 'cluster', 'secret', 'secretFile', 'insecureOpen', 'apiTokenFile', 'peers', 'ifaceTypes', 'logLevel', 'mdns', 'failureTimeoutMs', 'maxPendingHandshakes', ...API_CONFIG_KEYS,
-    'allowExec', 'maxRunners', 'maxInstances'];
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ValidationError('config', path, 'expected a JSON object');
+  const known = [
+    'dataDir',
+    'port',
+    'host',
+    'name',
+    'cluster',
+    'secret',
+    'secretFile',
+    'insecureOpen',
+    'apiTokenFile',
+    'peers',
+    'ifaceTypes',
+    'logLevel',
+    'mdns',
+    'failureTimeoutMs',
+    'maxPendingHandshakes',
+    ...API_CONFIG_KEYS,
+    'allowExec',
+    'maxRunners',
+    'maxInstances',
+  ];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
@@ -178,7 +217,8 @@ function readConfigFile(path: string): Record<string, unknown> {
 }
 
 function nonEmpty(value: unknown, where: 'flag' | 'config', path: string): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 256) throw new ValidationError(where, path, 'expected a non-empty string');
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 256)
+    throw new ValidationError(where, path, 'expected a non-empty string');
   return value;
 }
 
@@ -190,17 +230,32 @@ function readSecretFile(path: string, where: 'flag' | 'config', key: string, wha
     throw new ValidationError(where, key, `cannot read ${what} file ${path}: ${(error as Error).message}`);
   }
   if (!secret) throw new ValidationError(where, key, `${what} file ${path} is empty`);
-  if (secret.length > 1024 || /\s/.test(secret)) throw new ValidationError(where, key, `${what} file ${path} must hold one line without spaces (at most 1024 characters)`);
+  if (secret.length > 1024 || /\s/.test(secret))
+    throw new ValidationError(
+      where,
+      key,
+      `${what} file ${path} must hold one line without spaces (at most 1024 characters)`,
+    );
   return secret;
 }
 
 /** The credential flags, in precedence order: --secret, --secret-file, TORUS_SECRET, config secret/secretFile. */
-function pickSecret(values: Record<string, unknown>, file: Record<string, unknown>, env: NodeJS.ProcessEnv): { secret?: string; source?: SecretSource } {
+function pickSecret(
+  values: Record<string, unknown>,
+  file: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): { secret?: string; source?: SecretSource } {
   if (values.secret !== undefined) return { secret: nonEmpty(values.secret, 'flag', '--secret'), source: 'flag' };
-  if (values['secret-file'] !== undefined) return { secret: readSecretFile(String(values['secret-file']), 'flag', '--secret-file'), source: 'file' };
-  if (env.TORUS_SECRET !== undefined && env.TORUS_SECRET !== '') return { secret: nonEmpty(env.TORUS_SECRET, 'flag', 'TORUS_SECRET'), source: 'env' };
+  if (values['secret-file'] !== undefined)
+    return { secret: readSecretFile(String(values['secret-file']), 'flag', '--secret-file'), source: 'file' };
+  if (env.TORUS_SECRET !== undefined && env.TORUS_SECRET !== '')
+    return { secret: nonEmpty(env.TORUS_SECRET, 'flag', 'TORUS_SECRET'), source: 'env' };
   if (file.secret !== undefined) return { secret: nonEmpty(file.secret, 'config', 'secret'), source: 'config' };
-  if (file.secretFile !== undefined) return { secret: readSecretFile(nonEmpty(file.secretFile, 'config', 'secretFile'), 'config', 'secretFile'), source: 'file' };
+  if (file.secretFile !== undefined)
+    return {
+      secret: readSecretFile(nonEmpty(file.secretFile, 'config', 'secretFile'), 'config', 'secretFile'),
+      source: 'file',
+    };
   return {};
 }
 
@@ -213,7 +268,8 @@ function normalizeArgs(args: readonly string[]): string[] {
 function parseCount(value: unknown, fallback: number, where: 'flag' | 'config', path: string, max: number): number {
   if (value === undefined) return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new ValidationError(where, path, `expected a whole number 1-${max}, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new ValidationError(where, path, `expected a whole number 1-${max}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -242,7 +298,9 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   }
   const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
   const pick = (flag: string, key: string): { value: unknown; where: 'flag' | 'config'; path: string } =>
-    values[flag] !== undefined ? { value: values[flag], where: 'flag', path: `--${flag}` } : { value: file[key], where: 'config', path: key };
+    values[flag] !== undefined
+      ? { value: values[flag], where: 'flag', path: `--${flag}` }
+      : { value: file[key], where: 'config', path: key };
 
   const port = pick('port', 'port');
   const peers = pick('peers', 'peers');
@@ -250,7 +308,12 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   const level = pick('log-level', 'logLevel');
   const timeout = pick('failure-timeout-ms', 'failureTimeoutMs');
   const logLevel = level.value ?? env.TORUS_LOG_LEVEL ?? 'warn';
-  if (!isLogLevel(logLevel)) throw new ValidationError(level.where, level.path, `expected debug, info, warn, error or silent, got ${JSON.stringify(logLevel)}`);
+  if (!isLogLevel(logLevel))
+    throw new ValidationError(
+      level.where,
+      level.path,
+      `expected debug, info, warn, error or silent, got ${JSON.stringify(logLevel)}`,
+    );
   const failureTimeoutMs = timeout.value === undefined ? 4_000 : Number(timeout.value);
   if (!Number.isFinite(failureTimeoutMs) || failureTimeoutMs < 500 || failureTimeoutMs > 600_000) {
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
@@ -263,22 +326,38 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   }
 
   const { secret, source: secretSource } = pickSecret(values, file, env);
-  if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean') throw new ValidationError('config', 'insecureOpen', 'expected true or false');
+  if (file.insecureOpen !== undefined && typeof file.insecureOpen !== 'boolean')
+    throw new ValidationError('config', 'insecureOpen', 'expected true or false');
   const insecureOpen = values['insecure-open'] === true || file.insecureOpen === true;
   if (insecureOpen && secret !== undefined) {
-    throw new ValidationError(values['insecure-open'] === true ? 'flag' : 'config', values['insecure-open'] === true ? '--insecure-open' : 'insecureOpen', 'cannot be combined with a cluster secret');
+    throw new ValidationError(
+      values['insecure-open'] === true ? 'flag' : 'config',
+      values['insecure-open'] === true ? '--insecure-open' : 'insecureOpen',
+      'cannot be combined with a cluster secret',
+    );
   }
   const tokenFile = pick('api-token-file', 'apiTokenFile');
-  const apiToken = tokenFile.value === undefined ? undefined : readSecretFile(nonEmpty(tokenFile.value, tokenFile.where, tokenFile.path), tokenFile.where, tokenFile.path, 'API token');
-  if (apiToken !== undefined && apiToken.length < 16) throw new ValidationError(tokenFile.where, tokenFile.path, 'an API token needs at least 16 characters');
-  if (insecureOpen && apiToken !== undefined) throw new ValidationError(tokenFile.where, tokenFile.path, 'cannot be combined with --insecure-open');
+  const apiToken =
+    tokenFile.value === undefined
+      ? undefined
+      : readSecretFile(
+          nonEmpty(tokenFile.value, tokenFile.where, tokenFile.path),
+          tokenFile.where,
+          tokenFile.path,
+          'API token',
+        );
+  if (apiToken !== undefined && apiToken.length < 16)
+    throw new ValidationError(tokenFile.where, tokenFile.path, 'an API token needs at least 16 characters');
+  if (insecureOpen && apiToken !== undefined)
+    throw new ValidationError(tokenFile.where, tokenFile.path, 'cannot be combined with --insecure-open');
 
   const name = pick('name', 'name');
   const cluster = pick('cluster', 'cluster');
   const dataDir = pick('data-dir', 'dataDir');
   const host = pick('host', 'host');
   const mdnsOff = values['no-mdns'] === true || file.mdns === false;
-  if (file.mdns !== undefined && typeof file.mdns !== 'boolean') throw new ValidationError('config', 'mdns', 'expected true or false');
+  if (file.mdns !== undefined && typeof file.mdns !== 'boolean')
+    throw new ValidationError('config', 'mdns', 'expected true or false');
   const exec = pick('allow-exec', 'allowExec');
   const maxRunners = pick('max-runners', 'maxRunners');
   const maxInstances = pick('max-instances', 'maxInstances');
@@ -286,7 +365,10 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     help: values.help === true,
     config: {
-      dataDir: dataDir.value === undefined ? env.TORUS_DATA_DIR || join(homedir(), '.torus') : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
+      dataDir:
+        dataDir.value === undefined
+          ? env.TORUS_DATA_DIR || join(homedir(), '.torus')
+          : nonEmpty(dataDir.value, dataDir.where, dataDir.path),
       port: port.value === undefined ? DEFAULT_PORT : parsePort(port.value, port.where, port.path),
       host: host.value === undefined ? '0.0.0.0' : nonEmpty(host.value, host.where, host.path),
       name: name.value === undefined ? undefined : nonEmpty(name.value, name.where, name.path),
@@ -302,7 +384,13 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       failureTimeoutMs,
       allowExec: execPolicyOf(exec.value, exec.where, exec.path),
       maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
-      maxInstances: parseCount(maxInstances.value, DEFAULT_MAX_INSTANCES, maxInstances.where, maxInstances.path, 100_000),
+      maxInstances: parseCount(
+        maxInstances.value,
+        DEFAULT_MAX_INSTANCES,
+        maxInstances.where,
+        maxInstances.path,
+        100_000,
+      ),
       repairState: values['repair-state'] === true,
       maxPendingHandshakes,
       ...parseApiConfig(pick),

@@ -31,7 +31,13 @@ export interface ClusterKeys {
 }
 
 export type ClusterCredential =
-  | { readonly mode: 'secret'; readonly source: SecretSource; readonly secret: string; readonly keys: ClusterKeys; readonly apiToken: string }
+  | {
+      readonly mode: 'secret';
+      readonly source: SecretSource;
+      readonly secret: string;
+      readonly keys: ClusterKeys;
+      readonly apiToken: string;
+    }
   | { readonly mode: 'open' };
 
 /** A fresh secret: 256 random bits, URL-safe, recognisable. */
@@ -78,7 +84,10 @@ export interface CredentialInput {
  * secret and API token are written to the data dir (0600) so later starts and the local CLI find them.
  * `onEvent` reports what happened, for the start-up message.
  */
-export function resolveCredential(input: CredentialInput, onEvent: (what: 'created' | 'replaced' | 'saved') => void = () => {}): ClusterCredential {
+export function resolveCredential(
+  input: CredentialInput,
+  onEvent: (what: 'created' | 'replaced' | 'saved') => void = () => {},
+): ClusterCredential {
   if (input.insecureOpen) return { mode: 'open' };
   const saved = readSecretIn(input.dataDir);
   let secret: string;

@@ -11,7 +11,10 @@ export function secureDataDir(dir: string, warn: (message: string, fields: Recor
   if ((st.mode & 0o077) === 0) return;
   const mine = typeof process.getuid !== 'function' || st.uid === process.getuid();
   if (!mine || (st.mode & 0o1000) !== 0) {
-    warn('the data dir is readable by other users; use a private one (--data-dir)', { dataDir: dir, mode: (st.mode & 0o7777).toString(8) });
+    warn('the data dir is readable by other users; use a private one (--data-dir)', {
+      dataDir: dir,
+      mode: (st.mode & 0o7777).toString(8),
+    });
     return;
   }
   chmodSync(dir, 0o700);

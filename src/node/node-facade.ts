@@ -7,7 +7,19 @@ import { TorusError } from '../protocols/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
-  InstanceView, MeasureLinksAnswer, MemberRemovalAnswer, NodeFacade, NodeInfo, NodeMetrics, NodeRole, QuorumInfo, PeerView, RingBenchProgress, RingBenchStarted, StateView, TopologyView,
+  InstanceView,
+  MeasureLinksAnswer,
+  MemberRemovalAnswer,
+  NodeFacade,
+  NodeInfo,
+  NodeMetrics,
+  NodeRole,
+  QuorumInfo,
+  PeerView,
+  RingBenchProgress,
+  RingBenchStarted,
+  StateView,
+  TopologyView,
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
@@ -26,13 +38,21 @@ export interface FacadeContext {
   readonly version: string;
   readonly startedAt: number;
   readonly feed: EventFeed;
-  readonly ringBench?: (request: unknown, onProgress: (p: RingBenchProgress) => void, facade: NodeFacade) => Promise<RingBenchStarted>;
+  readonly ringBench?: (
+    request: unknown,
+    onProgress: (p: RingBenchProgress) => void,
+    facade: NodeFacade,
+  ) => Promise<RingBenchStarted>;
   readonly artifacts?: ArtifactService;
   /** Proves this node to other nodes' APIs (a followed log of a rank held elsewhere). */
   readonly signPeer: PeerSigner;
 }
 
-interface RoleAnswer { readonly role: NodeRole; readonly leaderId?: string | undefined; readonly quorum?: QuorumInfo | undefined }
+interface RoleAnswer {
+  readonly role: NodeRole;
+  readonly leaderId?: string | undefined;
+  readonly quorum?: QuorumInfo | undefined;
+}
 
 const COMMAND_TIMEOUT_MS = 30_000;
 
@@ -59,7 +79,17 @@ export class ActorNodeFacade implements NodeFacade {
   async node(): Promise<NodeInfo> {
     const { role, leaderId, quorum } = await this.#role();
     const c = this.#ctx;
-    return { id: c.nodeId, name: c.name, version: c.version, incarnation: c.incarnation, uptimeMs: Date.now() - c.startedAt, role, leaderId, cluster: c.config.cluster, quorum };
+    return {
+      id: c.nodeId,
+      name: c.name,
+      version: c.version,
+      incarnation: c.incarnation,
+      uptimeMs: Date.now() - c.startedAt,
+      role,
+      leaderId,
+      cluster: c.config.cluster,
+      quorum,
+    };
   }
 
   async #stateAnswer(): Promise<StateAnswer> {
@@ -68,7 +98,16 @@ export class ActorNodeFacade implements NodeFacade {
 
   runnerLog(request: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
     const c = this.#ctx;
-    return openRunnerLog({ nodeId: c.nodeId, dataDir: c.config.dataDir, signPeer: c.signPeer, state: async () => (await this.#stateAnswer()).state }, request, signal);
+    return openRunnerLog(
+      {
+        nodeId: c.nodeId,
+        dataDir: c.config.dataDir,
+        signPeer: c.signPeer,
+        state: async () => (await this.#stateAnswer()).state,
+      },
+      request,
+      signal,
+    );
   }
 
   async state(): Promise<StateView> {
@@ -82,30 +121,45 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   async removeMember(nodeId: string): Promise<MemberRemovalAnswer> {
-    if (!this.#ctx.runtime.actors().includes('cluster')) throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
-    return this.#ctx.runtime.request<MemberRemovalAnswer>('cluster', { type: 'remove-member', nodeId }, { timeoutMs: COMMAND_TIMEOUT_MS });
+    if (!this.#ctx.runtime.actors().includes('cluster'))
+      throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
+    return this.#ctx.runtime.request<MemberRemovalAnswer>(
+      'cluster',
+      { type: 'remove-member', nodeId },
+      { timeoutMs: COMMAND_TIMEOUT_MS },
+    );
   }
 
   async peers(): Promise<readonly PeerView[]> {
     if (!this.#ctx.runtime.actors().includes('cluster')) return [];
-    const answer = await this.#ctx.runtime.request<{ peers: readonly PeerView[] } | readonly PeerView[]>('cluster', { type: 'peers' });
+    const answer = await this.#ctx.runtime.request<{ peers: readonly PeerView[] } | readonly PeerView[]>('cluster', {
+      type: 'peers',
+    });
     return Array.isArray(answer) ? answer : (answer as { peers: readonly PeerView[] }).peers;
   }
 
   async previewPlacements(request: unknown): Promise<unknown> {
     const state = await this.#ctx.runtime.request('topology-keeper', { type: 'placementState' });
-    return this.#ctx.runtime.request('placement-planner', { type: 'preview', state, request }, { timeoutMs: COMMAND_TIMEOUT_MS });
+    return this.#ctx.runtime.request(
+      'placement-planner',
+      { type: 'preview', state, request },
+      { timeoutMs: COMMAND_TIMEOUT_MS },
+    );
   }
 
   async #command(command: Record<string, unknown>): Promise<unknown> {
-    if (!this.#ctx.runtime.actors().includes('cluster')) throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
+    if (!this.#ctx.runtime.actors().includes('cluster'))
+      throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
     return this.#ctx.runtime.request('cluster', { type: 'command', command }, { timeoutMs: COMMAND_TIMEOUT_MS });
   }
 
   async createInstance(request: unknown): Promise<InstanceView> {
-    const outcome = (await this.#command({ ...(request as Record<string, unknown>), type: 'PlaceInstance' })) as { instanceId?: string } | null;
+    const outcome = (await this.#command({ ...(request as Record<string, unknown>), type: 'PlaceInstance' })) as {
+      instanceId?: string;
+    } | null;
     const id = outcome?.instanceId;
-    if (!id) throw new TorusError('TORUS_INTERNAL', 'the leader accepted the placement but named no instance', { outcome });
+    if (!id)
+      throw new TorusError('TORUS_INTERNAL', 'the leader accepted the placement but named no instance', { outcome });
     return this.#untilApplied((state) => instanceView(state, id), `instance ${id}`);
   }
 
@@ -115,7 +169,8 @@ export class ActorNodeFacade implements NodeFacade {
     for (;;) {
       const result = done((await this.#stateAnswer()).state);
       if (result !== undefined) return result;
-      if (Date.now() > end) throw new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`);
+      if (Date.now() > end)
+        throw new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -152,8 +207,16 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   /** POST /v1/links/measure: the network profiler queues the matching links (its `measure` request). */
-  async measureLinks(request: { readonly peer?: string | undefined; readonly ip?: string | undefined }): Promise<MeasureLinksAnswer> {
-    if (!this.#ctx.runtime.actors().includes('network-profiler')) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no network profiler');
-    return this.#ctx.runtime.request<MeasureLinksAnswer>('network-profiler', { type: 'measure', ...(request.peer !== undefined ? { sink: request.peer } : {}), ...(request.ip !== undefined ? { ip: request.ip } : {}) });
+  async measureLinks(request: {
+    readonly peer?: string | undefined;
+    readonly ip?: string | undefined;
+  }): Promise<MeasureLinksAnswer> {
+    if (!this.#ctx.runtime.actors().includes('network-profiler'))
+      throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no network profiler');
+    return this.#ctx.runtime.request<MeasureLinksAnswer>('network-profiler', {
+      type: 'measure',
+      ...(request.peer !== undefined ? { sink: request.peer } : {}),
+      ...(request.ip !== undefined ? { ip: request.ip } : {}),
+    });
   }
 }

@@ -29,31 +29,54 @@ export function remoteApiLine(address: string, port: number, fingerprint: string
   return `TORUS_API=https://${host}:${port} TORUS_API_FINGERPRINT=${fingerprint}`;
 }
 
-export function startBanner(o: { nodeId: string; incarnation: number; host: string; port: number; config: NodeConfig; credential: ClusterCredential; fingerprint?: string | undefined }): string {
+export function startBanner(o: {
+  nodeId: string;
+  incarnation: number;
+  host: string;
+  port: number;
+  config: NodeConfig;
+  credential: ClusterCredential;
+  fingerprint?: string | undefined;
+}): string {
   const local = ['0.0.0.0', '::'].includes(o.host) ? '127.0.0.1' : o.host;
-  const reachable = ['0.0.0.0', '::'].includes(o.host) ? lanAddress() ?? local : o.host;
+  const reachable = ['0.0.0.0', '::'].includes(o.host) ? (lanAddress() ?? local) : o.host;
   const lines = [`torus node ${o.nodeId} (incarnation ${o.incarnation}) listening on ${o.host}:${o.port}`];
   if (o.credential.mode === 'open') {
     lines.push(`  dashboard: http://${local}:${o.port}/`);
-    lines.push('  WARNING: --insecure-open: no credential. Anyone who reaches this node can run commands on every node of the cluster.');
+    lines.push(
+      '  WARNING: --insecure-open: no credential. Anyone who reaches this node can run commands on every node of the cluster.',
+    );
   } else {
     lines.push(`  dashboard: http://${local}:${o.port}/?token=${o.credential.apiToken}`);
     if (o.fingerprint && reachable !== local) {
       // From another machine the API answers credentials over TLS only; the fragment (never sent) names the
       // certificate the browser's warning page should show.
       const host = reachable.includes(':') ? `[${reachable}]` : reachable;
-      lines.push(`  dashboard from another machine: https://${host}:${o.port}/?token=${o.credential.apiToken}#sha256=${o.fingerprint}`);
+      lines.push(
+        `  dashboard from another machine: https://${host}:${o.port}/?token=${o.credential.apiToken}#sha256=${o.fingerprint}`,
+      );
     }
   }
-  lines.push(`  join from another machine: ${joinCommand(o.credential.mode === 'secret' ? o.credential.secret : null, reachable, o.port, o.config.cluster)}`);
-  if (o.fingerprint) lines.push(`  API certificate sha256 ${o.fingerprint}; the CLI elsewhere: ${remoteApiLine(reachable, o.port, o.fingerprint)} node dist/main.js status`);
+  lines.push(
+    `  join from another machine: ${joinCommand(o.credential.mode === 'secret' ? o.credential.secret : null, reachable, o.port, o.config.cluster)}`,
+  );
+  if (o.fingerprint)
+    lines.push(
+      `  API certificate sha256 ${o.fingerprint}; the CLI elsewhere: ${remoteApiLine(reachable, o.port, o.fingerprint)} node dist/main.js status`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
 /** Warnings about how the credential was given, printed before the node starts. */
 export function credentialWarnings(config: NodeConfig): string[] {
   const out: string[] = [];
-  if (config.secretSource === 'flag') out.push('torus: warning: --secret is visible to every user of this machine (ps); prefer --secret-file or TORUS_SECRET');
-  if (config.insecureOpen) out.push('torus: WARNING: --insecure-open: the API and the cluster port accept anyone; exec workloads are as open as the flags below allow');
+  if (config.secretSource === 'flag')
+    out.push(
+      'torus: warning: --secret is visible to every user of this machine (ps); prefer --secret-file or TORUS_SECRET',
+    );
+  if (config.insecureOpen)
+    out.push(
+      'torus: WARNING: --insecure-open: the API and the cluster port accept anyone; exec workloads are as open as the flags below allow',
+    );
   return out;
 }

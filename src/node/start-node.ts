@@ -49,12 +49,16 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   setLogLevel(config.logLevel);
   secureDataDir(config.dataDir, (message, fields) => log.warn(message, fields));
   const identity = await loadOrCreateIdentity(config.dataDir);
-  const credential = resolveCredential(config, (what) => log.info(`cluster secret ${what}`, { dataDir: config.dataDir }));
+  const credential = resolveCredential(config, (what) =>
+    log.info(`cluster secret ${what}`, { dataDir: config.dataDir }),
+  );
   const startedAt = Date.now();
   const feed = new EventFeed({ retain: 10_000 });
   let exitCode = 0;
   let resolveClosed: (code: number) => void = () => {};
-  const closed = new Promise<number>((resolve) => { resolveClosed = resolve; });
+  const closed = new Promise<number>((resolve) => {
+    resolveClosed = resolve;
+  });
   let shuttingDown: Promise<void> | undefined;
 
   const runtime = new Runtime({
@@ -76,7 +80,8 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       replacer.observe(entry);
     }
     // The runner supervisor reacts to applied events at once (it also polls the keeper as a safety net).
-    if (entries.length > 0 && runtime.actors().includes('runner-supervisor')) runtime.send('runner-supervisor', { type: 'events', entries }, 'node-events');
+    if (entries.length > 0 && runtime.actors().includes('runner-supervisor'))
+      runtime.send('runner-supervisor', { type: 'events', entries }, 'node-events');
     return null;
   });
   // The cluster actor asks this service to turn commands into events when this node leads.
@@ -88,26 +93,51 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId);
   runtime.register('artifacts', (body) => artifactGate.prepare(decodeRunnerArtifactsRequest(body)));
   const facade = new ActorNodeFacade({
-    runtime, config, feed, nodeId: identity.nodeId, incarnation: identity.incarnation,
-    name: config.name ?? hostname(), version: VERSION, startedAt,
+    runtime,
+    config,
+    feed,
+    nodeId: identity.nodeId,
+    incarnation: identity.incarnation,
+    name: config.name ?? hostname(),
+    version: VERSION,
+    startedAt,
     ringBench: (request, onProgress, facade) => startLiveRingBench(runtime, feed, request, onProgress, facade),
-    artifacts, signPeer: peerSigner(credential.mode === 'secret' ? credential.keys.peerHttpKey : null, identity.nodeId),
+    artifacts,
+    signPeer: peerSigner(credential.mode === 'secret' ? credential.keys.peerHttpKey : null, identity.nodeId),
   });
-  const probeHandler = createProbeHandler(() => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
-    { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null });
-  const tls = loadNodeCert({ dataDir: config.dataDir, nodeId: identity.nodeId, certFile: config.tlsCert, keyFile: config.tlsKey });
+  const probeHandler = createProbeHandler(
+    () => ({ nodeId: identity.nodeId, clusterName: config.cluster, incarnation: identity.incarnation }),
+    { dataKey: credential.mode === 'secret' ? credential.keys.dataKey : null },
+  );
+  const tls = loadNodeCert({
+    dataDir: config.dataDir,
+    nodeId: identity.nodeId,
+    certFile: config.tlsCert,
+    keyFile: config.tlsKey,
+  });
   const api = await createApiServer(facade, {
     tls,
     port: config.port,
     host: config.host,
-    auth: credential.mode === 'open' ? { mode: 'open' } : { mode: 'token', token: credential.apiToken, secretSource: credential.source, peerKey: credential.keys.peerHttpKey },
+    auth:
+      credential.mode === 'open'
+        ? { mode: 'open' }
+        : {
+            mode: 'token',
+            token: credential.apiToken,
+            secretSource: credential.source,
+            peerKey: credential.keys.peerHttpKey,
+          },
     allowedHosts: config.apiAllowedHosts,
     limits: {
-      maxConnections: config.maxHttpConnections, maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
-      maxSseClients: config.maxSseClients, maxWriteRate: config.maxWriteRate,
+      maxConnections: config.maxHttpConnections,
+      maxConnectionsPerIp: config.maxHttpConnectionsPerIp,
+      maxSseClients: config.maxSseClients,
+      maxWriteRate: config.maxWriteRate,
     },
     // Artifact peer routes prove the cluster key themselves (HMAC), like the probes; everything else is the API.
-    probeHandler: (req, res, awaitingContinue) => artifacts.peerHandler(req, res) || probeHandler(req, res, awaitingContinue),
+    probeHandler: (req, res, awaitingContinue) =>
+      artifacts.peerHandler(req, res) || probeHandler(req, res, awaitingContinue),
   });
 
   const shutdown = (reason = 'requested'): Promise<void> => {
@@ -121,7 +151,10 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     return shuttingDown;
   };
 
-  const specs = actorSpecs({ config, identity, credential, startedAt, apiPort: api.port, version: VERSION }, options.actors);
+  const specs = actorSpecs(
+    { config, identity, credential, startedAt, apiPort: api.port, version: VERSION },
+    options.actors,
+  );
   try {
     for (const spec of specs) await runtime.supervise(spec);
     artifacts.start();

@@ -11,19 +11,29 @@ import { Type, type Shape } from './schema-kit.js';
 export const ARTIFACT_ID_PATTERN = /^[0-9a-f]{64}$/;
 const ArtifactId = Type.String({ pattern: ARTIFACT_ID_PATTERN.source });
 
-export const ArtifactHeld = Type.Object({
-  type: Type.Literal('ArtifactHeld'), nodeId: Id, artifactId: ArtifactId, name: Type.String({ minLength: 1, maxLength: 256 }),
-  /** total bytes and chunk count of the artifact (the same for every holder: they come from its manifest) */
-  bytes: Count(), chunks: Count(0, 1 << 20),
-  /** chunks this node holds, verified; `have === chunks` means complete */
-  have: Count(0, 1 << 20),
-  incarnation: Type.Optional(Count()),
-  /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
-  rateBps: Type.Optional(Count()),
-}, CLOSED);
+export const ArtifactHeld = Type.Object(
+  {
+    type: Type.Literal('ArtifactHeld'),
+    nodeId: Id,
+    artifactId: ArtifactId,
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    /** total bytes and chunk count of the artifact (the same for every holder: they come from its manifest) */
+    bytes: Count(),
+    chunks: Count(0, 1 << 20),
+    /** chunks this node holds, verified; `have === chunks` means complete */
+    have: Count(0, 1 << 20),
+    incarnation: Type.Optional(Count()),
+    /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
+    rateBps: Type.Optional(Count()),
+  },
+  CLOSED,
+);
 export type ArtifactHeld = Shape<typeof ArtifactHeld>;
 
-export const ArtifactDropped = Type.Object({ type: Type.Literal('ArtifactDropped'), nodeId: Id, artifactId: ArtifactId, reason: Reason }, CLOSED);
+export const ArtifactDropped = Type.Object(
+  { type: Type.Literal('ArtifactDropped'), nodeId: Id, artifactId: ArtifactId, reason: Reason },
+  CLOSED,
+);
 export type ArtifactDropped = Shape<typeof ArtifactDropped>;
 
 /** The rule the schema cannot say: a holder never has more chunks than the artifact. */

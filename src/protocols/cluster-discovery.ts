@@ -9,19 +9,24 @@ import { compile, Type, type Shape } from './schema-kit.js';
 
 export const SERVICE = '_torus._tcp.local';
 
-export const Advert = Type.Object({
-  nodeId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$' }),
-  /** a hash of the cluster name, hex */
-  cluster: Type.String({ pattern: '^[0-9a-f]{1,64}$' }),
-  port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  v: Type.Integer({ minimum: 0, maximum: 65535 }),
-  incarnation: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-}, { additionalProperties: false });
+export const Advert = Type.Object(
+  {
+    nodeId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$' }),
+    /** a hash of the cluster name, hex */
+    cluster: Type.String({ pattern: '^[0-9a-f]{1,64}$' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    v: Type.Integer({ minimum: 0, maximum: 65535 }),
+    incarnation: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  },
+  { additionalProperties: false },
+);
 export type Advert = Shape<typeof Advert>;
 const advertCodec = compile(Advert, 'frame', 'txt');
 
 export function encodeTxt(a: Advert): Buffer[] {
-  return [`id=${a.nodeId}`, `c=${a.cluster}`, `port=${a.port}`, `v=${a.v}`, `inc=${a.incarnation}`].map((s) => Buffer.from(s));
+  return [`id=${a.nodeId}`, `c=${a.cluster}`, `port=${a.port}`, `v=${a.v}`, `inc=${a.incarnation}`].map((s) =>
+    Buffer.from(s),
+  );
 }
 
 /** The record a TXT set advertises, or null when it is not ours or malformed (never an error: anyone may send one). */
@@ -39,6 +44,12 @@ export function decodeTxt(data: unknown): Advert | null {
     const raw = kv.get(k);
     return raw !== undefined && /^\d{1,16}$/.test(raw) ? Number(raw) : null;
   };
-  const advert = { nodeId: kv.get('id'), cluster: kv.get('c'), port: int('port'), v: int('v'), incarnation: int('inc') };
+  const advert = {
+    nodeId: kv.get('id'),
+    cluster: kv.get('c'),
+    port: int('port'),
+    v: int('v'),
+    incarnation: int('inc'),
+  };
   return advertCodec.is(advert) ? advert : null;
 }

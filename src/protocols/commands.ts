@@ -16,25 +16,63 @@ export const placementFields = {
   sharding: Type.Optional(StringEnum(['pipeline', 'tensor'], { description: 'default pipeline' })),
   backend: Type.Optional(StringEnum(['ring', 'jaccl'], { description: 'default ring' })),
   minNodes: Type.Optional(Count(1, 4096)),
-  requiredNodes: Type.Optional(Type.Array(IdField('a node id'), { maxItems: 4096, description: 'nodes the placement must use' })),
+  requiredNodes: Type.Optional(
+    Type.Array(IdField('a node id'), { maxItems: 4096, description: 'nodes the placement must use' }),
+  ),
 };
 export const chosenInstanceId = Type.Optional(IdField('choose the id (default: the leader picks one)'));
 
-export const PlaceInstance = Type.Object({
-  type: Type.Literal('PlaceInstance'), commandId, workload: WorkloadSpec, ...placementFields, instanceId: chosenInstanceId,
-}, CLOSED);
-export const CreateInstance = Type.Object({ type: Type.Literal('CreateInstance'), commandId, instance: InstancePlan, workload: WorkloadSpec }, CLOSED);
-export const DeleteInstance = Type.Object({ type: Type.Literal('DeleteInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) }, CLOSED);
-export const ReplaceInstance = Type.Object({ type: Type.Literal('ReplaceInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) }, CLOSED);
-export const SubmitTask = Type.Object({
-  type: Type.Literal('SubmitTask'), commandId, taskId: Type.Optional(Id), instanceId: Id,
-  kind: Type.String({ minLength: 1, maxLength: 64 }), params: Type.Optional(JsonData()), timeoutMs: Type.Optional(Count()),
-}, CLOSED);
-export const CancelTask = Type.Object({ type: Type.Literal('CancelTask'), commandId, taskId: Id, reason: Type.Optional(Reason) }, CLOSED);
+export const PlaceInstance = Type.Object(
+  {
+    type: Type.Literal('PlaceInstance'),
+    commandId,
+    workload: WorkloadSpec,
+    ...placementFields,
+    instanceId: chosenInstanceId,
+  },
+  CLOSED,
+);
+export const CreateInstance = Type.Object(
+  { type: Type.Literal('CreateInstance'), commandId, instance: InstancePlan, workload: WorkloadSpec },
+  CLOSED,
+);
+export const DeleteInstance = Type.Object(
+  { type: Type.Literal('DeleteInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) },
+  CLOSED,
+);
+export const ReplaceInstance = Type.Object(
+  { type: Type.Literal('ReplaceInstance'), commandId, instanceId: Id, reason: Type.Optional(Reason) },
+  CLOSED,
+);
+export const SubmitTask = Type.Object(
+  {
+    type: Type.Literal('SubmitTask'),
+    commandId,
+    taskId: Type.Optional(Id),
+    instanceId: Id,
+    kind: Type.String({ minLength: 1, maxLength: 64 }),
+    params: Type.Optional(JsonData()),
+    timeoutMs: Type.Optional(Count()),
+  },
+  CLOSED,
+);
+export const CancelTask = Type.Object(
+  { type: Type.Literal('CancelTask'), commandId, taskId: Id, reason: Type.Optional(Reason) },
+  CLOSED,
+);
 
-export const Command = Type.Union([PlaceInstance, CreateInstance, DeleteInstance, ReplaceInstance, SubmitTask, CancelTask]);
+export const Command = Type.Union([
+  PlaceInstance,
+  CreateInstance,
+  DeleteInstance,
+  ReplaceInstance,
+  SubmitTask,
+  CancelTask,
+]);
 
-type WithWorkload<T> = T extends { readonly workload: unknown } ? Omit<T, 'workload'> & { readonly workload: WorkloadSpec } : T;
+type WithWorkload<T> = T extends { readonly workload: unknown }
+  ? Omit<T, 'workload'> & { readonly workload: WorkloadSpec }
+  : T;
 export type PlaceInstance = WithWorkload<Shape<typeof PlaceInstance>>;
 export type CreateInstance = WithWorkload<Shape<typeof CreateInstance>>;
 export type DeleteInstance = Shape<typeof DeleteInstance>;
@@ -44,8 +82,14 @@ export type CancelTask = Shape<typeof CancelTask>;
 export type Command = PlaceInstance | CreateInstance | DeleteInstance | ReplaceInstance | SubmitTask | CancelTask;
 export type CommandType = Command['type'];
 
-export const COMMAND_TYPES = ['PlaceInstance', 'CreateInstance', 'DeleteInstance', 'ReplaceInstance', 'SubmitTask',
-  'CancelTask'] as const satisfies readonly CommandType[];
+export const COMMAND_TYPES = [
+  'PlaceInstance',
+  'CreateInstance',
+  'DeleteInstance',
+  'ReplaceInstance',
+  'SubmitTask',
+  'CancelTask',
+] as const satisfies readonly CommandType[];
 
 const codec = compile(Command, W, 'command');
 
@@ -53,9 +97,17 @@ const codec = compile(Command, W, 'command');
 export function decodeCommand(v: unknown): Command {
   const c = canonical(codec.decode(v), W, 'command');
   switch (c.type) {
-    case 'PlaceInstance': return { ...c, workload: withWorkloadDefaults(c.workload) };
-    case 'CreateInstance': return { ...c, instance: checkPlanRules(c.instance, 'command.instance'), workload: withWorkloadDefaults(c.workload) };
-    case 'SubmitTask': return c.params === undefined ? c : { ...c, params: json(W, c.params, 'command.params') };
-    default: return c;
+    case 'PlaceInstance':
+      return { ...c, workload: withWorkloadDefaults(c.workload) };
+    case 'CreateInstance':
+      return {
+        ...c,
+        instance: checkPlanRules(c.instance, 'command.instance'),
+        workload: withWorkloadDefaults(c.workload),
+      };
+    case 'SubmitTask':
+      return c.params === undefined ? c : { ...c, params: json(W, c.params, 'command.params') };
+    default:
+      return c;
   }
 }

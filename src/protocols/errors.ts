@@ -95,8 +95,15 @@ export class TorusError extends Error {
 /** Bad input at an edge (API body, peer frame, config file): names where and the JSON path. */
 export class ValidationError extends TorusError {
   constructor(where: 'body' | 'query' | 'params' | 'frame' | 'config' | 'flag' | 'event', path: string, why: string) {
-    super(where === 'frame' || where === 'event' ? 'TORUS_PROTOCOL_INVALID' : where === 'config' || where === 'flag' ? 'TORUS_CONFIG_INVALID' : 'TORUS_API_VALIDATION',
-      `${where} ${path || '(root)'}: ${why}`, { where, path });
+    super(
+      where === 'frame' || where === 'event'
+        ? 'TORUS_PROTOCOL_INVALID'
+        : where === 'config' || where === 'flag'
+          ? 'TORUS_CONFIG_INVALID'
+          : 'TORUS_API_VALIDATION',
+      `${where} ${path || '(root)'}: ${why}`,
+      { where, path },
+    );
   }
 }
 

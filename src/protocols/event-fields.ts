@@ -17,7 +17,8 @@ export const CLOSED = { additionalProperties: false } as const;
  * Identifiers (node, instance, task, workload ids): printable, bounded, never a prototype key. The pattern bounds
  * the length already; the lengths are said too so a document reader (or a generated client) sees them.
  */
-export const IdField = (description?: string) => Type.String({ minLength: 1, maxLength: 256, pattern: ID_PATTERN.source, ...(description ? { description } : {}) });
+export const IdField = (description?: string) =>
+  Type.String({ minLength: 1, maxLength: 256, pattern: ID_PATTERN.source, ...(description ? { description } : {}) });
 export const Id = IdField();
 /** An IPv4 or IPv6 address (wire: node:net's reading, zone ids included). */
 export const Ip = Type.String({ maxLength: 64, format: 'ip' });
@@ -25,14 +26,31 @@ export const Ip = Type.String({ maxLength: 64, format: 'ip' });
 const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 const V4 = `${OCTET}(\\.${OCTET}){3}`;
 const H = '[0-9a-fA-F]{1,4}';
-const V6 = [`(${H}:){7}${H}`, `(${H}:){1,7}:`, `(${H}:){1,6}:${H}`, `(${H}:){1,5}(:${H}){1,2}`, `(${H}:){1,4}(:${H}){1,3}`,
-  `(${H}:){1,3}(:${H}){1,4}`, `(${H}:){1,2}(:${H}){1,5}`, `${H}:(:${H}){1,6}`, `:((:${H}){1,7}|:)`, `::(ffff(:0{1,4})?:)?${V4}`, `(${H}:){1,4}:${V4}`];
+const V6 = [
+  `(${H}:){7}${H}`,
+  `(${H}:){1,7}:`,
+  `(${H}:){1,6}:${H}`,
+  `(${H}:){1,5}(:${H}){1,2}`,
+  `(${H}:){1,4}(:${H}){1,3}`,
+  `(${H}:){1,3}(:${H}){1,4}`,
+  `(${H}:){1,2}(:${H}){1,5}`,
+  `${H}:(:${H}){1,6}`,
+  `:((:${H}){1,7}|:)`,
+  `::(ffff(:0{1,4})?:)?${V4}`,
+  `(${H}:){1,4}:${V4}`,
+];
 /**
  * An IP address as an API caller writes it: a pattern any JSON Schema tool checks the same way (a `format` is
  * only a hint to most), every string it matches one node:net reads as an address (the tests check that).
  */
 export const IP_ADDRESS_PATTERN = `^(${V4}|${V6.join('|')})$`;
-export const IpAddress = (description: string) => Type.String({ minLength: 2, maxLength: 64, pattern: IP_ADDRESS_PATTERN, description: `${description}: IPv4 or IPv6` });
+export const IpAddress = (description: string) =>
+  Type.String({
+    minLength: 2,
+    maxLength: 64,
+    pattern: IP_ADDRESS_PATTERN,
+    description: `${description}: IPv4 or IPv6`,
+  });
 export const Port = Type.Integer({ minimum: 0, maximum: MAX_PORT });
 export const Reason = Type.String({ maxLength: 1024 });
 /** A count, size or incarnation: a safe integer from `min`. */
@@ -49,6 +67,6 @@ const ipCodecs = new Map<Where, ReturnType<typeof compile<typeof Ip>>>();
 /** One IP address field, checked alone (snapshots, frames). */
 export function decodeIp(v: unknown, path: string, where: Where = W): string {
   let codec = ipCodecs.get(where);
-  if (!codec) ipCodecs.set(where, codec = compile(Ip, where));
+  if (!codec) ipCodecs.set(where, (codec = compile(Ip, where)));
   return codec.decode(v, path);
 }

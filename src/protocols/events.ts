@@ -21,8 +21,16 @@ export { decodeInstancePlan, type InstancePlan, type Shard } from './instance-pl
 export { ARTIFACT_ID_PATTERN, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
 export { decodeWorkloadSpec, type ExecWorkload, type RingWorkload, type WorkloadSpec } from './workload-spec.js';
 export {
-  COMMAND_TYPES, decodeCommand,
-  type CancelTask, type Command, type CommandType, type CreateInstance, type DeleteInstance, type PlaceInstance, type ReplaceInstance, type SubmitTask,
+  COMMAND_TYPES,
+  decodeCommand,
+  type CancelTask,
+  type Command,
+  type CommandType,
+  type CreateInstance,
+  type DeleteInstance,
+  type PlaceInstance,
+  type ReplaceInstance,
+  type SubmitTask,
 } from './commands.js';
 export type { Json } from './schema-kit.js';
 
@@ -31,8 +39,19 @@ export const EVENTS_PROTOCOL_VERSION = 1;
 export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
 export type InterfaceType = (typeof INTERFACE_TYPES)[number];
 
-export const RUNNER_STATUSES = ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready',
-  'Running', 'ShuttingDown', 'Shutdown', 'Failed'] as const;
+export const RUNNER_STATUSES = [
+  'Idle',
+  'Connecting',
+  'Connected',
+  'Loading',
+  'Loaded',
+  'WarmingUp',
+  'Ready',
+  'Running',
+  'ShuttingDown',
+  'Shutdown',
+  'Failed',
+] as const;
 export type RunnerStatus = (typeof RUNNER_STATUSES)[number];
 
 export const TASK_STATUSES = ['pending', 'running', 'complete', 'failed', 'cancelled', 'timed_out'] as const;
@@ -40,82 +59,157 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 const opt = Type.Optional;
 
-export const NetInterface = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 64 }),
-  ips: Type.Array(Ip, { maxItems: 64 }),
-  type: StringEnum(INTERFACE_TYPES),
-  speedMbps: opt(Type.Number({ minimum: 0, description: 'link speed the OS reports, where it does' })),
-}, CLOSED);
+export const NetInterface = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    ips: Type.Array(Ip, { maxItems: 64 }),
+    type: StringEnum(INTERFACE_TYPES),
+    speedMbps: opt(Type.Number({ minimum: 0, description: 'link speed the OS reports, where it does' })),
+  },
+  CLOSED,
+);
 export type NetInterface = Shape<typeof NetInterface>;
 
 /** What a node lets the runner supervisor start: advertised so placement skips nodes that would refuse. */
-export const RunnerPolicy = Type.Object({
-  /** false: no `exec` workloads; true: any; a list: only these commands (basename or absolute path). */
-  allowExec: Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })], { description: 'a boolean or a list of commands' }),
-  maxRunners: Count(1, 1_000_000),
-}, CLOSED);
+export const RunnerPolicy = Type.Object(
+  {
+    /** false: no `exec` workloads; true: any; a list: only these commands (basename or absolute path). */
+    allowExec: Type.Union(
+      [Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })],
+      { description: 'a boolean or a list of commands' },
+    ),
+    maxRunners: Count(1, 1_000_000),
+  },
+  CLOSED,
+);
 export type RunnerPolicy = Shape<typeof RunnerPolicy>;
 
-export const MemoryInfo = Type.Object({ ramTotal: Count(), ramAvailable: Count(), swapTotal: opt(Count()), swapAvailable: opt(Count()) }, CLOSED);
+export const MemoryInfo = Type.Object(
+  { ramTotal: Count(), ramAvailable: Count(), swapTotal: opt(Count()), swapAvailable: opt(Count()) },
+  CLOSED,
+);
 export type MemoryInfo = Shape<typeof MemoryInfo>;
 
 // ---- events -------------------------------------------------------------------------------------------
 
-const event = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+const event = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
 const link = { source: Id, sink: Id, ip: Ip };
 const sourceIncarnation = opt(Count());
 
 /** A node joined (or re-joined: same id, new incarnation ⇒ its stale links are dropped). */
 export const NodeJoined = event('NodeJoined', {
-  nodeId: Id, name: Type.String({ maxLength: 256 }), incarnation: Count(), apiPort: Port,
-  apiAddresses: Type.Array(Endpoint, { maxItems: 64 }), peerPort: opt(Count()), version: Type.String({ maxLength: 64 }),
+  nodeId: Id,
+  name: Type.String({ maxLength: 256 }),
+  incarnation: Count(),
+  apiPort: Port,
+  apiAddresses: Type.Array(Endpoint, { maxItems: 64 }),
+  peerPort: opt(Count()),
+  version: Type.String({ maxLength: 64 }),
 });
 export const NodeProfileUpdated = event('NodeProfileUpdated', {
-  nodeId: Id, incarnation: opt(Count()), interfaces: Type.Array(NetInterface, { maxItems: 256 }), memory: MemoryInfo,
+  nodeId: Id,
+  incarnation: opt(Count()),
+  interfaces: Type.Array(NetInterface, { maxItems: 256 }),
+  memory: MemoryInfo,
   rdmaEnabled: opt(Type.Boolean()),
   /** fraction (0..1) of each workload already cached on this node */
-  cached: opt(Type.Record(Type.String({ pattern: Id.pattern }), Type.Number({ minimum: 0, maximum: 1 }), { additionalProperties: false, maxProperties: 1024 })),
+  cached: opt(
+    Type.Record(Type.String({ pattern: Id.pattern }), Type.Number({ minimum: 0, maximum: 1 }), {
+      additionalProperties: false,
+      maxProperties: 1024,
+    }),
+  ),
   runners: opt(RunnerPolicy),
 });
 export const NodeGone = event('NodeGone', { nodeId: Id, reason: Reason });
 /** `source` reached `sink` at `ip` (one of the sink's addresses); `type` is the sink interface's type. */
 export const LinkUp = event('LinkUp', { ...link, linkType: StringEnum(INTERFACE_TYPES), sourceIncarnation });
-export const LinkMeasured = event('LinkMeasured', { ...link, rttMs: Amount, bandwidthBps: Amount, measuredAt: Amount, sourceIncarnation });
+export const LinkMeasured = event('LinkMeasured', {
+  ...link,
+  rttMs: Amount,
+  bandwidthBps: Amount,
+  measuredAt: Amount,
+  sourceIncarnation,
+});
 export const LinkDown = event('LinkDown', { ...link, reason: Reason, sourceIncarnation });
 /** `minNodes` / `requiredNodes`: the placement constraints it was planned under, kept so a re-placement honours them. */
 export const InstanceCreated = event('InstanceCreated', {
-  instance: InstancePlan, workload: WorkloadSpec, minNodes: opt(Count(1)), requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
+  instance: InstancePlan,
+  workload: WorkloadSpec,
+  minNodes: opt(Count(1)),
+  requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
 });
 export const InstanceNeedsReplacement = event('InstanceNeedsReplacement', { instanceId: Id, reason: Reason });
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. `restarts`: set when
  * this re-placement restarts a failed job (its count so far, torchrun's restart count). */
-export const InstanceReplaced = event('InstanceReplaced', { instance: InstancePlan, reason: Reason, restarts: opt(Count()) });
+export const InstanceReplaced = event('InstanceReplaced', {
+  instance: InstancePlan,
+  reason: Reason,
+  restarts: opt(Count()),
+});
 /** A job's failing rank is named (rank, node, exit code or signal) when one caused it. The first failure wins.
  * `final`: no restart will follow (a restartable job's re-placement was refused): the job ends `failed` with this reason. */
 export const InstanceFailed = event('InstanceFailed', {
-  instanceId: Id, reason: Reason, rank: opt(Count()), nodeId: opt(Id), exitCode: opt(ExitCode), signal: opt(Signal),
-  final: opt(Type.Boolean({ description: 'no restart will follow: the re-placement of a restartable job was refused' })),
+  instanceId: Id,
+  reason: Reason,
+  rank: opt(Count()),
+  nodeId: opt(Id),
+  exitCode: opt(ExitCode),
+  signal: opt(Signal),
+  final: opt(
+    Type.Boolean({ description: 'no restart will follow: the re-placement of a restartable job was refused' }),
+  ),
 });
 /** Every rank of an `exec` job exited 0 (a job's end; its runners stop). */
 export const InstanceCompleted = event('InstanceCompleted', { instanceId: Id, reason: Reason });
 export const InstanceDeleted = event('InstanceDeleted', { instanceId: Id, reason: Reason });
 export const RunnerStatusChanged = event('RunnerStatusChanged', {
-  instanceId: Id, nodeId: Id, status: StringEnum(RUNNER_STATUSES), reason: opt(Reason),
-  diagnostics: opt(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 200 })), exitCode: opt(ExitCode), signal: opt(Signal),
+  instanceId: Id,
+  nodeId: Id,
+  status: StringEnum(RUNNER_STATUSES),
+  reason: opt(Reason),
+  diagnostics: opt(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 200 })),
+  exitCode: opt(ExitCode),
+  signal: opt(Signal),
   attempt: opt(Count()),
 });
 export const TaskCreated = event('TaskCreated', {
-  taskId: Id, instanceId: Id, kind: Type.String({ minLength: 1, maxLength: 64 }), params: opt(JsonData()), timeoutMs: opt(Count()),
+  taskId: Id,
+  instanceId: Id,
+  kind: Type.String({ minLength: 1, maxLength: 64 }),
+  params: opt(JsonData()),
+  timeoutMs: opt(Count()),
 });
-export const TaskStatusChanged = event('TaskStatusChanged', { taskId: Id, status: StringEnum(TASK_STATUSES), result: opt(JsonData()), error: opt(Reason) });
+export const TaskStatusChanged = event('TaskStatusChanged', {
+  taskId: Id,
+  status: StringEnum(TASK_STATUSES),
+  result: opt(JsonData()),
+  error: opt(Reason),
+});
 /** Written by a new leader as the first entry of its term: committing it commits every earlier entry (Raft's no-op). */
 export const LeaderElected = event('LeaderElected', { nodeId: Id });
 
 /** Every event schema by its `type`: the union, the list of types and the round-trip tests all come from here. */
 export const EventSchemas = {
-  LeaderElected, NodeJoined, NodeProfileUpdated, NodeGone, LinkUp, LinkMeasured, LinkDown,
-  InstanceCreated, InstanceNeedsReplacement, InstanceReplaced, InstanceFailed, InstanceCompleted, InstanceDeleted,
-  RunnerStatusChanged, TaskCreated, TaskStatusChanged, ArtifactHeld, ArtifactDropped,
+  LeaderElected,
+  NodeJoined,
+  NodeProfileUpdated,
+  NodeGone,
+  LinkUp,
+  LinkMeasured,
+  LinkDown,
+  InstanceCreated,
+  InstanceNeedsReplacement,
+  InstanceReplaced,
+  InstanceFailed,
+  InstanceCompleted,
+  InstanceDeleted,
+  RunnerStatusChanged,
+  TaskCreated,
+  TaskStatusChanged,
+  ArtifactHeld,
+  ArtifactDropped,
 };
 export const ClusterEvent = Type.Union(Object.values(EventSchemas) as TSchema[] as [TSchema]);
 
@@ -138,13 +232,31 @@ export type TaskStatusChanged = EventOf<'TaskStatusChanged'>;
 export type LeaderElected = EventOf<'LeaderElected'>;
 
 export type ClusterEvent =
-  | LeaderElected | NodeJoined | NodeProfileUpdated | NodeGone | LinkUp | LinkMeasured | LinkDown
-  | InstanceCreated | InstanceNeedsReplacement | InstanceReplaced | InstanceFailed | InstanceCompleted | InstanceDeleted
-  | RunnerStatusChanged | TaskCreated | TaskStatusChanged | ArtifactHeld | ArtifactDropped;
+  | LeaderElected
+  | NodeJoined
+  | NodeProfileUpdated
+  | NodeGone
+  | LinkUp
+  | LinkMeasured
+  | LinkDown
+  | InstanceCreated
+  | InstanceNeedsReplacement
+  | InstanceReplaced
+  | InstanceFailed
+  | InstanceCompleted
+  | InstanceDeleted
+  | RunnerStatusChanged
+  | TaskCreated
+  | TaskStatusChanged
+  | ArtifactHeld
+  | ArtifactDropped;
 export type ClusterEventType = ClusterEvent['type'];
 
 /** One log entry. `at` is stamped by the leader's shell; apply only stores it. */
-export const IndexedEvent = Type.Object({ index: Count(1), term: Count(), event: ClusterEvent, at: opt(Amount) }, CLOSED);
+export const IndexedEvent = Type.Object(
+  { index: Count(1), term: Count(), event: ClusterEvent, at: opt(Amount) },
+  CLOSED,
+);
 export interface IndexedEvent {
   readonly index: number;
   readonly term: number;
@@ -159,19 +271,31 @@ export const CLUSTER_EVENT_TYPES = Object.keys(EventSchemas) as (keyof typeof Ev
 const netInterfaceCodec = compile(NetInterface, W);
 const memoryCodec = compile(MemoryInfo, W);
 const runnerPolicyCodec = compile(RunnerPolicy, W);
-export const decodeNetInterface = (v: unknown, p: string): NetInterface => canonical(netInterfaceCodec.decode(v, p), W, p);
+export const decodeNetInterface = (v: unknown, p: string): NetInterface =>
+  canonical(netInterfaceCodec.decode(v, p), W, p);
 export const decodeMemoryInfo = (v: unknown, p: string): MemoryInfo => canonical(memoryCodec.decode(v, p), W, p);
-export const decodeRunnerPolicy = (v: unknown, p: string): RunnerPolicy => canonical(runnerPolicyCodec.decode(v, p), W, p);
+export const decodeRunnerPolicy = (v: unknown, p: string): RunnerPolicy =>
+  canonical(runnerPolicyCodec.decode(v, p), W, p);
 
 /** What the schemas cannot say, per event type: plan rules, workload defaults, JSON bounds, chunk counts. */
 function afterCheck(e: Shape<typeof ClusterEvent> & ClusterEvent, p: string): ClusterEvent {
   switch (e.type) {
-    case 'InstanceCreated': return { ...e, instance: checkPlanRules(e.instance, `${p}.instance`), workload: withWorkloadDefaults(e.workload) };
-    case 'InstanceReplaced': return { ...e, instance: checkPlanRules(e.instance, `${p}.instance`) };
-    case 'TaskCreated': return e.params === undefined ? e : { ...e, params: json(W, e.params, `${p}.params`) };
-    case 'TaskStatusChanged': return e.result === undefined ? e : { ...e, result: json(W, e.result, `${p}.result`) };
-    case 'ArtifactHeld': return checkArtifactHeld(e, p);
-    default: return e;
+    case 'InstanceCreated':
+      return {
+        ...e,
+        instance: checkPlanRules(e.instance, `${p}.instance`),
+        workload: withWorkloadDefaults(e.workload),
+      };
+    case 'InstanceReplaced':
+      return { ...e, instance: checkPlanRules(e.instance, `${p}.instance`) };
+    case 'TaskCreated':
+      return e.params === undefined ? e : { ...e, params: json(W, e.params, `${p}.params`) };
+    case 'TaskStatusChanged':
+      return e.result === undefined ? e : { ...e, result: json(W, e.result, `${p}.result`) };
+    case 'ArtifactHeld':
+      return checkArtifactHeld(e, p);
+    default:
+      return e;
   }
 }
 

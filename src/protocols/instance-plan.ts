@@ -3,24 +3,41 @@ import { ValidationError } from './errors.js';
 import { CLOSED, Count, Endpoint, Id, Ip, Port, W } from './event-fields.js';
 import { canonical, compile, MapOf, StringEnum, Type, type Shape } from './schema-kit.js';
 
-export const Shard = Type.Object({
-  node: Id, rank: Count(), worldSize: Count(1), startLayer: Count(), endLayer: Count(),
-}, CLOSED);
+export const Shard = Type.Object(
+  {
+    node: Id,
+    rank: Count(),
+    worldSize: Count(1),
+    startLayer: Count(),
+    endLayer: Count(),
+  },
+  CLOSED,
+);
 export type Shard = Shape<typeof Shard>;
 
 /** The placement engineer's plan `instance` object, verbatim. */
-export const InstancePlan = Type.Object({
-  id: Id,
-  backend: StringEnum(['ring', 'jaccl']),
-  sharding: StringEnum(['pipeline', 'tensor']),
-  nodes: Type.Array(Id, { minItems: 1, maxItems: 1024, uniqueItems: true, description: 'rank order' }),
-  shards: Type.Array(Shard, { maxItems: 1024 }),
-  port: Port,
-  hostsByNode: Type.Optional(MapOf(Type.Array(Endpoint, { maxItems: 1024 }), { maxProperties: 1024 })),
-  jacclDevices: Type.Optional(Type.Array(Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]), { maxItems: 1024 }), { maxItems: 1024 })),
-  jacclCoordinators: Type.Optional(MapOf(Type.String({ minLength: 3, maxLength: 80 }), { maxProperties: 1024 })),
-  meshAddresses: Type.Optional(MapOf(Ip, { maxProperties: 1024, description: 'per node, an address every other node reaches (torch)' })),
-}, CLOSED);
+export const InstancePlan = Type.Object(
+  {
+    id: Id,
+    backend: StringEnum(['ring', 'jaccl']),
+    sharding: StringEnum(['pipeline', 'tensor']),
+    nodes: Type.Array(Id, { minItems: 1, maxItems: 1024, uniqueItems: true, description: 'rank order' }),
+    shards: Type.Array(Shard, { maxItems: 1024 }),
+    port: Port,
+    hostsByNode: Type.Optional(MapOf(Type.Array(Endpoint, { maxItems: 1024 }), { maxProperties: 1024 })),
+    jacclDevices: Type.Optional(
+      Type.Array(
+        Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]), { maxItems: 1024 }),
+        { maxItems: 1024 },
+      ),
+    ),
+    jacclCoordinators: Type.Optional(MapOf(Type.String({ minLength: 3, maxLength: 80 }), { maxProperties: 1024 })),
+    meshAddresses: Type.Optional(
+      MapOf(Ip, { maxProperties: 1024, description: 'per node, an address every other node reaches (torch)' }),
+    ),
+  },
+  CLOSED,
+);
 export type InstancePlan = Shape<typeof InstancePlan>;
 
 /** What the schema cannot say: nodes, shards, hosts and jaccl matrices agree in rank order. */
@@ -38,7 +55,8 @@ export function checkPlanRules(plan: InstancePlan, p: string): InstancePlan {
   });
   if (new Set(shards.map((s) => s.rank)).size !== n) fail(`${p}.shards`, 'duplicate rank');
   for (const field of ['hostsByNode', 'jacclCoordinators', 'meshAddresses'] as const) {
-    for (const key of Object.keys(plan[field] ?? {})) if (!nodes.includes(key)) fail(`${p}.${field}.${key}`, 'not a node of the instance');
+    for (const key of Object.keys(plan[field] ?? {}))
+      if (!nodes.includes(key)) fail(`${p}.${field}.${key}`, 'not a node of the instance');
   }
   Object.entries(plan.hostsByNode ?? {}).forEach(([key, hosts]) => {
     if (hosts.length > n) fail(`${p}.hostsByNode.${key}`, `more than ${n} items`);

@@ -12,17 +12,24 @@ export interface Body {
   readonly type: string;
   readonly [key: string]: unknown;
 }
-const BodySchema = Type.Unsafe<Body>({ ...Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }) });
+const BodySchema = Type.Unsafe<Body>({
+  ...Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+});
 const address = Type.String({ minLength: 1, maxLength: 512 });
 const corr = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** An error as the sender's `toJSON()` wrote it; the receiver rebuilds it with errorFromJson. */
-const ErrorSchema = Type.Unsafe<ErrorJson>({ ...Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }) });
+const ErrorSchema = Type.Unsafe<ErrorJson>({
+  ...Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
+});
 const CLOSED = { additionalProperties: false } as const;
 
 /** Every mailbox frame by its `t`; `msg` first: it is nearly every frame, and the compiled union tries variants in order. */
 export const MailboxFrames = {
   /** A message to an address; `corr` set means the sender awaits a reply frame with the same `corr`. */
-  msg: Type.Object({ t: Type.Literal('msg'), from: address, to: address, body: BodySchema, corr: Type.Optional(corr) }, CLOSED),
+  msg: Type.Object(
+    { t: Type.Literal('msg'), from: address, to: address, body: BodySchema, corr: Type.Optional(corr) },
+    CLOSED,
+  ),
   reply: Type.Union([
     Type.Object({ t: Type.Literal('reply'), corr, ok: Type.Literal(true), body: Type.Unknown() }, CLOSED),
     Type.Object({ t: Type.Literal('reply'), corr, ok: Type.Literal(false), error: ErrorSchema }, CLOSED),
@@ -45,7 +52,13 @@ export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 const codec = compile(MailboxFrame, 'frame', 'frame');
 
 export function isBody(value: unknown): value is Body {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Body).type === 'string' && (value as Body).type.length > 0;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as Body).type === 'string' &&
+    (value as Body).type.length > 0
+  );
 }
 
 /** Validates one decoded frame (a compiled check, on the hot path); throws ValidationError naming the field. Hands back the frame itself. */

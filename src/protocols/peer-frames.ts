@@ -32,7 +32,15 @@ export const MAX_PEERS_LISTED = 256;
 export const ROLES = ['discovering', 'follower', 'candidate', 'leader'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const REFUSE_REASONS = ['other-cluster', 'incompatible-version', 'auth-failure', 'auth-required', 'self', 'duplicate', 'protocol-error'] as const;
+export const REFUSE_REASONS = [
+  'other-cluster',
+  'incompatible-version',
+  'auth-failure',
+  'auth-required',
+  'self',
+  'duplicate',
+  'protocol-error',
+] as const;
 export type RefuseReason = (typeof REFUSE_REASONS)[number];
 
 const CLOSED = { additionalProperties: false } as const;
@@ -46,14 +54,26 @@ const frame = <T extends string, P extends Record<string, TSchema>>(type: T, pro
   Type.Object({ type: Type.Literal(type), ...properties }, { ...CLOSED, ...(description ? { description } : {}) });
 
 /** One sequenced event: `index` is global and gap-free from 1, `term` the leader term that sequenced it (at most the frame's). */
-export const IndexedEnvelope = Type.Object({ index: int(1), term: int(), event: EventBody, at: Type.Optional(Type.Number()) }, CLOSED);
+export const IndexedEnvelope = Type.Object(
+  { index: int(1), term: int(), event: EventBody, at: Type.Optional(Type.Number()) },
+  CLOSED,
+);
 export type IndexedEnvelope = Shape<typeof IndexedEnvelope>;
 
 export const Hello = frame('hello', {
-  v: int(0, 65535), nodeId: text(ID_MAX), cluster: text(64), incarnation: int(), startedAt: int(), port: int(0, 65535),
-  apiPort: int(0, 65535), nonce: Type.String({ pattern: '^[0-9a-f]{32}$', description: '16 random bytes as hex' }), auth: Type.Boolean(),
+  v: int(0, 65535),
+  nodeId: text(ID_MAX),
+  cluster: text(64),
+  incarnation: int(),
+  startedAt: int(),
+  port: int(0, 65535),
+  apiPort: int(0, 65535),
+  nonce: Type.String({ pattern: '^[0-9a-f]{32}$', description: '16 random bytes as hex' }),
+  auth: Type.Boolean(),
   /** What the leader needs to write this node's NodeJoined: display name, software version, reachable IPs. */
-  name: text(256), version: text(64), addresses: Type.Array(text(64), { maxItems: 64 }),
+  name: text(256),
+  version: text(64),
+  addresses: Type.Array(text(64), { maxItems: 64 }),
 });
 export type Hello = Shape<typeof Hello>;
 
@@ -63,33 +83,73 @@ export type PeerAddress = Shape<typeof PeerAddress>;
 /** Every peer frame by its `type`. */
 export const PeerFrameSchemas = {
   hello: Hello,
-  auth: frame('auth', { proof: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
-    'proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/actors/cluster/transport/auth.ts)'),
-  refuse: frame('refuse', { reason: StringEnum(REFUSE_REASONS), detail: Type.Optional(text(512)) },
-    'sent just before closing a connection that will not be joined, so the other side can list why'),
-  heartbeat: frame('heartbeat', {
-    term: int(), role: StringEnum(ROLES), leader, lastIndex: int(), lastTerm: int(), lastHash: hash, commit: int(), commitHash: hash,
-  }, '`lastHash`: chain hash of the sender\'s log at lastIndex, so a follower can tell a diverged log'),
+  auth: frame(
+    'auth',
+    { proof: Type.String({ pattern: '^[0-9a-f]{64}$' }) },
+    'proof of the cluster key: HMAC(HKDF(key, transcript of both hellos), sender id), hex (src/actors/cluster/transport/auth.ts)',
+  ),
+  refuse: frame(
+    'refuse',
+    { reason: StringEnum(REFUSE_REASONS), detail: Type.Optional(text(512)) },
+    'sent just before closing a connection that will not be joined, so the other side can list why',
+  ),
+  heartbeat: frame(
+    'heartbeat',
+    {
+      term: int(),
+      role: StringEnum(ROLES),
+      leader,
+      lastIndex: int(),
+      lastTerm: int(),
+      lastHash: hash,
+      commit: int(),
+      commitHash: hash,
+    },
+    "`lastHash`: chain hash of the sender's log at lastIndex, so a follower can tell a diverged log",
+  ),
   'vote-request': frame('vote-request', { term: int(1), lastIndex: int(), lastTerm: int() }),
   vote: frame('vote', { term: int(), granted: Type.Boolean(), leader, lastIndex: int(), lastTerm: int() }),
-  append: frame('append', { term: int(1), entries: Type.Array(IndexedEnvelope, { maxItems: MAX_BATCH }), commit: int(), commitHash: hash },
-    'leader → follower: consecutive or not, the follower orders them'),
-  'append-ack': frame('append-ack', { term: int(1), index: int(), hash },
-    'follower → leader: my log holds everything up to `index` on disk (fsynced); `hash` = my chain hash there'),
-  'gap-request': frame('gap-request', { from: int(1), to: int(), prevHash: hash },
-    'follower → leader: send me [from, to] (to - from < MAX_BATCH); `prevHash` is my chain hash at from - 1'),
+  append: frame(
+    'append',
+    { term: int(1), entries: Type.Array(IndexedEnvelope, { maxItems: MAX_BATCH }), commit: int(), commitHash: hash },
+    'leader → follower: consecutive or not, the follower orders them',
+  ),
+  'append-ack': frame(
+    'append-ack',
+    { term: int(1), index: int(), hash },
+    'follower → leader: my log holds everything up to `index` on disk (fsynced); `hash` = my chain hash there',
+  ),
+  'gap-request': frame(
+    'gap-request',
+    { from: int(1), to: int(), prevHash: hash },
+    'follower → leader: send me [from, to] (to - from < MAX_BATCH); `prevHash` is my chain hash at from - 1',
+  ),
   'snapshot-request': frame('snapshot-request', {}),
-  snapshot: frame('snapshot', { term: int(1), index: int(), lastTerm: int(), lastHash: hash, digest: text(128), state: Type.Unknown() },
-    'leader → follower: the state after applying everything up to `index` (whose entry had `lastTerm`)'),
-  forward: frame('forward', {
-    id: int(), kind: StringEnum(['propose', 'command']),
-    body: Type.Union([EventBody, Type.Array(EventBody, { minItems: 1, maxItems: MAX_BATCH })], { description: 'an event or 1..MAX_BATCH events' }),
-  }, 'any node → leader: a proposal (events) or a command, answered by forward-reply with the same id'),
+  snapshot: frame(
+    'snapshot',
+    { term: int(1), index: int(), lastTerm: int(), lastHash: hash, digest: text(128), state: Type.Unknown() },
+    'leader → follower: the state after applying everything up to `index` (whose entry had `lastTerm`)',
+  ),
+  forward: frame(
+    'forward',
+    {
+      id: int(),
+      kind: StringEnum(['propose', 'command']),
+      body: Type.Union([EventBody, Type.Array(EventBody, { minItems: 1, maxItems: MAX_BATCH })], {
+        description: 'an event or 1..MAX_BATCH events',
+      }),
+    },
+    'any node → leader: a proposal (events) or a command, answered by forward-reply with the same id',
+  ),
   'forward-reply': Type.Union([
     frame('forward-reply', { id: int(), ok: Type.Literal(true), outcome: Type.Optional(Type.Unknown()) }),
     frame('forward-reply', { id: int(), ok: Type.Literal(false), error: ErrorJsonSchema }),
   ]),
-  peers: frame('peers', { peers: Type.Array(PeerAddress, { maxItems: MAX_PEERS_LISTED }) }, 'gossip: cluster addresses of the peers the sender is joined with'),
+  peers: frame(
+    'peers',
+    { peers: Type.Array(PeerAddress, { maxItems: MAX_PEERS_LISTED }) },
+    'gossip: cluster addresses of the peers the sender is joined with',
+  ),
 };
 export const PeerFrame = Type.Union(Object.values(PeerFrameSchemas) as TSchema[] as [TSchema]);
 
@@ -133,15 +193,23 @@ export function decodePeerFrame(value: unknown, path = 'frame'): PeerFrame {
   switch (f.type) {
     case 'append':
       f.entries.forEach((e, i) => {
-        if (e.term > f.term) throw new ValidationError('frame', `${path}.entries[${i}].term`, `out of range [0, ${f.term}]`);
+        if (e.term > f.term)
+          throw new ValidationError('frame', `${path}.entries[${i}].term`, `out of range [0, ${f.term}]`);
       });
       return f;
     case 'gap-request':
-      if (f.to < f.from || f.to - f.from >= MAX_BATCH) throw new ValidationError('frame', `${path}.to`, `expected from <= to < from + ${MAX_BATCH}`);
+      if (f.to < f.from || f.to - f.from >= MAX_BATCH)
+        throw new ValidationError('frame', `${path}.to`, `expected from <= to < from + ${MAX_BATCH}`);
       return f;
     case 'forward-reply':
-      return f.ok ? { type: 'forward-reply', id: f.id, ok: true, outcome: f.outcome ?? null }
-        : { type: 'forward-reply', id: f.id, ok: false, error: { code: f.error.code, message: f.error.message, details: f.error.details ?? {} } };
+      return f.ok
+        ? { type: 'forward-reply', id: f.id, ok: true, outcome: f.outcome ?? null }
+        : {
+            type: 'forward-reply',
+            id: f.id,
+            ok: false,
+            error: { code: f.error.code, message: f.error.message, details: f.error.details ?? {} },
+          };
     default:
       return f;
   }

@@ -19,8 +19,18 @@ const EMPTY_BODY = createHash('sha256').digest('hex');
 export const bodyDigest = (body?: Uint8Array | string): string =>
   body === undefined || body.length === 0 ? EMPTY_BODY : createHash('sha256').update(body).digest('hex');
 
-function mac(key: string, method: string, pathAndQuery: string, digest: string, nodeId: string, ms: number, nonce: string): string {
-  return createHmac('sha256', Buffer.from(key, 'hex')).update(['torus-peer-http-v1', method.toUpperCase(), pathAndQuery, digest, nodeId, String(ms), nonce].join('\n')).digest('hex');
+function mac(
+  key: string,
+  method: string,
+  pathAndQuery: string,
+  digest: string,
+  nodeId: string,
+  ms: number,
+  nonce: string,
+): string {
+  return createHmac('sha256', Buffer.from(key, 'hex'))
+    .update(['torus-peer-http-v1', method.toUpperCase(), pathAndQuery, digest, nodeId, String(ms), nonce].join('\n'))
+    .digest('hex');
 }
 
 /** Headers proving this node for one request (none in open mode: `key` null). */
@@ -32,7 +42,9 @@ export function peerSigner(key: string | null, nodeId: string, now: () => number
     const ms = now();
     const nonce = randomBytes(16).toString('hex');
     const digest = bodyDigest(body);
-    return { [PEER_PROOF_HEADER]: `v1 ${nodeId} ${ms} ${nonce} ${digest} ${mac(key, method, pathAndQuery, digest, nodeId, ms, nonce)}` };
+    return {
+      [PEER_PROOF_HEADER]: `v1 ${nodeId} ${ms} ${nonce} ${digest} ${mac(key, method, pathAndQuery, digest, nodeId, ms, nonce)}`,
+    };
   };
 }
 
@@ -52,15 +64,20 @@ export class PeerProofChecker {
   /** `body` as received (empty for a GET); its digest must be the one the proof names. */
   check(header: string | string[] | undefined, method: string, pathAndQuery: string, body?: Uint8Array): PeerVerdict {
     if (typeof header !== 'string') return { ok: false, why: `missing ${PEER_PROOF_HEADER}` };
-    const m = /^v1 ([A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}) (\d{1,15}) ([0-9a-f]{32}) ([0-9a-f]{64}) ([0-9a-f]{64})$/.exec(header);
+    const m =
+      /^v1 ([A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}) (\d{1,15}) ([0-9a-f]{32}) ([0-9a-f]{64}) ([0-9a-f]{64})$/.exec(
+        header,
+      );
     if (!m) return { ok: false, why: `malformed ${PEER_PROOF_HEADER}` };
     const [, nodeId, msText, nonce, digest, got] = m as unknown as [string, string, string, string, string, string];
     const ms = Number(msText);
     const now = this.#now();
-    if (Math.abs(now - ms) > PEER_PROOF_WINDOW_MS) return { ok: false, why: 'proof outside the freshness window (clock skew over 30 s?)' };
+    if (Math.abs(now - ms) > PEER_PROOF_WINDOW_MS)
+      return { ok: false, why: 'proof outside the freshness window (clock skew over 30 s?)' };
     if (digest !== bodyDigest(body)) return { ok: false, why: 'the body is not the one the proof names' };
     const expected = Buffer.from(mac(this.#key, method, pathAndQuery, digest, nodeId, ms, nonce), 'hex');
-    if (!timingSafeEqual(expected, Buffer.from(got, 'hex'))) return { ok: false, why: 'proof does not match (wrong key or altered request)' };
+    if (!timingSafeEqual(expected, Buffer.from(got, 'hex')))
+      return { ok: false, why: 'proof does not match (wrong key or altered request)' };
     this.#expire(now);
     if (this.#seen.has(got)) return { ok: false, why: 'proof already used (replay)' };
     if (this.#seen.size >= MAX_REMEMBERED_PEER_PROOFS) return { ok: false, why: 'too many recent proofs; retry later' };

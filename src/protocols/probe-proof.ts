@@ -20,7 +20,9 @@ function mac(key: string, method: string, pathAndQuery: string, nodeId: string, 
   const q = pathAndQuery.indexOf('?');
   const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
   const query = q < 0 ? '' : pathAndQuery.slice(q + 1);
-  return createHmac('sha256', key).update(['torus-probe-v1', method.toUpperCase(), path, query, nodeId, String(ms), nonce].join('\n')).digest('hex');
+  return createHmac('sha256', key)
+    .update(['torus-probe-v1', method.toUpperCase(), path, query, nodeId, String(ms), nonce].join('\n'))
+    .digest('hex');
 }
 
 /** A signer for this node's requests (null in open mode: nothing to sign with). */
@@ -34,11 +36,17 @@ export function probeSigner(dataKey: string | null, nodeId: string, now: () => n
 }
 
 /** Headers to add to a request (none in open mode). */
-export function proofHeaders(signer: ProbeSigner | null | undefined, method: string, pathAndQuery: string): Record<string, string> {
+export function proofHeaders(
+  signer: ProbeSigner | null | undefined,
+  method: string,
+  pathAndQuery: string,
+): Record<string, string> {
   return signer ? { [PROBE_PROOF_HEADER]: signer(method, pathAndQuery) } : {};
 }
 
-export type ProofVerdict = { readonly ok: true; readonly nodeId: string } | { readonly ok: false; readonly why: string };
+export type ProofVerdict =
+  | { readonly ok: true; readonly nodeId: string }
+  | { readonly ok: false; readonly why: string };
 
 /** Checks proofs for one node: key, freshness, single use. */
 export class ProofChecker {
@@ -58,9 +66,11 @@ export class ProofChecker {
     const [, nodeId, msText, nonce, got] = m as unknown as [string, string, string, string, string];
     const ms = Number(msText);
     const now = this.#now();
-    if (Math.abs(now - ms) > PROOF_WINDOW_MS) return { ok: false, why: 'proof outside the freshness window (clock skew over 30 s?)' };
+    if (Math.abs(now - ms) > PROOF_WINDOW_MS)
+      return { ok: false, why: 'proof outside the freshness window (clock skew over 30 s?)' };
     const expected = Buffer.from(mac(this.#key, method, pathAndQuery, nodeId, ms, nonce), 'hex');
-    if (!timingSafeEqual(expected, Buffer.from(got, 'hex'))) return { ok: false, why: 'proof does not match (wrong key or altered request)' };
+    if (!timingSafeEqual(expected, Buffer.from(got, 'hex')))
+      return { ok: false, why: 'proof does not match (wrong key or altered request)' };
     this.#expire(now);
     if (this.#seen.has(got)) return { ok: false, why: 'proof already used (replay)' };
     if (this.#seen.size >= MAX_REMEMBERED_PROOFS) return { ok: false, why: 'too many recent proofs; retry later' };

@@ -58,7 +58,10 @@ export const MAX_PROBES_IN_FLIGHT = 32;
 export { PROBE_PROOF_HEADER } from './probe-proof.js';
 
 /** `GET /v1/identity`'s answer. */
-export const ProbeIdentity = Type.Object({ nodeId: Id, clusterName: Type.String({ maxLength: 256 }), incarnation: Count() }, CLOSED);
+export const ProbeIdentity = Type.Object(
+  { nodeId: Id, clusterName: Type.String({ maxLength: 256 }), incarnation: Count() },
+  CLOSED,
+);
 export type ProbeIdentity = Shape<typeof ProbeIdentity>;
 
 /**
@@ -66,10 +69,16 @@ export type ProbeIdentity = Shape<typeof ProbeIdentity>;
  * steady-state part that skips the start (slow start and the tbf token bucket's initial burst inflate short
  * transfers); `bps`, bits per second, from the steady part (or the whole transfer when too short to split).
  */
-export const SinkReport = Type.Object({
-  bytes: Count(0, MAX_PROBE_BYTES), seconds: Type.Number({ minimum: 0, maximum: 3600 }),
-  steadyBytes: Count(0, MAX_PROBE_BYTES), steadySeconds: Type.Number({ minimum: 0, maximum: 3600 }), bps: Type.Number({ minimum: 0 }),
-}, CLOSED);
+export const SinkReport = Type.Object(
+  {
+    bytes: Count(0, MAX_PROBE_BYTES),
+    seconds: Type.Number({ minimum: 0, maximum: 3600 }),
+    steadyBytes: Count(0, MAX_PROBE_BYTES),
+    steadySeconds: Type.Number({ minimum: 0, maximum: 3600 }),
+    bps: Type.Number({ minimum: 0 }),
+  },
+  CLOSED,
+);
 export type SinkReport = Shape<typeof SinkReport>;
 
 /** Every JSON answer of the probe routes by path (`/node_id` answers the node id as a JSON string). */
@@ -93,7 +102,13 @@ export function decodeSinkReport(v: unknown): SinkReport {
 }
 
 /** The source route's query, parsed: its shape. */
-export const SourceQuery = Type.Object({ bytes: Type.Integer({ minimum: 0, maximum: MAX_SOURCE_BYTES }), ms: Type.Integer({ minimum: 0, maximum: MAX_PROBE_MS }) }, CLOSED);
+export const SourceQuery = Type.Object(
+  {
+    bytes: Type.Integer({ minimum: 0, maximum: MAX_SOURCE_BYTES }),
+    ms: Type.Integer({ minimum: 0, maximum: MAX_PROBE_MS }),
+  },
+  CLOSED,
+);
 export type SourceQuery = Shape<typeof SourceQuery>;
 
 /** `?bytes=N&ms=T` of the source route, clamped to the hard bounds. */
@@ -102,34 +117,55 @@ export function decodeSourceQuery(params: URLSearchParams): SourceQuery {
     const raw = params.get(key);
     if (raw === null) return dflt;
     const n = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new ValidationError('query', key, 'expected a non-negative integer');
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n))
+      throw new ValidationError('query', key, 'expected a non-negative integer');
     return Math.min(n, max);
   };
   return { bytes: read('bytes', MAX_SOURCE_BYTES, 64 << 20), ms: read('ms', MAX_PROBE_MS, 500) };
 }
 
 /** The stream route's query, parsed (the query string stays a small parser, decodeStreamQuery): its shape. */
-export const StreamQuery = Type.Object({
-  ms: Type.Integer({ minimum: 1, maximum: MAX_PROBE_MS, description: 'time bound of this stream, ms' }),
-  bytes: Type.Integer({ minimum: 1, maximum: MAX_PROBE_BYTES, description: 'byte bound of this stream' }),
-  streams: Type.Integer({ minimum: 1, maximum: MAX_PROBE_STREAMS, description: 'how many connections the session opens' }),
-  session: Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'session id shared by those connections (client-chosen)' }),
-}, CLOSED);
+export const StreamQuery = Type.Object(
+  {
+    ms: Type.Integer({ minimum: 1, maximum: MAX_PROBE_MS, description: 'time bound of this stream, ms' }),
+    bytes: Type.Integer({ minimum: 1, maximum: MAX_PROBE_BYTES, description: 'byte bound of this stream' }),
+    streams: Type.Integer({
+      minimum: 1,
+      maximum: MAX_PROBE_STREAMS,
+      description: 'how many connections the session opens',
+    }),
+    session: Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,32}$',
+      description: 'session id shared by those connections (client-chosen)',
+    }),
+  },
+  CLOSED,
+);
 export type StreamQuery = Shape<typeof StreamQuery>;
 
 /** `?ms=T&bytes=N&streams=S&session=ID` of the stream route: strict (unknown keys refused), clamped to the bounds. */
 export function decodeStreamQuery(params: URLSearchParams): StreamQuery {
-  for (const key of params.keys()) if (!['ms', 'bytes', 'streams', 'session'].includes(key)) throw new ValidationError('query', key, 'unknown parameter');
+  for (const key of params.keys())
+    if (!['ms', 'bytes', 'streams', 'session'].includes(key))
+      throw new ValidationError('query', key, 'unknown parameter');
   const read = (key: string, min: number, max: number, dflt: number): number => {
     const raw = params.get(key);
     if (raw === null) return dflt;
     const n = Number(raw);
-    if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n) || n < min) throw new ValidationError('query', key, `expected an integer ≥ ${min}`);
+    if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n) || n < min)
+      throw new ValidationError('query', key, `expected an integer ≥ ${min}`);
     return Math.min(n, max);
   };
   const streams = read('streams', 1, MAX_PROBE_STREAMS, 1);
-  if (Number(params.get('streams') ?? 1) > MAX_PROBE_STREAMS) throw new ValidationError('query', 'streams', `at most ${MAX_PROBE_STREAMS}`);
+  if (Number(params.get('streams') ?? 1) > MAX_PROBE_STREAMS)
+    throw new ValidationError('query', 'streams', `at most ${MAX_PROBE_STREAMS}`);
   const session = params.get('session') ?? 'single';
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(session)) throw new ValidationError('query', 'session', 'expected 1-32 characters [A-Za-z0-9_-]');
-  return { ms: read('ms', 1, MAX_PROBE_MS, 500), bytes: read('bytes', 1, MAX_PROBE_BYTES, 256 << 20), streams, session };
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(session))
+    throw new ValidationError('query', 'session', 'expected 1-32 characters [A-Za-z0-9_-]');
+  return {
+    ms: read('ms', 1, MAX_PROBE_MS, 500),
+    bytes: read('bytes', 1, MAX_PROBE_BYTES, 256 << 20),
+    streams,
+    session,
+  };
 }

@@ -30,7 +30,13 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** A plain object with all `required` keys and nothing outside `required ∪ optional`. */
-export function obj(w: Where, v: unknown, path: string, required: readonly string[], optional: readonly string[] = []): Obj {
+export function obj(
+  w: Where,
+  v: unknown,
+  path: string,
+  required: readonly string[],
+  optional: readonly string[] = [],
+): Obj {
   if (!isPlainObject(v)) fail(w, path, `expected an object, got ${describe(v)}`);
   for (const key of Object.keys(v)) {
     if (!required.includes(key) && !optional.includes(key)) fail(w, `${path}.${key}`, 'unknown field');
@@ -41,7 +47,12 @@ export function obj(w: Where, v: unknown, path: string, required: readonly strin
   return v;
 }
 
-export function str(w: Where, v: unknown, path: string, opts: { max?: number; min?: number; pattern?: RegExp } = {}): string {
+export function str(
+  w: Where,
+  v: unknown,
+  path: string,
+  opts: { max?: number; min?: number; pattern?: RegExp } = {},
+): string {
   if (typeof v !== 'string') fail(w, path, `expected a string, got ${describe(v)}`);
   if (v.length < (opts.min ?? 0)) fail(w, path, 'too short');
   if (v.length > (opts.max ?? MAX_STRING)) fail(w, path, 'too long');
@@ -71,19 +82,32 @@ export function bool(w: Where, v: unknown, path: string): boolean {
 }
 
 export function oneOf<T extends string>(w: Where, v: unknown, path: string, values: readonly T[]): T {
-  if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) fail(w, path, `expected one of ${values.join(', ')}`);
+  if (typeof v !== 'string' || !(values as readonly string[]).includes(v))
+    fail(w, path, `expected one of ${values.join(', ')}`);
   return v as T;
 }
 
-export function arr<T>(w: Where, v: unknown, path: string, item: (x: unknown, path: string) => T, max = MAX_ARRAY): T[] {
+export function arr<T>(
+  w: Where,
+  v: unknown,
+  path: string,
+  item: (x: unknown, path: string) => T,
+  max = MAX_ARRAY,
+): T[] {
   if (!Array.isArray(v)) fail(w, path, `expected an array, got ${describe(v)}`);
   if (v.length > max) fail(w, path, `more than ${max} items`);
   return v.map((x, i) => item(x, `${path}[${i}]`));
 }
 
 /** A string-keyed map; keys checked by `key`, built with only own data properties. */
-export function record<T>(w: Where, v: unknown, path: string, key: (k: string, path: string) => string,
-  item: (x: unknown, path: string) => T, max = MAX_ARRAY): Record<string, T> {
+export function record<T>(
+  w: Where,
+  v: unknown,
+  path: string,
+  key: (k: string, path: string) => string,
+  item: (x: unknown, path: string) => T,
+  max = MAX_ARRAY,
+): Record<string, T> {
   if (!isPlainObject(v)) fail(w, path, `expected an object, got ${describe(v)}`);
   const keys = Object.keys(v);
   if (keys.length > max) fail(w, path, `more than ${max} entries`);
@@ -110,7 +134,14 @@ export function json(w: Where, v: unknown, path: string, depth = 8, budget = { l
   if (typeof v === 'string') return str(w, v, path, { max: 65536 });
   if (depth <= 0) fail(w, path, 'nested too deeply');
   if (Array.isArray(v)) return arr(w, v, path, (x, p) => json(w, x, p, depth - 1, budget));
-  if (isPlainObject(v)) return record(w, v, path, (k, p) => str(w, k, p, { max: 256 }), (x, p) => json(w, x, p, depth - 1, budget));
+  if (isPlainObject(v))
+    return record(
+      w,
+      v,
+      path,
+      (k, p) => str(w, k, p, { max: 256 }),
+      (x, p) => json(w, x, p, depth - 1, budget),
+    );
   return fail(w, path, `not JSON data (${describe(v)})`);
 }
 

@@ -85,19 +85,29 @@ export function encodeRingFrame(frame: RingFrame): Uint8Array {
 /** Strict decoder: anything that is not exactly a valid frame throws ValidationError('frame', ...). */
 export function decodeRingFrame(input: unknown): RingFrame {
   if (!(input instanceof Uint8Array)) throw new ValidationError('frame', '', 'ring frame must be bytes');
-  if (input.byteLength !== FRAME_BYTES) throw new ValidationError('frame', '', `ring frame must be ${FRAME_BYTES} bytes, got ${input.byteLength}`);
+  if (input.byteLength !== FRAME_BYTES)
+    throw new ValidationError('frame', '', `ring frame must be ${FRAME_BYTES} bytes, got ${input.byteLength}`);
   const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
   if (view.getUint32(0, true) !== RING_MAGIC) throw new ValidationError('frame', 'magic', 'not a torus ring frame');
   const version = view.getUint16(4, true);
-  if (version !== RING_VERSION) throw new ValidationError('frame', 'version', `unsupported ring protocol version ${version}`);
+  if (version !== RING_VERSION)
+    throw new ValidationError('frame', 'version', `unsupported ring protocol version ${version}`);
   const kind = view.getUint8(6);
   if (kind === KIND.op) {
     const code = view.getUint8(7);
     const op = (Object.keys(RING_OPS) as RingOpName[]).find((name) => RING_OPS[name] === code);
     if (!op) throw new ValidationError('frame', 'op', `unknown ring op ${code}`);
     const bytes = view.getFloat64(24, true);
-    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ValidationError('frame', 'bytes', 'must be a non-negative integer');
-    return { kind: 'op', op, dtype: view.getUint32(8, true), param: view.getInt32(12, true), seq: view.getUint32(16, true), bytes };
+    if (!Number.isSafeInteger(bytes) || bytes < 0)
+      throw new ValidationError('frame', 'bytes', 'must be a non-negative integer');
+    return {
+      kind: 'op',
+      op,
+      dtype: view.getUint32(8, true),
+      param: view.getInt32(12, true),
+      seq: view.getUint32(16, true),
+      bytes,
+    };
   }
   if (kind === KIND.abort) {
     const reason = ABORT_REASONS[view.getUint8(7) - 1];
@@ -107,7 +117,8 @@ export function decodeRingFrame(input: unknown): RingFrame {
     if (culprit > 65535 || reporter > 65535) throw new ValidationError('frame', 'culprit', 'rank out of range');
     return { kind: 'abort', culprit, reporter, reason };
   }
-  if (kind !== KIND.hello && kind !== KIND.ack) throw new ValidationError('frame', 'kind', `unknown ring frame kind ${kind}`);
+  if (kind !== KIND.hello && kind !== KIND.ack)
+    throw new ValidationError('frame', 'kind', `unknown ring frame kind ${kind}`);
   const roleCode = view.getUint8(7);
   if (roleCode !== 1 && roleCode !== 2) throw new ValidationError('frame', 'role', `unknown role ${roleCode}`);
   const worldSize = view.getUint32(16, true);
@@ -116,5 +127,12 @@ export function decodeRingFrame(input: unknown): RingFrame {
   if (rank >= worldSize) throw new ValidationError('frame', 'rank', `${rank} not below worldSize ${worldSize}`);
   const connection = view.getUint32(20, true);
   if (connection > 63) throw new ValidationError('frame', 'connection', `out of range: ${connection}`);
-  return { kind: kind === KIND.hello ? 'hello' : 'ack', role: roleCode === 1 ? 'right' : 'left', ringId: view.getUint32(8, true), rank, worldSize, connection };
+  return {
+    kind: kind === KIND.hello ? 'hello' : 'ack',
+    role: roleCode === 1 ? 'right' : 'left',
+    ringId: view.getUint32(8, true),
+    rank,
+    worldSize,
+    connection,
+  };
 }

@@ -5,9 +5,14 @@
  */
 export type Workload =
   | { readonly kind: 'ring' }
-  | { readonly kind: 'exec'; readonly command: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>>;
-    /** The job's restart budget (torchrun's --max-restarts), for TORCHELASTIC_MAX_RESTARTS. */
-    readonly maxRestarts?: number };
+  | {
+      readonly kind: 'exec';
+      readonly command: readonly string[];
+      readonly cwd?: string;
+      readonly env?: Readonly<Record<string, string>>;
+      /** The job's restart budget (torchrun's --max-restarts), for TORCHELASTIC_MAX_RESTARTS. */
+      readonly maxRestarts?: number;
+    };
 
 export interface HostAddress {
   readonly ip: string;

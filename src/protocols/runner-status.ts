@@ -1,6 +1,17 @@
 /** Runner and task statuses: the vocabulary shared by the runner child, its supervisor and cluster state. */
-export const RUNNER_STATES = ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running',
-  'ShuttingDown', 'Shutdown', 'Failed'] as const;
+export const RUNNER_STATES = [
+  'Idle',
+  'Connecting',
+  'Connected',
+  'Loading',
+  'Loaded',
+  'WarmingUp',
+  'Ready',
+  'Running',
+  'ShuttingDown',
+  'Shutdown',
+  'Failed',
+] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
 
 export type RunnerStatus =
@@ -10,7 +21,12 @@ export type RunnerStatus =
 
 export const TASK_STATUSES = ['pending', 'running', 'complete', 'failed', 'cancelled', 'timed_out'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['complete', 'failed', 'cancelled', 'timed_out']);
+export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
+  'complete',
+  'failed',
+  'cancelled',
+  'timed_out',
+]);
 
 export function isTerminalTaskStatus(status: TaskStatus): boolean {
   return TERMINAL_TASK_STATUSES.has(status);

@@ -28,29 +28,49 @@ const data = Type.Unknown();
 /** A runner's status: one variant per state, so a bad field is named in the state the value is in. */
 export const RunnerStatusSchema = Type.Union([
   Type.Object({ state: Type.Literal('Loading'), layersLoaded: int(0, 1e9), totalLayers: int(0, 1e9) }, CLOSED),
-  Type.Object({ state: Type.Literal('Failed'), reason: text(), diagnostics: Type.Array(text(), { maxItems: 1000 }) }, CLOSED),
-  ...RUNNER_STATES.filter((s) => s !== 'Loading' && s !== 'Failed').map((s) => Type.Object({ state: Type.Literal(s) }, CLOSED)),
+  Type.Object(
+    { state: Type.Literal('Failed'), reason: text(), diagnostics: Type.Array(text(), { maxItems: 1000 }) },
+    CLOSED,
+  ),
+  ...RUNNER_STATES.filter((s) => s !== 'Loading' && s !== 'Failed').map((s) =>
+    Type.Object({ state: Type.Literal(s) }, CLOSED),
+  ),
 ]);
 
 /** What the runner child runs: the built-in ring, or a command (argv) in a directory. */
 export const RunnerWorkload = Type.Union([
   Type.Object({ kind: Type.Literal('ring') }, CLOSED),
-  Type.Object({ kind: Type.Literal('exec'), command: Type.Array(text(), { minItems: 1, maxItems: 4096 }), cwd: Type.Optional(text()) }, CLOSED),
+  Type.Object(
+    {
+      kind: Type.Literal('exec'),
+      command: Type.Array(text(), { minItems: 1, maxItems: 4096 }),
+      cwd: Type.Optional(text()),
+    },
+    CLOSED,
+  ),
 ]);
 
 /** Everything a runner needs to know, sent once as the first frame. */
-export const RunnerStartConfig = Type.Object({
-  runnerId: id, instanceId: id, nodeId: id,
-  rank: int(0, 65535), worldSize: int(1, 65536), layerStart: int(0, 1e9), layerEnd: int(0, 1e9),
-  workload: RunnerWorkload,
-  /** MLX ring hostfile entries for this rank ("ip:port", own entry "0.0.0.0:port"). */
-  hosts: Type.Array(text(), { maxItems: 65536 }),
-  hostfilePath: text(),
-  /** Environment for `exec` commands (execEnv output). */
-  env: Type.Record(Type.String({ pattern: '^(?!__proto__$)' }), text(65536), { additionalProperties: false }),
-  /** Data-plane key the ring sockets prove when they open (src/ring/link-proof.ts); absent in open mode. */
-  ringKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32,128}$' })),
-}, CLOSED);
+export const RunnerStartConfig = Type.Object(
+  {
+    runnerId: id,
+    instanceId: id,
+    nodeId: id,
+    rank: int(0, 65535),
+    worldSize: int(1, 65536),
+    layerStart: int(0, 1e9),
+    layerEnd: int(0, 1e9),
+    workload: RunnerWorkload,
+    /** MLX ring hostfile entries for this rank ("ip:port", own entry "0.0.0.0:port"). */
+    hosts: Type.Array(text(), { maxItems: 65536 }),
+    hostfilePath: text(),
+    /** Environment for `exec` commands (execEnv output). */
+    env: Type.Record(Type.String({ pattern: '^(?!__proto__$)' }), text(65536), { additionalProperties: false }),
+    /** Data-plane key the ring sockets prove when they open (src/ring/link-proof.ts); absent in open mode. */
+    ringKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32,128}$' })),
+  },
+  CLOSED,
+);
 export type RunnerStartConfig = Shape<typeof RunnerStartConfig>;
 
 export type LifecycleTaskType = 'connect' | 'load' | 'warmup' | 'shutdown';
@@ -58,21 +78,39 @@ const taskFrame = <T extends string>(type: T) => Type.Object({ type: Type.Litera
 
 /** Supervisor → runner. */
 export const DownFrameSchemas = {
-  start: Type.Object({ type: Type.Literal('start'), v: Type.Literal(RUNNER_PROTOCOL_VERSION), config: RunnerStartConfig }, CLOSED),
+  start: Type.Object(
+    { type: Type.Literal('start'), v: Type.Literal(RUNNER_PROTOCOL_VERSION), config: RunnerStartConfig },
+    CLOSED,
+  ),
   connect: taskFrame('connect'),
   load: taskFrame('load'),
   warmup: taskFrame('warmup'),
   shutdown: taskFrame('shutdown'),
-  task: Type.Object({ type: Type.Literal('task'), taskId: id, op: id, params: Type.Object({}, { additionalProperties: true }) }, CLOSED),
+  task: Type.Object(
+    { type: Type.Literal('task'), taskId: id, op: id, params: Type.Object({}, { additionalProperties: true }) },
+    CLOSED,
+  ),
   cancel: taskFrame('cancel'),
 };
 /** Runner → supervisor. */
 export const UpFrameSchemas = {
   status: Type.Object({ type: Type.Literal('status'), status: RunnerStatusSchema }, CLOSED),
   ack: taskFrame('ack'),
-  'task-status': Type.Object({ type: Type.Literal('task-status'), taskId: id, status: StringEnum(TASK_STATUSES), result: Type.Optional(data), error: Type.Optional(text(65536)) }, CLOSED),
+  'task-status': Type.Object(
+    {
+      type: Type.Literal('task-status'),
+      taskId: id,
+      status: StringEnum(TASK_STATUSES),
+      result: Type.Optional(data),
+      error: Type.Optional(text(65536)),
+    },
+    CLOSED,
+  ),
   'cancel-ack': taskFrame('cancel-ack'),
-  diagnostic: Type.Object({ type: Type.Literal('diagnostic'), level: StringEnum(['info', 'warn', 'error']), message: text(65536) }, CLOSED),
+  diagnostic: Type.Object(
+    { type: Type.Literal('diagnostic'), level: StringEnum(['info', 'warn', 'error']), message: text(65536) },
+    CLOSED,
+  ),
   fatal: Type.Object({ type: Type.Literal('fatal'), message: text(65536) }, CLOSED),
 };
 const union = (schemas: Record<string, TSchema>) => Type.Union(Object.values(schemas) as [TSchema]);
@@ -80,13 +118,25 @@ const union = (schemas: Record<string, TSchema>) => Type.Union(Object.values(sch
 export type DownFrame =
   | { readonly type: 'start'; readonly v: number; readonly config: RunnerStartConfig }
   | { readonly type: LifecycleTaskType; readonly taskId: string }
-  | { readonly type: 'task'; readonly taskId: string; readonly op: string; readonly params: Readonly<Record<string, unknown>> }
+  | {
+      readonly type: 'task';
+      readonly taskId: string;
+      readonly op: string;
+      readonly params: Readonly<Record<string, unknown>>;
+    }
   | { readonly type: 'cancel'; readonly taskId: string };
 export type UpFrame =
   | { readonly type: 'status'; readonly status: RunnerStatus }
   | { readonly type: 'ack' | 'cancel-ack'; readonly taskId: string }
-  | { readonly type: 'task-status'; readonly taskId: string; readonly status: TaskStatus; readonly result?: unknown; readonly error?: string }
-  | Shape<(typeof UpFrameSchemas)['diagnostic']> | Shape<(typeof UpFrameSchemas)['fatal']>;
+  | {
+      readonly type: 'task-status';
+      readonly taskId: string;
+      readonly status: TaskStatus;
+      readonly result?: unknown;
+      readonly error?: string;
+    }
+  | Shape<(typeof UpFrameSchemas)['diagnostic']>
+  | Shape<(typeof UpFrameSchemas)['fatal']>;
 
 /** Plain data only (msgpack maps, arrays, scalars, bytes), bounded depth: task params and results, after the check. */
 function plainData(v: unknown, path: string, depth = 0): unknown {
@@ -94,7 +144,8 @@ function plainData(v: unknown, path: string, depth = 0): unknown {
     throw new ValidationError('frame', path, why);
   };
   if (depth > 16) fail('nested too deeply');
-  if (v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number' || v instanceof Uint8Array) return v;
+  if (v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number' || v instanceof Uint8Array)
+    return v;
   if (Array.isArray(v)) return v.map((item, i) => plainData(item, `${path}[${i}]`, depth + 1));
   if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
     const out: Record<string, unknown> = {};
@@ -121,8 +172,10 @@ export function decodeStartConfig(v: unknown, path = 'config'): RunnerStartConfi
   return checkStartConfig(configCodec.decode(v, path), path);
 }
 function checkStartConfig(c: RunnerStartConfig, path: string): RunnerStartConfig {
-  if (c.rank >= c.worldSize) throw new ValidationError('frame', `${path}.rank`, `expected an integer in [0, ${c.worldSize - 1}]`);
-  if (c.layerEnd < c.layerStart) throw new ValidationError('frame', `${path}.layerEnd`, `expected an integer in [${c.layerStart}, 1000000000]`);
+  if (c.rank >= c.worldSize)
+    throw new ValidationError('frame', `${path}.rank`, `expected an integer in [0, ${c.worldSize - 1}]`);
+  if (c.layerEnd < c.layerStart)
+    throw new ValidationError('frame', `${path}.layerEnd`, `expected an integer in [${c.layerStart}, 1000000000]`);
   return c;
 }
 
@@ -152,7 +205,8 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: fal
 
 export function encodeFrame(frame: DownFrame | UpFrame): Buffer {
   const body = packr.pack(frame);
-  if (body.length > MAX_RUNNER_FRAME_BYTES) throw new ValidationError('frame', '', `frame of ${body.length} bytes exceeds ${MAX_RUNNER_FRAME_BYTES}`);
+  if (body.length > MAX_RUNNER_FRAME_BYTES)
+    throw new ValidationError('frame', '', `frame of ${body.length} bytes exceeds ${MAX_RUNNER_FRAME_BYTES}`);
   const out = Buffer.allocUnsafe(4 + body.length);
   out.writeUInt32BE(body.length, 0);
   body.copy(out, 4);

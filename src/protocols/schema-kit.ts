@@ -9,8 +9,20 @@
 import { createRequire } from 'node:module';
 import { ValidationError } from './errors.js';
 import {
-  Errors, FormatRegistry, Kind, Type, TypeCompiler, TypeRegistry, ValueErrorType,
-  type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe, type TypeCheck, type ValueError,
+  Errors,
+  FormatRegistry,
+  Kind,
+  Type,
+  TypeCompiler,
+  TypeRegistry,
+  ValueErrorType,
+  type ObjectOptions,
+  type SchemaOptions,
+  type Static,
+  type TSchema,
+  type TUnsafe,
+  type TypeCheck,
+  type ValueError,
 } from './typebox.js';
 
 export { Type, type Static, type TSchema } from './typebox.js';
@@ -18,15 +30,25 @@ export { Type, type Static, type TSchema } from './typebox.js';
 export type Where = 'body' | 'query' | 'params' | 'frame' | 'event' | 'config';
 
 /** Decoded values are never mutated: the types say so all the way down. */
-export type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[]
-  : T extends readonly (infer U)[] ? readonly DeepReadonly<U>[]
-    : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
 /** The TypeScript type of a schema, read-only. */
 export type Shape<S extends TSchema> = DeepReadonly<Static<S>>;
 
 // A string from a fixed list, rendered as JSON Schema `enum` (TypeBox's own Union of Literals renders `anyOf`).
-TypeRegistry.Set<{ enum: readonly string[] }>('StringEnum', (schema, value) => typeof value === 'string' && schema.enum.includes(value));
-export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
+TypeRegistry.Set<{ enum: readonly string[] }>(
+  'StringEnum',
+  (schema, value) => typeof value === 'string' && schema.enum.includes(value),
+);
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] });
 }
 
@@ -35,7 +57,10 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
  * node:net is loaded on the first check: importing it costs a worker thread that never checks an address ~5 ms.
  */
 let isIP: ((input: string) => number) | undefined;
-FormatRegistry.Set('ip', (value) => (isIP ??= (createRequire(import.meta.url)('node:net') as typeof import('node:net')).isIP)(value) !== 0);
+FormatRegistry.Set(
+  'ip',
+  (value) => (isIP ??= (createRequire(import.meta.url)('node:net') as typeof import('node:net')).isIP)(value) !== 0,
+);
 const FORMAT_WHY: Readonly<Record<string, string>> = { ip: 'not an IP address' };
 
 /** A string-keyed map rendered `{type: object, additionalProperties: V}` (TypeBox's Record renders patternProperties). */
@@ -88,9 +113,15 @@ export interface Codec<S extends TSchema> {
  */
 /** Whose words a failure uses: the API's (`is required`, `must be >= 0`) or the wire decoders' (`missing`, `out of range`). */
 export type Wording = 'api' | 'wire';
-const defaultWording = (where: Where): Wording => (where === 'body' || where === 'query' || where === 'params' ? 'api' : 'wire');
+const defaultWording = (where: Where): Wording =>
+  where === 'body' || where === 'query' || where === 'params' ? 'api' : 'wire';
 
-export function compile<S extends TSchema>(schema: S, where: Where, root = '', wording: Wording = defaultWording(where)): Codec<S> {
+export function compile<S extends TSchema>(
+  schema: S,
+  where: Where,
+  root = '',
+  wording: Wording = defaultWording(where),
+): Codec<S> {
   let compiled: TypeCheck<S> | undefined;
   const checker = (): TypeCheck<S> => (compiled ??= TypeCompiler.Compile(schema));
   return {
@@ -101,8 +132,13 @@ export function compile<S extends TSchema>(schema: S, where: Where, root = '', w
       let ok: boolean;
       try {
         ok = check.Check(value);
-      } catch (error) { // a Proxy or a throwing getter: still a ValidationError
-        throw new ValidationError(where, at, `undecodable: ${error instanceof Error ? error.message : 'unknown error'}`);
+      } catch (error) {
+        // a Proxy or a throwing getter: still a ValidationError
+        throw new ValidationError(
+          where,
+          at,
+          `undecodable: ${error instanceof Error ? error.message : 'unknown error'}`,
+        );
       }
       if (ok) return value as Shape<S>;
       const first = check.Errors(value).First();
@@ -124,8 +160,13 @@ function inUnion(error: ValueError): ValueError {
   const value = error.value;
   const variants = flatVariants(error.schema);
   const literals = (v: TSchema): [string, unknown][] =>
-    Object.entries((v as { properties?: Record<string, { const?: unknown }> }).properties ?? {}).filter(([, p]) => p.const !== undefined).map(([k, p]) => [k, p.const]);
-  const field = (key: string): unknown => (typeof value === 'object' && value !== null && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined);
+    Object.entries((v as { properties?: Record<string, { const?: unknown }> }).properties ?? {})
+      .filter(([, p]) => p.const !== undefined)
+      .map(([k, p]) => [k, p.const]);
+  const field = (key: string): unknown =>
+    typeof value === 'object' && value !== null && Object.hasOwn(value, key)
+      ? (value as Record<string, unknown>)[key]
+      : undefined;
   // An optional discriminant left out picks its variant too (a workload without `kind` is a ring workload).
   const fits = (v: TSchema, key: string, c: unknown): boolean =>
     field(key) === c || (field(key) === undefined && !((v as { required?: string[] }).required ?? []).includes(key));
@@ -136,19 +177,34 @@ function inUnion(error: ValueError): ValueError {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || withConsts.length === 0) {
     // Without a discriminant, the variant whose fields the value uses most (`{instance}` is the instance form).
     const keys = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
-    const known = (v: TSchema): number => keys.filter((k) => Object.hasOwn((v as { properties?: object }).properties ?? {}, k)).length;
+    const known = (v: TSchema): number =>
+      keys.filter((k) => Object.hasOwn((v as { properties?: object }).properties ?? {}, k)).length;
     const closest = candidates.reduce((a, b) => (known(b) > known(a) ? b : a));
     const first = Errors(closest, [], value).First();
     return first ? inUnion({ ...first, path: error.path + first.path }) : error;
   }
   const chosen = candidates[0]!;
   const key = literals(chosen).find(([k, c]) => !fits(chosen, k, c))?.[0];
-  if (key === undefined) { // the value picked this variant: its own first error
+  if (key === undefined) {
+    // the value picked this variant: its own first error
     const first = Errors(chosen, [], value).First();
     return first ? inUnion({ ...first, path: error.path + first.path }) : error;
   }
-  const consts = [...new Set(candidates.map((v) => literals(v).find(([k]) => k === key)?.[1]).filter((c) => c !== undefined).map(String))];
-  return { ...error, type: ValueErrorType.Kind, path: `${error.path}/${key}`, value: field(key), schema: { ...error.schema, enum: consts } };
+  const consts = [
+    ...new Set(
+      candidates
+        .map((v) => literals(v).find(([k]) => k === key)?.[1])
+        .filter((c) => c !== undefined)
+        .map(String),
+    ),
+  ];
+  return {
+    ...error,
+    type: ValueErrorType.Kind,
+    path: `${error.path}/${key}`,
+    value: field(key),
+    schema: { ...error.schema, enum: consts },
+  };
 }
 function flatVariants(schema: TSchema): TSchema[] {
   const anyOf = (schema as { anyOf?: TSchema[] }).anyOf;
@@ -165,7 +221,10 @@ export function fieldPath(root: string, pointer: string, value: unknown): string
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(here)) path = `${path}[${key}]`;
     else path = /^[A-Za-z_$][\w$]*$/.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`;
-    here = typeof here === 'object' && here !== null && Object.hasOwn(here, key) ? (here as Record<string, unknown>)[key] : undefined;
+    here =
+      typeof here === 'object' && here !== null && Object.hasOwn(here, key)
+        ? (here as Record<string, unknown>)[key]
+        : undefined;
   }
   return path;
 }
@@ -175,24 +234,35 @@ function why(error: ValueError, api: boolean): string {
   const s = error.schema as Record<string, unknown>;
   const v = error.value;
   switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty: return api ? 'is required' : 'missing';
+    case ValueErrorType.ObjectRequiredProperty:
+      return api ? 'is required' : 'missing';
     case ValueErrorType.ObjectAdditionalProperties: {
       // A map whose keys follow a rule (env names): say the rule, not "unknown".
       const names = Object.keys((s.patternProperties ?? {}) as object);
       if (names.length === 1) return `does not match /${names[0]!}/ (a name of this map)`;
       return api ? 'is not a known field' : 'unknown field';
     }
-    case ValueErrorType.Object: return `expected an object, got ${typeName(v)}`;
-    case ValueErrorType.String: return `expected a string, got ${typeName(v)}`;
-    case ValueErrorType.Boolean: return `expected a boolean, got ${typeName(v)}`;
-    case ValueErrorType.Array: return `expected an array, got ${typeName(v)}`;
+    case ValueErrorType.Object:
+      return `expected an object, got ${typeName(v)}`;
+    case ValueErrorType.String:
+      return `expected a string, got ${typeName(v)}`;
+    case ValueErrorType.Boolean:
+      return `expected a boolean, got ${typeName(v)}`;
+    case ValueErrorType.Array:
+      return `expected an array, got ${typeName(v)}`;
     case ValueErrorType.Number:
     case ValueErrorType.Integer:
-      return typeof v === 'number' && Number.isFinite(v) ? 'expected an integer' : `expected a finite number, got ${typeName(v)}`;
-    case ValueErrorType.StringMinLength: return api ? `must have at least ${String(s.minLength)} characters` : 'too short';
-    case ValueErrorType.StringMaxLength: return api ? `must have at most ${String(s.maxLength)} characters` : 'too long';
-    case ValueErrorType.StringPattern: return `does not match /${String(s.pattern)}/`;
-    case ValueErrorType.StringFormat: return FORMAT_WHY[String(s.format)] ?? `not a valid ${String(s.format)}`;
+      return typeof v === 'number' && Number.isFinite(v)
+        ? 'expected an integer'
+        : `expected a finite number, got ${typeName(v)}`;
+    case ValueErrorType.StringMinLength:
+      return api ? `must have at least ${String(s.minLength)} characters` : 'too short';
+    case ValueErrorType.StringMaxLength:
+      return api ? `must have at most ${String(s.maxLength)} characters` : 'too long';
+    case ValueErrorType.StringPattern:
+      return `does not match /${String(s.pattern)}/`;
+    case ValueErrorType.StringFormat:
+      return FORMAT_WHY[String(s.format)] ?? `not a valid ${String(s.format)}`;
     case ValueErrorType.NumberMinimum:
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMaximum:
@@ -201,14 +271,22 @@ function why(error: ValueError, api: boolean): string {
       if (api) return low ? `must be >= ${String(s.minimum)}` : `must be <= ${String(s.maximum)}`;
       return `out of range [${String(s.minimum ?? -Infinity)}, ${String(s.maximum ?? Infinity)}]`;
     }
-    case ValueErrorType.ArrayMinItems: return `must have at least ${String(s.minItems)} items`;
-    case ValueErrorType.ArrayMaxItems: return api ? `must have at most ${String(s.maxItems)} items` : `more than ${String(s.maxItems)} items`;
-    case ValueErrorType.ArrayUniqueItems: return 'duplicate items';
-    case ValueErrorType.ObjectMaxProperties: return `more than ${String(s.maxProperties)} entries`;
-    case ValueErrorType.Kind: return Array.isArray(s.enum) ? `expected one of ${s.enum.join(', ')}` : error.message;
-    case ValueErrorType.Literal: return `expected ${JSON.stringify(s.const)}`;
-    case ValueErrorType.Union: return `expected ${typeof s.description === 'string' ? s.description : 'one of its forms'}`;
-    default: return error.message;
+    case ValueErrorType.ArrayMinItems:
+      return `must have at least ${String(s.minItems)} items`;
+    case ValueErrorType.ArrayMaxItems:
+      return api ? `must have at most ${String(s.maxItems)} items` : `more than ${String(s.maxItems)} items`;
+    case ValueErrorType.ArrayUniqueItems:
+      return 'duplicate items';
+    case ValueErrorType.ObjectMaxProperties:
+      return `more than ${String(s.maxProperties)} entries`;
+    case ValueErrorType.Kind:
+      return Array.isArray(s.enum) ? `expected one of ${s.enum.join(', ')}` : error.message;
+    case ValueErrorType.Literal:
+      return `expected ${JSON.stringify(s.const)}`;
+    case ValueErrorType.Union:
+      return `expected ${typeof s.description === 'string' ? s.description : 'one of its forms'}`;
+    default:
+      return error.message;
   }
 }
 

@@ -7,7 +7,16 @@
  */
 import * as TypeBox from '@sinclair/typebox';
 
-export { FormatRegistry, Kind, TypeRegistry, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+export {
+  FormatRegistry,
+  Kind,
+  TypeRegistry,
+  type ObjectOptions,
+  type SchemaOptions,
+  type Static,
+  type TSchema,
+  type TUnsafe,
+} from '@sinclair/typebox';
 export { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 export { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 

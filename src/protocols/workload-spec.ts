@@ -18,14 +18,24 @@ export const workloadFields = {
   hiddenSize: Type.Optional(Count(1, 10_000_000)),
   kvHeads: Type.Optional(Count(1, 100_000)),
   supportsTensor: Type.Optional(Type.Boolean()),
-  artifacts: Type.Optional(Type.Array(Type.String({ pattern: ARTIFACT_ID_PATTERN.source, minLength: 64, maxLength: 64 }), {
-    maxItems: 64, description: 'artifact ids (docs/artifacts.md) the workload needs on every node: placement prefers nodes holding them',
-  })),
+  artifacts: Type.Optional(
+    Type.Array(Type.String({ pattern: ARTIFACT_ID_PATTERN.source, minLength: 64, maxLength: 64 }), {
+      maxItems: 64,
+      description:
+        'artifact ids (docs/artifacts.md) the workload needs on every node: placement prefers nodes holding them',
+    }),
+  ),
 };
 
 /** What happens when a job fails (torchrun's --max-restarts): `never`, or restart the whole group up to `max` times. */
-export const RestartSpec = Type.Object({ policy: StringEnum(['never', 'on-failure']), max: Type.Optional(Count(0, 100)) },
-  { ...CLOSED, description: 'restart the whole job when a rank fails (torchrun --max-restarts); max defaults to 0 for never, 3 for on-failure' });
+export const RestartSpec = Type.Object(
+  { policy: StringEnum(['never', 'on-failure']), max: Type.Optional(Count(0, 100)) },
+  {
+    ...CLOSED,
+    description:
+      'restart the whole job when a rank fails (torchrun --max-restarts); max defaults to 0 for never, 3 for on-failure',
+  },
+);
 export type RestartSpec = { readonly policy: 'never' | 'on-failure'; readonly max: number };
 
 /** What only an exec workload takes: the program and how to run it. */
@@ -33,15 +43,26 @@ const execFields = {
   restart: Type.Optional(RestartSpec),
   command: Type.String({ minLength: 1, maxLength: 4096, description: 'program to run' }),
   args: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 1024, description: 'its arguments' })),
-  env: Type.Optional(Type.Record(Type.String({ pattern: `${SAFE_KEY}[A-Za-z_][A-Za-z0-9_]{0,255}$` }), Type.String({ maxLength: 65536 }),
-    { additionalProperties: false, maxProperties: 1024, description: 'extra environment' })),
+  env: Type.Optional(
+    Type.Record(
+      Type.String({ pattern: `${SAFE_KEY}[A-Za-z_][A-Za-z0-9_]{0,255}$` }),
+      Type.String({ maxLength: 65536 }),
+      { additionalProperties: false, maxProperties: 1024, description: 'extra environment' },
+    ),
+  ),
   cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 };
 
-export const RingWorkload = Type.Object({ kind: Type.Literal('ring'), ...workloadFields }, { ...CLOSED, description: 'the built-in ring collective' });
+export const RingWorkload = Type.Object(
+  { kind: Type.Literal('ring'), ...workloadFields },
+  { ...CLOSED, description: 'the built-in ring collective' },
+);
 export type RingWorkload = Shape<typeof RingWorkload>;
 
-export const ExecWorkload = Type.Object({ kind: Type.Literal('exec'), ...workloadFields, ...execFields }, { ...CLOSED, description: 'an external command on every node of the placement' });
+export const ExecWorkload = Type.Object(
+  { kind: Type.Literal('exec'), ...workloadFields, ...execFields },
+  { ...CLOSED, description: 'an external command on every node of the placement' },
+);
 /** Decoded, `restart.max` is always set (its default filled in). */
 export type ExecWorkload = Omit<Shape<typeof ExecWorkload>, 'restart'> & { readonly restart?: RestartSpec };
 
@@ -52,10 +73,16 @@ export type WorkloadSpec = RingWorkload | ExecWorkload;
  * The workload as an API client writes it: `kind` may be left out (ring). The branches exclude each other (only
  * the exec branch takes `kind: exec`, only the ring branch takes no kind), so "any of" is "exactly one of".
  */
-export const WorkloadRequest = Type.Union([
-  Type.Object({ kind: Type.Optional(Type.Literal('ring', { description: 'the default' })), ...workloadFields }, { ...CLOSED, description: 'the built-in ring collective (kind ring, the default)' }),
-  ExecWorkload,
-], { description: 'what to run: the built-in ring (kind absent or ring) or a command (kind exec)' });
+export const WorkloadRequest = Type.Union(
+  [
+    Type.Object(
+      { kind: Type.Optional(Type.Literal('ring', { description: 'the default' })), ...workloadFields },
+      { ...CLOSED, description: 'the built-in ring collective (kind ring, the default)' },
+    ),
+    ExecWorkload,
+  ],
+  { description: 'what to run: the built-in ring (kind absent or ring) or a command (kind exec)' },
+);
 export type WorkloadRequest = Shape<typeof WorkloadRequest>;
 
 /** The one default the schema leaves to code: `restart.max` is 0 for `never`, 3 for `on-failure`. */
@@ -66,7 +93,7 @@ export function withWorkloadDefaults(w: Shape<typeof WorkloadSpec>): WorkloadSpe
 
 /** An API workload as the cluster carries it: `kind` filled in. */
 export function workloadFromRequest(w: WorkloadRequest): Shape<typeof WorkloadSpec> {
-  return w.kind === undefined ? { ...w, kind: 'ring' } : w as Shape<typeof WorkloadSpec>;
+  return w.kind === undefined ? { ...w, kind: 'ring' } : (w as Shape<typeof WorkloadSpec>);
 }
 
 const codec = compile(WorkloadSpec, W);

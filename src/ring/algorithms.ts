@@ -20,10 +20,18 @@ export type SpanBytes = (span: Span) => Uint8Array;
  * data, send on) then n−1 all-gather steps (receive in place, forward). Segment s = r − dir·(k+1) is
  * received at reduce-scatter step k; after step n−2 this rank owns segment r + dir fully reduced.
  */
-export function ringAllReduce(io: LaneIO, p: {
-  rank: number; n: number; span: Span; chunk: number; bytes: SpanBytes; staging: Uint8Array;
-  reduceInto: (dst: Uint8Array, src: Uint8Array) => void;
-}): void {
+export function ringAllReduce(
+  io: LaneIO,
+  p: {
+    rank: number;
+    n: number;
+    span: Span;
+    chunk: number;
+    bytes: SpanBytes;
+    staging: Uint8Array;
+    reduceInto: (dst: Uint8Array, src: Uint8Array) => void;
+  },
+): void {
   const { rank, n, chunk } = p;
   const segments = segmentsOf(p.span, n);
   const segment = (s: number) => segments[mod(s, n)] as Span;
@@ -35,7 +43,10 @@ export function ringAllReduce(io: LaneIO, p: {
       const dst = p.bytes(c);
       const src = p.staging.subarray(0, dst.length);
       // The last reduce-scatter step completes a segment; sending it is all-gather step 0.
-      io.expect(src, () => { p.reduceInto(dst, src); io.send(dst); });
+      io.expect(src, () => {
+        p.reduceInto(dst, src);
+        io.send(dst);
+      });
     }
   }
   for (let k = 0; k < n - 1; k++) {
@@ -51,7 +62,10 @@ export function ringAllReduce(io: LaneIO, p: {
  * forward it (except at the last step). hops = n−1 gathers everything; fewer hops on each of the
  * two directions is the small-message path (each side fetches half of the ring).
  */
-export function ringGather(io: LaneIO, p: { rank: number; n: number; hops: number; chunk: number; block: (rank: number) => Uint8Array }): void {
+export function ringGather(
+  io: LaneIO,
+  p: { rank: number; n: number; hops: number; chunk: number; block: (rank: number) => Uint8Array },
+): void {
   if (p.hops <= 0) return;
   io.send(p.block(p.rank));
   for (let k = 0; k < p.hops; k++) {
@@ -64,13 +78,22 @@ export function ringGather(io: LaneIO, p: { rank: number; n: number; hops: numbe
 }
 
 /** Which ranks of a chain broadcast send and receive: position along `dir` from the root. */
-export function chainRole(rank: number, n: number, root: number, dir: 1 | -1, hops: number): { receives: boolean; sends: boolean } {
+export function chainRole(
+  rank: number,
+  n: number,
+  root: number,
+  dir: 1 | -1,
+  hops: number,
+): { receives: boolean; sends: boolean } {
   const position = mod(dir * (rank - root), n);
   return { receives: position >= 1 && position <= hops, sends: position < hops };
 }
 
 /** Pipelined chain from the root along `dir` over `hops` ranks. */
-export function chainBroadcast(io: LaneIO, p: { rank: number; n: number; root: number; hops: number; chunk: number; data: Uint8Array }): void {
+export function chainBroadcast(
+  io: LaneIO,
+  p: { rank: number; n: number; root: number; hops: number; chunk: number; data: Uint8Array },
+): void {
   const role = chainRole(p.rank, p.n, p.root, io.dir, p.hops);
   if (!role.receives) {
     if (role.sends) io.send(p.data);

@@ -6,7 +6,17 @@
  */
 import { ClosedResourceError, TorusError, asTorusError } from '../protocols/errors.js';
 import { createLogger } from '../runtime/log.js';
-import { DTYPE_BYTES, KernelMemory, createReducer, typedView, type Dtype, type ReduceOp, type Reducer, type Region, type RingArray } from '../native/kernels/index.js';
+import {
+  DTYPE_BYTES,
+  KernelMemory,
+  createReducer,
+  typedView,
+  type Dtype,
+  type ReduceOp,
+  type Reducer,
+  type Region,
+  type RingArray,
+} from '../native/kernels/index.js';
 import { decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';
 import { abortError, type LaneHeader, type RingContext } from './context.js';
 import * as collectives from './collectives.js';
@@ -49,7 +59,8 @@ export class RingCommunicator implements RingContext {
     this.#options = options;
     this.reducer = createReducer(this.memory, options.kernel);
     this.#links = links;
-    for (const list of [links.readLeft, links.readRight, links.writeLeft, links.writeRight]) list.sort((a, b) => a.index - b.index);
+    for (const list of [links.readLeft, links.readRight, links.writeLeft, links.writeRight])
+      list.sort((a, b) => a.index - b.index);
     for (const conn of links.all) this.#watch(conn);
   }
 
@@ -57,13 +68,22 @@ export class RingCommunicator implements RingContext {
   static async connect(options: RingConnectOptions): Promise<RingCommunicator> {
     const resolved = resolveOptions(options);
     let self: RingCommunicator | null = null;
-    const links = resolved.hosts.length === 1
-      ? { readLeft: [], readRight: [], writeLeft: [], writeRight: [], all: [] }
-      : await establishLinks({
-        rank: resolved.rank, hosts: resolved.hosts, connections: resolved.connections, ringId: resolved.ringId,
-        connectTimeoutMs: resolved.connectTimeoutMs, retryDelayMs: resolved.retryDelayMs, key: resolved.key,
-        onReaderFault: (conn, error) => { const c = conn(); if (self && c) self.#fault(c, asTorusError(error)); },
-      });
+    const links =
+      resolved.hosts.length === 1
+        ? { readLeft: [], readRight: [], writeLeft: [], writeRight: [], all: [] }
+        : await establishLinks({
+            rank: resolved.rank,
+            hosts: resolved.hosts,
+            connections: resolved.connections,
+            ringId: resolved.ringId,
+            connectTimeoutMs: resolved.connectTimeoutMs,
+            retryDelayMs: resolved.retryDelayMs,
+            key: resolved.key,
+            onReaderFault: (conn, error) => {
+              const c = conn();
+              if (self && c) self.#fault(c, asTorusError(error));
+            },
+          });
     self = new RingCommunicator(resolved, links);
     if (resolved.directions === 'auto' && self.n > 2) {
       try {
@@ -77,14 +97,17 @@ export class RingCommunicator implements RingContext {
   }
 
   /** Options in effect (`bidirectional` is the direction choice now in force). */
-  get options(): ResolvedOptions { return this.#options; }
+  get options(): ResolvedOptions {
+    return this.#options;
+  }
 
   /**
    * 'auto': this rank votes for both directions when its neighbours are on different local interfaces
    * (directions.ts); one tiny all-reduce (min, run with one direction on every rank) makes the vote the ring's.
    */
   async #agreeDirections(): Promise<void> {
-    const left = this.#links.readLeft[0]?.socket.localAddress, right = this.#links.readRight[0]?.socket.localAddress;
+    const left = this.#links.readLeft[0]?.socket.localAddress,
+      right = this.#links.readRight[0]?.socket.localAddress;
     const vote = new Int32Array([chooseBidirectional('auto', this.n, interfaceOf(left), interfaceOf(right)) ? 1 : 0]);
     // Part of set-up: a neighbour may still be dialling its other side, so the set-up deadline applies, not timeoutMs.
     const timeoutMs = this.#options.timeoutMs;
@@ -104,22 +127,32 @@ export class RingCommunicator implements RingContext {
    * same call at the same point). 'auto' restores the choice agreed at set-up. Resolves to the setting in force.
    */
   setDirections(directions: DirectionsOption): Promise<boolean> {
-    if (directions !== true && directions !== false && directions !== 'auto') return Promise.reject(new TorusError('TORUS_API_VALIDATION', "bidirectional must be true, false or 'auto'"));
+    if (directions !== true && directions !== false && directions !== 'auto')
+      return Promise.reject(new TorusError('TORUS_API_VALIDATION', "bidirectional must be true, false or 'auto'"));
     return this.#enqueue(async () => {
-      const both = directions === 'auto' ? (this.#options.directions === 'auto' ? this.#autoBidirectional : this.#options.directions) : directions;
+      const both =
+        directions === 'auto'
+          ? this.#options.directions === 'auto'
+            ? this.#autoBidirectional
+            : this.#options.directions
+          : directions;
       this.#options = { ...this.#options, bidirectional: both };
       return both;
     }) as Promise<boolean>;
   }
 
-  get worldSize(): number { return this.n; }
+  get worldSize(): number {
+    return this.n;
+  }
   /** Bytes received, and how many of them took a user-space copy (arrived before their target was posted). */
   get stats(): { bytesRead: number; bytesCopied: number } {
     return readStats(this.#links);
   }
 
   /** The error that broke this communicator, if any. */
-  get error(): TorusError | null { return this.#broken; }
+  get error(): TorusError | null {
+    return this.#broken;
+  }
 
   /** A typed array in the communicator's kernel memory: collectives on it run in place, with no copy in or out. */
   alloc(dtype: Dtype, count: number): RingArray {
@@ -131,7 +164,10 @@ export class RingCommunicator implements RingContext {
 
   free(array: RingArray): void {
     const region = this.#allocated.get(array);
-    if (region) { this.#allocated.delete(array); this.memory.free(region); }
+    if (region) {
+      this.#allocated.delete(array);
+      this.memory.free(region);
+    }
   }
 
   /** Element-wise reduction across ranks, in place on `buffer` (or into `output`). Every rank gets identical bits. */
@@ -141,7 +177,7 @@ export class RingCommunicator implements RingContext {
 
   /** Rank-major concatenation of every rank's `input` (output length = n × input length). */
   allGather<T extends RingArray>(input: T, output?: T): Promise<T> {
-    const out = output ?? (new (input.constructor as new (n: number) => T)(input.length * this.n));
+    const out = output ?? new (input.constructor as new (n: number) => T)(input.length * this.n);
     return this.#enqueue(() => collectives.allGather(this, input, out)) as Promise<T>;
   }
 
@@ -168,7 +204,8 @@ export class RingCommunicator implements RingContext {
   async barrier(): Promise<void> {
     const token = new Int32Array([1]);
     await this.allReduce(token, 'sum');
-    if (token[0] !== this.n) throw new TorusError('TORUS_INTERNAL', `barrier counted ${token[0]} ranks, expected ${this.n}`);
+    if (token[0] !== this.n)
+      throw new TorusError('TORUS_INTERNAL', `barrier counted ${token[0]} ranks, expected ${this.n}`);
   }
 
   /** Closes every connection; pending and later calls reject with TORUS_CHANNEL_CLOSED. Idempotent. */
@@ -177,19 +214,24 @@ export class RingCommunicator implements RingContext {
     this.#closing = true;
     if (this.#watchdog) clearInterval(this.#watchdog);
     this.#current?.fail(new ClosedResourceError('ring communicator'));
-    const closed = this.#links.all.map((conn) => new Promise<void>((resolve) => {
-      if (conn.socket.closed) return resolve();
-      conn.socket.once('close', () => resolve());
-      conn.socket.end();
-      setTimeout(() => conn.socket.destroy(), 1000).unref();
-    }));
+    const closed = this.#links.all.map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.socket.closed) return resolve();
+          conn.socket.once('close', () => resolve());
+          conn.socket.end();
+          setTimeout(() => conn.socket.destroy(), 1000).unref();
+        }),
+    );
     await Promise.all(closed);
   }
 
   // ---- RingContext ----
 
   begin(name: string): OpRun {
-    const run = new OpRun(`rank ${this.rank} ${name}`, this.options.timeoutMs, (peer) => describePeer(this.options.hosts, peer));
+    const run = new OpRun(`rank ${this.rank} ${name}`, this.options.timeoutMs, (peer) =>
+      describePeer(this.options.hosts, peer),
+    );
     this.#current = run;
     return run;
   }
@@ -203,7 +245,11 @@ export class RingCommunicator implements RingContext {
     const reader = this.link(plan.dir === 1 ? 'readLeft' : 'readRight', plan.connection);
     if (sends) this.openWrite(run, writer, header);
     if (receives) this.openRead(run, reader, header);
-    return { dir: plan.dir, send: (bytes) => this.write(run, writer, bytes), expect: (target, onDone) => run.expect(reader, target, onDone) };
+    return {
+      dir: plan.dir,
+      send: (bytes) => this.write(run, writer, bytes),
+      expect: (target, onDone) => run.expect(reader, target, onDone),
+    };
   }
 
   openWrite(_run: OpRun, conn: Conn, header: LaneHeader): void {
@@ -234,9 +280,23 @@ export class RingCommunicator implements RingContext {
     const frame = new Uint8Array(32);
     run.expect(conn, frame, () => {
       const got = decodeRingFrame(frame);
-      if (got.kind !== 'op' || got.op !== header.op || got.dtype !== header.dtype || got.param !== header.param || got.bytes !== header.bytes || got.seq !== seq) {
-        const theirs = got.kind === 'op' ? `${got.op}(dtype ${got.dtype}, param ${got.param}, ${got.bytes} B, #${got.seq})` : got.kind;
-        throw new TorusError('TORUS_PROTOCOL_INVALID', `collective mismatch: ${describePeer(this.options.hosts, conn.peer)} runs ${theirs}, rank ${this.rank} runs ${header.op}(dtype ${header.dtype}, param ${header.param}, ${header.bytes} B, #${seq})`, { peer: conn.peer });
+      if (
+        got.kind !== 'op' ||
+        got.op !== header.op ||
+        got.dtype !== header.dtype ||
+        got.param !== header.param ||
+        got.bytes !== header.bytes ||
+        got.seq !== seq
+      ) {
+        const theirs =
+          got.kind === 'op'
+            ? `${got.op}(dtype ${got.dtype}, param ${got.param}, ${got.bytes} B, #${got.seq})`
+            : got.kind;
+        throw new TorusError(
+          'TORUS_PROTOCOL_INVALID',
+          `collective mismatch: ${describePeer(this.options.hosts, conn.peer)} runs ${theirs}, rank ${this.rank} runs ${header.op}(dtype ${header.dtype}, param ${header.param}, ${header.bytes} B, #${seq})`,
+          { peer: conn.peer },
+        );
       }
     });
   }
@@ -246,7 +306,10 @@ export class RingCommunicator implements RingContext {
     this.#headers.clear();
     if (!this.#watchdog) {
       // One watchdog per communicator (not a timer per op: small collectives are latency-bound).
-      this.#watchdog = setInterval(() => this.#current?.watch(), Math.max(5, Math.min(1000, this.options.timeoutMs / 4)));
+      this.#watchdog = setInterval(
+        () => this.#current?.watch(),
+        Math.max(5, Math.min(1000, this.options.timeoutMs / 4)),
+      );
       this.#watchdog.unref();
     }
     run.start();
@@ -305,14 +368,42 @@ export class RingCommunicator implements RingContext {
       else this.#lost ??= { conn, error };
       if (!this.#current) this.#settleLost();
     };
-    socket.on('error', (error) => ended(new TorusError('TORUS_RING_PEER_LOST', `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error })));
-    const closed = () => ended(new TorusError('TORUS_RING_PEER_LOST', `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`, { peer: conn.peer }));
+    socket.on('error', (error) =>
+      ended(
+        new TorusError(
+          'TORUS_RING_PEER_LOST',
+          `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`,
+          { peer: conn.peer },
+          { cause: error },
+        ),
+      ),
+    );
+    const closed = () =>
+      ended(
+        new TorusError(
+          'TORUS_RING_PEER_LOST',
+          `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`,
+          { peer: conn.peer },
+        ),
+      );
     socket.on('end', closed);
     socket.on('close', closed);
     // Accepted connections carry our data out; the only thing that may come back is an abort frame.
-    if (!conn.reader) onAbortFrame(socket, (frame) => this.#fault(conn, abortError(frame, this.options)), (why) => {
-      this.#fault(conn, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${why}`, { peer: conn.peer }));
-    });
+    if (!conn.reader)
+      onAbortFrame(
+        socket,
+        (frame) => this.#fault(conn, abortError(frame, this.options)),
+        (why) => {
+          this.#fault(
+            conn,
+            new TorusError(
+              'TORUS_PROTOCOL_INVALID',
+              `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${why}`,
+              { peer: conn.peer },
+            ),
+          );
+        },
+      );
   }
 
   #fault(conn: Conn, error: TorusError): void {
@@ -328,16 +419,18 @@ export class RingCommunicator implements RingContext {
     // Tell both neighbours who failed first (on the idle reverse direction of our dialed connections),
     // then close everything a moment later so the abort frames arrive before our FINs.
     const culprit = typeof error.details.peer === 'number' ? error.details.peer : conn.peer;
-    const reason = error.code === 'TORUS_RING_TIMEOUT' ? 'timeout' : error.code === 'TORUS_PROTOCOL_INVALID' ? 'protocol' : 'lost';
+    const reason =
+      error.code === 'TORUS_RING_TIMEOUT' ? 'timeout' : error.code === 'TORUS_PROTOCOL_INVALID' ? 'protocol' : 'lost';
     const abort = encodeRingFrame({ kind: 'abort', culprit, reporter: this.rank, reason });
     for (const c of this.#links.all) {
       c.reader?.clear();
       if (c.reader && c.peer !== culprit && !c.socket.destroyed) c.socket.write(abort, () => undefined);
     }
     const all = this.#links.all;
-    const timer = setTimeout(() => { for (const c of all) c.socket.destroy(); }, 50);
+    const timer = setTimeout(() => {
+      for (const c of all) c.socket.destroy();
+    }, 50);
     timer.unref();
     for (const c of all) if (c.peer === culprit) c.socket.destroy();
   }
 }
-

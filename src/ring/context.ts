@@ -38,7 +38,18 @@ export interface RingContext {
 export function abortError(frame: AbortFrame, options: ResolvedOptions): TorusError {
   const who = describePeer(options.hosts, frame.culprit);
   const by = `rank ${frame.reporter}`;
-  if (frame.reason === 'timeout') return new TorusError('TORUS_RING_TIMEOUT', `${who} went silent (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
-  if (frame.reason === 'protocol') return new TorusError('TORUS_PROTOCOL_INVALID', `${who} broke the ring protocol (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
-  return new TorusError('TORUS_RING_PEER_LOST', `lost ${who} (reported by ${by})`, { peer: frame.culprit, reportedBy: frame.reporter });
+  if (frame.reason === 'timeout')
+    return new TorusError('TORUS_RING_TIMEOUT', `${who} went silent (reported by ${by})`, {
+      peer: frame.culprit,
+      reportedBy: frame.reporter,
+    });
+  if (frame.reason === 'protocol')
+    return new TorusError('TORUS_PROTOCOL_INVALID', `${who} broke the ring protocol (reported by ${by})`, {
+      peer: frame.culprit,
+      reportedBy: frame.reporter,
+    });
+  return new TorusError('TORUS_RING_PEER_LOST', `lost ${who} (reported by ${by})`, {
+    peer: frame.culprit,
+    reportedBy: frame.reporter,
+  });
 }

@@ -19,7 +19,12 @@ export type DirectionsOption = boolean | 'auto';
  * the right neighbour are reached through different local interfaces. With 2 ranks or fewer the answer is one
  * direction whatever was asked (a one-direction ring of two already uses both ways of the single link).
  */
-export function chooseBidirectional(requested: DirectionsOption, n: number, leftInterface: string | undefined, rightInterface: string | undefined): boolean {
+export function chooseBidirectional(
+  requested: DirectionsOption,
+  n: number,
+  leftInterface: string | undefined,
+  rightInterface: string | undefined,
+): boolean {
   if (n <= 2) return false;
   if (requested !== 'auto') return requested;
   // An interface we cannot name (a socket closed meanwhile) votes for one direction: never worse on a shared link.
@@ -36,7 +41,10 @@ export function agreeBidirectional(votes: readonly boolean[]): boolean {
  * The local interface that owns `address` (a socket's local address), from `os.networkInterfaces()` or a given
  * table; the address itself when no interface lists it (so two distinct unknown addresses still differ).
  */
-export function interfaceOf(address: string | undefined, table: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): string | undefined {
+export function interfaceOf(
+  address: string | undefined,
+  table: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
+): string | undefined {
   if (!address) return undefined;
   const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
   for (const [name, infos] of Object.entries(table)) {

@@ -38,7 +38,8 @@ export function segmentsOf(span: Span, n: number): Span[] {
 /** A span cut into pipeline chunks of at most `chunk` items (none for an empty span). */
 export function chunksOf(span: Span, chunk: number): Span[] {
   const chunks: Span[] = [];
-  for (let at = 0; at < span.count; at += chunk) chunks.push({ start: span.start + at, count: Math.min(chunk, span.count - at) });
+  for (let at = 0; at < span.count; at += chunk)
+    chunks.push({ start: span.start + at, count: Math.min(chunk, span.count - at) });
   return chunks;
 }
 
@@ -53,7 +54,13 @@ export interface LanePlan {
  * How many lanes (independent rings) to run: up to 2 per connection when both directions are used,
  * but only while each rank's share per lane stays above `minLaneBytes` (tiny lanes cost a header each).
  */
-export function planLanes(bytes: number, n: number, connections: number, bidirectional: boolean, minLaneBytes: number): LanePlan[] {
+export function planLanes(
+  bytes: number,
+  n: number,
+  connections: number,
+  bidirectional: boolean,
+  minLaneBytes: number,
+): LanePlan[] {
   const available = bidirectional ? 2 * connections : connections;
   const wanted = Math.max(1, Math.min(available, Math.floor(bytes / Math.max(1, n * minLaneBytes))));
   const lanes: LanePlan[] = [];

@@ -14,8 +14,19 @@ export function challenge(): Buffer {
   return randomBytes(CHALLENGE_BYTES);
 }
 
-export function linkMac(key: string, what: 'hello' | 'ack', frame: Uint8Array, acceptorNonce: Uint8Array, dialerNonce: Uint8Array): Buffer {
-  return createHmac('sha256', key).update(`torus-ring-v1 ${what}\0`).update(frame).update(acceptorNonce).update(dialerNonce).digest();
+export function linkMac(
+  key: string,
+  what: 'hello' | 'ack',
+  frame: Uint8Array,
+  acceptorNonce: Uint8Array,
+  dialerNonce: Uint8Array,
+): Buffer {
+  return createHmac('sha256', key)
+    .update(`torus-ring-v1 ${what}\0`)
+    .update(frame)
+    .update(acceptorNonce)
+    .update(dialerNonce)
+    .digest();
 }
 
 export function linkMacMatches(expected: Buffer, got: Uint8Array): boolean {

@@ -18,8 +18,15 @@ export class OpRun {
   readonly #writers = new Set<Conn>();
   readonly #writesPending = new Map<Conn, number>();
 
-  constructor(readonly name: string, readonly timeoutMs: number, readonly describePeer: (rank: number) => string) {
-    this.promise = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject; });
+  constructor(
+    readonly name: string,
+    readonly timeoutMs: number,
+    readonly describePeer: (rank: number) => string,
+  ) {
+    this.promise = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
   }
 
   get settled(): boolean {
@@ -33,7 +40,15 @@ export class OpRun {
     this.#writesPending.set(conn, (this.#writesPending.get(conn) ?? 0) + 1);
     conn.socket.write(bytes, (error) => {
       this.#writesPending.set(conn, (this.#writesPending.get(conn) ?? 1) - 1);
-      if (error) this.fail(new TorusError('TORUS_RING_PEER_LOST', `${this.name}: sending to ${this.describePeer(conn.peer)} failed: ${error.message}`, { peer: conn.peer }, { cause: error }));
+      if (error)
+        this.fail(
+          new TorusError(
+            'TORUS_RING_PEER_LOST',
+            `${this.name}: sending to ${this.describePeer(conn.peer)} failed: ${error.message}`,
+            { peer: conn.peer },
+            { cause: error },
+          ),
+        );
       else this.#release();
     });
   }
@@ -52,7 +67,10 @@ export class OpRun {
   /** True while this op still needs `conn`: bytes to read from it or writes to it not yet completed. */
   needs(conn: Conn): boolean {
     if (this.#settled) return false;
-    return (conn.reader !== null && this.#readers.has(conn) && conn.reader.pending > 0) || (this.#writesPending.get(conn) ?? 0) > 0;
+    return (
+      (conn.reader !== null && this.#readers.has(conn) && conn.reader.pending > 0) ||
+      (this.#writesPending.get(conn) ?? 0) > 0
+    );
   }
 
   /** Ends set-up: from here the op settles when the last send and receive complete. */
@@ -87,14 +105,28 @@ export class OpRun {
     }
     if (worst) {
       const { conn, idle } = worst;
-      return this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`, { peer: conn.peer, timeoutMs: this.timeoutMs }));
+      return this.fail(
+        new TorusError(
+          'TORUS_RING_TIMEOUT',
+          `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`,
+          { peer: conn.peer, timeoutMs: this.timeoutMs },
+        ),
+      );
     }
     if (now - this.#started > this.timeoutMs) {
       const stuck = [...this.#writers].filter((conn) => conn.socket.writableLength > 0);
-      const readersIdle = [...this.#readers].every((conn) => !conn.reader || conn.reader.pending === 0 || now - conn.reader.lastProgress > this.timeoutMs);
+      const readersIdle = [...this.#readers].every(
+        (conn) => !conn.reader || conn.reader.pending === 0 || now - conn.reader.lastProgress > this.timeoutMs,
+      );
       if (stuck.length > 0 && readersIdle) {
         const first = stuck[0] as Conn;
-        this.fail(new TorusError('TORUS_RING_TIMEOUT', `${this.name}: ${this.describePeer(first.peer)} stopped reading (timeout ${this.timeoutMs} ms)`, { peer: first.peer, timeoutMs: this.timeoutMs }));
+        this.fail(
+          new TorusError(
+            'TORUS_RING_TIMEOUT',
+            `${this.name}: ${this.describePeer(first.peer)} stopped reading (timeout ${this.timeoutMs} ms)`,
+            { peer: first.peer, timeoutMs: this.timeoutMs },
+          ),
+        );
       }
     }
   }

@@ -55,7 +55,8 @@ export function parseHost(entry: RingHost | string, index: number): RingHost {
     const at = entry.lastIndexOf(':');
     const ip = at > 0 ? entry.slice(0, at) : '';
     const port = Number(entry.slice(at + 1));
-    if (!ip || !Number.isInteger(port) || port < 0 || port > 65535) throw new ValidationError('config', `hosts[${index}]`, `expected "ip:port", got ${JSON.stringify(entry)}`);
+    if (!ip || !Number.isInteger(port) || port < 0 || port > 65535)
+      throw new ValidationError('config', `hosts[${index}]`, `expected "ip:port", got ${JSON.stringify(entry)}`);
     return { ip, port };
   }
   if (!entry || typeof entry.ip !== 'string' || !Number.isInteger(entry.port) || entry.port < 0 || entry.port > 65535) {
@@ -71,15 +72,18 @@ const positive = (value: number | undefined, fallback: number, name: string, min
 };
 
 export function resolveOptions(options: RingConnectOptions): ResolvedOptions {
-  if (!Array.isArray(options.hosts) || options.hosts.length === 0) throw new ValidationError('config', 'hosts', 'must list one entry per rank');
+  if (!Array.isArray(options.hosts) || options.hosts.length === 0)
+    throw new ValidationError('config', 'hosts', 'must list one entry per rank');
   const hosts = options.hosts.map(parseHost);
   if (!Number.isInteger(options.rank) || options.rank < 0 || options.rank >= hosts.length) {
     throw new ValidationError('config', 'rank', `must be an integer in 0…${hosts.length - 1}`);
   }
   const connections = positive(options.connections, 1, 'connections');
-  if (!Number.isInteger(connections) || connections > 16) throw new ValidationError('config', 'connections', 'must be an integer 1…16');
+  if (!Number.isInteger(connections) || connections > 16)
+    throw new ValidationError('config', 'connections', 'must be an integer 1…16');
   const directions = options.bidirectional ?? 'auto';
-  if (directions !== true && directions !== false && directions !== 'auto') throw new ValidationError('config', 'bidirectional', "must be true, false or 'auto'");
+  if (directions !== true && directions !== false && directions !== 'auto')
+    throw new ValidationError('config', 'bidirectional', "must be true, false or 'auto'");
   return {
     rank: options.rank,
     hosts,

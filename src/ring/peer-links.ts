@@ -10,7 +10,13 @@
  */
 import net from 'node:net';
 import { TorusError } from '../protocols/errors.js';
-import { decodeRingFrame, encodeRingFrame, FRAME_BYTES, type AbortFrame, type HelloFrame } from '../protocols/ring-frames.js';
+import {
+  decodeRingFrame,
+  encodeRingFrame,
+  FRAME_BYTES,
+  type AbortFrame,
+  type HelloFrame,
+} from '../protocols/ring-frames.js';
 import { StreamReader } from './stream-reader.js';
 import { challenge, CHALLENGE_BYTES, LINK_MAC_BYTES, linkMac, linkMacMatches } from './link-proof.js';
 
@@ -54,7 +60,11 @@ const mod = (x: number, n: number) => ((x % n) + n) % n;
 const HELLO_DEADLINE_MS = 2000;
 
 /** Watches a send-only (accepted) connection for the one frame that may come back: an abort. */
-export function onAbortFrame(socket: net.Socket, onAbort: (frame: AbortFrame) => void, onBad: (why: string) => void): void {
+export function onAbortFrame(
+  socket: net.Socket,
+  onAbort: (frame: AbortFrame) => void,
+  onBad: (why: string) => void,
+): void {
   let inbox = Buffer.alloc(0);
   socket.on('data', (data: Buffer) => {
     inbox = Buffer.concat([inbox, data]);
@@ -74,7 +84,11 @@ export function onAbortFrame(socket: net.Socket, onAbort: (frame: AbortFrame) =>
 export function readStats(links: PeerLinks): { bytesRead: number; bytesCopied: number } {
   let bytesRead = 0;
   let bytesCopied = 0;
-  for (const conn of links.all) if (conn.reader) { bytesRead += conn.reader.bytesRead; bytesCopied += conn.reader.bytesCopied; }
+  for (const conn of links.all)
+    if (conn.reader) {
+      bytesRead += conn.reader.bytesRead;
+      bytesCopied += conn.reader.bytesCopied;
+    }
   return { bytesRead, bytesCopied };
 }
 
@@ -96,10 +110,19 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
   let failed: TorusError | null = null;
 
   let settle!: (error: TorusError | null) => void;
-  const done = new Promise<TorusError | null>((resolve) => { settle = resolve; });
+  const done = new Promise<TorusError | null>((resolve) => {
+    settle = resolve;
+  });
   const expected = 4 * k;
-  const check = () => { if (links.all.length === expected) settle(null); };
-  const fail = (error: TorusError) => { if (!failed) { failed = error; settle(error); } };
+  const check = () => {
+    if (links.all.length === expected) settle(null);
+  };
+  const fail = (error: TorusError) => {
+    if (!failed) {
+      failed = error;
+      settle(error);
+    }
+  };
 
   const key = options.key;
   // With a key the dialer's first bytes are its hello, its nonce and its MAC over our challenge.
@@ -110,7 +133,10 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
     const ours = key === null ? null : challenge();
     if (ours) socket.write(ours);
     // A connection that does not present its (proven) hello soon is a stranger holding a socket: drop it.
-    const stall = setTimeout(() => { sockets.delete(socket); socket.destroy(); }, HELLO_DEADLINE_MS);
+    const stall = setTimeout(() => {
+      sockets.delete(socket);
+      socket.destroy();
+    }, HELLO_DEADLINE_MS);
     let hello = Buffer.alloc(0);
     const onData = (data: Buffer) => {
       hello = Buffer.concat([hello, data]);
@@ -121,21 +147,37 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
         if (hello.length > helloBytes) throw new Error('expected one hello frame');
         const helloFrame = hello.subarray(0, FRAME_BYTES);
         const theirs = hello.subarray(FRAME_BYTES, FRAME_BYTES + CHALLENGE_BYTES);
-        if (key !== null && !linkMacMatches(linkMac(key, 'hello', helloFrame, ours!, theirs), hello.subarray(FRAME_BYTES + CHALLENGE_BYTES))) {
+        if (
+          key !== null &&
+          !linkMacMatches(
+            linkMac(key, 'hello', helloFrame, ours!, theirs),
+            hello.subarray(FRAME_BYTES + CHALLENGE_BYTES),
+          )
+        ) {
           throw new Error('no proof of the cluster key');
         }
         const frame = decodeRingFrame(new Uint8Array(helloFrame));
         if (frame.kind !== 'hello') throw new Error('expected one hello frame');
-        if (frame.ringId !== options.ringId || frame.worldSize !== n) throw new Error(`ring ${frame.ringId}/${frame.worldSize} is not ours`);
+        if (frame.ringId !== options.ringId || frame.worldSize !== n)
+          throw new Error(`ring ${frame.ringId}/${frame.worldSize} is not ours`);
         // The dialer says which neighbour we are to it: its right → it is our left, and the reverse.
         const side = frame.role === 'right' ? 'left' : 'right';
-        if (frame.rank !== (side === 'left' ? left : right)) throw new Error(`rank ${frame.rank} is not our ${side} neighbour`);
+        if (frame.rank !== (side === 'left' ? left : right))
+          throw new Error(`rank ${frame.rank} is not our ${side} neighbour`);
         const list = side === 'left' ? links.writeLeft : links.writeRight;
-        if (frame.connection >= k || list.some((c) => c.index === frame.connection)) throw new Error(`unexpected connection ${frame.connection}`);
+        if (frame.connection >= k || list.some((c) => c.index === frame.connection))
+          throw new Error(`unexpected connection ${frame.connection}`);
         const conn: Conn = { socket, reader: null, peer: frame.rank, side, index: frame.connection };
         list.push(conn);
         links.all.push(conn);
-        const ack = encodeRingFrame({ kind: 'ack', role: frame.role, ringId: options.ringId, rank, worldSize: n, connection: frame.connection });
+        const ack = encodeRingFrame({
+          kind: 'ack',
+          role: frame.role,
+          ringId: options.ringId,
+          rank,
+          worldSize: n,
+          connection: frame.connection,
+        });
         socket.write(key === null ? ack : Buffer.concat([ack, linkMac(key, 'ack', ack, ours!, theirs)]));
         check();
       } catch {
@@ -148,18 +190,33 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearTimeout(stall);
-      if (links.all.some((c) => c.socket === socket)) fail(new TorusError('TORUS_RING_PEER_LOST', `connection from ${describePeer(hosts, left)} closed during ring set-up`, { rank }));
+      if (links.all.some((c) => c.socket === socket))
+        fail(
+          new TorusError(
+            'TORUS_RING_PEER_LOST',
+            `connection from ${describePeer(hosts, left)} closed during ring set-up`,
+            { rank },
+          ),
+        );
     });
   });
 
   const listening = new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: self.ip, port: self.port, exclusive: true }, () => { server.off('error', reject); resolve(); });
+    server.listen({ host: self.ip, port: self.port, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   try {
     await listening;
   } catch (error) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `ring rank ${rank} cannot listen on ${self.ip}:${self.port}: ${(error as Error).message}`, { rank }, { cause: error });
+    throw new TorusError(
+      'TORUS_CONFIG_INVALID',
+      `ring rank ${rank} cannot listen on ${self.ip}:${self.port}: ${(error as Error).message}`,
+      { rank },
+      { cause: error },
+    );
   }
 
   const dial = async (side: 'left' | 'right', index: number) => {
@@ -179,7 +236,13 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
       attempt++;
       const wait = Math.min(options.retryDelayMs * 2 ** Math.min(attempt, 10), 1000);
       if (Date.now() + wait > deadline) {
-        return fail(new TorusError('TORUS_RING_TIMEOUT', `rank ${rank} could not connect to its ${side} neighbour ${describePeer(hosts, peer)} within ${options.connectTimeoutMs} ms: ${conn.message}`, { rank, peer, attempts: attempt }));
+        return fail(
+          new TorusError(
+            'TORUS_RING_TIMEOUT',
+            `rank ${rank} could not connect to its ${side} neighbour ${describePeer(hosts, peer)} within ${options.connectTimeoutMs} ms: ${conn.message}`,
+            { rank, peer, attempts: attempt },
+          ),
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -194,8 +257,19 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
       reader.attach(socket);
       sockets.add(socket);
       let acked = false;
-      const onEarlyClose = () => { if (!acked) { sockets.delete(socket); reject(new Error('closed before ack')); } };
-      socket.once('error', (error) => { if (!acked) { sockets.delete(socket); socket.destroy(); reject(error); } });
+      const onEarlyClose = () => {
+        if (!acked) {
+          sockets.delete(socket);
+          reject(new Error('closed before ack'));
+        }
+      };
+      socket.once('error', (error) => {
+        if (!acked) {
+          sockets.delete(socket);
+          socket.destroy();
+          reject(error);
+        }
+      });
       socket.once('close', onEarlyClose);
       const refuse = (why: string) => {
         socket.destroy();
@@ -211,9 +285,20 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
           return refuse(`answered with an invalid ring ack: ${(error as Error).message}`);
         }
         if (!proof()) return refuse('did not prove the cluster key (a stranger on the ring port?)');
-        if (frame.rank !== peer || frame.worldSize !== n || frame.ringId !== options.ringId || frame.connection !== index) {
+        if (
+          frame.rank !== peer ||
+          frame.worldSize !== n ||
+          frame.ringId !== options.ringId ||
+          frame.connection !== index
+        ) {
           socket.destroy();
-          return reject(new TorusError('TORUS_PROTOCOL_INVALID', `${host.ip}:${host.port} is rank ${frame.rank} of ring ${frame.ringId}/${frame.worldSize}, expected ${describePeer(hosts, peer)}`, { rank, peer }));
+          return reject(
+            new TorusError(
+              'TORUS_PROTOCOL_INVALID',
+              `${host.ip}:${host.port} is rank ${frame.rank} of ring ${frame.ringId}/${frame.worldSize}, expected ${describePeer(hosts, peer)}`,
+              { rank, peer },
+            ),
+          );
         }
         acked = true;
         socket.off('close', onEarlyClose);
@@ -221,7 +306,14 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
         resolve(conn);
       };
       socket.connect({ host: host.ip, port: host.port, noDelay: true }, () => {
-        const hello = encodeRingFrame({ kind: 'hello', role: side, ringId: options.ringId, rank, worldSize: n, connection: index });
+        const hello = encodeRingFrame({
+          kind: 'hello',
+          role: side,
+          ringId: options.ringId,
+          rank,
+          worldSize: n,
+          connection: index,
+        });
         const key = options.key;
         if (key === null) {
           socket.write(hello);
@@ -249,10 +341,19 @@ export async function establishLinks(options: LinkOptions): Promise<PeerLinks> {
       const writes = side === 'left' ? links.writeLeft : links.writeRight;
       if (reads.length < k || writes.length < k) missing.push(describePeer(hosts, peer));
     }
-    fail(new TorusError('TORUS_RING_TIMEOUT', `ring set-up of rank ${rank} timed out after ${options.connectTimeoutMs} ms waiting for ${[...new Set(missing)].join(', ')}`, { rank }));
+    fail(
+      new TorusError(
+        'TORUS_RING_TIMEOUT',
+        `ring set-up of rank ${rank} timed out after ${options.connectTimeoutMs} ms waiting for ${[...new Set(missing)].join(', ')}`,
+        { rank },
+      ),
+    );
   }, options.connectTimeoutMs);
 
-  for (let index = 0; index < k; index++) { void dial('right', index); void dial('left', index); }
+  for (let index = 0; index < k; index++) {
+    void dial('right', index);
+    void dial('left', index);
+  }
   const error = await done;
   clearTimeout(timer);
   server.close();

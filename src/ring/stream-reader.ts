@@ -102,7 +102,10 @@ export class StreamReader {
         if (item.filled < item.target.length && this.#stashBytes > 0) this.#copyFromStash(item);
         if (item.filled < item.target.length) break;
         this.#head++;
-        if (this.#head > 1024) { this.#items = this.#items.slice(this.#head); this.#head = 0; }
+        if (this.#head > 1024) {
+          this.#items = this.#items.slice(this.#head);
+          this.#head = 0;
+        }
         item.onDone();
       }
     } catch (error) {
@@ -125,7 +128,10 @@ export class StreamReader {
       item.filled += take;
       this.#stashOffset += take;
       this.#stashBytes -= take;
-      if (this.#stashOffset === chunk.length) { this.#stash.shift(); this.#stashOffset = 0; }
+      if (this.#stashOffset === chunk.length) {
+        this.#stash.shift();
+        this.#stashOffset = 0;
+      }
     }
   }
 }

@@ -68,37 +68,55 @@ const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** Runs one timed task; `signal` aborts the wait (the caller then closes the communicator: an op cannot stop half-way). */
 export async function timedCollective(c: RingCommunicator, p: TimedParams, signal?: AbortSignal): Promise<TimedResult> {
-  const n = c.worldSize, rank = c.rank;
+  const n = c.worldSize,
+    rank = c.rank;
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal?.reason ?? new TorusError('TORUS_CHANNEL_CLOSED', 'task cancelled'));
-    if (signal?.aborted) onAbort(); else signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
   aborted.catch(() => undefined);
   const wait = <T>(x: Promise<T>): Promise<T> => Promise.race([x, aborted]);
   const input = c.alloc(p.dtype, p.count);
-  const output = p.op === 'all-gather' ? c.alloc(p.dtype, p.count * n) : p.op === 'send-recv' ? c.alloc(p.dtype, p.count) : input;
+  const output =
+    p.op === 'all-gather' ? c.alloc(p.dtype, p.count * n) : p.op === 'send-recv' ? c.alloc(p.dtype, p.count) : input;
   const put = p.dtype === 'float16' ? numberToHalf : (x: number) => x;
   const get = p.dtype === 'float16' ? halfToNumber : (x: number) => x;
-  const fill = (): void => { for (let i = 0; i < input.length; i++) input[i] = put(value(rank, i)); };
+  const fill = (): void => {
+    for (let i = 0; i < input.length; i++) input[i] = put(value(rank, i));
+  };
   const once = (): Promise<RingArray> => {
     switch (p.op) {
-      case 'all-reduce': return c.allReduce(input, p.reduce);
-      case 'all-gather': return c.allGather(input, output);
-      case 'broadcast': return c.broadcast(input, p.root);
-      case 'send-recv': return c.sendRecv(input, output, 1);
+      case 'all-reduce':
+        return c.allReduce(input, p.reduce);
+      case 'all-gather':
+        return c.allGather(input, output);
+      case 'broadcast':
+        return c.broadcast(input, p.root);
+      case 'send-recv':
+        return c.sendRecv(input, output, 1);
     }
   };
   const expect = (i: number): number => {
     switch (p.op) {
-      case 'all-reduce': return p.reduce === 'sum' ? ((n * (n + 1)) / 2) * ((i % 7) + 1) : p.reduce === 'max' ? value(n - 1, i) : value(0, i);
-      case 'all-gather': return value(Math.floor(i / p.count), i % p.count);
-      case 'broadcast': return value(p.root, i);
-      case 'send-recv': return value((rank - 1 + n) % n, i);
+      case 'all-reduce':
+        return p.reduce === 'sum'
+          ? ((n * (n + 1)) / 2) * ((i % 7) + 1)
+          : p.reduce === 'max'
+            ? value(n - 1, i)
+            : value(0, i);
+      case 'all-gather':
+        return value(Math.floor(i / p.count), i % p.count);
+      case 'broadcast':
+        return value(p.root, i);
+      case 'send-recv':
+        return value((rank - 1 + n) % n, i);
     }
   };
   try {
-    const bidirectional = p.bidirectional === undefined ? c.options.bidirectional : await wait(c.setDirections(p.bidirectional));
+    const bidirectional =
+      p.bidirectional === undefined ? c.options.bidirectional : await wait(c.setDirections(p.bidirectional));
     fill();
     for (let i = 0; i < p.warmup; i++) await wait(once());
     await wait(c.barrier());
@@ -120,10 +138,22 @@ export async function timedCollective(c: RingCommunicator, p: TimedParams, signa
     const medianUs = percentile(times, 50);
     const algbw = bytes / (meanUs * 1000);
     return {
-      op: p.op, worldSize: n, count: p.count, dtype: p.dtype, bytes, iters: p.iters, warmup: p.warmup,
-      timeUs: round1(meanUs), medianUs: round1(medianUs), p99Us: round1(percentile(times, 99)), minUs: round1(times[0] ?? 0),
-      algbw, busbw: algbw * busFactor(p.op, n), busbwMedian: medianUs > 0 ? (bytes / (medianUs * 1000)) * busFactor(p.op, n) : 0,
-      wrong, bidirectional,
+      op: p.op,
+      worldSize: n,
+      count: p.count,
+      dtype: p.dtype,
+      bytes,
+      iters: p.iters,
+      warmup: p.warmup,
+      timeUs: round1(meanUs),
+      medianUs: round1(medianUs),
+      p99Us: round1(percentile(times, 99)),
+      minUs: round1(times[0] ?? 0),
+      algbw,
+      busbw: algbw * busFactor(p.op, n),
+      busbwMedian: medianUs > 0 ? (bytes / (medianUs * 1000)) * busFactor(p.op, n) : 0,
+      wrong,
+      bidirectional,
     };
   } finally {
     signal?.removeEventListener('abort', onAbort!);

@@ -43,10 +43,14 @@ export class ActorHost {
     this.spec = spec;
     this.#events = events;
     this.#worker = new Worker(spec.module, { workerData: { name: spec.name, options: spec.options ?? {} } });
-    this.#port = new FramePort(this.#worker as unknown as PostTarget, {
-      onFrame: (frame) => this.#onFrame(frame),
-      onReject: (error) => events.fault(error.toJSON(), false),
-    }, `${spec.name} worker`);
+    this.#port = new FramePort(
+      this.#worker as unknown as PostTarget,
+      {
+        onFrame: (frame) => this.#onFrame(frame),
+        onReject: (error) => events.fault(error.toJSON(), false),
+      },
+      `${spec.name} worker`,
+    );
     this.#worker.on('error', (error) => {
       this.#lastError = error;
     });
@@ -56,7 +60,14 @@ export class ActorHost {
         this.#state = 'exited';
         this.#port.close();
         this.#stoppedFrame?.();
-        events.exit(code, this.#stopRequested, this.#lastError ?? (wasReady === 'starting' && !this.#stopRequested ? new Error(`worker exited with code ${code} before it was ready`) : undefined));
+        events.exit(
+          code,
+          this.#stopRequested,
+          this.#lastError ??
+            (wasReady === 'starting' && !this.#stopRequested
+              ? new Error(`worker exited with code ${code} before it was ready`)
+              : undefined),
+        );
         resolve();
       });
     });
@@ -90,7 +101,9 @@ export class ActorHost {
     if (!this.#stopRequested) {
       this.#stopRequested = true;
       this.#state = 'stopping';
-      const stoppedFrame = new Promise<void>((resolve) => { this.#stoppedFrame = resolve; });
+      const stoppedFrame = new Promise<void>((resolve) => {
+        this.#stoppedFrame = resolve;
+      });
       try {
         this.#port.send({ t: 'stop', deadlineMs: Math.max(0, deadlineMs - 50) });
         this.#port.flush();
@@ -145,4 +158,3 @@ export class ActorHost {
     }
   }
 }
-

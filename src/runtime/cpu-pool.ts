@@ -20,7 +20,8 @@ export class CpuPool {
 
   async run<T = unknown>(task: string, input: unknown): Promise<T> {
     if (this.#closed) throw new TorusError('TORUS_SHUTTING_DOWN', 'the cpu pool is closed');
-    if (!(task in CPU_TASKS)) throw new TorusError('TORUS_PROTOCOL_INVALID', `unknown cpu task ${JSON.stringify(task)}`, { task });
+    if (!(task in CPU_TASKS))
+      throw new TorusError('TORUS_PROTOCOL_INVALID', `unknown cpu task ${JSON.stringify(task)}`, { task });
     this.#pool ??= new Piscina({
       filename: siblingModule(import.meta.url, './cpu-task-worker').href,
       minThreads: 0,

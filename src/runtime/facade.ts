@@ -36,7 +36,8 @@ export function runtimeApi(runtime: Runtime, stop: () => Promise<void> = () => r
     actors: () => runtime.actors(),
     snapshot: (name) => runtime.request(name, { type: 'snapshot' }),
     send: (name, body) => runtime.send(name, body, 'embedder'),
-    request: (name, body, timeoutMs) => runtime.request(name, body, { from: 'embedder', ...(timeoutMs ? { timeoutMs } : {}) }),
+    request: (name, body, timeoutMs) =>
+      runtime.request(name, body, { from: 'embedder', ...(timeoutMs ? { timeoutMs } : {}) }),
     subscribe: (name, listener) => {
       const unsubscribe = runtime.subscribe(name, listener);
       return Comlink.proxy(unsubscribe);
@@ -72,7 +73,9 @@ export function connectRuntime(endpoint: Comlink.Endpoint): RemoteNode {
     return new Promise<T>((resolve, reject) => {
       const onAbandon = (error: TorusError): void => reject(error);
       waiters.add(onAbandon);
-      call().then(resolve, reject).finally(() => waiters.delete(onAbandon));
+      call()
+        .then(resolve, reject)
+        .finally(() => waiters.delete(onAbandon));
     });
   };
   return {
@@ -82,7 +85,9 @@ export function connectRuntime(endpoint: Comlink.Endpoint): RemoteNode {
       send: (body) => guard(() => remote.send(name, body)),
       request: <T>(body: Body, timeoutMs?: number) => guard(() => remote.request(name, body, timeoutMs) as Promise<T>),
       subscribe: async (listener) => {
-        const unsubscribe = await guard(() => remote.subscribe(name, Comlink.proxy(listener as (view: unknown) => void)));
+        const unsubscribe = await guard(() =>
+          remote.subscribe(name, Comlink.proxy(listener as (view: unknown) => void)),
+        );
         return async () => {
           await unsubscribe();
           unsubscribe[Comlink.releaseProxy]();

@@ -41,7 +41,10 @@ const PACK_WITH_HEADER_ROOM = RESERVE_START_SPACE | HEADER_BYTES;
 // copyBuffers: received bytes may sit in a reused buffer (see #receive), so decoded binaries must not point into it.
 const newPackr = (): Packr => new Packr({ sequential: true, moreTypes: true, copyBuffers: true });
 
-type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string; latin1Write(text: string, offset: number, length: number): number };
+type Latin1Buffer = Buffer & {
+  latin1Slice(start: number, end: number): string;
+  latin1Write(text: string, offset: number, length: number): number;
+};
 /** Bytes as a one-byte string (one memcpy, no per-character work). */
 const latin1 = (bytes: Buffer, start: number): string => (bytes as Latin1Buffer).latin1Slice(start, bytes.length);
 
@@ -76,7 +79,12 @@ export class FramePort {
   readonly #listener = (value: unknown): void => this.#receive(value);
   readonly #flushTask = (): void => this.flush();
 
-  constructor(target: PostTarget, handlers: FramePortHandlers, readonly label: string, readonly maxPostBytes = MAX_FRAME_BYTES) {
+  constructor(
+    target: PostTarget,
+    handlers: FramePortHandlers,
+    readonly label: string,
+    readonly maxPostBytes = MAX_FRAME_BYTES,
+  ) {
     this.#target = target;
     this.#handlers = handlers;
     target.on('message', this.#listener);
@@ -162,7 +170,8 @@ export class FramePort {
     let bytes: Uint8Array;
     let buffers: readonly unknown[] = [];
     if (typeof value === 'string') {
-      if (value.length > this.maxPostBytes) return this.#reject('', `post of ${value.length} bytes exceeds the ${this.maxPostBytes}-byte limit`);
+      if (value.length > this.maxPostBytes)
+        return this.#reject('', `post of ${value.length} bytes exceeds the ${this.maxPostBytes}-byte limit`);
       if (value.length <= this.#rx.length) {
         (this.#rx as Latin1Buffer).latin1Write(value, 0, value.length);
         bytes = this.#rx.subarray(0, value.length);
@@ -177,11 +186,13 @@ export class FramePort {
     } else {
       return this.#reject('', 'expected msgpack bytes');
     }
-    if (bytes.byteLength > this.maxPostBytes) return this.#reject('', `post of ${bytes.byteLength} bytes exceeds the ${this.maxPostBytes}-byte limit`);
+    if (bytes.byteLength > this.maxPostBytes)
+      return this.#reject('', `post of ${bytes.byteLength} bytes exceeds the ${this.maxPostBytes}-byte limit`);
     if (bytes.byteLength <= HEADER_BYTES) return this.#reject('', 'post too short for a header and a frame');
     const seq = (bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24)) >>> 0;
     const expected = (this.#receivedPosts + 1) >>> 0;
-    if (seq !== expected) return this.#reject('', `post ${seq} out of sequence (expected ${expected}): not from this port's sender`);
+    if (seq !== expected)
+      return this.#reject('', `post ${seq} out of sequence (expected ${expected}): not from this port's sender`);
     this.#receivedPosts = seq;
     let decoded: unknown[];
     try {
@@ -194,7 +205,9 @@ export class FramePort {
       try {
         frame = decodeFrame(buffers.length > 0 ? restoreOutOfBand(decoded[i], buffers, 4) : decoded[i], `frame[${i}]`);
       } catch (error) {
-        this.#handlers.onReject(error instanceof ValidationError ? error : new ValidationError('frame', `frame[${i}]`, String(error)));
+        this.#handlers.onReject(
+          error instanceof ValidationError ? error : new ValidationError('frame', `frame[${i}]`, String(error)),
+        );
         continue;
       }
       this.#handlers.onFrame(frame);

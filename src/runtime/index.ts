@@ -2,7 +2,14 @@ export { Runtime, type RuntimeOptions, type RemoteTransport, type ServiceHandler
 export { serveActor, type ActorDefinition, type ActorContext, type RequestHandler } from './serve-actor.js';
 export type { ActorSpec } from './actor-host.js';
 export { decideRestart, DEFAULT_RESTART_POLICY, type RestartPolicy, type RestartDecision } from './restart-policy.js';
-export { exposeRuntime, connectRuntime, runtimeApi, type ActorHandle, type RemoteNode, type RuntimeApi } from './facade.js';
+export {
+  exposeRuntime,
+  connectRuntime,
+  runtimeApi,
+  type ActorHandle,
+  type RemoteNode,
+  type RuntimeApi,
+} from './facade.js';
 export { CpuPool } from './cpu-pool.js';
 export { createLogger, setLogLevel, type Logger, type LogLevel } from './log.js';
 export { siblingModule, childExecArgv } from './module-url.js';

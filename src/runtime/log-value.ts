@@ -19,7 +19,13 @@ export interface LogValueLimits {
   readonly maxBytesShown: number;
 }
 
-export const DEFAULT_LOG_LIMITS: LogValueLimits = { maxDepth: 8, maxEntries: 100, maxString: 8192, maxTotalChars: 64 * 1024, maxBytesShown: 64 };
+export const DEFAULT_LOG_LIMITS: LogValueLimits = {
+  maxDepth: 8,
+  maxEntries: 100,
+  maxString: 8192,
+  maxTotalChars: 64 * 1024,
+  maxBytesShown: 64,
+};
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -67,7 +73,12 @@ export function toLogValue(value: unknown, limits: LogValueLimits = DEFAULT_LOG_
     return out;
   };
 
-  const entriesOf = (obj: object, keys: readonly PropertyKey[], depth: number, into: { [key: string]: Json } = {}): { [key: string]: Json } => {
+  const entriesOf = (
+    obj: object,
+    keys: readonly PropertyKey[],
+    depth: number,
+    into: { [key: string]: Json } = {},
+  ): { [key: string]: Json } => {
     let kept = 0;
     for (const key of keys) {
       if (kept === limits.maxEntries) {
@@ -83,9 +94,17 @@ export function toLogValue(value: unknown, limits: LogValueLimits = DEFAULT_LOG_
   };
 
   const error = (e: Error, depth: number): { [key: string]: Json } => {
-    const out: { [key: string]: Json } = { name: text(String(read(e, 'name'))), message: text(String(read(e, 'message'))) };
+    const out: { [key: string]: Json } = {
+      name: text(String(read(e, 'name'))),
+      message: text(String(read(e, 'message'))),
+    };
     // Own enumerable fields first (TorusError's code and details, a system error's errno/syscall/path...).
-    entriesOf(e, Object.keys(e).filter((k) => k !== 'cause' && k !== 'errors'), depth, out);
+    entriesOf(
+      e,
+      Object.keys(e).filter((k) => k !== 'cause' && k !== 'errors'),
+      depth,
+      out,
+    );
     const stack = read(e, 'stack');
     if (typeof stack === 'string') out.stack = text(stack);
     if ('cause' in e) out.cause = walk(read(e, 'cause'), depth + 1);
@@ -97,13 +116,20 @@ export function toLogValue(value: unknown, limits: LogValueLimits = DEFAULT_LOG_
   const walk = (v: unknown, depth: number): Json => {
     try {
       switch (typeof v) {
-        case 'string': return text(v);
-        case 'number': return Number.isFinite(v) ? v : String(v);
-        case 'boolean': return v;
-        case 'bigint': return v.toString();
-        case 'undefined': return null;
-        case 'symbol': return text(v.toString());
-        case 'function': return `[Function ${v.name || 'anonymous'}]`;
+        case 'string':
+          return text(v);
+        case 'number':
+          return Number.isFinite(v) ? v : String(v);
+        case 'boolean':
+          return v;
+        case 'bigint':
+          return v.toString();
+        case 'undefined':
+          return null;
+        case 'symbol':
+          return text(v.toString());
+        case 'function':
+          return `[Function ${v.name || 'anonymous'}]`;
       }
       if (v === null) return null;
       const obj = v as object;
@@ -111,15 +137,33 @@ export function toLogValue(value: unknown, limits: LogValueLimits = DEFAULT_LOG_
       if (obj instanceof Date) return Number.isNaN(obj.getTime()) ? 'Invalid Date' : obj.toISOString();
       if (obj instanceof RegExp || obj instanceof URL) return text(String(obj));
       if (Buffer.isBuffer(obj)) return bytes(obj, 'Buffer');
-      if (obj instanceof ArrayBuffer || obj instanceof SharedArrayBuffer) return bytes(new Uint8Array(obj), obj.constructor.name);
+      if (obj instanceof ArrayBuffer || obj instanceof SharedArrayBuffer)
+        return bytes(new Uint8Array(obj), obj.constructor.name);
       if (obj instanceof DataView) return bytes(new Uint8Array(obj.buffer, obj.byteOffset, obj.byteLength), 'DataView');
-      const tag = obj instanceof Error ? 'Error' : Array.isArray(obj) ? `Array(${obj.length})` : obj instanceof Map ? `Map(${obj.size})` : obj instanceof Set ? `Set(${obj.size})` : 'Object';
+      const tag =
+        obj instanceof Error
+          ? 'Error'
+          : Array.isArray(obj)
+            ? `Array(${obj.length})`
+            : obj instanceof Map
+              ? `Map(${obj.size})`
+              : obj instanceof Set
+                ? `Set(${obj.size})`
+                : 'Object';
       if (depth >= limits.maxDepth) return `[${tag}]`;
       ancestors.add(obj);
       try {
         if (ArrayBuffer.isView(obj)) {
           const typed = obj as unknown as ArrayLike<number | bigint>;
-          return { type: obj.constructor.name, length: typed.length, values: list(Array.from({ length: Math.min(typed.length, limits.maxEntries) }, (_, i) => typed[i]), typed.length, depth) };
+          return {
+            type: obj.constructor.name,
+            length: typed.length,
+            values: list(
+              Array.from({ length: Math.min(typed.length, limits.maxEntries) }, (_, i) => typed[i]),
+              typed.length,
+              depth,
+            ),
+          };
         }
         if (obj instanceof Error) return error(obj, depth);
         if (Array.isArray(obj)) return list(obj, obj.length, depth);

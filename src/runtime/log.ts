@@ -44,8 +44,17 @@ export function setLogSink(next: Sink): void {
  * One JSON line; never throws. Values go through toLogValue (BigInt, cycles, nested errors with stack and
  * cause, throwing getters), each within the size bounds, so the line is always valid JSON.
  */
-export function formatRecord(level: LogLevel, msg: unknown, base: Record<string, unknown>, fields?: Record<string, unknown>): string {
-  const record: Record<string, unknown> = { t: new Date().toISOString(), level, msg: typeof msg === 'string' ? msg : toLogValue(msg) };
+export function formatRecord(
+  level: LogLevel,
+  msg: unknown,
+  base: Record<string, unknown>,
+  fields?: Record<string, unknown>,
+): string {
+  const record: Record<string, unknown> = {
+    t: new Date().toISOString(),
+    level,
+    msg: typeof msg === 'string' ? msg : toLogValue(msg),
+  };
   for (const source of [base, fields]) {
     if (!source) continue;
     let keys: string[];
@@ -57,13 +66,15 @@ export function formatRecord(level: LogLevel, msg: unknown, base: Record<string,
     }
     for (const key of keys) {
       if (key === 't' || key === 'level' || key === 'msg') continue; // the line's own keys are not overwritten
-      const value = toLogValue((() => {
-        try {
-          return source[key];
-        } catch (error) {
-          return `[Thrown: ${error instanceof Error ? error.message : String(error)}]`;
-        }
-      })());
+      const value = toLogValue(
+        (() => {
+          try {
+            return source[key];
+          } catch (error) {
+            return `[Thrown: ${error instanceof Error ? error.message : String(error)}]`;
+          }
+        })(),
+      );
       record[key] = value;
     }
   }

@@ -9,5 +9,9 @@ export function siblingModule(importMetaUrl: string, relativeWithoutExtension: s
 
 /** Node flags a child process needs to load the same kind of module (the TS loader under tests, nothing when compiled). */
 export function childExecArgv(importMetaUrl: string): string[] {
-  return importMetaUrl.endsWith('.ts') ? process.execArgv.filter((arg) => arg.startsWith('--import') || arg.startsWith('--loader') || arg === '--enable-source-maps') : [];
+  return importMetaUrl.endsWith('.ts')
+    ? process.execArgv.filter(
+        (arg) => arg.startsWith('--import') || arg.startsWith('--loader') || arg === '--enable-source-maps',
+      )
+    : [];
 }

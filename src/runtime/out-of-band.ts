@@ -11,13 +11,28 @@ const OOB_KEY = '$torusOob';
 
 type TypedArrayCtor = new (buffer: ArrayBuffer) => ArrayBufferView;
 const TYPED_ARRAYS: Record<string, TypedArrayCtor> = {
-  Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array, Float64Array,
-  BigInt64Array, BigUint64Array, Uint8ClampedArray,
+  Uint8Array,
+  Int8Array,
+  Uint16Array,
+  Int16Array,
+  Uint32Array,
+  Int32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+  Uint8ClampedArray,
 };
 
 function isTransferable(value: unknown): value is ArrayBufferView & { buffer: ArrayBuffer } {
-  return ArrayBuffer.isView(value) && value.byteLength >= OUT_OF_BAND_BYTES && value.buffer instanceof ArrayBuffer
-    && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.constructor.name in TYPED_ARRAYS;
+  return (
+    ArrayBuffer.isView(value) &&
+    value.byteLength >= OUT_OF_BAND_BYTES &&
+    value.buffer instanceof ArrayBuffer &&
+    value.byteOffset === 0 &&
+    value.byteLength === value.buffer.byteLength &&
+    value.constructor.name in TYPED_ARRAYS
+  );
 }
 
 /** Replaces large typed arrays up to `depth` levels deep by markers (copying only the objects on the way); fills `buffers`. */
@@ -55,7 +70,8 @@ export function restoreOutOfBand(value: unknown, buffers: readonly unknown[], de
   if (typeof marker[OOB_KEY] === 'number') {
     const buffer = buffers[marker[OOB_KEY] as number];
     const Ctor = TYPED_ARRAYS[String(marker.kind)];
-    if (!(buffer instanceof ArrayBuffer) || !Ctor) throw new ValidationError('frame', 'body', 'dangling out-of-band buffer reference');
+    if (!(buffer instanceof ArrayBuffer) || !Ctor)
+      throw new ValidationError('frame', 'body', 'dangling out-of-band buffer reference');
     return new Ctor(buffer);
   }
   if (depth === 0) return value;

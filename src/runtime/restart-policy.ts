@@ -19,14 +19,23 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
 };
 
 export type RestartDecision =
-  | { readonly action: 'restart'; readonly delayMs: number; readonly attempt: number; readonly history: readonly number[] }
+  | {
+      readonly action: 'restart';
+      readonly delayMs: number;
+      readonly attempt: number;
+      readonly history: readonly number[];
+    }
   | { readonly action: 'escalate'; readonly reason: string; readonly history: readonly number[] };
 
 /**
  * @param history times (ms) of earlier crashes still remembered
  * @param now the time of this crash
  */
-export function decideRestart(history: readonly number[], now: number, policy: RestartPolicy = DEFAULT_RESTART_POLICY): RestartDecision {
+export function decideRestart(
+  history: readonly number[],
+  now: number,
+  policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+): RestartDecision {
   const recent = [...history.filter((at) => now - at < policy.periodMs), now];
   if (recent.length > policy.maxRestarts) {
     return {

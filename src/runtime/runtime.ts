@@ -37,7 +37,6 @@ export interface RelayStats {
   faults: number;
 }
 
-
 export class Runtime {
   readonly nodeId: string;
   readonly log: Logger;
@@ -58,15 +57,20 @@ export class Runtime {
   constructor(options: RuntimeOptions = {}) {
     this.nodeId = options.nodeId ?? 'local';
     this.log = options.log ?? createLogger({ component: 'runtime' });
-    const onEscalate = options.onEscalate ?? ((actor: string, reason: string) => this.log.error('actor escalated', { actor, reason }));
-    this.#supervisor = new Supervisor({
-      message: (name, frame) => this.#fromWorker(name, frame),
-      reply: (_name, frame) => this.#settle(frame),
-      snapshot: (name, view) => this.#publish(name, view),
-      down: (name, reason) => this.#failPendingFor(name, reason),
-      escalate: onEscalate,
-      ...(options.now ? { now: options.now } : {}),
-    }, this.log, options.restartPolicy ?? DEFAULT_RESTART_POLICY);
+    const onEscalate =
+      options.onEscalate ?? ((actor: string, reason: string) => this.log.error('actor escalated', { actor, reason }));
+    this.#supervisor = new Supervisor(
+      {
+        message: (name, frame) => this.#fromWorker(name, frame),
+        reply: (_name, frame) => this.#settle(frame),
+        snapshot: (name, view) => this.#publish(name, view),
+        down: (name, reason) => this.#failPendingFor(name, reason),
+        escalate: onEscalate,
+        ...(options.now ? { now: options.now } : {}),
+      },
+      this.log,
+      options.restartPolicy ?? DEFAULT_RESTART_POLICY,
+    );
     this.register('cpu-pool', (body) => this.pool.serve(body));
   }
 
@@ -108,18 +112,25 @@ export class Runtime {
     if (this.#shuttingDown) return Promise.reject(new TorusError('TORUS_SHUTTING_DOWN', 'the node is shutting down'));
     const { nodeId, name } = this.#parse(to);
     if (nodeId !== this.nodeId) {
-      if (!this.#remote) return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no route to node ${nodeId}`, { to }));
+      if (!this.#remote)
+        return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no route to node ${nodeId}`, { to }));
       return this.#remote.request(nodeId, name, from, body, timeoutMs) as Promise<T>;
     }
     const service = this.#services.get(name);
     if (service) return Promise.resolve().then(() => service(body, from)) as Promise<T>;
-    if (!this.#supervisor.has(name)) return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no actor or service named ${name}`, { to }));
+    if (!this.#supervisor.has(name))
+      return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no actor or service named ${name}`, { to }));
     return new Promise<T>((resolve, reject) => {
       const corr = this.#nextCorr++;
       this.#pending.add(corr, timeoutMs, {
         resolve: resolve as (v: unknown) => void,
         reject,
-        timeoutError: () => new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }),
+        timeoutError: () =>
+          new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, {
+            to,
+            type: body.type,
+            timeoutMs,
+          }),
         meta: name,
       });
       try {
@@ -184,7 +195,9 @@ export class Runtime {
 
   #parse(address: string): { nodeId: string; name: string } {
     const slash = address.indexOf('/');
-    return slash < 0 ? { nodeId: this.nodeId, name: address } : { nodeId: address.slice(0, slash), name: address.slice(slash + 1) };
+    return slash < 0
+      ? { nodeId: this.nodeId, name: address }
+      : { nodeId: address.slice(0, slash), name: address.slice(slash + 1) };
   }
 
   /** The one relay: every fire-and-forget message passes here. */
@@ -197,7 +210,9 @@ export class Runtime {
       } else {
         const service = this.#services.get(name);
         if (service) {
-          void Promise.resolve().then(() => service(body, from)).catch((error: unknown) => this.#fault(name, asTorusError(error)));
+          void Promise.resolve()
+            .then(() => service(body, from))
+            .catch((error: unknown) => this.#fault(name, asTorusError(error)));
         } else if (this.#supervisor.has(name)) {
           this.#supervisor.deliver(name, { t: 'msg', from, to: name, body });
         } else {
@@ -254,8 +269,15 @@ export class Runtime {
   }
 
   #failPendingFor(name: string, reason: string): void {
-    this.#pending.rejectWhere((target) => target === name,
-      () => new TorusError(this.#shuttingDown ? 'TORUS_SHUTTING_DOWN' : 'TORUS_ACTOR_FAILED', `actor ${name} went down: ${reason}`, { actor: name }));
+    this.#pending.rejectWhere(
+      (target) => target === name,
+      () =>
+        new TorusError(
+          this.#shuttingDown ? 'TORUS_SHUTTING_DOWN' : 'TORUS_ACTOR_FAILED',
+          `actor ${name} went down: ${reason}`,
+          { actor: name },
+        ),
+    );
   }
 
   #publish(name: string, view: unknown): void {

@@ -4,7 +4,14 @@
  * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createActor, type Actor, type AnyStateMachine, type EventFrom, type InputFrom, type SnapshotFrom } from 'xstate';
+import {
+  createActor,
+  type Actor,
+  type AnyStateMachine,
+  type EventFrom,
+  type InputFrom,
+  type SnapshotFrom,
+} from 'xstate';
 import { asTorusError, errorFromJson, TorusError, ValidationError } from '../protocols/errors.js';
 import type { Body, Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
@@ -26,8 +33,10 @@ export interface ActorContext<TMachine extends AnyStateMachine, TOptions> {
   request<T = unknown>(to: string, body: Body, options?: RequestOptions): Promise<T>;
 }
 
-export type RequestHandler<TMachine extends AnyStateMachine, TOptions> =
-  (body: Body, ctx: ActorContext<TMachine, TOptions>) => unknown;
+export type RequestHandler<TMachine extends AnyStateMachine, TOptions> = (
+  body: Body,
+  ctx: ActorContext<TMachine, TOptions>,
+) => unknown;
 
 export interface ActorDefinition<TMachine extends AnyStateMachine, TOptions = Record<string, unknown>> {
   readonly name: string;
@@ -39,7 +48,9 @@ export interface ActorDefinition<TMachine extends AnyStateMachine, TOptions = Re
   readonly view?: (snapshot: SnapshotFrom<TMachine>) => unknown;
   readonly requests?: Readonly<Record<string, RequestHandler<TMachine, TOptions>>>;
   /** Shell wiring; may return a cleanup that runs (awaited, within the stop deadline) when the actor stops. */
-  readonly setup?: (ctx: ActorContext<TMachine, TOptions>) => void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>;
+  readonly setup?: (
+    ctx: ActorContext<TMachine, TOptions>,
+  ) => void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -47,7 +58,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 
-const defaultView = (snapshot: { value: unknown; context: unknown }): unknown => ({ value: snapshot.value, context: snapshot.context });
+const defaultView = (snapshot: { value: unknown; context: unknown }): unknown => ({
+  value: snapshot.value,
+  context: snapshot.context,
+});
 
 export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<string, unknown>>(
   definition: ActorDefinition<TMachine, TOptions>,
@@ -63,13 +77,17 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   /** Request handlers still running: stop lets them finish (within the deadline) before cleaning up. */
   const inflight = new Set<Promise<void>>();
 
-  const port = new FramePort(parentPort as unknown as PostTarget, {
-    onFrame: (frame) => onFrame(frame),
-    onReject: (error) => {
-      log.warn('rejected frame', { error });
-      report(false, error);
+  const port = new FramePort(
+    parentPort as unknown as PostTarget,
+    {
+      onFrame: (frame) => onFrame(frame),
+      onReject: (error) => {
+        log.warn('rejected frame', { error });
+        report(false, error);
+      },
     },
-  }, `${definition.name} mailbox`);
+    `${definition.name} mailbox`,
+  );
 
   const post = (frame: Frame): void => {
     try {
@@ -78,7 +96,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       if (!stopping) throw error; // shutdown races are expected: the host closed first
     }
   };
-  const report = (fatal: boolean, error: unknown): void => post({ t: 'fault', fatal, error: asTorusError(error).toJSON() });
+  const report = (fatal: boolean, error: unknown): void =>
+    post({ t: 'fault', fatal, error: asTorusError(error).toJSON() });
 
   // The machine type is generic here, so xstate cannot tell whether `input` is required: widen once.
   const create = createActor as (machine: AnyStateMachine, options?: { input?: unknown }) => Actor<TMachine>;
@@ -91,24 +110,32 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     options,
     actor,
     log,
-    get stopping() { return stopping; },
+    get stopping() {
+      return stopping;
+    },
     send: (to, body) => post({ t: 'msg', from: definition.name, to, body }),
-    request: <T>(to: string, body: Body, requestOptions: RequestOptions = {}) => new Promise<T>((resolve, reject) => {
-      const corr = nextCorr++;
-      const timeoutMs = requestOptions.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      pending.add(corr, timeoutMs, {
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        timeoutError: () => new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, { to, type: body.type, timeoutMs }),
-        meta: undefined,
-      });
-      try {
-        port.send({ t: 'msg', from: definition.name, to, body, corr });
-      } catch (error) {
-        pending.take(corr);
-        reject(error);
-      }
-    }),
+    request: <T>(to: string, body: Body, requestOptions: RequestOptions = {}) =>
+      new Promise<T>((resolve, reject) => {
+        const corr = nextCorr++;
+        const timeoutMs = requestOptions.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+        pending.add(corr, timeoutMs, {
+          resolve: resolve as (v: unknown) => void,
+          reject,
+          timeoutError: () =>
+            new TorusError('TORUS_ACTOR_TIMEOUT', `request ${body.type} to ${to} timed out after ${timeoutMs} ms`, {
+              to,
+              type: body.type,
+              timeoutMs,
+            }),
+          meta: undefined,
+        });
+        try {
+          port.send({ t: 'msg', from: definition.name, to, body, corr });
+        } catch (error) {
+          pending.take(corr);
+          reject(error);
+        }
+      }),
   };
 
   actor.subscribe({
@@ -137,7 +164,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       replyError(corr, error); // the result cannot be encoded: the requester gets that error, not silence
     }
   };
-  const replyError = (corr: number, error: unknown): void => post({ t: 'reply', corr, ok: false, error: asTorusError(error).toJSON() });
+  const replyError = (corr: number, error: unknown): void =>
+    post({ t: 'reply', corr, ok: false, error: asTorusError(error).toJSON() });
 
   /**
    * Answers a request. A handler that returns a plain value is answered at once (no promise per request: that
@@ -149,7 +177,12 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       if (frame.body.type === 'snapshot') result = viewOf(actor.getSnapshot() as SnapshotFrom<TMachine>);
       else {
         const handler = definition.requests?.[frame.body.type];
-        if (!handler) throw new TorusError('TORUS_PROTOCOL_INVALID', `${definition.name} has no request ${JSON.stringify(frame.body.type)}`, { type: frame.body.type });
+        if (!handler)
+          throw new TorusError(
+            'TORUS_PROTOCOL_INVALID',
+            `${definition.name} has no request ${JSON.stringify(frame.body.type)}`,
+            { type: frame.body.type },
+          );
         result = handler(frame.body, ctx);
       }
     } catch (error) {
@@ -160,7 +193,11 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       replyOk(corr, result);
       return;
     }
-    const running: Promise<void> = Promise.resolve(result).then((value) => replyOk(corr, value), (error: unknown) => replyError(corr, error))
+    const running: Promise<void> = Promise.resolve(result)
+      .then(
+        (value) => replyOk(corr, value),
+        (error: unknown) => replyError(corr, error),
+      )
       .catch((error: unknown) => log.warn('reply could not be sent', { corr, error })) // never an unhandled rejection
       .finally(() => inflight.delete(running));
     inflight.add(running);

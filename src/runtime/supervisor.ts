@@ -56,7 +56,18 @@ export class Supervisor {
   /** Starts a child; resolves once it is ready (after restarts if it crashed), rejects if the supervisor gave up. */
   start(spec: ActorSpec): Promise<void> {
     if (this.#children.has(spec.name)) throw new Error(`actor ${spec.name} is already supervised`);
-    const child: Child = { spec, host: undefined, history: [], restarts: 0, lastCause: undefined, backlog: [], restartTimer: undefined, faultCause: undefined, readyWaiters: [], gaveUp: false };
+    const child: Child = {
+      spec,
+      host: undefined,
+      history: [],
+      restarts: 0,
+      lastCause: undefined,
+      backlog: [],
+      restartTimer: undefined,
+      faultCause: undefined,
+      readyWaiters: [],
+      gaveUp: false,
+    };
     this.#children.set(spec.name, child);
     const ready = new Promise<void>((resolve, reject) => child.readyWaiters.push({ resolve, reject }));
     this.#spawn(child);
@@ -88,7 +99,7 @@ export class Supervisor {
     for (const [name, child] of this.#children) {
       out[name] = {
         restarts: child.restarts,
-        state: child.gaveUp ? 'gave-up' : child.host?.state ?? 'restarting',
+        state: child.gaveUp ? 'gave-up' : (child.host?.state ?? 'restarting'),
         ...(child.lastCause ? { lastCause: child.lastCause } : {}),
         ...(child.host && child.host.state !== 'exited' ? { threadId: child.host.threadId } : {}),
       };
@@ -119,10 +130,12 @@ export class Supervisor {
 
   async killAll(): Promise<void> {
     this.#stopping = true;
-    await Promise.all([...this.#children.values()].map(async (child) => {
-      if (child.restartTimer) clearTimeout(child.restartTimer);
-      await child.host?.kill();
-    }));
+    await Promise.all(
+      [...this.#children.values()].map(async (child) => {
+        if (child.restartTimer) clearTimeout(child.restartTimer);
+        await child.host?.kill();
+      }),
+    );
   }
 
   #spawn(child: Child): void {

@@ -30,19 +30,48 @@ function probeSpy(): { handler: (req: IncomingMessage, res: ServerResponse) => b
 t.test('without a token: 401 on every route but /node_id, nothing changes, nothing revealed', async (t) => {
   const { api, node } = await startApi(t);
   const before = node.cluster.lastIndex;
-  const rce = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'sh', args: ['-c', 'touch /tmp/pwned'] } }), NONE);
+  const rce = await raw(
+    api.url,
+    'POST',
+    '/v1/instances',
+    JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'sh', args: ['-c', 'touch /tmp/pwned'] } }),
+    NONE,
+  );
   t.equal(rce.status, 401, 'the RCE request of the issue is refused');
-  t.same(rce.json(), { error: { code: 'TORUS_UNAUTHENTICATED', message: String(rce.json() && (rce.json() as any).error.message), details: {} } }, 'the one error shape, no details');
+  t.same(
+    rce.json(),
+    {
+      error: {
+        code: 'TORUS_UNAUTHENTICATED',
+        message: String(rce.json() && (rce.json() as any).error.message),
+        details: {},
+      },
+    },
+    'the one error shape, no details',
+  );
   t.equal(rce.headers['www-authenticate'], 'Bearer realm="torus"');
   t.notMatch(rce.text, /node-a|leader|llama/, 'no node id, role or state in the answer');
   t.equal(node.cluster.lastIndex, before, 'nothing was applied');
   t.same(Object.keys(node.cluster.instances), [], 'no instance in the state');
 
   const routes: Array<[string, string, string?]> = [
-    ['GET', '/v1/node'], ['GET', '/v1/state'], ['GET', '/v1/topology'], ['GET', '/v1/peers'], ['GET', '/v1/events'], ['GET', '/metrics'],
-    ['GET', '/v1/instances'], ['GET', '/v1/instances/x'], ['DELETE', '/v1/instances/x'], ['GET', '/v1/openapi.json'],
-    ['POST', '/v1/placements/preview', JSON.stringify({ workload })], ['POST', '/v1/bench/ring', '{}'], ['POST', '/v1/links/measure', '{}'],
-    ['GET', '/v1/bench/ring/x'], ['GET', '/dashboard/app.js'], ['GET', '/no/such/route'], ['PUT', '/v1/node'],
+    ['GET', '/v1/node'],
+    ['GET', '/v1/state'],
+    ['GET', '/v1/topology'],
+    ['GET', '/v1/peers'],
+    ['GET', '/v1/events'],
+    ['GET', '/metrics'],
+    ['GET', '/v1/instances'],
+    ['GET', '/v1/instances/x'],
+    ['DELETE', '/v1/instances/x'],
+    ['GET', '/v1/openapi.json'],
+    ['POST', '/v1/placements/preview', JSON.stringify({ workload })],
+    ['POST', '/v1/bench/ring', '{}'],
+    ['POST', '/v1/links/measure', '{}'],
+    ['GET', '/v1/bench/ring/x'],
+    ['GET', '/dashboard/app.js'],
+    ['GET', '/no/such/route'],
+    ['PUT', '/v1/node'],
   ];
   for (const [method, path, body] of routes) {
     const res = await raw(api.url, method, path, body, NONE);
@@ -51,10 +80,24 @@ t.test('without a token: 401 on every route but /node_id, nothing changes, nothi
     const wrong = await raw(api.url, method, path, body, { authorization: `Bearer ${TEST_TOKEN}x` });
     t.equal(wrong.status, 401, `${method} ${path} with a wrong token`);
   }
-  for (const header of [`Basic ${TEST_TOKEN}`, TEST_TOKEN, 'Bearer', `Bearer ${TEST_TOKEN.slice(0, -1)}`, `Bearer  ${TEST_TOKEN} x`]) {
-    t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { authorization: header })).status, 401, `Authorization: ${header.slice(0, 12)}… is refused`);
+  for (const header of [
+    `Basic ${TEST_TOKEN}`,
+    TEST_TOKEN,
+    'Bearer',
+    `Bearer ${TEST_TOKEN.slice(0, -1)}`,
+    `Bearer  ${TEST_TOKEN} x`,
+  ]) {
+    t.equal(
+      (await raw(api.url, 'GET', '/v1/state', undefined, { authorization: header })).status,
+      401,
+      `Authorization: ${header.slice(0, 12)}… is refused`,
+    );
   }
-  t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { authorization: `bearer ${TEST_TOKEN}` })).status, 200, 'the scheme is case-insensitive');
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/state', undefined, { authorization: `bearer ${TEST_TOKEN}` })).status,
+    200,
+    'the scheme is case-insensitive',
+  );
   const id = await raw(api.url, 'GET', '/node_id', undefined, NONE);
   t.equal(id.status, 200, 'GET /node_id stays open (the identity probe)');
   t.equal(node.cluster.lastIndex, before, 'still nothing applied');
@@ -101,66 +144,174 @@ t.test('dashboard: /?token= starts an HttpOnly SameSite=Strict session and drops
   t.match(page.text, /id="topology"/, 'with the session, / is the dashboard');
   t.equal((await raw(api.url, 'GET', '/v1/state', undefined, cookie)).status, 200, 'the session works on the API');
   t.equal((await raw(api.url, 'GET', '/dashboard/app.js', undefined, cookie)).status, 200);
-  t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: 'torus_session=forged-session-id-0123456789' })).status, 401, 'a forged session id');
-  t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: `torus_session=${TEST_TOKEN}` })).status, 401, 'the token itself is not a session');
+  t.equal(
+    (
+      await raw(api.url, 'GET', '/v1/state', undefined, {
+        ...NONE,
+        cookie: 'torus_session=forged-session-id-0123456789',
+      })
+    ).status,
+    401,
+    'a forged session id',
+  );
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: `torus_session=${TEST_TOKEN}` })).status,
+    401,
+    'the token itself is not a session',
+  );
 
   const sameToken = await startApi(t);
-  t.equal((await raw(sameToken.api.url, 'GET', '/v1/state', undefined, cookie)).status, 200, 'the session outlives a restart (same token: the open dashboard reconnects)');
+  t.equal(
+    (await raw(sameToken.api.url, 'GET', '/v1/state', undefined, cookie)).status,
+    200,
+    'the session outlives a restart (same token: the open dashboard reconnects)',
+  );
   const otherToken = await startApi(t, { auth: { mode: 'token', token: 'tt_another-cluster-token-0123456789' } });
-  t.equal((await raw(otherToken.api.url, 'GET', '/v1/state', undefined, cookie)).status, 401, 'a new token (rotated secret) ends every session');
+  t.equal(
+    (await raw(otherToken.api.url, 'GET', '/v1/state', undefined, cookie)).status,
+    401,
+    'a new token (rotated secret) ends every session',
+  );
   const [id, expiry, mac] = m![1]!.split('.');
   const later = `torus_session=${id}.${(parseInt(expiry!, 36) + 86_400_000).toString(36)}.${mac}`;
-  t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: later })).status, 401, 'an expiry moved by the client breaks the signature');
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/state', undefined, { ...NONE, cookie: later })).status,
+    401,
+    'an expiry moved by the client breaks the signature',
+  );
 
-  const formWrong = await raw(api.url, 'POST', '/login', 'token=nope', { ...NONE, 'content-type': 'application/x-www-form-urlencoded' });
+  const formWrong = await raw(api.url, 'POST', '/login', 'token=nope', {
+    ...NONE,
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   t.equal(formWrong.status, 401, 'the login form with a wrong token');
-  const form = await raw(api.url, 'POST', '/login', `token=${encodeURIComponent(TEST_TOKEN)}`, { ...NONE, 'content-type': 'application/x-www-form-urlencoded' });
+  const form = await raw(api.url, 'POST', '/login', `token=${encodeURIComponent(TEST_TOKEN)}`, {
+    ...NONE,
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   t.equal(form.status, 303, 'the login form with the token');
   t.match(String(form.headers['set-cookie']), /^torus_session=[^;]+; HttpOnly; SameSite=Strict; Path=\//);
 });
 
 t.test('Host check first: a rebinding Host is refused (421) before any route, probe routes included', async (t) => {
   const spy = probeSpy();
-  const { api } = await startApi(t, { probeHandler: spy.handler, allowedHosts: ['torus.lan'], interfaceAddresses: () => ['10.77.9.9', 'fe80::1'] });
+  const { api } = await startApi(t, {
+    probeHandler: spy.handler,
+    allowedHosts: ['torus.lan'],
+    interfaceAddresses: () => ['10.77.9.9', 'fe80::1'],
+  });
   const port = api.port;
-  for (const [method, path] of [['GET', '/node_id'], ['GET', '/v1/node'], ['POST', '/v1/instances'], ['GET', '/v1/probe/source?bytes=10'], ['GET', '/'], ['GET', '/nope']]) {
-    const res = await raw(api.url, method!, path!, method === 'POST' ? JSON.stringify({ workload }) : undefined, { host: `evil:${port}`, origin: `http://evil:${port}` });
+  for (const [method, path] of [
+    ['GET', '/node_id'],
+    ['GET', '/v1/node'],
+    ['POST', '/v1/instances'],
+    ['GET', '/v1/probe/source?bytes=10'],
+    ['GET', '/'],
+    ['GET', '/nope'],
+  ]) {
+    const res = await raw(api.url, method!, path!, method === 'POST' ? JSON.stringify({ workload }) : undefined, {
+      host: `evil:${port}`,
+      origin: `http://evil:${port}`,
+    });
     t.equal(res.status, 421, `${method} ${path} with Host evil:${port} (Origin = Host: the old check let it pass)`);
-    t.same(res.json(), { error: { code: 'TORUS_HOST_REFUSED', message: (res.json() as any).error.message, details: { where: 'headers', path: 'host' } } });
+    t.same(res.json(), {
+      error: {
+        code: 'TORUS_HOST_REFUSED',
+        message: (res.json() as any).error.message,
+        details: { where: 'headers', path: 'host' },
+      },
+    });
   }
   t.same(spy.hits, [], 'the probe route was never reached');
-  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `10.77.9.9:${port}`, `[fe80::1]:${port}`, `[fe80::1%lan0]:${port}`, `torus.lan:${port}`, 'TORUS.LAN', `127.0.0.1`]) {
+  for (const host of [
+    `localhost:${port}`,
+    `127.0.0.1:${port}`,
+    `[::1]:${port}`,
+    `10.77.9.9:${port}`,
+    `[fe80::1]:${port}`,
+    `[fe80::1%lan0]:${port}`,
+    `torus.lan:${port}`,
+    'TORUS.LAN',
+    `127.0.0.1`,
+  ]) {
     t.equal((await raw(api.url, 'GET', '/v1/node', undefined, { host })).status, 200, `Host ${host} names this node`);
   }
   for (const host of ['10.77.9.10', 'torus.lan.evil.example', 'evil@127.0.0.1', '127.0.0.1.nip.io']) {
-    t.equal((await raw(api.url, 'GET', '/node_id', undefined, { host })).status, 421, `Host ${JSON.stringify(host)} is refused`);
+    t.equal(
+      (await raw(api.url, 'GET', '/node_id', undefined, { host })).status,
+      421,
+      `Host ${JSON.stringify(host)} is refused`,
+    );
   }
-  t.equal((await raw(api.url, 'GET', '/v1/probe/source?bytes=10', undefined, { host: `10.77.9.9:${port}` })).status, 200, 'a peer dialling our address reaches the probe');
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/probe/source?bytes=10', undefined, { host: `10.77.9.9:${port}` })).status,
+    200,
+    'a peer dialling our address reaches the probe',
+  );
 });
 
 t.test('a foreign Origin is refused (403) on every route, probe routes included', async (t) => {
   const spy = probeSpy();
   const { api } = await startApi(t, { probeHandler: spy.handler, corsOrigins: ['http://dash.example:8080'] });
-  for (const [method, path] of [['GET', '/node_id'], ['GET', '/v1/node'], ['GET', '/v1/state'], ['POST', '/v1/instances'], ['GET', '/v1/probe/source?bytes=10'], ['GET', '/'], ['POST', '/login']]) {
+  for (const [method, path] of [
+    ['GET', '/node_id'],
+    ['GET', '/v1/node'],
+    ['GET', '/v1/state'],
+    ['POST', '/v1/instances'],
+    ['GET', '/v1/probe/source?bytes=10'],
+    ['GET', '/'],
+    ['POST', '/login'],
+  ]) {
     for (const origin of ['http://evil.example', `http://localhost:${api.port + 1}`, 'null']) {
-      const res = await raw(api.url, method!, path!, method === 'POST' ? JSON.stringify({ workload }) : undefined, { origin });
+      const res = await raw(api.url, method!, path!, method === 'POST' ? JSON.stringify({ workload }) : undefined, {
+        origin,
+      });
       t.equal(res.status, 403, `${method} ${path} from Origin ${origin}`);
       t.match(res.json(), { error: { code: 'TORUS_ORIGIN_REFUSED' } });
     }
   }
   t.same(spy.hits, []);
-  t.equal((await raw(api.url, 'GET', '/v1/node', undefined, { origin: api.url })).status, 200, 'the dashboard origin (same origin) passes');
-  t.equal((await raw(api.url, 'GET', '/v1/node', undefined, { origin: 'http://dash.example:8080' })).headers['access-control-allow-origin'], 'http://dash.example:8080');
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/node', undefined, { origin: api.url })).status,
+    200,
+    'the dashboard origin (same origin) passes',
+  );
+  t.equal(
+    (await raw(api.url, 'GET', '/v1/node', undefined, { origin: 'http://dash.example:8080' })).headers[
+      'access-control-allow-origin'
+    ],
+    'http://dash.example:8080',
+  );
 });
 
 t.test('env values never appear in any API answer or event', async (t) => {
   const { api } = await startApi(t);
   const env = { SECRET_X: 'hunter2', HF_TOKEN: 'hf_hunter2_abc' };
-  const created = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'python3', args: ['job.py'], env }, instanceId: 'job' }));
+  const created = await raw(
+    api.url,
+    'POST',
+    '/v1/instances',
+    JSON.stringify({
+      workload: { ...workload, kind: 'exec', command: 'python3', args: ['job.py'], env },
+      instanceId: 'job',
+    }),
+  );
   t.equal(created.status, 201, created.text);
   t.notMatch(created.text, 'hunter2', 'not in the create answer');
-  t.same((created.json() as any).workload.env, { SECRET_X: '[redacted]', HF_TOKEN: '[redacted]' }, 'names kept, values redacted');
-  for (const path of ['/v1/instances', '/v1/instances/job', '/v1/state', '/v1/topology', '/v1/node', '/metrics', '/v1/peers']) {
+  t.same(
+    (created.json() as any).workload.env,
+    { SECRET_X: '[redacted]', HF_TOKEN: '[redacted]' },
+    'names kept, values redacted',
+  );
+  for (const path of [
+    '/v1/instances',
+    '/v1/instances/job',
+    '/v1/state',
+    '/v1/topology',
+    '/v1/node',
+    '/metrics',
+    '/v1/peers',
+  ]) {
     const res = await raw(api.url, 'GET', path);
     t.equal(res.status, 200, path);
     t.notMatch(res.text, 'hunter2', `not in ${path}`);
@@ -177,7 +328,12 @@ t.test('env values never appear in any API answer or event', async (t) => {
   abort.abort();
   t.match(text, /InstanceCreated/, 'the event stream carried the creation');
   t.notMatch(text, 'hunter2', 'not in the event stream');
-  const dup = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'python3', env, layers: -1 } }));
+  const dup = await raw(
+    api.url,
+    'POST',
+    '/v1/instances',
+    JSON.stringify({ workload: { ...workload, kind: 'exec', command: 'python3', env, layers: -1 } }),
+  );
   t.equal(dup.status, 400);
   t.notMatch(dup.text, 'hunter2', 'not in an error answer either');
 });

@@ -17,7 +17,10 @@ t.test("a command decoder's refusal reaches an API client in the client's words"
   t.same(answer.details, { where: 'body', path: 'workload.id' });
   t.match(answer.message, /^body workload\.id: does not match/, 'the field as the caller sent it');
   t.notMatch(answer.message, /event|command\./);
-  await t.rejects(inCallersWords(() => Promise.reject(internal)), { message: /^body workload\.id: / });
+  await t.rejects(
+    inCallersWords(() => Promise.reject(internal)),
+    { message: /^body workload\.id: / },
+  );
   const state = new TorusError('TORUS_PLACEMENT_REFUSED', 'no room');
   t.equal(asBodyError(state), state, 'other errors pass unchanged');
   const frame = new ValidationError('frame', 'hello.port', 'out of range');

@@ -2,7 +2,11 @@ import t from 'tap';
 import { EventFeed } from '../../src/api/event-feed.js';
 import type { ClusterEvent } from '../../src/protocols/events.js';
 
-const ev = (index: number) => ({ index, term: 1, event: { type: 'NodeGone', nodeId: `n${index}`, reason: 'x' } as ClusterEvent });
+const ev = (index: number) => ({
+  index,
+  term: 1,
+  event: { type: 'NodeGone', nodeId: `n${index}`, reason: 'x' } as ClusterEvent,
+});
 
 t.test('retained then live, in order; stale appends ignored; abort ends the iterator', async (t) => {
   const feed = new EventFeed({ retain: 3 });

@@ -5,7 +5,9 @@ import { raw, sendJson, startApi } from './fixtures/harness.js';
 
 const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-const promtoolMissing = promtool.error ? 'promtool is missing (apt-get install -y prometheus; the Debian package prometheus ships it)' : undefined;
+const promtoolMissing = promtool.error
+  ? 'promtool is missing (apt-get install -y prometheus; the Debian package prometheus ships it)'
+  : undefined;
 
 /** Every sample of `name` (any labels) as [labels text, value]. */
 function samples(text: string, name: string): Array<[string, number]> {
@@ -20,7 +22,15 @@ t.test('the whole /metrics output passes `promtool check metrics`', { skip: prom
   const { api, node } = await startApi(t);
   // Every family with samples: an instance with runners, a restart, and label values that need escaping.
   await sendJson(api.url, 'POST', '/v1/instances', { workload, instanceId: 'inst-x' });
-  node.apply({ type: 'NodeJoined', nodeId: 'node-q', name: 'quote " back\\slash\nnewline', incarnation: 1, apiPort: 1, apiAddresses: [], version: '0.1.0' });
+  node.apply({
+    type: 'NodeJoined',
+    nodeId: 'node-q',
+    name: 'quote " back\\slash\nnewline',
+    incarnation: 1,
+    apiPort: 1,
+    apiAddresses: [],
+    version: '0.1.0',
+  });
   node.restarts['odd "actor"'] = 2;
   const res = await raw(api.url, 'GET', '/metrics');
   t.equal(res.status, 200);
@@ -34,23 +44,50 @@ t.test('process and Node.js runtime metrics under their conventional names, with
   const { api } = await startApi(t);
   const text = (await raw(api.url, 'GET', '/metrics')).text;
   for (const name of [
-    'process_cpu_user_seconds_total', 'process_cpu_system_seconds_total', 'process_cpu_seconds_total', 'process_resident_memory_bytes',
-    'process_start_time_seconds', 'nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes',
-    'nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p50_seconds', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_version_info',
+    'process_cpu_user_seconds_total',
+    'process_cpu_system_seconds_total',
+    'process_cpu_seconds_total',
+    'process_resident_memory_bytes',
+    'process_start_time_seconds',
+    'nodejs_heap_size_total_bytes',
+    'nodejs_heap_size_used_bytes',
+    'nodejs_external_memory_bytes',
+    'nodejs_eventloop_lag_seconds',
+    'nodejs_eventloop_lag_p50_seconds',
+    'nodejs_eventloop_lag_p99_seconds',
+    'nodejs_version_info',
   ]) {
     t.match(text, new RegExp(`^# TYPE ${name} (gauge|counter)$`, 'm'), `${name} declared`);
     t.equal(samples(text, name).length, 1, `${name}: one sample`);
   }
   t.match(text, /^# TYPE process_cpu_seconds_total counter$/m);
   t.ok(value(text, 'process_cpu_seconds_total')! > 0);
-  t.ok(Math.abs(value(text, 'process_cpu_seconds_total')! - value(text, 'process_cpu_user_seconds_total')! - value(text, 'process_cpu_system_seconds_total')!) < 1e-6, 'cpu total = user + system');
+  t.ok(
+    Math.abs(
+      value(text, 'process_cpu_seconds_total')! -
+        value(text, 'process_cpu_user_seconds_total')! -
+        value(text, 'process_cpu_system_seconds_total')!,
+    ) < 1e-6,
+    'cpu total = user + system',
+  );
   const rss = process.memoryUsage.rss();
-  t.ok(value(text, 'process_resident_memory_bytes')! > rss / 4 && value(text, 'process_resident_memory_bytes')! < rss * 4, 'RSS of this process');
+  t.ok(
+    value(text, 'process_resident_memory_bytes')! > rss / 4 && value(text, 'process_resident_memory_bytes')! < rss * 4,
+    'RSS of this process',
+  );
   t.ok(value(text, 'nodejs_heap_size_used_bytes')! <= value(text, 'nodejs_heap_size_total_bytes')!);
   const start = value(text, 'process_start_time_seconds')!;
   t.ok(Math.abs(start - (Date.now() / 1000 - process.uptime())) < 5, 'start time is this process start');
-  t.same(samples(text, 'nodejs_version_info'), [[`{version="${process.version}",major="${process.versions.node.split('.')[0]}",minor="${process.versions.node.split('.')[1]}",patch="${process.versions.node.split('.')[2]}"}`, 1]]);
-  t.ok(samples(text, 'nodejs_active_resources').some(([labels, n]) => labels === '{type="TCPServerWrap"}' && n >= 1), 'the listening API socket is an active resource');
+  t.same(samples(text, 'nodejs_version_info'), [
+    [
+      `{version="${process.version}",major="${process.versions.node.split('.')[0]}",minor="${process.versions.node.split('.')[1]}",patch="${process.versions.node.split('.')[2]}"}`,
+      1,
+    ],
+  ]);
+  t.ok(
+    samples(text, 'nodejs_active_resources').some(([labels, n]) => labels === '{type="TCPServerWrap"}' && n >= 1),
+    'the listening API socket is an active resource',
+  );
   if (process.platform === 'linux') {
     const fds = readdirSync('/proc/self/fd').length - 1;
     t.ok(Math.abs(value(text, 'process_open_fds')! - fds) <= 8, `open fds ${value(text, 'process_open_fds')} ≈ ${fds}`);
@@ -68,9 +105,18 @@ t.test('a blocked event loop shows in the delay percentiles of the next scrape, 
   while (Date.now() < until); // a 600 ms synchronous stall: what a CPU-bound handler would do
   await new Promise((resolve) => setTimeout(resolve, 50));
   const blocked = (await raw(api.url, 'GET', '/metrics')).text;
-  t.ok(value(blocked, 'nodejs_eventloop_lag_max_seconds')! >= 0.4, `max ${value(blocked, 'nodejs_eventloop_lag_max_seconds')} s ≥ 0.4 s`);
-  t.ok(value(blocked, 'nodejs_eventloop_lag_p99_seconds')! >= 0.4, `p99 ${value(blocked, 'nodejs_eventloop_lag_p99_seconds')} s ≥ 0.4 s`);
+  t.ok(
+    value(blocked, 'nodejs_eventloop_lag_max_seconds')! >= 0.4,
+    `max ${value(blocked, 'nodejs_eventloop_lag_max_seconds')} s ≥ 0.4 s`,
+  );
+  t.ok(
+    value(blocked, 'nodejs_eventloop_lag_p99_seconds')! >= 0.4,
+    `p99 ${value(blocked, 'nodejs_eventloop_lag_p99_seconds')} s ≥ 0.4 s`,
+  );
   await new Promise((resolve) => setTimeout(resolve, 200));
   const calm = (await raw(api.url, 'GET', '/metrics')).text;
-  t.ok(value(calm, 'nodejs_eventloop_lag_max_seconds')! < 0.4, `the next window no longer holds the stall (max ${value(calm, 'nodejs_eventloop_lag_max_seconds')} s)`);
+  t.ok(
+    value(calm, 'nodejs_eventloop_lag_max_seconds')! < 0.4,
+    `the next window no longer holds the stall (max ${value(calm, 'nodejs_eventloop_lag_max_seconds')} s)`,
+  );
 });

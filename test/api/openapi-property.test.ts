@@ -16,7 +16,15 @@ import { join } from 'node:path';
 import { parseNodeArgs, startNode } from '../../src/index.js';
 import { raw, type RawResponse } from './fixtures/harness.js';
 import { documentChecks, type DocumentChecks } from './fixtures/openapi-31.js';
-import { arbitraryOf, breakValue, BREAKS, resolve, type Generated, type Path, type Schema } from './fixtures/schema-arbitrary.js';
+import {
+  arbitraryOf,
+  breakValue,
+  BREAKS,
+  resolve,
+  type Generated,
+  type Path,
+  type Schema,
+} from './fixtures/schema-arbitrary.js';
 
 t.setTimeout(300_000);
 
@@ -39,15 +47,25 @@ interface Target {
 
 const TARGETS: readonly Target[] = [
   { method: 'post', template: '/v1/placements/preview', in: 'body' },
-  { method: 'post', template: '/v1/instances', in: 'body', examples: [
-    { workload: { id: 'w x', memoryBytes: 1, layers: 1 } }, // an id the cluster's pattern refuses
-    { workload: { id: 'w', memoryBytes: 1, layers: 1, args: ['--x'] } }, // exec's args on a ring workload
-    { workload: { id: 'w', memoryBytes: 1, layers: 1, kind: 'exec', command: '/bin/true', env: { 'A-B': 'x' } } }, // an env name
-    { workload: { id: 'w', memoryBytes: 1, layers: 1 }, requiredNodes: ['a b'] },
-  ] },
+  {
+    method: 'post',
+    template: '/v1/instances',
+    in: 'body',
+    examples: [
+      { workload: { id: 'w x', memoryBytes: 1, layers: 1 } }, // an id the cluster's pattern refuses
+      { workload: { id: 'w', memoryBytes: 1, layers: 1, args: ['--x'] } }, // exec's args on a ring workload
+      { workload: { id: 'w', memoryBytes: 1, layers: 1, kind: 'exec', command: '/bin/true', env: { 'A-B': 'x' } } }, // an env name
+      { workload: { id: 'w', memoryBytes: 1, layers: 1 }, requiredNodes: ['a b'] },
+    ],
+  },
   { method: 'post', template: '/v1/links/measure', in: 'body' },
   // Nodes that are not members: the request is checked in full, then refused for state (404), no ring runs.
-  { method: 'post', template: '/v1/bench/ring', in: 'body', tame: (v) => ({ ...v, nodes: (v.nodes ?? [0]).map((_: unknown, i: number) => `${GHOST}-${i}`) }) },
+  {
+    method: 'post',
+    template: '/v1/bench/ring',
+    in: 'body',
+    tame: (v) => ({ ...v, nodes: (v.nodes ?? [0]).map((_: unknown, i: number) => `${GHOST}-${i}`) }),
+  },
   { method: 'post', template: '/v1/artifacts/{id}/broadcast', in: 'body' },
   { method: 'post', template: '/v1/artifacts/{id}/announce', in: 'body' },
   { method: 'get', template: '/v1/instances/{id}/logs', in: 'query' },
@@ -61,84 +79,147 @@ const ELSEWHERE: Record<string, string> = {
 };
 const PATH_IDS: Record<string, string> = { '{id}': 'ab'.repeat(32) };
 
-t.test('requests generated from the served document: valid → never 400, broken → 4xx naming the field, answers match the document', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'torus-property-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  // One live instance at most: valid creates past it are a state refusal (429) the leader gives after its own decoder.
-  const { config } = parseNodeArgs(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--no-mdns', '--log-level', 'error',
-    '--max-instances', '1', '--max-write-rate', '1000000']);
-  const node = await startNode(config);
-  t.teardown(() => node.shutdown());
-  if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
-  const url = `http://127.0.0.1:${node.api.port}`;
-  const auth = { authorization: `Bearer ${node.credential.apiToken}` };
-  const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
-  const checks = documentChecks(doc);
-  t.teardown(() => checks.close());
+t.test(
+  'requests generated from the served document: valid → never 400, broken → 4xx naming the field, answers match the document',
+  async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'torus-property-'));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    // One live instance at most: valid creates past it are a state refusal (429) the leader gives after its own decoder.
+    const { config } = parseNodeArgs([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+      '--no-mdns',
+      '--log-level',
+      'error',
+      '--max-instances',
+      '1',
+      '--max-write-rate',
+      '1000000',
+    ]);
+    const node = await startNode(config);
+    t.teardown(() => node.shutdown());
+    if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
+    const url = `http://127.0.0.1:${node.api.port}`;
+    const auth = { authorization: `Bearer ${node.credential.apiToken}` };
+    const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
+    const checks = documentChecks(doc);
+    t.teardown(() => checks.close());
 
-  t.test('every operation with inputs is exercised here or named elsewhere', async (t) => {
-    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
-      for (const [method, op] of Object.entries(ops)) {
-        const takes = op.requestBody !== undefined || (op.parameters ?? []).some((p: any) => p.in === 'query');
-        if (!takes) continue;
-        const key = `${method} ${template}`;
-        t.ok(TARGETS.some((x) => `${x.method} ${x.template}` === key) || ELSEWHERE[key], `${key} is covered`);
+    t.test('every operation with inputs is exercised here or named elsewhere', async (t) => {
+      for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+        for (const [method, op] of Object.entries(ops)) {
+          const takes = op.requestBody !== undefined || (op.parameters ?? []).some((p: any) => p.in === 'query');
+          if (!takes) continue;
+          const key = `${method} ${template}`;
+          t.ok(TARGETS.some((x) => `${x.method} ${x.template}` === key) || ELSEWHERE[key], `${key} is covered`);
+        }
       }
-    }
-  });
-
-  const tally = { valid: 0, broken: 0, refusedForState: 0 };
-  for (const target of TARGETS) {
-    await t.test(`${target.method.toUpperCase()} ${target.template}`, async (t) => {
-      const op = doc.paths[target.template][target.method];
-      const schema = target.in === 'body' ? op.requestBody.content['application/json'].schema as Schema : queryObjectSchema(op.parameters);
-      const accepts = target.in === 'body'
-        ? await checks.schemaAt(['paths', target.template, target.method, 'requestBody', 'content', 'application/json', 'schema'])
-        : (value: unknown) => ({ valid: queryValid(doc, schema, value) });
-      const request = fc.record({
-        generated: arbitraryOf(doc, schema),
-        breakBy: fc.option(fc.constantFrom(...BREAKS), { nil: undefined, freq: 3 }),
-        pick: fc.nat(),
-      });
-      await fc.assert(fc.asyncProperty(request, async ({ generated, breakBy, pick }) => {
-        const sent = prepare(doc, target, generated, breakBy, pick);
-        const res = await send(url, auth, target, sent.value);
-        const where = `${target.method.toUpperCase()} ${target.template} ${sent.what} → ${res.status} ${res.text.slice(0, 300)}`;
-        await answerMatchesDocument(checks, doc, target, res, where);
-        const bodyBytes = target.in === 'body' ? Buffer.byteLength(JSON.stringify(sent.value)) : 0;
-        const valid = target.in === 'body' ? accepts(JSON.parse(JSON.stringify(sent.value))).valid : queryValid(doc, schema, readBack(schema, sent.value));
-        if (bodyBytes > BODY_LIMIT) {
-          if (res.status !== 413) throw new Error(`${where}: a body over ${BODY_LIMIT} bytes is 413`);
-          return;
-        }
-        if (valid) {
-          tally.valid++;
-          if (res.status === 400 || res.status >= 500) throw new Error(`${where}: the document calls this request valid`);
-          if (res.status >= 400) tally.refusedForState++;
-          return;
-        }
-        tally.broken++;
-        if (res.status !== 400) throw new Error(`${where}: the document calls this request invalid (${sent.what}), so 400`);
-        const error = (res.json() as { error: { message: string; details?: { where?: string; path?: string } } }).error;
-        if (/\bevent\b|command\.|request\./.test(error.message)) throw new Error(`${where}: internal names in the message`);
-        const reported = error.details?.path ?? '';
-        if (error.details?.where !== target.in || !error.message.startsWith(`${target.in} ${reported || '(root)'}:`)) throw new Error(`${where}: the error says where (${target.in})`);
-        if (sent.broken && !related(reported, sent.broken, breakBy === 'drop')) throw new Error(`${where}: names ${reported || '(root)'}, not the broken ${render(sent.broken) || '(root)'}`);
-      }), { seed: SEED, numRuns: RUNS, examples: (target.examples ?? []).map((value): [{ generated: Generated; breakBy: undefined; pick: number }] => [{ generated: { value, nodes: [] }, breakBy: undefined, pick: 0 }]) });
-      t.pass(`${RUNS} generated requests`);
     });
-  }
-  t.ok(tally.valid > 50, `valid requests were sent (${tally.valid}; ${tally.refusedForState} refused for state)`);
-  t.ok(tally.broken > 50, `broken requests were sent (${tally.broken})`);
-});
+
+    const tally = { valid: 0, broken: 0, refusedForState: 0 };
+    for (const target of TARGETS) {
+      await t.test(`${target.method.toUpperCase()} ${target.template}`, async (t) => {
+        const op = doc.paths[target.template][target.method];
+        const schema =
+          target.in === 'body'
+            ? (op.requestBody.content['application/json'].schema as Schema)
+            : queryObjectSchema(op.parameters);
+        const accepts =
+          target.in === 'body'
+            ? await checks.schemaAt([
+                'paths',
+                target.template,
+                target.method,
+                'requestBody',
+                'content',
+                'application/json',
+                'schema',
+              ])
+            : (value: unknown) => ({ valid: queryValid(doc, schema, value) });
+        const request = fc.record({
+          generated: arbitraryOf(doc, schema),
+          breakBy: fc.option(fc.constantFrom(...BREAKS), { nil: undefined, freq: 3 }),
+          pick: fc.nat(),
+        });
+        await fc.assert(
+          fc.asyncProperty(request, async ({ generated, breakBy, pick }) => {
+            const sent = prepare(doc, target, generated, breakBy, pick);
+            const res = await send(url, auth, target, sent.value);
+            const where = `${target.method.toUpperCase()} ${target.template} ${sent.what} → ${res.status} ${res.text.slice(0, 300)}`;
+            await answerMatchesDocument(checks, doc, target, res, where);
+            const bodyBytes = target.in === 'body' ? Buffer.byteLength(JSON.stringify(sent.value)) : 0;
+            const valid =
+              target.in === 'body'
+                ? accepts(JSON.parse(JSON.stringify(sent.value))).valid
+                : queryValid(doc, schema, readBack(schema, sent.value));
+            if (bodyBytes > BODY_LIMIT) {
+              if (res.status !== 413) throw new Error(`${where}: a body over ${BODY_LIMIT} bytes is 413`);
+              return;
+            }
+            if (valid) {
+              tally.valid++;
+              if (res.status === 400 || res.status >= 500)
+                throw new Error(`${where}: the document calls this request valid`);
+              if (res.status >= 400) tally.refusedForState++;
+              return;
+            }
+            tally.broken++;
+            if (res.status !== 400)
+              throw new Error(`${where}: the document calls this request invalid (${sent.what}), so 400`);
+            const error = (res.json() as { error: { message: string; details?: { where?: string; path?: string } } })
+              .error;
+            if (/\bevent\b|command\.|request\./.test(error.message))
+              throw new Error(`${where}: internal names in the message`);
+            const reported = error.details?.path ?? '';
+            if (
+              error.details?.where !== target.in ||
+              !error.message.startsWith(`${target.in} ${reported || '(root)'}:`)
+            )
+              throw new Error(`${where}: the error says where (${target.in})`);
+            if (sent.broken && !related(reported, sent.broken, breakBy === 'drop'))
+              throw new Error(
+                `${where}: names ${reported || '(root)'}, not the broken ${render(sent.broken) || '(root)'}`,
+              );
+          }),
+          {
+            seed: SEED,
+            numRuns: RUNS,
+            examples: (target.examples ?? []).map(
+              (value): [{ generated: Generated; breakBy: undefined; pick: number }] => [
+                { generated: { value, nodes: [] }, breakBy: undefined, pick: 0 },
+              ],
+            ),
+          },
+        );
+        t.pass(`${RUNS} generated requests`);
+      });
+    }
+    t.ok(tally.valid > 50, `valid requests were sent (${tally.valid}; ${tally.refusedForState} refused for state)`);
+    t.ok(tally.broken > 50, `broken requests were sent (${tally.broken})`);
+  },
+);
 
 /** The request to send: the generated value, tamed, maybe broken at one node. */
-function prepare(doc: any, target: Target, generated: Generated, breakBy: typeof BREAKS[number] | undefined, pick: number): { value: unknown; what: string; broken?: Path } {
+function prepare(
+  doc: any,
+  target: Target,
+  generated: Generated,
+  breakBy: (typeof BREAKS)[number] | undefined,
+  pick: number,
+): { value: unknown; what: string; broken?: Path } {
   const tamed = target.tame ? { ...generated, value: target.tame(generated.value) } : generated;
   if (breakBy === undefined) return { value: tamed.value, what: `valid ${JSON.stringify(tamed.value).slice(0, 200)}` };
   const broken = breakValue(doc, tamed, breakBy, pick);
   if (!broken) return { value: tamed.value, what: `valid ${JSON.stringify(tamed.value).slice(0, 200)}` };
-  return { value: broken.value, broken: broken.path, what: `${broken.how} at ${render(broken.path) || '(root)'} ${JSON.stringify(broken.value).slice(0, 200)}` };
+  return {
+    value: broken.value,
+    broken: broken.path,
+    what: `${broken.how} at ${render(broken.path) || '(root)'} ${JSON.stringify(broken.value).slice(0, 200)}`,
+  };
 }
 
 async function send(url: string, auth: Record<string, string>, target: Target, value: unknown): Promise<RawResponse> {
@@ -148,26 +229,52 @@ async function send(url: string, auth: Record<string, string>, target: Target, v
 }
 
 /** The answer's status and media type are documented for the operation, and its JSON body matches (OpenAPI 3.1). */
-async function answerMatchesDocument(checks: DocumentChecks, doc: any, target: Target, res: RawResponse, where: string): Promise<void> {
+async function answerMatchesDocument(
+  checks: DocumentChecks,
+  doc: any,
+  target: Target,
+  res: RawResponse,
+  where: string,
+): Promise<void> {
   const documented = doc.paths[target.template][target.method].responses[String(res.status)];
   if (!documented) throw new Error(`${where}: status ${res.status} is not documented`);
-  const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-  if (!documented.content?.[type]) throw new Error(`${where}: content type ${type} is not documented for ${res.status}`);
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
+  if (!documented.content?.[type])
+    throw new Error(`${where}: content type ${type} is not documented for ${res.status}`);
   if (type !== 'application/json') return;
-  const check = await checks.schemaAt(['paths', target.template, target.method, 'responses', String(res.status), 'content', 'application/json', 'schema']);
+  const check = await checks.schemaAt([
+    'paths',
+    target.template,
+    target.method,
+    'responses',
+    String(res.status),
+    'content',
+    'application/json',
+    'schema',
+  ]);
   const output = check(res.json()) as { valid: boolean; errors?: unknown };
-  if (!output.valid) throw new Error(`${where}: the answer does not match the document: ${JSON.stringify(output.errors).slice(0, 500)}`);
+  if (!output.valid)
+    throw new Error(`${where}: the answer does not match the document: ${JSON.stringify(output.errors).slice(0, 500)}`);
 }
 
 /** The query parameters as one object schema (none required in torus; extra parameters are ignored by HTTP custom). */
 function queryObjectSchema(parameters: readonly any[]): Schema {
   const query = parameters.filter((p) => p.in === 'query');
-  return { type: 'object', properties: Object.fromEntries(query.map((p) => [p.name, p.schema])), required: query.filter((p) => p.required).map((p) => p.name) };
+  return {
+    type: 'object',
+    properties: Object.fromEntries(query.map((p) => [p.name, p.schema])),
+    required: query.filter((p) => p.required).map((p) => p.name),
+  };
 }
 /** Query values travel as text: how a client serialises the generated object. */
 function queryString(value: unknown): string {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return `value=${encodeURIComponent(JSON.stringify(value))}`;
-  return Object.entries(value).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`).join('&');
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return `value=${encodeURIComponent(JSON.stringify(value))}`;
+  return Object.entries(value)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`)
+    .join('&');
 }
 /** The sent query string as the document's parameter styles read it (form style: integers from their digits). */
 function readBack(schema: Schema, value: unknown): unknown {
@@ -186,7 +293,12 @@ function queryValid(doc: any, schema: Schema, value: unknown): boolean {
     const s = schema.properties[name] ? resolve(doc, schema.properties[name]) : undefined;
     if (!s) return true;
     if (s.enum) return s.enum.includes(v);
-    if (s.type === 'integer') return Number.isInteger(v) && (s.minimum === undefined || (v as number) >= s.minimum) && (s.maximum === undefined || (v as number) <= s.maximum);
+    if (s.type === 'integer')
+      return (
+        Number.isInteger(v) &&
+        (s.minimum === undefined || (v as number) >= s.minimum) &&
+        (s.maximum === undefined || (v as number) <= s.maximum)
+      );
     if (s.type === 'string') return typeof v === 'string';
     return true;
   });
@@ -194,8 +306,17 @@ function queryValid(doc: any, schema: Schema, value: unknown): boolean {
 
 /** `['workload', 'env', 'A-B']` → `workload.env["A-B"]`, `['nodes', 0]` → `nodes[0]`: how the caller wrote it. */
 function render(path: Path): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]`
-    : /^[A-Za-z_$][\w$]*$/.test(key) ? (out ? `${out}.${key}` : key) : `${out}[${JSON.stringify(key)}]`), '');
+  return path.reduce<string>(
+    (out, key) =>
+      typeof key === 'number'
+        ? `${out}[${key}]`
+        : /^[A-Za-z_$][\w$]*$/.test(key)
+          ? out
+            ? `${out}.${key}`
+            : key
+          : `${out}[${JSON.stringify(key)}]`,
+    '',
+  );
 }
 /**
  * The error names the broken field, or the object or list holding it (a dropped `kind` moves a workload to the
@@ -203,7 +324,8 @@ function render(path: Path): string {
  * dropped field of a union with no discriminant (`{nodes} | {instance}`) may be named by another branch's field.
  */
 function related(reported: string, broken: Path, dropped: boolean): boolean {
-  const under = (inner: string, outer: string): boolean => inner === outer || (outer === '' ? false : inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`));
+  const under = (inner: string, outer: string): boolean =>
+    inner === outer || (outer === '' ? false : inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`));
   const exact = render(broken);
   const parent = render(broken.slice(0, -1));
   const sibling = (broken.length > 1 || dropped) && (parent === '' ? !/[.[]/.test(reported) : under(reported, parent));

@@ -10,7 +10,11 @@ t.test('the served OpenAPI document lists every route the server answers, and no
   t.equal(status, 200);
   t.equal(body.openapi, '3.1.0');
   t.equal(body.info.version, '0.1.0-test', 'version from the node');
-  const documented = new Set(Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)));
+  const documented = new Set(
+    Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+    ),
+  );
   const served = new Set(apiRoutes().map((r) => `${r.method} ${openApiPath(r.path)}`));
   for (const route of served) t.ok(documented.has(route), `documented: ${route}`);
   for (const op of documented) t.ok(served.has(op), `served: ${op}`);
@@ -20,7 +24,10 @@ t.test('the served OpenAPI document lists every route the server answers, and no
 t.test('every error code of the registry is in the Error schema; request schemas are the enforced ones', async (t) => {
   const { api } = await startApi(t);
   const { body } = await getJson(api.url, '/v1/openapi.json');
-  t.same([...body.components.schemas.Error.properties.error.properties.code.enum].sort(), Object.keys(ERROR_STATUS).sort());
+  t.same(
+    [...body.components.schemas.Error.properties.error.properties.code.enum].sort(),
+    Object.keys(ERROR_STATUS).sort(),
+  );
   const create = body.components.schemas.CreateInstanceRequest;
   t.equal(create.additionalProperties, false);
   t.same(create.required, ['workload']);

@@ -23,10 +23,23 @@ t.test('identity and cluster views', async (t) => {
   const topo = await getJson(api.url, '/v1/topology');
   t.equal(topo.body.nodes.length, 3);
   t.equal(topo.body.links.length, 12, '3 nodes × 2 peers × 2 addresses');
-  t.match(topo.body.links[0], { source: String, sink: String, ip: String, type: String, rttMs: Number, bandwidthBps: Number, measuredAt: Number });
-  t.match(topo.body.nodes.find((n: { id: string }) => n.id === 'node-a'), { role: 'leader', memory: { ramTotal: 16 * GiB } });
+  t.match(topo.body.links[0], {
+    source: String,
+    sink: String,
+    ip: String,
+    type: String,
+    rttMs: Number,
+    bandwidthBps: Number,
+    measuredAt: Number,
+  });
+  t.match(
+    topo.body.nodes.find((n: { id: string }) => n.id === 'node-a'),
+    { role: 'leader', memory: { ramTotal: 16 * GiB } },
+  );
 
-  node.peerList = [{ address: '10.77.0.9:52515', id: 'stranger', reason: 'other-cluster', detail: 'cluster hash 1234' }];
+  node.peerList = [
+    { address: '10.77.0.9:52515', id: 'stranger', reason: 'other-cluster', detail: 'cluster hash 1234' },
+  ];
   const peers = await getJson(api.url, '/v1/peers');
   t.same(peers.body, { peers: node.peerList });
 });
@@ -56,14 +69,27 @@ t.test('instances: preview, create, list, get, delete', async (t) => {
   t.equal(created.status, 201);
   t.equal(created.headers.get('location'), `/v1/instances/${created.body.id}`);
   t.same(created.body.nodes, ['node-a', 'node-b', 'node-c']);
-  t.same(created.body.runners.map((r: { status: string }) => r.status), ['Ready', 'Ready', 'Ready']);
+  t.same(
+    created.body.runners.map((r: { status: string }) => r.status),
+    ['Ready', 'Ready', 'Ready'],
+  );
   t.equal(created.body.workload.kind, 'ring', 'kind defaults to ring');
 
   const list = await getJson(api.url, '/v1/instances');
-  t.same(list.body.instances.map((i: { id: string }) => i.id), [created.body.id]);
+  t.same(
+    list.body.instances.map((i: { id: string }) => i.id),
+    [created.body.id],
+  );
   const one = await getJson(api.url, `/v1/instances/${created.body.id}`);
   t.equal(one.status, 200);
-  t.same(one.body.runners.map((r: { node: string; rank: number }) => [r.node, r.rank]), [['node-a', 0], ['node-b', 1], ['node-c', 2]]);
+  t.same(
+    one.body.runners.map((r: { node: string; rank: number }) => [r.node, r.rank]),
+    [
+      ['node-a', 0],
+      ['node-b', 1],
+      ['node-c', 2],
+    ],
+  );
 
   const del = await raw(api.url, 'DELETE', `/v1/instances/${created.body.id}`);
   t.equal(del.status, 200);
@@ -77,9 +103,13 @@ t.test('instances: preview, create, list, get, delete', async (t) => {
 
 t.test('planner refusal is a 409 with the reason; no leader is a 503 with Retry-After', async (t) => {
   const { api, node } = await startApi(t);
-  const refused = await sendJson(api.url, 'POST', '/v1/instances', { workload: { ...workload, memoryBytes: 1000 * GiB } });
+  const refused = await sendJson(api.url, 'POST', '/v1/instances', {
+    workload: { ...workload, memoryBytes: 1000 * GiB },
+  });
   t.equal(refused.status, 409);
-  t.match(refused.body, { error: { code: 'TORUS_PLACEMENT_REFUSED', message: /memory/, details: { reasons: [{ why: 'memory' }] } } });
+  t.match(refused.body, {
+    error: { code: 'TORUS_PLACEMENT_REFUSED', message: /memory/, details: { reasons: [{ why: 'memory' }] } },
+  });
 
   node.leaderId = undefined;
   const noLeader = await sendJson(api.url, 'POST', '/v1/instances', { workload });
@@ -94,7 +124,9 @@ t.test('exec workloads need a command', async (t) => {
   const bad = await sendJson(api.url, 'POST', '/v1/instances', { workload: { ...workload, kind: 'exec' } });
   t.equal(bad.status, 400);
   t.match(bad.body.error, { code: 'TORUS_API_VALIDATION', details: { where: 'body', path: 'workload.command' } });
-  const ok = await sendJson(api.url, 'POST', '/v1/instances', { workload: { ...workload, kind: 'exec', command: '/bin/true', args: ['x'], env: { A: '1' } } });
+  const ok = await sendJson(api.url, 'POST', '/v1/instances', {
+    workload: { ...workload, kind: 'exec', command: '/bin/true', args: ['x'], env: { A: '1' } },
+  });
   t.equal(ok.status, 201);
   t.match(ok.body.workload, { kind: 'exec', command: '/bin/true' });
 });
@@ -123,10 +155,15 @@ t.test('CORS only for the dashboard origin', async (t) => {
   t.equal(same.headers['access-control-allow-origin'], undefined);
   const allowed = await raw(api.url, 'GET', '/v1/node', undefined, { origin: 'http://dash.example:8080' });
   t.equal(allowed.headers['access-control-allow-origin'], 'http://dash.example:8080');
-  const pre = await raw(api.url, 'OPTIONS', '/v1/instances', undefined, { origin: 'http://dash.example:8080', 'access-control-request-method': 'POST' });
+  const pre = await raw(api.url, 'OPTIONS', '/v1/instances', undefined, {
+    origin: 'http://dash.example:8080',
+    'access-control-request-method': 'POST',
+  });
   t.equal(pre.status, 204);
   t.match(pre.headers['access-control-allow-methods'], /POST/);
-  const foreign = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload }), { origin: 'http://evil.example' });
+  const foreign = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload }), {
+    origin: 'http://evil.example',
+  });
   t.equal(foreign.status, 403, 'a foreign page cannot place work');
   t.match(foreign.json(), { error: { code: 'TORUS_ORIGIN_REFUSED' } });
   t.equal((await raw(api.url, 'GET', '/v1/state', undefined, { origin: 'http://evil.example' })).status, 403);
@@ -144,7 +181,11 @@ t.test('metrics in the Prometheus text format', async (t) => {
     else t.match(line, /^torus_\w+(\{(\w+="(?:[^"\\]|\\.)*",?)*\})? (-?[\d.e+-]+|NaN)$/, `sample line: ${line}`);
   }
   t.ok(lines.includes(`torus_event_index ${node.cluster.lastIndex}`));
-  t.ok(lines.includes('torus_link_bandwidth_bytes_per_second{source="node-a",sink="node-b",ip="10.77.1.2",type="thunderbolt"} 2500000000'));
+  t.ok(
+    lines.includes(
+      'torus_link_bandwidth_bytes_per_second{source="node-a",sink="node-b",ip="10.77.1.2",type="thunderbolt"} 2500000000',
+    ),
+  );
   t.ok(lines.includes('torus_link_rtt_seconds{source="node-a",sink="node-b",ip="10.77.0.2",type="ethernet"} 0.0006'));
   t.ok(lines.includes('torus_runner_state{instance="inst-x",node="node-b",rank="1",state="Ready"} 1'));
   t.ok(lines.includes('torus_actor_restarts_total{actor="placement-planner"} 1'));
@@ -153,7 +194,11 @@ t.test('metrics in the Prometheus text format', async (t) => {
 
 t.test('ring benchmark: 202, progress and the result on the run', async (t) => {
   const { api } = await startApi(t);
-  const started = await sendJson(api.url, 'POST', '/v1/bench/ring', { nodes: ['node-a', 'node-b'], minBytes: 8, maxBytes: 64 });
+  const started = await sendJson(api.url, 'POST', '/v1/bench/ring', {
+    nodes: ['node-a', 'node-b'],
+    minBytes: 8,
+    maxBytes: 64,
+  });
   t.equal(started.status, 202);
   t.match(started.body, { id: String, status: 'running' });
   t.equal(started.headers.get('location'), `/v1/bench/ring/${started.body.id}`);

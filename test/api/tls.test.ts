@@ -27,12 +27,24 @@ function tempDir(t: { teardown(fn: () => unknown): void }): string {
 }
 
 /** Records every request that reached the server's handler (after TLS, before routing). */
-function requestSpy(): { handler: (req: IncomingMessage, res: ServerResponse) => boolean; seen: { url: string; authorization: string | undefined }[] } {
+function requestSpy(): {
+  handler: (req: IncomingMessage, res: ServerResponse) => boolean;
+  seen: { url: string; authorization: string | undefined }[];
+} {
   const seen: { url: string; authorization: string | undefined }[] = [];
-  return { seen, handler: (req) => { seen.push({ url: req.url ?? '', authorization: req.headers.authorization }); return false; } };
+  return {
+    seen,
+    handler: (req) => {
+      seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      return false;
+    },
+  };
 }
 
-function httpsGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingMessage['headers']; fingerprint: string }> {
+function httpsGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingMessage['headers']; fingerprint: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(url, { headers, rejectUnauthorized: false }, (res) => {
       const fingerprint = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
@@ -44,28 +56,45 @@ function httpsGet(url: string, headers: Record<string, string> = {}): Promise<{ 
   });
 }
 
-t.test('the node certificate: made on first start, 0600, the same after a restart; a given pair is checked', async (t) => {
-  const dir = tempDir(t);
-  const first = loadNodeCert({ dataDir: dir, nodeId: 'node-a' });
-  t.equal(first.source, 'created');
-  t.match(first.fingerprint, /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
-  for (const f of [TLS_CERT_FILE, TLS_KEY_FILE]) t.equal(statSync(join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
-  const again = loadNodeCert({ dataDir: dir, nodeId: 'node-a' });
-  t.equal(again.source, 'data-dir');
-  t.equal(again.fingerprint, first.fingerprint, 'a restart keeps the certificate (clients pinned it)');
-  t.equal(certFingerprint(readFileSync(join(dir, TLS_CERT_FILE), 'utf8')), first.fingerprint);
+t.test(
+  'the node certificate: made on first start, 0600, the same after a restart; a given pair is checked',
+  async (t) => {
+    const dir = tempDir(t);
+    const first = loadNodeCert({ dataDir: dir, nodeId: 'node-a' });
+    t.equal(first.source, 'created');
+    t.match(first.fingerprint, /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    for (const f of [TLS_CERT_FILE, TLS_KEY_FILE]) t.equal(statSync(join(dir, f)).mode & 0o777, 0o600, `${f} is 0600`);
+    const again = loadNodeCert({ dataDir: dir, nodeId: 'node-a' });
+    t.equal(again.source, 'data-dir');
+    t.equal(again.fingerprint, first.fingerprint, 'a restart keeps the certificate (clients pinned it)');
+    t.equal(certFingerprint(readFileSync(join(dir, TLS_CERT_FILE), 'utf8')), first.fingerprint);
 
-  const org = makeSelfSignedCert('org', ['torus.example']);
-  const other = makeSelfSignedCert('other', ['x']);
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(join(dir, 'org.crt'), org.cert);
-  writeFileSync(join(dir, 'org.key'), org.key);
-  writeFileSync(join(dir, 'other.key'), other.key);
-  const given = loadNodeCert({ dataDir: dir, nodeId: 'node-a', certFile: join(dir, 'org.crt'), keyFile: join(dir, 'org.key') });
-  t.equal(given.source, 'given');
-  t.equal(given.fingerprint, certFingerprint(org.cert));
-  t.throws(() => loadNodeCert({ dataDir: dir, nodeId: 'node-a', certFile: join(dir, 'org.crt'), keyFile: join(dir, 'other.key') }), /the key is not the certificate's/);
-});
+    const org = makeSelfSignedCert('org', ['torus.example']);
+    const other = makeSelfSignedCert('other', ['x']);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'org.crt'), org.cert);
+    writeFileSync(join(dir, 'org.key'), org.key);
+    writeFileSync(join(dir, 'other.key'), other.key);
+    const given = loadNodeCert({
+      dataDir: dir,
+      nodeId: 'node-a',
+      certFile: join(dir, 'org.crt'),
+      keyFile: join(dir, 'org.key'),
+    });
+    t.equal(given.source, 'given');
+    t.equal(given.fingerprint, certFingerprint(org.cert));
+    t.throws(
+      () =>
+        loadNodeCert({
+          dataDir: dir,
+          nodeId: 'node-a',
+          certFile: join(dir, 'org.crt'),
+          keyFile: join(dir, 'other.key'),
+        }),
+      /the key is not the certificate's/,
+    );
+  },
+);
 
 t.test('TLS and plain HTTP on one port; the session cookie is Secure over TLS only', async (t) => {
   const cert = loadNodeCert({ dataDir: tempDir(t), nodeId: 'node-a' });
@@ -78,7 +107,11 @@ t.test('TLS and plain HTTP on one port; the session cookie is Secure over TLS on
   t.match(String(overTls.headers['set-cookie']), /; Secure/, 'the cookie is Secure over TLS');
   const plain = await raw(api.url, 'GET', `/?token=${TEST_TOKEN}`, undefined, { authorization: '' });
   t.equal(plain.status, 303, 'plain HTTP from loopback still signs in (the local dashboard)');
-  t.notMatch(String(plain.headers['set-cookie']), /Secure/, 'no Secure flag over plain loopback HTTP (the browser would drop it)');
+  t.notMatch(
+    String(plain.headers['set-cookie']),
+    /Secure/,
+    'no Secure flag over plain loopback HTTP (the browser would drop it)',
+  );
   const node = await raw(api.url, 'GET', '/v1/node');
   t.equal(node.status, 200, 'the local CLI over plain loopback HTTP');
 });
@@ -105,33 +138,63 @@ t.test('the CLI pins the certificate on first use and refuses a changed one, sen
   const spyB = requestSpy();
   const second = await startApi(t, { tls: b, port, probeHandler: spyB.handler });
   const again = new ApiClient(second.api.secureUrl!, token, { dataDir: cliDir, env });
-  const error = await again.get('/v1/node').then(() => undefined, (e: unknown) => e);
+  const error = await again.get('/v1/node').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.ok(error instanceof TorusError, 'refused');
   t.equal((error as TorusError).code, 'TORUS_TLS_FINGERPRINT_MISMATCH');
   t.match((error as TorusError).message, a.fingerprint, 'names the pinned fingerprint');
   t.match((error as TorusError).message, b.fingerprint, 'names the one presented');
   t.match((error as TorusError).message, /Nothing was sent/);
-  t.same(spyB.seen, [], 'no request (and so no token) reached the other certificate\'s server');
+  t.same(spyB.seen, [], "no request (and so no token) reached the other certificate's server");
 
   const io = { out: '', err: '' };
   const { runStatusCommand } = await import('../../src/cli/status.js');
-  const code = await runStatusCommand(['--api', second.api.secureUrl!, '--token', TEST_TOKEN, '--data-dir', cliDir],
-    { stdout: { write: (s: string) => { io.out += s; } }, stderr: { write: (s: string) => { io.err += s; } } });
+  const code = await runStatusCommand(['--api', second.api.secureUrl!, '--token', TEST_TOKEN, '--data-dir', cliDir], {
+    stdout: {
+      write: (s: string) => {
+        io.out += s;
+      },
+    },
+    stderr: {
+      write: (s: string) => {
+        io.err += s;
+      },
+    },
+  });
   t.equal(code, 1, '`status` exits 1');
   t.match(io.err, a.fingerprint, 'the CLI message names the pinned fingerprint');
   t.match(io.err, b.fingerprint, 'and the presented one');
   t.same(spyB.seen, [], 'still nothing reached the server');
 
-  const flagged = new ApiClient(second.api.secureUrl!, token, { dataDir: cliDir, env, fingerprint: b.fingerprint.toLowerCase() });
+  const flagged = new ApiClient(second.api.secureUrl!, token, {
+    dataDir: cliDir,
+    env,
+    fingerprint: b.fingerprint.toLowerCase(),
+  });
   t.equal((await flagged.get<{ id: string }>('/v1/node')).id, 'node-a', '--fingerprint names the new one: accepted');
-  const wrongEnv = new ApiClient(second.api.secureUrl!, token, { dataDir: tempDir(t), env: { TORUS_API_FINGERPRINT: a.fingerprint } });
-  const envError = await wrongEnv.get('/v1/node').then(() => undefined, (e: unknown) => e);
-  t.match(String((envError as Error).message), /TORUS_API_FINGERPRINT/, 'TORUS_API_FINGERPRINT is checked and named as the source');
+  const wrongEnv = new ApiClient(second.api.secureUrl!, token, {
+    dataDir: tempDir(t),
+    env: { TORUS_API_FINGERPRINT: a.fingerprint },
+  });
+  const envError = await wrongEnv.get('/v1/node').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.match(
+    String((envError as Error).message),
+    /TORUS_API_FINGERPRINT/,
+    'TORUS_API_FINGERPRINT is checked and named as the source',
+  );
 });
 
 t.test('the CLI never sends the token over plain HTTP to another host', async (t) => {
   const client = new ApiClient('http://10.77.200.1:52515', { token: TEST_TOKEN, lookedIn: ['--token'] });
-  const error = await client.get('/v1/node').then(() => undefined, (e: unknown) => e);
+  const error = await client.get('/v1/node').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.equal((error as TorusError).code, 'TORUS_TLS_REQUIRED', 'refused before any connection');
   t.match((error as TorusError).message, 'https://10.77.200.1:52515');
 });
@@ -145,9 +208,21 @@ t.test('peer proofs: bound to method, path, body, sender, time; single use; a se
   t.match(checker.check(h, 'POST', '/v1/x?a=2', Buffer.from('{"a":1}')), { ok: false }, 'another query');
   t.match(checker.check(h, 'GET', '/v1/x?a=1', Buffer.from('{"a":1}')), { ok: false }, 'another method');
   t.match(checker.check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":2}')), { ok: false, why: /body/ }, 'another body');
-  t.match(checker.check(h.replace('node-b', 'node-c'), 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')), { ok: false }, 'another sender');
-  t.match(new PeerProofChecker('cd'.repeat(32), () => now).check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')), { ok: false, why: /match/ }, 'another key');
-  t.same(checker.check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')), { ok: true, nodeId: 'node-b' }, 'the request it names');
+  t.match(
+    checker.check(h.replace('node-b', 'node-c'), 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')),
+    { ok: false },
+    'another sender',
+  );
+  t.match(
+    new PeerProofChecker('cd'.repeat(32), () => now).check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')),
+    { ok: false, why: /match/ },
+    'another key',
+  );
+  t.same(
+    checker.check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')),
+    { ok: true, nodeId: 'node-b' },
+    'the request it names',
+  );
   t.match(checker.check(h, 'POST', '/v1/x?a=1', Buffer.from('{"a":1}')), { ok: false, why: /replay/ }, 'once only');
   const old = sign('GET', '/v1/y')[PEER_PROOF_HEADER]!;
   now += 31_000;
@@ -166,6 +241,9 @@ t.test('the API takes a peer proof on the routes nodes call each other on, never
   t.match(replay.text, /replay/);
   const elsewhere = await raw(api.url, 'GET', '/v1/node', undefined, { authorization: '', ...sign('GET', '/v1/node') });
   t.equal(elsewhere.status, 401, 'a peer proof opens no other route');
-  const forged = await raw(api.url, 'GET', path, undefined, { authorization: '', ...peerSigner('ee'.repeat(32), 'node-b')('GET', path) });
+  const forged = await raw(api.url, 'GET', path, undefined, {
+    authorization: '',
+    ...peerSigner('ee'.repeat(32), 'node-b')('GET', path),
+  });
   t.equal(forged.status, 401, 'a proof under another key: refused');
 });

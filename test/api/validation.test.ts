@@ -5,20 +5,68 @@ const workload = { id: 'w', memoryBytes: 1024, layers: 4 };
 
 const cases: [string, string, unknown, string, RegExp][] = [
   ['/v1/instances', 'missing workload', {}, 'workload', /is required/],
-  ['/v1/instances', 'wrong type', { workload: { ...workload, memoryBytes: '1 GiB' } }, 'workload.memoryBytes', /expected a finite number, got string/],
+  [
+    '/v1/instances',
+    'wrong type',
+    { workload: { ...workload, memoryBytes: '1 GiB' } },
+    'workload.memoryBytes',
+    /expected a finite number, got string/,
+  ],
   ['/v1/instances', 'not an integer', { workload: { ...workload, layers: 2.5 } }, 'workload.layers', /integer/],
   ['/v1/instances', 'below minimum', { workload: { ...workload, layers: 0 } }, 'workload.layers', />= 1/],
-  ['/v1/instances', 'unknown field', { workload: { ...workload, colour: 'red' } }, 'workload.colour', /not a known field/],
+  [
+    '/v1/instances',
+    'unknown field',
+    { workload: { ...workload, colour: 'red' } },
+    'workload.colour',
+    /not a known field/,
+  ],
   ['/v1/instances', 'enum', { workload, sharding: 'diagonal' }, 'sharding', /one of pipeline, tensor/],
-  ['/v1/instances', 'array item', { workload, requiredNodes: ['a', 7] }, 'requiredNodes[1]', /expected a string, got number/],
+  [
+    '/v1/instances',
+    'array item',
+    { workload, requiredNodes: ['a', 7] },
+    'requiredNodes[1]',
+    /expected a string, got number/,
+  ],
   ['/v1/instances', 'root not an object', [1, 2], '', /expected an object, got array/],
   ['/v1/instances', 'null root', null, '', /got null/],
-  ['/v1/instances', 'env values', { workload: { ...workload, kind: 'exec', command: 'x', env: { A_B: 1 } } }, 'workload.env.A_B', /expected a string/],
-  ['/v1/instances', 'env names', { workload: { ...workload, kind: 'exec', command: 'x', env: { 'A-B': 'x' } } }, 'workload.env["A-B"]', /does not match/],
-  ['/v1/instances', 'exec fields on a ring workload', { workload: { ...workload, args: ['x'] } }, 'workload.args', /is not a known field/],
+  [
+    '/v1/instances',
+    'env values',
+    { workload: { ...workload, kind: 'exec', command: 'x', env: { A_B: 1 } } },
+    'workload.env.A_B',
+    /expected a string/,
+  ],
+  [
+    '/v1/instances',
+    'env names',
+    { workload: { ...workload, kind: 'exec', command: 'x', env: { 'A-B': 'x' } } },
+    'workload.env["A-B"]',
+    /does not match/,
+  ],
+  [
+    '/v1/instances',
+    'exec fields on a ring workload',
+    { workload: { ...workload, args: ['x'] } },
+    'workload.args',
+    /is not a known field/,
+  ],
   ['/v1/instances', 'workload ids', { workload: { ...workload, id: ' w' } }, 'workload.id', /does not match/],
-  ['/v1/placements/preview', 'preview unknown top field', { workload, instanceId: 'x' }, 'instanceId', /not a known field/],
-  ['/v1/placements/preview', 'preview missing id', { workload: { memoryBytes: 1, layers: 1 } }, 'workload.id', /is required/],
+  [
+    '/v1/placements/preview',
+    'preview unknown top field',
+    { workload, instanceId: 'x' },
+    'instanceId',
+    /not a known field/,
+  ],
+  [
+    '/v1/placements/preview',
+    'preview missing id',
+    { workload: { memoryBytes: 1, layers: 1 } },
+    'workload.id',
+    /is required/,
+  ],
   ['/v1/bench/ring', 'bench empty node list', { nodes: [] }, 'nodes', /at least 1 items/],
   ['/v1/bench/ring', 'bench op', { ops: ['all-to-all'] }, 'ops[0]', /one of/],
   ['/v1/bench/ring', 'bench __proto__ key', JSON.parse('{"__proto__": {"x": 1}}'), '__proto__', /not a known field/],
@@ -40,8 +88,12 @@ t.test('malformed JSON is a 400; wrong media type 415; empty body reads as {}', 
   const { api } = await startApi(t);
   const bad = await raw(api.url, 'POST', '/v1/instances', '{"workload": ');
   t.equal(bad.status, 400);
-  t.match(bad.json(), { error: { code: 'TORUS_API_VALIDATION', message: /invalid JSON/, details: { where: 'body', path: '' } } });
-  const text = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload }), { 'content-type': 'text/plain' });
+  t.match(bad.json(), {
+    error: { code: 'TORUS_API_VALIDATION', message: /invalid JSON/, details: { where: 'body', path: '' } },
+  });
+  const text = await raw(api.url, 'POST', '/v1/instances', JSON.stringify({ workload }), {
+    'content-type': 'text/plain',
+  });
   t.equal(text.status, 415);
   t.match(text.json(), { error: { code: 'TORUS_API_UNSUPPORTED_MEDIA_TYPE' } });
   const empty = await raw(api.url, 'POST', '/v1/bench/ring', '', { 'content-type': 'application/json' });
@@ -58,7 +110,9 @@ t.test('bodies over the limit are 413, declared or streamed, and the server stay
   t.equal(declared.status, 413);
   t.match(declared.json(), { error: { code: 'TORUS_API_BODY_TOO_LARGE', details: { limit: 4096 } } });
   t.equal(declared.headers.connection, 'close');
-  const chunked = await raw(api.url, 'POST', '/v1/instances', Buffer.alloc(1_000_000, 0x20), { 'transfer-encoding': 'chunked' });
+  const chunked = await raw(api.url, 'POST', '/v1/instances', Buffer.alloc(1_000_000, 0x20), {
+    'transfer-encoding': 'chunked',
+  });
   t.equal(chunked.status, 413, 'a chunked body without Content-Length is cut at the limit');
   const ok = await sendJson(api.url, 'POST', '/v1/instances', { workload });
   t.equal(ok.status, 201, 'still serving');

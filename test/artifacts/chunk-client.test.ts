@@ -12,7 +12,10 @@ import { TorusError } from '../../src/protocols/errors.js';
 type Script = (socket: Socket, request: string, n: number) => void;
 
 /** A server that hands every complete request head (and its index on the connection) to `script`. */
-async function rawServer(t: { teardown(fn: () => void): void }, script: Script): Promise<{ port: number; connections: () => number; server: Server }> {
+async function rawServer(
+  t: { teardown(fn: () => void): void },
+  script: Script,
+): Promise<{ port: number; connections: () => number; server: Server }> {
   let connections = 0;
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
@@ -32,48 +35,94 @@ async function rawServer(t: { teardown(fn: () => void): void }, script: Script):
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
   return { port: (server.address() as { port: number }).port, connections: () => connections, server };
 }
 
-const ok = (body: Buffer, extra = ''): Buffer => Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: ${body.length}\r\n${extra}\r\n`, 'latin1'), body]);
+const ok = (body: Buffer, extra = ''): Buffer =>
+  Buffer.concat([
+    Buffer.from(
+      `HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: ${body.length}\r\n${extra}\r\n`,
+      'latin1',
+    ),
+    body,
+  ]);
 
-function get(client: ChunkClient, port: number, o: { path?: string; timeoutMs?: number; maxBody?: number; buffers?: Buffer[] } = {}): Promise<Buffer> {
+function get(
+  client: ChunkClient,
+  port: number,
+  o: { path?: string; timeoutMs?: number; maxBody?: number; buffers?: Buffer[] } = {},
+): Promise<Buffer> {
   return client.get({
-    host: '127.0.0.1', port, path: o.path ?? '/c', headers: { 'x-torus-artifact-proof': '1.ab' }, timeoutMs: o.timeoutMs ?? 5000, maxBody: o.maxBody ?? 1 << 20,
-    bodyBuffer: (length) => { const b = Buffer.alloc(length); o.buffers?.push(b); return b; },
+    host: '127.0.0.1',
+    port,
+    path: o.path ?? '/c',
+    headers: { 'x-torus-artifact-proof': '1.ab' },
+    timeoutMs: o.timeoutMs ?? 5000,
+    maxBody: o.maxBody ?? 1 << 20,
+    bodyBuffer: (length) => {
+      const b = Buffer.alloc(length);
+      o.buffers?.push(b);
+      return b;
+    },
   });
 }
 
-t.test('a body sent in one piece, in many small pieces, and with the head lands whole in the caller\'s buffer', async (t) => {
-  const body = randomBytes(300_000);
-  let heads: string[] = [];
-  const { port, connections } = await rawServer(t, (socket, head, n) => {
-    heads.push(head);
-    const answer = ok(body);
-    if (n === 0) { socket.write(answer); return; }
-    // n === 1: 1000-byte pieces, one per tick (many reads, one split inside the head)
-    let at = 0;
-    const next = (): void => { if (at >= answer.length) return; socket.write(answer.subarray(at, at + 1000)); at += 1000; setImmediate(next); };
-    next();
-  });
-  const client = new ChunkClient();
-  t.teardown(() => client.close());
-  const buffers: Buffer[] = [];
-  const a = await get(client, port, { path: '/v1/x?waitMs=0', buffers });
-  t.ok(a.equals(body), 'one piece');
-  t.equal(a, buffers[0], 'the body is the buffer bodyBuffer gave, not a copy');
-  const b = await get(client, port, { buffers });
-  t.ok(b.equals(body), 'many pieces');
-  t.equal(connections(), 1, 'the connection was kept and reused');
-  t.match(heads[0], /^GET \/v1\/x\?waitMs=0 HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\nx-torus-artifact-proof: 1\.ab$/, 'request line, host and the proof header');
-  heads = [];
-});
+t.test(
+  "a body sent in one piece, in many small pieces, and with the head lands whole in the caller's buffer",
+  async (t) => {
+    const body = randomBytes(300_000);
+    let heads: string[] = [];
+    const { port, connections } = await rawServer(t, (socket, head, n) => {
+      heads.push(head);
+      const answer = ok(body);
+      if (n === 0) {
+        socket.write(answer);
+        return;
+      }
+      // n === 1: 1000-byte pieces, one per tick (many reads, one split inside the head)
+      let at = 0;
+      const next = (): void => {
+        if (at >= answer.length) return;
+        socket.write(answer.subarray(at, at + 1000));
+        at += 1000;
+        setImmediate(next);
+      };
+      next();
+    });
+    const client = new ChunkClient();
+    t.teardown(() => client.close());
+    const buffers: Buffer[] = [];
+    const a = await get(client, port, { path: '/v1/x?waitMs=0', buffers });
+    t.ok(a.equals(body), 'one piece');
+    t.equal(a, buffers[0], 'the body is the buffer bodyBuffer gave, not a copy');
+    const b = await get(client, port, { buffers });
+    t.ok(b.equals(body), 'many pieces');
+    t.equal(connections(), 1, 'the connection was kept and reused');
+    t.match(
+      heads[0],
+      /^GET \/v1\/x\?waitMs=0 HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\nx-torus-artifact-proof: 1\.ab$/,
+      'request line, host and the proof header',
+    );
+    heads = [];
+  },
+);
 
-t.test('an error answer becomes the peer\'s TorusError; the connection stays usable', async (t) => {
-  const error = Buffer.from(JSON.stringify({ error: { code: 'TORUS_ARTIFACT_UNAVAILABLE', message: 'chunk 3 is not here (yet)', details: {} } }));
+t.test("an error answer becomes the peer's TorusError; the connection stays usable", async (t) => {
+  const error = Buffer.from(
+    JSON.stringify({
+      error: { code: 'TORUS_ARTIFACT_UNAVAILABLE', message: 'chunk 3 is not here (yet)', details: {} },
+    }),
+  );
   const { port, connections } = await rawServer(t, (socket, _head, n) => {
-    socket.write(n === 0 ? Buffer.concat([Buffer.from(`HTTP/1.1 404 Not Found\r\ncontent-length: ${error.length}\r\n\r\n`), error]) : ok(Buffer.from('fine')));
+    socket.write(
+      n === 0
+        ? Buffer.concat([Buffer.from(`HTTP/1.1 404 Not Found\r\ncontent-length: ${error.length}\r\n\r\n`), error])
+        : ok(Buffer.from('fine')),
+    );
   });
   const client = new ChunkClient();
   t.teardown(() => client.close());
@@ -97,23 +146,53 @@ t.test('a kept connection the server closed is retried once on a new one', async
 t.test('hostile or malformed answers fail only that request, with a clear error', async (t) => {
   const cases: [string, Buffer | ((s: Socket) => void), RegExp][] = [
     ['no status line', Buffer.from('SSH-2.0-x\r\n\r\n'), /no HTTP\/1\.1 status line/],
-    ['chunked encoding', Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n'), /transfer-encoding/],
+    [
+      'chunked encoding',
+      Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n'),
+      /transfer-encoding/,
+    ],
     ['no content-length', Buffer.from('HTTP/1.1 200 OK\r\n\r\nabcd'), /no content-length/],
     ['a bad content-length', Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n'), /bad content-length/],
-    ['two different content-lengths', Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 4\r\ncontent-length: 5\r\n\r\nabcd'), /bad content-length/],
+    [
+      'two different content-lengths',
+      Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 4\r\ncontent-length: 5\r\n\r\nabcd'),
+      /bad content-length/,
+    ],
     ['a body over the limit', Buffer.from(`HTTP/1.1 200 OK\r\ncontent-length: ${(1 << 20) + 1}\r\n\r\n`), /too large/],
-    ['more bytes than announced with the head', Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nabcd'), /more bytes than announced/],
+    [
+      'more bytes than announced with the head',
+      Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nabcd'),
+      /more bytes than announced/,
+    ],
     ['endless headers', Buffer.from(`HTTP/1.1 200 OK\r\n${'x-a: b\r\n'.repeat(4000)}`), /headers too large/],
-    ['a malformed header', Buffer.from('HTTP/1.1 200 OK\r\nno colon here\r\ncontent-length: 0\r\n\r\n'), /malformed header/],
-    ['a body cut short', (s) => { s.end(Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc')); }, /connection closed|ECONNRESET/],
+    [
+      'a malformed header',
+      Buffer.from('HTTP/1.1 200 OK\r\nno colon here\r\ncontent-length: 0\r\n\r\n'),
+      /malformed header/,
+    ],
+    [
+      'a body cut short',
+      (s) => {
+        s.end(Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc'));
+      },
+      /connection closed|ECONNRESET/,
+    ],
     ['no answer in time', () => {}, /no answer in 300 ms/],
   ];
   for (const [name, answer, why] of cases) {
-    const { port } = await rawServer(t, (socket) => (typeof answer === 'function' ? answer(socket) : socket.write(answer)));
+    const { port } = await rawServer(t, (socket) =>
+      typeof answer === 'function' ? answer(socket) : socket.write(answer),
+    );
     const client = new ChunkClient();
     try {
-      const error = await get(client, port, { timeoutMs: 300 }).then(() => undefined, (e: unknown) => e);
-      t.ok(error instanceof TorusError && error.code === 'TORUS_API_UNREACHABLE' && why.test(error.message), `${name}: ${(error as Error | undefined)?.message}`);
+      const error = await get(client, port, { timeoutMs: 300 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      t.ok(
+        error instanceof TorusError && error.code === 'TORUS_API_UNREACHABLE' && why.test(error.message),
+        `${name}: ${(error as Error | undefined)?.message}`,
+      );
     } finally {
       client.close();
     }

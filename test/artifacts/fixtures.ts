@@ -25,14 +25,28 @@ export class SharedState {
   }
 }
 
-export interface TestNode { id: string; dir: string; service: ArtifactService; server: Server; url: string }
+export interface TestNode {
+  id: string;
+  dir: string;
+  service: ArtifactService;
+  server: Server;
+  url: string;
+}
 
-export async function startNodes(t: { teardown(fn: () => unknown): void }, count: number, opts: { stallMs?: number } = {}): Promise<{ shared: SharedState; nodes: TestNode[] }> {
+export async function startNodes(
+  t: { teardown(fn: () => unknown): void },
+  count: number,
+  opts: { stallMs?: number } = {},
+): Promise<{ shared: SharedState; nodes: TestNode[] }> {
   const shared = new SharedState();
   const nodes: TestNode[] = [];
   const root = mkdtempSync(join(tmpdir(), 'torus-art-nodes-'));
   t.teardown(async () => {
-    for (const n of nodes) { await n.service.close(); n.server.closeAllConnections(); n.server.close(); }
+    for (const n of nodes) {
+      await n.service.close();
+      n.server.closeAllConnections();
+      n.server.close();
+    }
     rmSync(root, { recursive: true, force: true });
   });
   for (let i = 0; i < count; i++) {
@@ -45,17 +59,35 @@ export async function startNodes(t: { teardown(fn: () => unknown): void }, count
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     service = new ArtifactService({
-      nodeId: id, nodeName: id, dataDir: dir, dataKey: KEY, log: createLogger({ component: `artifacts-${id}` }), syncIntervalMs: 200, ...(opts.stallMs ? { stallMs: opts.stallMs } : {}),
+      nodeId: id,
+      nodeName: id,
+      dataDir: dir,
+      dataKey: KEY,
+      log: createLogger({ component: `artifacts-${id}` }),
+      syncIntervalMs: 200,
+      ...(opts.stallMs ? { stallMs: opts.stallMs } : {}),
       cluster: { state: async () => shared.state, propose: async (e) => shared.apply(e) },
     });
-    shared.apply({ type: 'NodeJoined', nodeId: id, name: id, incarnation: 1, apiPort: port, apiAddresses: [{ ip: '127.0.0.1', port }], version: 'test' });
+    shared.apply({
+      type: 'NodeJoined',
+      nodeId: id,
+      name: id,
+      incarnation: 1,
+      apiPort: port,
+      apiAddresses: [{ ip: '127.0.0.1', port }],
+      version: 'test',
+    });
     nodes.push({ id, dir, service, server, url: `http://127.0.0.1:${port}` });
   }
   for (const n of nodes) n.service.start();
   return { shared, nodes };
 }
 
-export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 30_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

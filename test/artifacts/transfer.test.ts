@@ -31,23 +31,34 @@ async function addTo(n: TestNode, dir: string, data: Buffer): Promise<string> {
 const storedFile = (n: TestNode, id: string) => join(n.dir, 'artifacts', id, 'files', 'w.bin');
 
 t.test('a node fetches from every holder; every chunk verified; the state shows the new holder complete', async (t) => {
-  const { shared, nodes: [a, b, c] } = await startNodes(t, 3);
+  const {
+    shared,
+    nodes: [a, b, c],
+  } = await startNodes(t, 3);
   const dir = scratch(t);
   const data = randomBytes(40 * CHUNK + 123);
   const id = await addTo(a!, dir, data);
   t.equal(await addTo(b!, dir, data), id, 'same content, same id');
   await c!.service.fetch(id);
-  const done = await until('c complete', () => { const s = c!.service.transfer(id); return s && s.state !== 'running' && s; });
+  const done = await until('c complete', () => {
+    const s = c!.service.transfer(id);
+    return s && s.state !== 'running' && s;
+  });
   t.equal(done.state, 'complete', JSON.stringify(done.error));
   t.ok(readFileSync(storedFile(c!, id)).equals(data), 'bit-identical');
-  t.ok((done.bySource.n0?.chunks ?? 0) > 0 && (done.bySource.n1?.chunks ?? 0) > 0, `both holders served chunks: ${JSON.stringify(done.bySource)}`);
+  t.ok(
+    (done.bySource.n0?.chunks ?? 0) > 0 && (done.bySource.n1?.chunks ?? 0) > 0,
+    `both holders served chunks: ${JSON.stringify(done.bySource)}`,
+  );
   t.equal((done.bySource.n0?.chunks ?? 0) + (done.bySource.n1?.chunks ?? 0), 41, 'each chunk fetched once');
   await until('state lists c complete', () => shared.state.artifacts?.[id]?.holders.n2?.have === 41);
   t.same(Object.keys(shared.state.artifacts![id]!.holders).sort(), ['n0', 'n1', 'n2']);
 });
 
 t.test('a peer serving corrupt chunks is detected and reported; the chunks come from another holder', async (t) => {
-  const { nodes: [a, b, c] } = await startNodes(t, 3);
+  const {
+    nodes: [a, b, c],
+  } = await startNodes(t, 3);
   const dir = scratch(t);
   const data = randomBytes(20 * CHUNK);
   const id = await addTo(a!, dir, data);
@@ -57,7 +68,10 @@ t.test('a peer serving corrupt chunks is detected and reported; the chunks come 
   for (let i = 0; i < 20; i++) writeSync(fd, Buffer.from([data[i * CHUNK + 5]! ^ 0x5a]), 0, 1, i * CHUNK + 5);
   closeSync(fd);
   await c!.service.fetch(id);
-  const done = await until('c done', () => { const s = c!.service.transfer(id); return s && s.state !== 'running' && s; });
+  const done = await until('c done', () => {
+    const s = c!.service.transfer(id);
+    return s && s.state !== 'running' && s;
+  });
   t.equal(done.state, 'complete');
   t.ok(readFileSync(storedFile(c!, id)).equals(data), 'bit-identical despite the corrupt peer');
   t.ok((done.corrupt.n1 ?? 0) > 0, `b reported: ${JSON.stringify(done.corrupt)}`);
@@ -67,7 +81,9 @@ t.test('a peer serving corrupt chunks is detected and reported; the chunks come 
 });
 
 t.test('chain: a node fetches from an upstream that is itself still receiving, chunk by chunk', async (t) => {
-  const { nodes: [a, b, c] } = await startNodes(t, 3);
+  const {
+    nodes: [a, b, c],
+  } = await startNodes(t, 3);
   const dir = scratch(t);
   const data = randomBytes(30 * CHUNK);
   const id = await addTo(a!, dir, data);
@@ -76,31 +92,45 @@ t.test('chain: a node fetches from an upstream that is itself still receiving, c
   const [sb, sc] = await until('both done', () => {
     const x = b!.service.transfer(id);
     const y = c!.service.transfer(id);
-    return x && y && x.state !== 'running' && y.state !== 'running' && [x, y] as const;
+    return x && y && x.state !== 'running' && y.state !== 'running' && ([x, y] as const);
   });
   t.equal(sb.state, 'complete');
   t.equal(sc.state, 'complete');
-  t.same(Object.keys(sc.bySource), ['n1'], 'the downstream node took every chunk from its upstream, none from the head');
+  t.same(
+    Object.keys(sc.bySource),
+    ['n1'],
+    'the downstream node took every chunk from its upstream, none from the head',
+  );
   t.equal(sc.upstream, 'n1');
   t.ok(readFileSync(storedFile(c!, id)).equals(data));
 });
 
-t.test('peer routes: refused without the cluster key; ids and indices validated; nothing outside the store', async (t) => {
-  const { nodes: [a] } = await startNodes(t, 1);
-  const dir = scratch(t);
-  const id = await addTo(a!, dir, randomBytes(3 * CHUNK));
-  const get = (path: string, key: string | null = KEY) => fetch(a!.url + path, { headers: artifactSigner(key, 'node-test')('GET', path) });
-  t.equal((await get(peerPath.manifest(id))).status, 200);
-  t.equal((await get(peerPath.manifest(id), null)).status, 403, 'no proof');
-  t.equal((await get(peerPath.manifest(id), 'cd'.repeat(32))).status, 403, 'wrong key');
-  t.equal((await get(peerPath.chunk(id, 3))).status, 400, 'index out of range');
-  t.equal((await get(`/v1/peer/artifacts/${id}/chunks/-1`)).status, 400);
-  t.equal((await get('/v1/peer/artifacts/..%2F..%2Fetc/manifest')).status, 400, 'not an id');
-  t.equal((await get(`/v1/peer/artifacts/${'0'.repeat(64)}/manifest`)).status, 404, 'unknown artifact');
-  const chunk = await get(peerPath.chunk(id, 1));
-  t.equal(chunk.status, 200);
-  t.equal((await chunk.arrayBuffer()).byteLength, CHUNK);
-  const once = artifactSigner(KEY, 'node-test')('GET', peerPath.manifest(id));
-  t.equal((await fetch(a!.url + peerPath.manifest(id), { headers: once })).status, 200, 'a proof once');
-  t.equal((await fetch(a!.url + peerPath.manifest(id), { headers: once })).status, 403, 'the same proof again (a replay): refused');
-});
+t.test(
+  'peer routes: refused without the cluster key; ids and indices validated; nothing outside the store',
+  async (t) => {
+    const {
+      nodes: [a],
+    } = await startNodes(t, 1);
+    const dir = scratch(t);
+    const id = await addTo(a!, dir, randomBytes(3 * CHUNK));
+    const get = (path: string, key: string | null = KEY) =>
+      fetch(a!.url + path, { headers: artifactSigner(key, 'node-test')('GET', path) });
+    t.equal((await get(peerPath.manifest(id))).status, 200);
+    t.equal((await get(peerPath.manifest(id), null)).status, 403, 'no proof');
+    t.equal((await get(peerPath.manifest(id), 'cd'.repeat(32))).status, 403, 'wrong key');
+    t.equal((await get(peerPath.chunk(id, 3))).status, 400, 'index out of range');
+    t.equal((await get(`/v1/peer/artifacts/${id}/chunks/-1`)).status, 400);
+    t.equal((await get('/v1/peer/artifacts/..%2F..%2Fetc/manifest')).status, 400, 'not an id');
+    t.equal((await get(`/v1/peer/artifacts/${'0'.repeat(64)}/manifest`)).status, 404, 'unknown artifact');
+    const chunk = await get(peerPath.chunk(id, 1));
+    t.equal(chunk.status, 200);
+    t.equal((await chunk.arrayBuffer()).byteLength, CHUNK);
+    const once = artifactSigner(KEY, 'node-test')('GET', peerPath.manifest(id));
+    t.equal((await fetch(a!.url + peerPath.manifest(id), { headers: once })).status, 200, 'a proof once');
+    t.equal(
+      (await fetch(a!.url + peerPath.manifest(id), { headers: once })).status,
+      403,
+      'the same proof again (a replay): refused',
+    );
+  },
+);

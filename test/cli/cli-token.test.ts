@@ -14,12 +14,19 @@ import { startApi, TEST_TOKEN } from '../api/fixtures/harness.js';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } }, out: () => out.join(''), err: () => err.join('') };
+  return {
+    io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } },
+    out: () => out.join(''),
+    err: () => err.join(''),
+  };
 }
 
 const saved = { token: process.env.TORUS_TOKEN, dir: process.env.TORUS_DATA_DIR };
 t.teardown(() => {
-  for (const [k, v] of [['TORUS_TOKEN', saved.token], ['TORUS_DATA_DIR', saved.dir]] as const) {
+  for (const [k, v] of [
+    ['TORUS_TOKEN', saved.token],
+    ['TORUS_DATA_DIR', saved.dir],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -35,7 +42,11 @@ t.test('lookup order: --token, TORUS_TOKEN, <data-dir>/api-token', async (t) => 
   t.same(findApiToken({}, { TORUS_DATA_DIR: dir }).token, 'tt_from-file', 'then TORUS_DATA_DIR/api-token');
   const none = findApiToken({}, { TORUS_DATA_DIR: join(dir, 'nope') });
   t.equal(none.token, undefined);
-  t.same(none.lookedIn, ['--token (not given)', 'TORUS_TOKEN (not set)', `${join(dir, 'nope', 'api-token')} (none there)`]);
+  t.same(none.lookedIn, [
+    '--token (not given)',
+    'TORUS_TOKEN (not set)',
+    `${join(dir, 'nope', 'api-token')} (none there)`,
+  ]);
 });
 
 t.test('against a node: the token found is sent; without one, 401 explained', async (t) => {
@@ -48,7 +59,11 @@ t.test('against a node: the token found is sent; without one, 401 explained', as
   const none = io();
   t.equal(await runStatusCommand(['--api', api.url], none.io), 1, 'no token: exit 1');
   t.match(none.err(), /needs an API token and none was found/);
-  t.match(none.err(), `--token (not given), TORUS_TOKEN (not set), ${join(dir, 'empty', 'api-token')} (none there)`, 'says where it looked');
+  t.match(
+    none.err(),
+    `--token (not given), TORUS_TOKEN (not set), ${join(dir, 'empty', 'api-token')} (none there)`,
+    'says where it looked',
+  );
   t.match(none.err(), /token --api/, 'and how to get one');
 
   const wrong = io();
@@ -60,7 +75,11 @@ t.test('against a node: the token found is sent; without one, 401 explained', as
 
   await writeFile(join(dir, 'api-token'), `${TEST_TOKEN}\n`, { mode: 0o600 });
   const file = io();
-  t.equal(await runStatusCommand(['--api', api.url, '--data-dir', dir], file.io), 0, `found in --data-dir: ${file.err()}`);
+  t.equal(
+    await runStatusCommand(['--api', api.url, '--data-dir', dir], file.io),
+    0,
+    `found in --data-dir: ${file.err()}`,
+  );
   process.env.TORUS_DATA_DIR = dir;
   const env = io();
   t.equal(await runStatusCommand(['--api', api.url, '--json'], env.io), 0, `found in TORUS_DATA_DIR: ${env.err()}`);

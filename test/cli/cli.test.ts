@@ -29,7 +29,14 @@ function io(tty = false) {
 t.test('status: nodes, roles, memory, links with type and speed, instances with runner states', async (t) => {
   const { api } = await startApi(t);
   const c0 = io();
-  t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--instance-id', 'inst-1'], c0.io), 0, c0.err());
+  t.equal(
+    await runPlaceCommand(
+      ['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--instance-id', 'inst-1'],
+      c0.io,
+    ),
+    0,
+    c0.err(),
+  );
   const c = io();
   t.equal(await runStatusCommand(['--api', api.url], c.io), 0);
   const text = c.out();
@@ -51,8 +58,15 @@ t.test('status: nodes, roles, memory, links with type and speed, instances with 
 t.test('status says when the node has no quorum (writes refused), and is quiet about it otherwise', async (t) => {
   const node = { id: 'n1', name: 'one', version: '0.1.0', incarnation: 1, uptimeMs: 5_000, role: 'follower' as const };
   const topology = { nodes: [], links: [], lastIndex: 7 };
-  const without = renderStatus({ ...node, quorum: { ok: false, members: 3, reached: 1, needed: 2, why: 'reaches 1 of 3 members, needs 2' } }, topology, []);
-  t.match(without, /^node one \(n1\): follower, v0\.1\.0, up 5s, event #7\nNO QUORUM: reaches 1 of 3 members, needs 2 — writes are refused until it returns\n\n/);
+  const without = renderStatus(
+    { ...node, quorum: { ok: false, members: 3, reached: 1, needed: 2, why: 'reaches 1 of 3 members, needs 2' } },
+    topology,
+    [],
+  );
+  t.match(
+    without,
+    /^node one \(n1\): follower, v0\.1\.0, up 5s, event #7\nNO QUORUM: reaches 1 of 3 members, needs 2 — writes are refused until it returns\n\n/,
+  );
   const withQuorum = renderStatus({ ...node, quorum: { ok: true, members: 3, reached: 3, needed: 2 } }, topology, []);
   t.notMatch(withQuorum, /QUORUM/);
 });
@@ -62,13 +76,26 @@ t.test('place, instances, delete (readable and --json)', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'torus-cli-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'request.json');
-  await writeFile(file, JSON.stringify({ workload: { id: 'job', memoryBytes: 2 ** 30, layers: 8, kind: 'exec', command: '/bin/sleep', args: ['60'] }, instanceId: 'from-file' }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      workload: { id: 'job', memoryBytes: 2 ** 30, layers: 8, kind: 'exec', command: '/bin/sleep', args: ['60'] },
+      instanceId: 'from-file',
+    }),
+  );
   const p = io();
   t.equal(await runPlaceCommand(['--api', api.url, '--request', file, '--json'], p.io), 0, p.err());
   t.match(JSON.parse(p.out()), { id: 'from-file', workload: { kind: 'exec', command: '/bin/sleep' } });
 
   const p2 = io();
-  t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w2', '--memory', '512MiB', '--layers', '2', '--exec', '/bin/true', '--arg=-x'], p2.io), 0, p2.err());
+  t.equal(
+    await runPlaceCommand(
+      ['--api', api.url, '--workload', 'w2', '--memory', '512MiB', '--layers', '2', '--exec', '/bin/true', '--arg=-x'],
+      p2.io,
+    ),
+    0,
+    p2.err(),
+  );
   t.match(p2.out(), /^placed inst-\d+ on node-a → node-b → node-c\ninstance inst-\d+: ring \/ pipeline, active\n/);
   t.match(p2.out(), /RANK +NODE +STATUS +EXIT +RESTARTS/);
 
@@ -96,7 +123,14 @@ t.test('place: refusals, previews, usage errors', async (t) => {
   t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'big', '--memory', '1TiB', '--layers', '4'], r.io), 1);
   t.match(r.err(), /error: not enough memory.*\(TORUS_PLACEMENT_REFUSED\)\n {2}- \{"why":"memory"/);
   const pv = io();
-  t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--preview'], pv.io), 0, pv.err());
+  t.equal(
+    await runPlaceCommand(
+      ['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--preview'],
+      pv.io,
+    ),
+    0,
+    pv.err(),
+  );
   t.ok(Array.isArray(JSON.parse(pv.out()).previews));
   const u = io();
   t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w', '--layers', '4'], u.io), 2);
@@ -105,7 +139,13 @@ t.test('place: refusals, previews, usage errors', async (t) => {
   t.equal(await runPlaceCommand(['--api', api.url, '--bogus'], u2.io), 2);
   t.match(u2.err(), /Unknown option '--bogus'/);
   const v = io();
-  t.equal(await runPlaceCommand(['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--sharding', 'sideways'], v.io), 1);
+  t.equal(
+    await runPlaceCommand(
+      ['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--sharding', 'sideways'],
+      v.io,
+    ),
+    1,
+  );
   t.match(v.err(), /body sharding: expected one of pipeline, tensor/, 'the API names the field');
   const h = io();
   t.equal(await runPlaceCommand(['--help'], h.io), 0);
@@ -116,12 +156,26 @@ t.test('peers', async (t) => {
   const { api, node } = await startApi(t);
   node.peerList = [
     { address: '10.77.0.9:52515', id: 'stranger', reason: 'other-cluster', detail: 'cluster "lab2"', lastHeardAt: 0 },
-    { address: '10.77.0.8:52515', reason: 'auth-failure', detail: 'wrong secret', lastHeardAt: 0, attempts: 3, nextRetryAt: Date.now() + 80_000 },
+    {
+      address: '10.77.0.8:52515',
+      reason: 'auth-failure',
+      detail: 'wrong secret',
+      lastHeardAt: 0,
+      attempts: 3,
+      nextRetryAt: Date.now() + 80_000,
+    },
   ];
   const c = io();
   t.equal(await runPeersCommand(['--api', api.url], c.io), 0);
-  t.match(c.out(), /heard but not joined \(2\)\n {2}ADDRESS +ID +REASON +DETAIL +LAST HEARD +RETRY\n {2}10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/);
-  t.match(c.out(), /10\.77\.0\.8:52515 +\? +auth-failure +wrong secret +1970-01-01T00:00:00\.000Z +#4 in (79|80) s/, 'the re-dial backoff is visible');
+  t.match(
+    c.out(),
+    /heard but not joined \(2\)\n {2}ADDRESS +ID +REASON +DETAIL +LAST HEARD +RETRY\n {2}10\.77\.0\.9:52515 +stranger +other-cluster +cluster "lab2" +1970-01-01T00:00:00\.000Z/,
+  );
+  t.match(
+    c.out(),
+    /10\.77\.0\.8:52515 +\? +auth-failure +wrong secret +1970-01-01T00:00:00\.000Z +#4 in (79|80) s/,
+    'the re-dial backoff is visible',
+  );
   const j = io();
   t.equal(await runPeersCommand(['--api', api.url, '--json'], j.io), 0);
   t.same(JSON.parse(j.out()), { peers: node.peerList });
@@ -130,7 +184,14 @@ t.test('peers', async (t) => {
 t.test('bench ring --live: progress lines, then the table', async (t) => {
   const { api } = await startApi(t);
   const c = io();
-  t.equal(await runBenchRingLiveCommand(['--live', '--api', api.url, '--nodes', 'node-a,node-b', '-b', '8', '-e', '64'], c.io), 0, c.err());
+  t.equal(
+    await runBenchRingLiveCommand(
+      ['--live', '--api', api.url, '--nodes', 'node-a,node-b', '-b', '8', '-e', '64'],
+      c.io,
+    ),
+    0,
+    c.err(),
+  );
   const progress = c.err().trim().split('\n');
   t.ok(progress.length >= 4, 'one progress line per update');
   t.match(progress.at(-1), /^bench [0-9a-f]{8} done 4\/4 #{20} all-reduce 64 B$/);
@@ -152,7 +213,12 @@ t.test('an unreachable API is a clear error, exit 1', async (t) => {
   await new Promise((resolve) => probe.close(resolve));
   const c = io();
   t.equal(await runStatusCommand(['--api', `http://127.0.0.1:${port}`], c.io), 1);
-  t.match(c.err(), new RegExp(`^error: cannot reach the node API at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is \`torus start\` running\\?`));
+  t.match(
+    c.err(),
+    new RegExp(
+      `^error: cannot reach the node API at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is \`torus start\` running\\?`,
+    ),
+  );
   const u = io();
   t.equal(await runStatusCommand(['--api', 'not a url'], u.io), 2);
 });

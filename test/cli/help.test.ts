@@ -16,7 +16,11 @@ t.test('--help lists the command table, no more and no less', async (t) => {
   t.equal(help.status, 0);
   const section = help.stdout.slice(help.stdout.indexOf('Commands'));
   const listed = [...section.matchAll(/^ {2}(\S+) {2,}/gm)].map((m) => m[1]);
-  t.same(listed, COMMAND_LIST.map((c) => c.name), 'every command, in the table order');
+  t.same(
+    listed,
+    COMMAND_LIST.map((c) => c.name),
+    'every command, in the table order',
+  );
   for (const name of ['artifacts', 'members', 'bench', 'token']) t.ok(listed.includes(name), `${name} is named`);
 });
 

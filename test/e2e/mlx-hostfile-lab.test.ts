@@ -58,43 +58,102 @@ sys.exit(0 if ok else 4)
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
 t.setTimeout(360_000);
 
-t.test('MLX-style hostfile consumer on a thunderbolt ring: ranks reach their neighbours over the p2p links', { timeout: 340_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'torus-mlx-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
-  writeFileSync(join(out, 'ring.py'), SCRIPT);
-  const ring = [{ a: 0, b: 1 }, { a: 1, b: 2 }, { a: 2, b: 0 }].map((l) => ({ ...l, rate: '5gbit', label: 'thunderbolt' }));
-  await withLab(t, { hosts: 3, lanRate: '200mbit', links: ring }, async (lab) => {
-    const p2pOf = (h: number) => [0, 1, 2].filter((o) => o !== h).flatMap((o) => ['--iface-type', `${lab.ifName(h, o)}=thunderbolt`]);
-    const c = await E2eCluster.start(t, lab, { nodeArgs: (h) => ['--allow-exec=python3', '--iface-type', 'lan0=ethernet', ...p2pOf(h)] });
-    // Every pair has two addresses (LAN and cable), each measured in both directions: 12 links; and the precondition
-    // of the test, that every cable measured faster than every LAN link (else the planner rightly picks the LAN).
-    const measured = (vs: NodeView[]) => vs.every((v) => {
-      const bw = (type: string) => v.topology.links.filter((l) => l.type === type).map((l) => l.bandwidthBps ?? 0);
-      return v.topology.nodes.every((n) => n.memory) && v.topology.links.length === 12 && v.topology.links.every((l) => typeof l.bandwidthBps === 'number')
-        && Math.min(...bw('thunderbolt')) > Math.max(...bw('ethernet'));
+t.test(
+  'MLX-style hostfile consumer on a thunderbolt ring: ranks reach their neighbours over the p2p links',
+  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  async (t) => {
+    const out = mkdtempSync(join(tmpdir(), 'torus-mlx-'));
+    t.teardown(() => rmSync(out, { recursive: true, force: true }));
+    writeFileSync(join(out, 'ring.py'), SCRIPT);
+    const ring = [
+      { a: 0, b: 1 },
+      { a: 1, b: 2 },
+      { a: 2, b: 0 },
+    ].map((l) => ({ ...l, rate: '5gbit', label: 'thunderbolt' }));
+    await withLab(t, { hosts: 3, lanRate: '200mbit', links: ring }, async (lab) => {
+      const p2pOf = (h: number) =>
+        [0, 1, 2].filter((o) => o !== h).flatMap((o) => ['--iface-type', `${lab.ifName(h, o)}=thunderbolt`]);
+      const c = await E2eCluster.start(t, lab, {
+        nodeArgs: (h) => ['--allow-exec=python3', '--iface-type', 'lan0=ethernet', ...p2pOf(h)],
+      });
+      // Every pair has two addresses (LAN and cable), each measured in both directions: 12 links; and the precondition
+      // of the test, that every cable measured faster than every LAN link (else the planner rightly picks the LAN).
+      const measured = (vs: NodeView[]) =>
+        vs.every((v) => {
+          const bw = (type: string) => v.topology.links.filter((l) => l.type === type).map((l) => l.bandwidthBps ?? 0);
+          return (
+            v.topology.nodes.every((n) => n.memory) &&
+            v.topology.links.length === 12 &&
+            v.topology.links.every((l) => typeof l.bandwidthBps === 'number') &&
+            Math.min(...bw('thunderbolt')) > Math.max(...bw('ethernet'))
+          );
+        });
+      await c.converged(140_000, measured);
+      const hostOf = (id: string) => c.nodes.findIndex((n) => n.id === id);
+
+      const res = await c.nodes[0]!.fetch('/v1/instances', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          instanceId: 'mlx',
+          minNodes: 3,
+          workload: {
+            id: 'mlx-ring',
+            kind: 'exec',
+            memoryBytes: 1 << 20,
+            layers: 3,
+            command: '/usr/bin/python3',
+            args: [join(out, 'ring.py'), out],
+          },
+        }),
+      });
+      const placed = (await res.json()) as { nodes: string[] };
+      t.equal(res.status, 201, `placed: ${JSON.stringify(placed).slice(0, 300)}`);
+      const done = await c.until(
+        'the job to end',
+        async () => {
+          const v = await c.nodes[0]!.tryGet<{ job: { state: string }; reason?: string; exitCode?: number }>(
+            '/v1/instances/mlx',
+          );
+          return v && v.job.state !== 'running' && v;
+        },
+        60_000,
+        300,
+      );
+      t.match(
+        done,
+        { job: { state: 'completed' }, exitCode: 0 },
+        `every rank exchanged ranks with both neighbours and exited 0 (${done.reason})`,
+      );
+
+      for (const [rank, node] of placed.nodes.entries()) {
+        const h = hostOf(node);
+        const right = hostOf(placed.nodes[(rank + 1) % 3]!);
+        const left = hostOf(placed.nodes[(rank + 2) % 3]!);
+        const seen = JSON.parse(readFileSync(join(out, `rank-${rank}.json`), 'utf8')) as {
+          dialled: string;
+          leftSource: string;
+          me: string[];
+          gotLeft: number;
+          gotRight: number;
+        };
+        t.match(seen.me, [/^0\.0\.0\.0:\d+$/], `rank ${rank}: its own entry listens on every address`);
+        t.equal(
+          seen.dialled,
+          lab.linkIp(h, right),
+          `rank ${rank} (h${h}) dialled rank ${(rank + 1) % 3} (h${right}) at its end of their cable, ${lab.linkIp(h, right)} (LAN would be ${lab.hosts[right]!.lanIp})`,
+        );
+        t.equal(
+          seen.leftSource,
+          lab.linkIp(h, left),
+          `rank ${rank} (h${h}): rank ${(rank + 2) % 3}'s connection came over their cable, from ${lab.linkIp(h, left)}`,
+        );
+        t.same(
+          [seen.gotLeft, seen.gotRight],
+          [(rank + 2) % 3, (rank + 1) % 3],
+          `rank ${rank}: exchanged ranks with both neighbours`,
+        );
+      }
     });
-    await c.converged(140_000, measured);
-    const hostOf = (id: string) => c.nodes.findIndex((n) => n.id === id);
-
-    const res = await c.nodes[0]!.fetch('/v1/instances', { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ instanceId: 'mlx', minNodes: 3, workload: { id: 'mlx-ring', kind: 'exec', memoryBytes: 1 << 20, layers: 3, command: '/usr/bin/python3', args: [join(out, 'ring.py'), out] } }) });
-    const placed = await res.json() as { nodes: string[] };
-    t.equal(res.status, 201, `placed: ${JSON.stringify(placed).slice(0, 300)}`);
-    const done = await c.until('the job to end', async () => {
-      const v = await c.nodes[0]!.tryGet<{ job: { state: string }; reason?: string; exitCode?: number }>('/v1/instances/mlx');
-      return v && v.job.state !== 'running' && v;
-    }, 60_000, 300);
-    t.match(done, { job: { state: 'completed' }, exitCode: 0 }, `every rank exchanged ranks with both neighbours and exited 0 (${done.reason})`);
-
-    for (const [rank, node] of placed.nodes.entries()) {
-      const h = hostOf(node);
-      const right = hostOf(placed.nodes[(rank + 1) % 3]!);
-      const left = hostOf(placed.nodes[(rank + 2) % 3]!);
-      const seen = JSON.parse(readFileSync(join(out, `rank-${rank}.json`), 'utf8')) as { dialled: string; leftSource: string; me: string[]; gotLeft: number; gotRight: number };
-      t.match(seen.me, [/^0\.0\.0\.0:\d+$/], `rank ${rank}: its own entry listens on every address`);
-      t.equal(seen.dialled, lab.linkIp(h, right), `rank ${rank} (h${h}) dialled rank ${(rank + 1) % 3} (h${right}) at its end of their cable, ${lab.linkIp(h, right)} (LAN would be ${lab.hosts[right]!.lanIp})`);
-      t.equal(seen.leftSource, lab.linkIp(h, left), `rank ${rank} (h${h}): rank ${(rank + 2) % 3}'s connection came over their cable, from ${lab.linkIp(h, left)}`);
-      t.same([seen.gotLeft, seen.gotRight], [(rank + 2) % 3, (rank + 1) % 3], `rank ${rank}: exchanged ranks with both neighbours`);
-    }
-  });
-});
+  },
+);

@@ -30,7 +30,13 @@ class SteppedClock implements ConfirmTimer {
   }
 }
 
-const measured = (sink: string, ip: string, bandwidthBps: number, rttMs: number) => ({ type: 'LinkMeasured', sink, ip, bandwidthBps, rttMs });
+const measured = (sink: string, ip: string, bandwidthBps: number, rttMs: number) => ({
+  type: 'LinkMeasured',
+  sink,
+  ip,
+  bandwidthBps,
+  rttMs,
+});
 
 t.test('each new link is confirmed once, after the last new link, keeping the better sample', async (t) => {
   const asked: string[] = [];
@@ -48,9 +54,21 @@ t.test('each new link is confirmed once, after the last new link, keeping the be
   clock.advance(1);
   t.same(asked.sort(), ['b|10.0.0.2', 'c|10.0.0.3'], 'both confirmed in one pass');
 
-  t.same(c.combine('b|10.0.0.2', { bandwidthBps: 4.2e9, rttMs: 30 }), { bandwidthBps: 4.2e9, rttMs: 20 }, 'higher bandwidth and lower RTT of the two samples');
-  t.same(c.combine('c|10.0.0.3', { bandwidthBps: 1e8, rttMs: 50 }), { bandwidthBps: 9e8, rttMs: 1 }, 'a noisier confirmation does not spoil a good first sample');
-  t.same(c.combine('c|10.0.0.3', { bandwidthBps: 1e8, rttMs: 50 }), { bandwidthBps: 1e8, rttMs: 50 }, 'later measurements (on request) are reported as they are');
+  t.same(
+    c.combine('b|10.0.0.2', { bandwidthBps: 4.2e9, rttMs: 30 }),
+    { bandwidthBps: 4.2e9, rttMs: 20 },
+    'higher bandwidth and lower RTT of the two samples',
+  );
+  t.same(
+    c.combine('c|10.0.0.3', { bandwidthBps: 1e8, rttMs: 50 }),
+    { bandwidthBps: 9e8, rttMs: 1 },
+    'a noisier confirmation does not spoil a good first sample',
+  );
+  t.same(
+    c.combine('c|10.0.0.3', { bandwidthBps: 1e8, rttMs: 50 }),
+    { bandwidthBps: 1e8, rttMs: 50 },
+    'later measurements (on request) are reported as they are',
+  );
 
   c.observe(measured('b', '10.0.0.2', 1e8, 9));
   clock.advance(120);

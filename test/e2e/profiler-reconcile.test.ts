@@ -7,9 +7,20 @@ import t from 'tap';
 import { reconcileWithState } from '../../src/actors/network-profiler/reconcile.js';
 import type { LinkRecord, Profile } from '../../src/actors/network-profiler/links.js';
 
-const profile: Profile = { interfaces: [{ name: 'lan0', ips: ['10.77.0.1'], type: 'ethernet' }], memory: { ramTotal: 8e9, ramAvailable: 4e9 } };
+const profile: Profile = {
+  interfaces: [{ name: 'lan0', ips: ['10.77.0.1'], type: 'ethernet' }],
+  memory: { ramTotal: 8e9, ramAvailable: 4e9 },
+};
 const links: Record<string, LinkRecord> = {
-  'b|10.77.0.2': { sink: 'b', ip: '10.77.0.2', type: 'ethernet', port: 52515, rttMs: 0.4, bandwidthBps: 9e8, measuredAt: 1000 },
+  'b|10.77.0.2': {
+    sink: 'b',
+    ip: '10.77.0.2',
+    type: 'ethernet',
+    port: 52515,
+    rttMs: 0.4,
+    bandwidthBps: 9e8,
+    measuredAt: 1000,
+  },
   'c|10.77.0.3': { sink: 'c', ip: '10.77.0.3', type: 'ethernet', port: 52515 },
 };
 const me = { nodeId: 'a', incarnation: 2, links, profile };
@@ -17,7 +28,13 @@ const node = (id: string, extra: Record<string, unknown> = {}) => ({ id, incarna
 const types = (es: { type: string; sink?: string }[]) => es.map((e) => `${e.type}${e.sink ? ` ${e.sink}` : ''}`);
 
 t.test('nothing to say when the state has our facts', async (t) => {
-  const answer = { nodes: [node('a', { profile }), node('b'), node('c')], links: [{ source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 9e8 }, { source: 'a', sink: 'c', ip: '10.77.0.3' }] };
+  const answer = {
+    nodes: [node('a', { profile }), node('b'), node('c')],
+    links: [
+      { source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 9e8 },
+      { source: 'a', sink: 'c', ip: '10.77.0.3' },
+    ],
+  };
   t.same(reconcileWithState(answer, me), []);
 });
 
@@ -26,17 +43,51 @@ t.test('a merged state without our profile and links: both are sent again, with 
   const out = reconcileWithState(answer, me);
   t.same(types(out), ['NodeProfileUpdated', 'LinkUp b', 'LinkMeasured b', 'LinkUp c']);
   t.match(out[0], { nodeId: 'a', incarnation: 2, interfaces: profile.interfaces });
-  t.match(out[2], { source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 9e8, rttMs: 0.4, measuredAt: 1000, sourceIncarnation: 2 });
+  t.match(out[2], {
+    source: 'a',
+    sink: 'b',
+    ip: '10.77.0.2',
+    bandwidthBps: 9e8,
+    rttMs: 0.4,
+    measuredAt: 1000,
+    sourceIncarnation: 2,
+  });
 });
 
-t.test('an unmeasured link in the state gets the measurement; a link of ours we no longer have goes down', async (t) => {
-  const answer = { nodes: [node('a', { profile }), node('b'), node('c'), node('d')], links: [{ source: 'a', sink: 'b', ip: '10.77.0.2' }, { source: 'a', sink: 'c', ip: '10.77.0.3' }, { source: 'a', sink: 'd', ip: '10.77.0.4' }, { source: 'b', sink: 'a', ip: '10.77.0.1' }] };
-  t.same(types(reconcileWithState(answer, me)), ['LinkMeasured b', 'LinkDown d'], "other nodes' links are not ours to judge");
-});
+t.test(
+  'an unmeasured link in the state gets the measurement; a link of ours we no longer have goes down',
+  async (t) => {
+    const answer = {
+      nodes: [node('a', { profile }), node('b'), node('c'), node('d')],
+      links: [
+        { source: 'a', sink: 'b', ip: '10.77.0.2' },
+        { source: 'a', sink: 'c', ip: '10.77.0.3' },
+        { source: 'a', sink: 'd', ip: '10.77.0.4' },
+        { source: 'b', sink: 'a', ip: '10.77.0.1' },
+      ],
+    };
+    t.same(
+      types(reconcileWithState(answer, me)),
+      ['LinkMeasured b', 'LinkDown d'],
+      "other nodes' links are not ours to judge",
+    );
+  },
+);
 
-t.test('no facts about unknown sinks, nor while the state holds another incarnation of us or not us at all', async (t) => {
-  t.same(types(reconcileWithState({ nodes: [node('a', { profile })], links: [] }, me)), [], 'sinks b and c unknown: nothing');
-  t.same(reconcileWithState({ nodes: [{ id: 'a', incarnation: 1 }, node('b')], links: [] }, me), [], 'older incarnation in the state');
-  t.same(reconcileWithState({ nodes: [node('b')], links: [] }, me), [], 'not joined');
-  t.same(reconcileWithState(null, me), [], 'garbage');
-});
+t.test(
+  'no facts about unknown sinks, nor while the state holds another incarnation of us or not us at all',
+  async (t) => {
+    t.same(
+      types(reconcileWithState({ nodes: [node('a', { profile })], links: [] }, me)),
+      [],
+      'sinks b and c unknown: nothing',
+    );
+    t.same(
+      reconcileWithState({ nodes: [{ id: 'a', incarnation: 1 }, node('b')], links: [] }, me),
+      [],
+      'older incarnation in the state',
+    );
+    t.same(reconcileWithState({ nodes: [node('b')], links: [] }, me), [], 'not joined');
+    t.same(reconcileWithState(null, me), [], 'garbage');
+  },
+);

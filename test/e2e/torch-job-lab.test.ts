@@ -9,19 +9,27 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { why, withTorchLab } from './fixtures/torch-lab.js';
 
-t.test('torch.distributed Gloo job across 3 lab hosts: all_reduce and all_gather, the job completes with exit code 0', { timeout: 178_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  await withTorchLab(t, async ({ out, job, until }) => {
-    // 1. Every rank runs to the end.
-    const ok = await job('ok', -1, 'never');
-    t.equal(ok.status, 201, `placed: ${JSON.stringify(ok.body).slice(0, 300)}`);
-    const done = await until('ok', 'completed', 90_000);
-    t.match(done, { status: 'completed', exitCode: 0, job: { state: 'completed', exitCode: 0 } }, 'the job is completed, exit code 0');
-    for (let r = 0; r < 3; r++) {
-      const [sum, gathered, iface, master] = readFileSync(join(out, `ok-r${r}-x0`), 'utf8').split(' ');
-      t.equal(sum, '6', `rank ${r}: all_reduce sum`);
-      t.equal(gathered, '0,1,2', `rank ${r}: all_gather`);
-      t.equal(iface, 'lan0', `rank ${r}: GLOO_SOCKET_IFNAME`);
-      t.match(master, /^10\.77\./, `rank ${r}: MASTER_ADDR is rank 0's LAN address`);
-    }
-  });
-});
+t.test(
+  'torch.distributed Gloo job across 3 lab hosts: all_reduce and all_gather, the job completes with exit code 0',
+  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  async (t) => {
+    await withTorchLab(t, async ({ out, job, until }) => {
+      // 1. Every rank runs to the end.
+      const ok = await job('ok', -1, 'never');
+      t.equal(ok.status, 201, `placed: ${JSON.stringify(ok.body).slice(0, 300)}`);
+      const done = await until('ok', 'completed', 90_000);
+      t.match(
+        done,
+        { status: 'completed', exitCode: 0, job: { state: 'completed', exitCode: 0 } },
+        'the job is completed, exit code 0',
+      );
+      for (let r = 0; r < 3; r++) {
+        const [sum, gathered, iface, master] = readFileSync(join(out, `ok-r${r}-x0`), 'utf8').split(' ');
+        t.equal(sum, '6', `rank ${r}: all_reduce sum`);
+        t.equal(gathered, '0,1,2', `rank ${r}: all_gather`);
+        t.equal(iface, 'lan0', `rank ${r}: GLOO_SOCKET_IFNAME`);
+        t.match(master, /^10\.77\./, `rank ${r}: MASTER_ADDR is rank 0's LAN address`);
+      }
+    });
+  },
+);

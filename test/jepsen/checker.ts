@@ -6,7 +6,11 @@
  * - a term in which two different nodes claimed to lead;
  * - final digests that differ.
  */
-export interface AckedOp { readonly op: 'create' | 'delete'; readonly id: string; readonly at: number }
+export interface AckedOp {
+  readonly op: 'create' | 'delete';
+  readonly id: string;
+  readonly at: number;
+}
 
 export interface NodeFinal {
   readonly name: string;
@@ -18,7 +22,11 @@ export interface NodeFinal {
   readonly leaderTerms: readonly number[];
 }
 
-export interface Verdict { readonly ok: boolean; readonly problems: readonly string[]; readonly stats: Record<string, number> }
+export interface Verdict {
+  readonly ok: boolean;
+  readonly problems: readonly string[];
+  readonly stats: Record<string, number>;
+}
 
 export function check(acked: readonly AckedOp[], finals: readonly NodeFinal[]): Verdict {
   const problems: string[] = [];
@@ -37,20 +45,30 @@ export function check(acked: readonly AckedOp[], finals: readonly NodeFinal[]): 
     for (const n of finals) {
       for (const [index, text] of n.committed) {
         const other = longest.committed.get(index);
-        if (other !== undefined && other !== text) problems.push(`${n.name}: committed entry ${index} differs from ${longest.name}'s`);
+        if (other !== undefined && other !== text)
+          problems.push(`${n.name}: committed entry ${index} differs from ${longest.name}'s`);
       }
     }
   }
   const leaders = new Map<number, Set<string>>();
-  for (const n of finals) for (const term of n.leaderTerms) {
-    const set = leaders.get(term) ?? new Set<string>();
-    set.add(n.name);
-    leaders.set(term, set);
-  }
-  for (const [term, set] of leaders) if (set.size > 1) problems.push(`term ${term} had two leaders: ${[...set].join(', ')}`);
-  if (new Set(finals.map((f) => f.digest)).size > 1) problems.push(`digests differ: ${finals.map((f) => `${f.name}=${f.digest.slice(0, 8)}`).join(' ')}`);
+  for (const n of finals)
+    for (const term of n.leaderTerms) {
+      const set = leaders.get(term) ?? new Set<string>();
+      set.add(n.name);
+      leaders.set(term, set);
+    }
+  for (const [term, set] of leaders)
+    if (set.size > 1) problems.push(`term ${term} had two leaders: ${[...set].join(', ')}`);
+  if (new Set(finals.map((f) => f.digest)).size > 1)
+    problems.push(`digests differ: ${finals.map((f) => `${f.name}=${f.digest.slice(0, 8)}`).join(' ')}`);
   return {
-    ok: problems.length === 0, problems,
-    stats: { acked: acked.length, creates: acked.filter((a) => a.op === 'create').length, deletes: acked.filter((a) => a.op === 'delete').length, terms: leaders.size },
+    ok: problems.length === 0,
+    problems,
+    stats: {
+      acked: acked.length,
+      creates: acked.filter((a) => a.op === 'create').length,
+      deletes: acked.filter((a) => a.op === 'delete').length,
+      terms: leaders.size,
+    },
   };
 }

@@ -57,19 +57,31 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
     let running = true;
     const r = rng(o.seed ^ 0x5eed);
     const plan = (id: string) => ({
-      id, backend: 'ring', sharding: 'pipeline', nodes: ['j0', 'j1'],
-      shards: [{ node: 'j0', rank: 0, worldSize: 2, startLayer: 0, endLayer: 6 }, { node: 'j1', rank: 1, worldSize: 2, startLayer: 6, endLayer: 12 }],
-      port: 50123, hostsByNode: { j0: [{ ip: '10.77.0.1', port: 50123 }], j1: [{ ip: '10.77.0.2', port: 50123 }] },
+      id,
+      backend: 'ring',
+      sharding: 'pipeline',
+      nodes: ['j0', 'j1'],
+      shards: [
+        { node: 'j0', rank: 0, worldSize: 2, startLayer: 0, endLayer: 6 },
+        { node: 'j1', rank: 1, worldSize: 2, startLayer: 6, endLayer: 12 },
+      ],
+      port: 50123,
+      hostsByNode: { j0: [{ ip: '10.77.0.1', port: 50123 }], j1: [{ ip: '10.77.0.2', port: 50123 }] },
     });
     const workload = { kind: 'ring', id: 'w', memoryBytes: 1000, layers: 12 };
     const client = async (h: number) => {
       const mine: string[] = [];
       for (let k = 0; running; k++) {
         const node = c.nodes.get(h);
-        if (!node || node.exited || !node.started) { await sleep(200); continue; }
+        if (!node || node.exited || !node.started) {
+          await sleep(200);
+          continue;
+        }
         const del = mine.length > 0 && r() < 0.3;
         const id = del ? mine.splice(Math.floor(r() * mine.length), 1)[0]! : `c${h}-${k}`;
-        const event = del ? { type: 'InstanceDeleted', instanceId: id, reason: 'jepsen' } : { type: 'InstanceCreated', instance: plan(id), workload };
+        const event = del
+          ? { type: 'InstanceDeleted', instanceId: id, reason: 'jepsen' }
+          : { type: 'InstanceCreated', instance: plan(id), workload };
         attempted++;
         const reply = await Promise.race([node.propose([event]), sleep(12_000).then(() => null)]);
         if (reply?.ok) {
@@ -129,20 +141,45 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
 
     const finals: NodeFinal[] = c.live().map((n) => {
       const committed = new Map<number, string>();
-      const text = (() => { try { return readFileSync(join(dirs[n.host]!, 'cluster-state', 'log.jsonl'), 'utf8'); } catch { return ''; } })();
+      const text = (() => {
+        try {
+          return readFileSync(join(dirs[n.host]!, 'cluster-state', 'log.jsonl'), 'utf8');
+        } catch {
+          return '';
+        }
+      })();
       const parsed = parseLog(text);
       const marks = parsed.records.flatMap((x) => (x.record.kind === 'commit' ? [x.record.commit] : []));
       const upTo = Math.max(0, ...marks);
-      for (const x of parsed.records) if (x.record.kind === 'entry' && x.record.entry.index <= upTo) committed.set(x.record.entry.index, JSON.stringify([x.record.entry.term, x.record.entry.event]));
-      const leaderTerms = all.filter((a) => a.host === n.host).flatMap((a) => a.lines.flatMap((l) => {
-        try {
-          const m = JSON.parse(l) as { ev?: string; role?: string; term?: number; t?: number };
-          return m.ev === 'status' && m.role === 'leader' && typeof m.term === 'number' && (m.t ?? 0) >= formedAt ? [m.term] : [];
-        } catch { return []; }
-      }));
-      return { name: `j${n.host}`, instances: (n.status?.instances ?? []).map((s) => s.split(':')[0]!), digest: n.status?.digest ?? '', committed, leaderTerms: [...new Set(leaderTerms)] };
+      for (const x of parsed.records)
+        if (x.record.kind === 'entry' && x.record.entry.index <= upTo)
+          committed.set(x.record.entry.index, JSON.stringify([x.record.entry.term, x.record.entry.event]));
+      const leaderTerms = all
+        .filter((a) => a.host === n.host)
+        .flatMap((a) =>
+          a.lines.flatMap((l) => {
+            try {
+              const m = JSON.parse(l) as { ev?: string; role?: string; term?: number; t?: number };
+              return m.ev === 'status' && m.role === 'leader' && typeof m.term === 'number' && (m.t ?? 0) >= formedAt
+                ? [m.term]
+                : [];
+            } catch {
+              return [];
+            }
+          }),
+        );
+      return {
+        name: `j${n.host}`,
+        instances: (n.status?.instances ?? []).map((s) => s.split(':')[0]!),
+        digest: n.status?.digest ?? '',
+        committed,
+        leaderTerms: [...new Set(leaderTerms)],
+      };
     });
-    const verdict = check(acked.filter((a) => !unsure.has(a.id)), finals);
+    const verdict = check(
+      acked.filter((a) => !unsure.has(a.id)),
+      finals,
+    );
     return { ...verdict, seed: o.seed, schedule, attempted };
   } finally {
     for (const n of c.live()) n.kill9();

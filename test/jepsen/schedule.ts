@@ -9,7 +9,10 @@ export type Fault =
   | { readonly kind: 'flap'; readonly host: number; readonly times: number; readonly periodMs: number }
   | { readonly kind: 'kill'; readonly host: number; readonly downMs: number };
 
-export interface Step { readonly at: number; readonly fault: Fault }
+export interface Step {
+  readonly at: number;
+  readonly fault: Fault;
+}
 
 /** mulberry32: small, fast, good enough for schedules. */
 export function rng(seed: number): () => number {
@@ -35,14 +38,20 @@ export function faultSchedule(seed: number, hosts: number, count: number, gapMs:
     const kind = i < order.length ? order[i]! : kinds[pick(kinds.length)]!;
     let fault: Fault;
     switch (kind) {
-      case 'isolate-leader': fault = { kind, holdMs: 4000 + pick(3000) }; break;
+      case 'isolate-leader':
+        fault = { kind, holdMs: 4000 + pick(3000) };
+        break;
       case 'split': {
         const shuffled = Array.from({ length: hosts }, (_, h) => h).sort(() => r() - 0.5);
         fault = { kind, minority: shuffled.slice(0, Math.floor(hosts / 2)).sort(), holdMs: 4000 + pick(3000) };
         break;
       }
-      case 'flap': fault = { kind, host: pick(hosts), times: 3 + pick(3), periodMs: 500 + pick(700) }; break;
-      case 'kill': fault = { kind, host: pick(hosts), downMs: 1000 + pick(3000) }; break;
+      case 'flap':
+        fault = { kind, host: pick(hosts), times: 3 + pick(3), periodMs: 500 + pick(700) };
+        break;
+      case 'kill':
+        fault = { kind, host: pick(hosts), downMs: 1000 + pick(3000) };
+        break;
     }
     steps.push({ at, fault });
     at += gapMs + pick(1000);

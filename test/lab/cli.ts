@@ -14,7 +14,8 @@ const [cmd, ...rest] = process.argv.slice(2);
 
 function flag(name: string): string[] {
   const vals: string[] = [];
-  for (let i = 0; i < rest.length; i++) if (rest[i] === name && rest[i + 1] !== undefined) vals.push(rest[++i] as string);
+  for (let i = 0; i < rest.length; i++)
+    if (rest[i] === name && rest[i + 1] !== undefined) vals.push(rest[++i] as string);
   return vals;
 }
 
@@ -46,10 +47,16 @@ async function main(): Promise<void> {
     const removed = sweepStaleLabs(rest[0]);
     console.log(removed.length ? `removed ${removed.join(' ')}` : 'nothing stale');
   } else if (cmd === 'down' && rest[0]) {
-    for (const ns of listNetnsSync()) if (parseLabNs(ns)?.id === rest[0]) { destroyNetnsSync(ns); console.log(`removed ${ns}`); }
+    for (const ns of listNetnsSync())
+      if (parseLabNs(ns)?.id === rest[0]) {
+        destroyNetnsSync(ns);
+        console.log(`removed ${ns}`);
+      }
   } else {
     // Exit 0 on a bare run: the test runner picks up every file under test/ and must not count this as a failure.
-    console.error('usage: cli.ts up [--hosts N] [--lan-rate R] [--link A-B[:RATE[:LABEL]]]... | list | sweep [prefix] | down <lab-id>');
+    console.error(
+      'usage: cli.ts up [--hosts N] [--lan-rate R] [--link A-B[:RATE[:LABEL]]]... | list | sweep [prefix] | down <lab-id>',
+    );
     process.exitCode = cmd === undefined ? 0 : 2;
   }
 }

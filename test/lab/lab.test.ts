@@ -15,20 +15,51 @@ function firstLine(child: ChildProcess, timeoutMs = 5000): Promise<Record<string
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error('no output in time')), timeoutMs);
-    rl.once('line', (line) => { clearTimeout(timer); rl.close(); resolve(JSON.parse(line) as Record<string, unknown>); });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code} before output`)); });
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      rl.close();
+      resolve(JSON.parse(line) as Record<string, unknown>);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before output`));
+    });
   });
 }
 
 async function rootLinks(): Promise<string[]> {
-  return (await run('ip', ['-o', 'link', 'show'])).stdout.split('\n').map((l) => l.split(':')[1]?.trim() ?? '').filter(Boolean).sort();
+  return (await run('ip', ['-o', 'link', 'show'])).stdout
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim() ?? '')
+    .filter(Boolean)
+    .sort();
 }
 
 t.test('address plan, names and tbf bursts (pure)', async (t) => {
-  const plan = planLab({ hosts: 3, lanRate: '1gbit', links: [{ a: 0, b: 1, rate: '5gbit' }, { a: 1, b: 2 }] }, 4242, 'ab1');
+  const plan = planLab(
+    {
+      hosts: 3,
+      lanRate: '1gbit',
+      links: [
+        { a: 0, b: 1, rate: '5gbit' },
+        { a: 1, b: 2 },
+      ],
+    },
+    4242,
+    'ab1',
+  );
   t.equal(plan.id, 'tlab-4242-ab1');
-  t.same(plan.hosts.map((h) => h.lanIp), ['10.77.0.1', '10.77.0.2', '10.77.0.3']);
-  t.same(plan.links.map((l) => [l.ipA, l.ipB]), [['10.77.1.1', '10.77.1.2'], ['10.77.2.1', '10.77.2.2']]);
+  t.same(
+    plan.hosts.map((h) => h.lanIp),
+    ['10.77.0.1', '10.77.0.2', '10.77.0.3'],
+  );
+  t.same(
+    plan.links.map((l) => [l.ipA, l.ipB]),
+    [
+      ['10.77.1.1', '10.77.1.2'],
+      ['10.77.2.1', '10.77.2.2'],
+    ],
+  );
   t.same(parseLabNs('tlab-4242-ab1-h2'), { id: 'tlab-4242-ab1', pid: 4242 });
   t.same(parseLabNs('tlab-4242-ab1-sw'), { id: 'tlab-4242-ab1', pid: 4242 });
   t.equal(parseLabNs('other-ns'), undefined);
@@ -45,7 +76,10 @@ t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', a
   const lab = await Lab.create({ hosts: 3, links: [{ a: 0, b: 1 }] });
   t.teardown(() => lab.teardown());
   t.same(await rootLinks(), before, 'nothing created in the root namespace');
-  t.same(lab.hosts.map((h) => h.lanIp), ['10.77.0.1', '10.77.0.2', '10.77.0.3']);
+  t.same(
+    lab.hosts.map((h) => h.lanIp),
+    ['10.77.0.1', '10.77.0.2', '10.77.0.3'],
+  );
   t.equal(lab.linkIp(0, 1), '10.77.1.2');
   t.same(lab.hosts[1]?.ips, ['10.77.0.2', '10.77.1.2']);
 
@@ -69,9 +103,14 @@ t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', a
     await lab.blockMulticast(2);
     const r1 = lab.spawn(1, process.execPath, [TOOL, 'mcast-recv', '239.255.77.1', '7201']);
     const r2 = lab.spawn(2, process.execPath, [TOOL, 'mcast-recv', '239.255.77.1', '7201']);
-    await firstLine(r1); await firstLine(r2);
+    await firstLine(r1);
+    await firstLine(r2);
     // Settle h2's outcome right away (heard or silent after 4 s), so a slow h1 cannot leave it unhandled.
-    const g1 = firstLine(r1, 10_000), g2 = firstLine(r2, 4000).then(() => 'heard', () => 'silent');
+    const g1 = firstLine(r1, 10_000),
+      g2 = firstLine(r2, 4000).then(
+        () => 'heard',
+        () => 'silent',
+      );
     lab.spawn(0, process.execPath, [TOOL, 'mcast-send', '239.255.77.1', '7201', 'again', '10']);
     t.same(await g1, { got: 'again', from: '10.77.0.1' }, 'h1 still hears multicast');
     t.equal(await g2, 'silent', 'h2 (blocked) hears nothing');
@@ -117,7 +156,11 @@ t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', a
   await lab.teardown();
   t.equal(lab.processes.length, 0, 'every spawned process is gone');
   t.ok(echo.exitCode !== null || echo.signalCode !== null || (await once(echo, 'exit')), 'echo server killed');
-  t.same((await listNetns()).filter((n) => n.startsWith(lab.id)), [], 'no namespace left');
+  t.same(
+    (await listNetns()).filter((n) => n.startsWith(lab.id)),
+    [],
+    'no namespace left',
+  );
   t.same(await rootLinks(), before, 'no veth or bridge in the root namespace');
 });
 
@@ -129,30 +172,54 @@ t.test('withLab tears down in t.teardown', async (t) => {
       t.equal((await listNetns()).filter((n) => n.startsWith(lab.id)).length, 3);
     });
   });
-  if (id) t.same((await listNetns()).filter((n) => n.startsWith(id)), [], 'gone after the subtest');
+  if (id)
+    t.same(
+      (await listNetns()).filter((n) => n.startsWith(id)),
+      [],
+      'gone after the subtest',
+    );
 });
 
-t.test('a lab owner killed by a signal tears down; a SIGKILLed one is swept', { skip: Lab.unavailableReason() ?? false }, async (t) => {
-  const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
-  const start = async (): Promise<{ child: ChildProcess; id: string }> => {
-    const child = spawn(process.execPath, [...childExecArgv(import.meta.url), cli, 'up', '--hosts', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    t.teardown(() => { child.kill('SIGKILL'); });
-    let text = '';
-    for await (const chunk of child.stdout!) { text += String(chunk); if (text.includes('is up')) break; }
-    const id = /"id": "([^"]+)"/.exec(text)?.[1] ?? '';
-    return { child, id };
-  };
-  const a = await start();
-  t.ok(a.id && parseLabNs(`${a.id}-sw`), `lab ${a.id} built by a child`);
-  a.child.kill('SIGTERM');
-  await once(a.child, 'exit');
-  t.same((await listNetns()).filter((n) => n.startsWith(a.id)), [], 'SIGTERM: exit handler tore it down');
+t.test(
+  'a lab owner killed by a signal tears down; a SIGKILLed one is swept',
+  { skip: Lab.unavailableReason() ?? false },
+  async (t) => {
+    const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
+    const start = async (): Promise<{ child: ChildProcess; id: string }> => {
+      const child = spawn(process.execPath, [...childExecArgv(import.meta.url), cli, 'up', '--hosts', '2'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      t.teardown(() => {
+        child.kill('SIGKILL');
+      });
+      let text = '';
+      for await (const chunk of child.stdout!) {
+        text += String(chunk);
+        if (text.includes('is up')) break;
+      }
+      const id = /"id": "([^"]+)"/.exec(text)?.[1] ?? '';
+      return { child, id };
+    };
+    const a = await start();
+    t.ok(a.id && parseLabNs(`${a.id}-sw`), `lab ${a.id} built by a child`);
+    a.child.kill('SIGTERM');
+    await once(a.child, 'exit');
+    t.same(
+      (await listNetns()).filter((n) => n.startsWith(a.id)),
+      [],
+      'SIGTERM: exit handler tore it down',
+    );
 
-  const b = await start();
-  b.child.kill('SIGKILL');
-  await once(b.child, 'exit');
-  t.equal((await listNetns()).filter((n) => n.startsWith(b.id)).length, 3, 'SIGKILL leaves namespaces behind');
-  const removed = sweepStaleLabs();
-  t.ok(removed.includes(`${b.id}-sw`), 'sweep removes the stale lab');
-  t.same((await listNetns()).filter((n) => n.startsWith(b.id)), [], 'nothing of it left');
-});
+    const b = await start();
+    b.child.kill('SIGKILL');
+    await once(b.child, 'exit');
+    t.equal((await listNetns()).filter((n) => n.startsWith(b.id)).length, 3, 'SIGKILL leaves namespaces behind');
+    const removed = sweepStaleLabs();
+    t.ok(removed.includes(`${b.id}-sw`), 'sweep removes the stale lab');
+    t.same(
+      (await listNetns()).filter((n) => n.startsWith(b.id)),
+      [],
+      'nothing of it left',
+    );
+  },
+);

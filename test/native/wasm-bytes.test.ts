@@ -22,12 +22,16 @@ async function assemble(text: string): Promise<Buffer> {
   }
 }
 
-const script = (...args: string[]) => spawnSync(process.execPath, ['scripts/build-wasm.mjs', ...args], { encoding: 'utf8' });
+const script = (...args: string[]) =>
+  spawnSync(process.execPath, ['scripts/build-wasm.mjs', ...args], { encoding: 'utf8' });
 
 t.test('the committed kernel bytes are exactly what wabt assembles from reduce.wat', async (t) => {
   const fresh = await assemble(await readFile(WAT, 'utf8'));
   const committed = Buffer.from(REDUCE_WASM_BASE64, 'base64');
-  t.ok(fresh.equals(committed), `reduce-wasm-bytes.ts (${committed.length} B) = wabt(reduce.wat) (${fresh.length} B); if not, run npm run build:wasm`);
+  t.ok(
+    fresh.equals(committed),
+    `reduce-wasm-bytes.ts (${committed.length} B) = wabt(reduce.wat) (${fresh.length} B); if not, run npm run build:wasm`,
+  );
   t.ok(WebAssembly.validate(committed), 'and they are a valid module here');
 });
 

@@ -7,7 +7,11 @@ import { DEFAULT_PORT, parseNodeArgs } from '../../src/node/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'torus-config-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const file = (name: string, text: string): string => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string): string => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 t.test('defaults', async (t) => {
   const { config, help } = parseNodeArgs([], {});
@@ -20,8 +24,26 @@ t.test('defaults', async (t) => {
 });
 
 t.test('flags', async (t) => {
-  const { config } = parseNodeArgs(['--port', '0', '--name', 'mac-1', '--peers', '10.77.0.2:52515, 10.77.0.3:52515',
-    '--iface-type', 'en5=thunderbolt', '--iface-type', 'veth0=ethernet', '--secret', 's3cret', '--no-mdns', '--log-level', 'debug'], {});
+  const { config } = parseNodeArgs(
+    [
+      '--port',
+      '0',
+      '--name',
+      'mac-1',
+      '--peers',
+      '10.77.0.2:52515, 10.77.0.3:52515',
+      '--iface-type',
+      'en5=thunderbolt',
+      '--iface-type',
+      'veth0=ethernet',
+      '--secret',
+      's3cret',
+      '--no-mdns',
+      '--log-level',
+      'debug',
+    ],
+    {},
+  );
   t.equal(config.port, 0);
   t.equal(config.name, 'mac-1');
   t.same(config.peers, ['10.77.0.2:52515', '10.77.0.3:52515']);
@@ -33,7 +55,10 @@ t.test('flags', async (t) => {
 
 t.test('config file, with flags winning', async (t) => {
   const secretFile = file('secret', 'from-file\n');
-  const path = file('ok.json', JSON.stringify({ port: 6000, cluster: 'lab', ifaceTypes: { eth1: 'wifi' }, secretFile, peers: ['10.77.0.9:6000'] }));
+  const path = file(
+    'ok.json',
+    JSON.stringify({ port: 6000, cluster: 'lab', ifaceTypes: { eth1: 'wifi' }, secretFile, peers: ['10.77.0.9:6000'] }),
+  );
   const { config } = parseNodeArgs(['--config', path, '--port', '7000'], {});
   t.equal(config.port, 7000, 'flag wins');
   t.equal(config.cluster, 'lab');
@@ -54,7 +79,10 @@ t.test('bad input names where it is', async (t) => {
     [['--config', file('bad.json', '{ nope')], /not valid JSON/],
     [['--config', file('arr.json', '[]')], /expected a JSON object/],
     [['--config', file('unknown.json', '{"prot": 1}')], /config prot: unknown option/],
-    [['--config', file('type.json', '{"ifaceTypes": {"eth0": "fast"}}')], /config ifaceTypes.eth0: unknown interface type "fast"/],
+    [
+      ['--config', file('type.json', '{"ifaceTypes": {"eth0": "fast"}}')],
+      /config ifaceTypes.eth0: unknown interface type "fast"/,
+    ],
     [['--unknown'], /Unknown option/],
   ];
   for (const [args, pattern] of cases) {

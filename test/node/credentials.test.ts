@@ -20,8 +20,15 @@ const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'torus-cred-'));
 t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
-const input = (o: Partial<CredentialInput> = {}): CredentialInput =>
-  ({ dataDir: join(tmp, `d${++n}`), cluster: 'torus', secret: undefined, secretSource: undefined, insecureOpen: false, apiToken: undefined, ...o });
+const input = (o: Partial<CredentialInput> = {}): CredentialInput => ({
+  dataDir: join(tmp, `d${++n}`),
+  cluster: 'torus',
+  secret: undefined,
+  secretSource: undefined,
+  insecureOpen: false,
+  apiToken: undefined,
+  ...o,
+});
 
 t.test('first start creates a secret (0600) and an API token; the next start reuses them', async (t) => {
   const base = input();
@@ -45,7 +52,9 @@ t.test('a given secret is saved and wins over the saved one; keys are derived, n
   const base = input();
   resolveCredential(base);
   const events: string[] = [];
-  const given = resolveCredential({ ...base, secret: 'correct horse battery staple', secretSource: 'env' }, (e) => events.push(e));
+  const given = resolveCredential({ ...base, secret: 'correct horse battery staple', secretSource: 'env' }, (e) =>
+    events.push(e),
+  );
   if (given.mode !== 'secret') throw new Error('expected a secret');
   t.same(events, ['replaced']);
   t.equal(readFileSync(join(base.dataDir, SECRET_FILE), 'utf8').trim(), 'correct horse battery staple');
@@ -53,8 +62,16 @@ t.test('a given secret is saved and wins over the saved one; keys are derived, n
   const { peerKey, dataKey, apiToken } = given.keys;
   t.not(peerKey, dataKey, 'independent keys');
   t.notMatch(peerKey + dataKey + apiToken, /correct horse/, 'no key contains the secret');
-  t.same(deriveClusterKeys('correct horse battery staple', 'torus'), given.keys, 'deterministic: every node derives the same keys');
-  t.not(deriveClusterKeys('correct horse battery staple', 'other').peerKey, peerKey, 'another cluster name, other keys');
+  t.same(
+    deriveClusterKeys('correct horse battery staple', 'torus'),
+    given.keys,
+    'deterministic: every node derives the same keys',
+  );
+  t.not(
+    deriveClusterKeys('correct horse battery staple', 'other').peerKey,
+    peerKey,
+    'another cluster name, other keys',
+  );
   t.not(deriveClusterKeys('correct horse battery stapler', 'torus').apiToken, apiToken);
 });
 
@@ -75,7 +92,11 @@ t.test('config: TORUS_SECRET, precedence, warnings and conflicts', async (t) => 
   t.match(parseNodeArgs(['--secret-file', f], env).config, { secret: 'from-file', secretSource: 'file' });
   t.match(parseNodeArgs([], {}).config, { secret: undefined, insecureOpen: false });
   t.throws(() => parseNodeArgs(['--insecure-open', '--secret', 'x'], {}), ValidationError);
-  t.throws(() => parseNodeArgs(['--insecure-open'], env), ValidationError, 'TORUS_SECRET with --insecure-open is a conflict too');
+  t.throws(
+    () => parseNodeArgs(['--insecure-open'], env),
+    ValidationError,
+    'TORUS_SECRET with --insecure-open is a conflict too',
+  );
   writeFileSync(f, '');
   t.throws(() => parseNodeArgs(['--secret-file', f], {}), /is empty/);
   const short = join(tmp, 'short-token');
@@ -87,8 +108,14 @@ t.test('writeFileAtomicSync fsyncs the file and its directory, leaves no temp fi
   const calls: string[] = [];
   const counting: DurableFs = {
     ...realFs,
-    fsyncSync: (fd) => { calls.push('fsync'); realFs.fsyncSync(fd); },
-    renameSync: (a, b) => { calls.push('rename'); realFs.renameSync(a, b); },
+    fsyncSync: (fd) => {
+      calls.push('fsync');
+      realFs.fsyncSync(fd);
+    },
+    renameSync: (a, b) => {
+      calls.push('rename');
+      realFs.renameSync(a, b);
+    },
   };
   const dir = join(tmp, 'atomic');
   const path = join(dir, 'f.json');
@@ -97,21 +124,30 @@ t.test('writeFileAtomicSync fsyncs the file and its directory, leaves no temp fi
   t.equal(readFileSync(path, 'utf8'), '{"a":1}\n');
   t.equal(statSync(path).mode & 0o777, 0o600);
   t.equal(statSync(dir).mode & 0o777, 0o700, 'a created directory is 0700');
-  const failing: DurableFs = { ...realFs, fsyncSync: () => { throw Object.assign(new Error('EIO'), { code: 'EIO' }); } };
+  const failing: DurableFs = {
+    ...realFs,
+    fsyncSync: () => {
+      throw Object.assign(new Error('EIO'), { code: 'EIO' });
+    },
+  };
   t.throws(() => writeFileAtomicSync(path, 'new', { fs: failing }), /EIO/);
   t.equal(readFileSync(path, 'utf8'), '{"a":1}\n', 'a failed write leaves the old content');
 });
 
-t.test('`token` prints the join command and the API token from the data dir', { skip: existsSync(MAIN) ? false : 'dist/main.js missing (npm run build)' }, async (t) => {
-  const base = input();
-  const cred = resolveCredential(base);
-  if (cred.mode !== 'secret') throw new Error('expected a secret');
-  const join1 = spawnSync(process.execPath, [MAIN, 'token', '--data-dir', base.dataDir], { encoding: 'utf8' });
-  t.equal(join1.status, 0);
-  t.match(join1.stdout, new RegExp(`^TORUS_SECRET=${cred.secret} node dist/main.js --peers \\S+:52515\\n$`));
-  const api = spawnSync(process.execPath, [MAIN, 'token', '--api', '--data-dir', base.dataDir], { encoding: 'utf8' });
-  t.equal(api.stdout, `${cred.apiToken}\n`);
-  const none = spawnSync(process.execPath, [MAIN, 'token', '--data-dir', join(tmp, 'empty')], { encoding: 'utf8' });
-  t.equal(none.status, 1);
-  t.match(none.stderr, /no cluster secret/);
-});
+t.test(
+  '`token` prints the join command and the API token from the data dir',
+  { skip: existsSync(MAIN) ? false : 'dist/main.js missing (npm run build)' },
+  async (t) => {
+    const base = input();
+    const cred = resolveCredential(base);
+    if (cred.mode !== 'secret') throw new Error('expected a secret');
+    const join1 = spawnSync(process.execPath, [MAIN, 'token', '--data-dir', base.dataDir], { encoding: 'utf8' });
+    t.equal(join1.status, 0);
+    t.match(join1.stdout, new RegExp(`^TORUS_SECRET=${cred.secret} node dist/main.js --peers \\S+:52515\\n$`));
+    const api = spawnSync(process.execPath, [MAIN, 'token', '--api', '--data-dir', base.dataDir], { encoding: 'utf8' });
+    t.equal(api.stdout, `${cred.apiToken}\n`);
+    const none = spawnSync(process.execPath, [MAIN, 'token', '--data-dir', join(tmp, 'empty')], { encoding: 'utf8' });
+    t.equal(none.status, 1);
+    t.match(none.stderr, /no cluster secret/);
+  },
+);

@@ -23,7 +23,8 @@ function apply(state: ClusterState, events: readonly ClusterEvent[]): ClusterSta
 function cluster(): ClusterState {
   const events: ClusterEvent[] = [];
   // Every node runs exec workloads (a node that does not is left out of plans; runner-eligibility tests).
-  for (const n of NODES) events.push(joined(n), { ...profile(n, ip(n)), runners: { allowExec: true, maxRunners: 8 } } as ClusterEvent);
+  for (const n of NODES)
+    events.push(joined(n), { ...profile(n, ip(n)), runners: { allowExec: true, maxRunners: 8 } } as ClusterEvent);
   for (const s of NODES) for (const k of NODES) if (s !== k) events.push(linkUp(s, k, ip(k)));
   index = 0;
   return apply(emptyState, events);
@@ -32,11 +33,18 @@ function cluster(): ClusterState {
 t.test('re-placement keeps requiredNodes and minNodes', async (t) => {
   const runtime = new Runtime();
   t.teardown(() => runtime.shutdown());
-  await runtime.supervise({ name: 'placement-planner', module: siblingModule(import.meta.url, '../../src/actors/placement-planner/worker'), options: {} });
+  await runtime.supervise({
+    name: 'placement-planner',
+    module: siblingModule(import.meta.url, '../../src/actors/placement-planner/worker'),
+    options: {},
+  });
   const handler = new CommandHandler(runtime);
   let state = cluster();
 
-  const placed = await handler.handle({ type: 'PlaceInstance', workload, minNodes: 3, requiredNodes: ['a'], instanceId: 'job-1' }, state);
+  const placed = await handler.handle(
+    { type: 'PlaceInstance', workload, minNodes: 3, requiredNodes: ['a'], instanceId: 'job-1' },
+    state,
+  );
   const created = placed.events[0] as Extract<ClusterEvent, { type: 'InstanceCreated' }>;
   t.equal(created.type, 'InstanceCreated');
   t.equal(created.minNodes, 3, 'the event carries minNodes');

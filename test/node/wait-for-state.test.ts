@@ -6,14 +6,27 @@ import type { ClusterEvent } from '../../src/protocols/events.js';
 import { waitForState } from '../../src/api/wait-for-state.js';
 
 let index = 0;
-const append = (feed: EventFeed, event: ClusterEvent): void => feed.append({ index: ++index, term: 1, event, at: Date.now() });
+const append = (feed: EventFeed, event: ClusterEvent): void =>
+  feed.append({ index: ++index, term: 1, event, at: Date.now() });
 const gone = (nodeId: string): ClusterEvent => ({ type: 'NodeGone', nodeId, reason: 'test' });
-const isGone = (nodeId: string) => (e: ClusterEvent): boolean => e.type === 'NodeGone' && e.nodeId === nodeId;
+const isGone =
+  (nodeId: string) =>
+  (e: ClusterEvent): boolean =>
+    e.type === 'NodeGone' && e.nodeId === nodeId;
 
 t.test('answers at once when the condition already holds', async (t) => {
   const feed = new EventFeed();
   let checks = 0;
-  const v = await waitForState(feed, { afterIndex: feed.lastIndex, relevant: () => true, check: async () => { checks++; return 'ready'; }, timeoutMs: 1_000, onTimeout: () => new Error('late') });
+  const v = await waitForState(feed, {
+    afterIndex: feed.lastIndex,
+    relevant: () => true,
+    check: async () => {
+      checks++;
+      return 'ready';
+    },
+    timeoutMs: 1_000,
+    onTimeout: () => new Error('late'),
+  });
   t.equal(v, 'ready');
   t.equal(checks, 1);
   t.equal(feed.subscribers, 0, 'no subscription left behind');
@@ -23,7 +36,16 @@ t.test('checks again only after relevant events', async (t) => {
   const feed = new EventFeed();
   let done = false;
   let checks = 0;
-  const waiting = waitForState(feed, { afterIndex: feed.lastIndex, relevant: isGone('x'), check: async () => { checks++; return done ? 'done' : undefined; }, timeoutMs: 5_000, onTimeout: () => new Error('late') });
+  const waiting = waitForState(feed, {
+    afterIndex: feed.lastIndex,
+    relevant: isGone('x'),
+    check: async () => {
+      checks++;
+      return done ? 'done' : undefined;
+    },
+    timeoutMs: 5_000,
+    onTimeout: () => new Error('late'),
+  });
   await new Promise((r) => setTimeout(r, 20));
   for (let i = 0; i < 50; i++) append(feed, gone(`other-${i}`));
   await new Promise((r) => setTimeout(r, 20));
@@ -39,25 +61,60 @@ t.test('an event applied between the command and the wait is not missed', async 
   const feed = new EventFeed();
   const before = feed.lastIndex;
   append(feed, gone('early')); // the command's effect arrives before the wait starts
-  const v = await waitForState(feed, { afterIndex: before, relevant: isGone('early'), fromEvent: (e) => (e.type === 'NodeGone' ? e.nodeId : undefined), check: async () => undefined, timeoutMs: 1_000, onTimeout: () => new Error('late') });
+  const v = await waitForState(feed, {
+    afterIndex: before,
+    relevant: isGone('early'),
+    fromEvent: (e) => (e.type === 'NodeGone' ? e.nodeId : undefined),
+    check: async () => undefined,
+    timeoutMs: 1_000,
+    onTimeout: () => new Error('late'),
+  });
   t.equal(v, 'early', 'answered from the event itself');
 });
 
 t.test('a change with no event (snapshot install) is found by the safety check', async (t) => {
   const feed = new EventFeed();
   let done = false;
-  setTimeout(() => { done = true; }, 50);
+  setTimeout(() => {
+    done = true;
+  }, 50);
   const start = Date.now();
-  const v = await waitForState(feed, { afterIndex: 0, relevant: () => false, check: async () => (done ? 'seen' : undefined), timeoutMs: 5_000, onTimeout: () => new Error('late'), safetyCheckMs: 100 });
+  const v = await waitForState(feed, {
+    afterIndex: 0,
+    relevant: () => false,
+    check: async () => (done ? 'seen' : undefined),
+    timeoutMs: 5_000,
+    onTimeout: () => new Error('late'),
+    safetyCheckMs: 100,
+  });
   t.equal(v, 'seen');
   t.ok(Date.now() - start < 2_000);
 });
 
 t.test('times out with the caller error; a check that throws ends the wait with its error', async (t) => {
   const feed = new EventFeed();
-  await t.rejects(waitForState(feed, { afterIndex: 0, relevant: () => true, check: async () => undefined, timeoutMs: 150, onTimeout: () => new Error('not ready in time'), safetyCheckMs: 50 }), /not ready in time/);
+  await t.rejects(
+    waitForState(feed, {
+      afterIndex: 0,
+      relevant: () => true,
+      check: async () => undefined,
+      timeoutMs: 150,
+      onTimeout: () => new Error('not ready in time'),
+      safetyCheckMs: 50,
+    }),
+    /not ready in time/,
+  );
   let n = 0;
-  const failing = waitForState(feed, { afterIndex: feed.lastIndex, relevant: () => true, check: async () => { if (++n > 1) throw new Error('runner failed'); return undefined; }, timeoutMs: 5_000, onTimeout: () => new Error('late') });
+  const failing = waitForState(feed, {
+    afterIndex: feed.lastIndex,
+    relevant: () => true,
+    check: async () => {
+      if (++n > 1) throw new Error('runner failed');
+      return undefined;
+    },
+    timeoutMs: 5_000,
+    onTimeout: () => new Error('late'),
+  });
   append(feed, gone('y'));
   await t.rejects(failing, /runner failed/);
   t.equal(feed.subscribers, 0);

@@ -21,10 +21,20 @@ const hasPrebuilt = (() => {
 })();
 
 t.test('allowScripts decides every dependency install script', async (t) => {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { allowScripts?: Record<string, boolean> };
-  t.same(pkg.allowScripts, { esbuild: false, 'msgpackr-extract': false }, 'both run from their prebuilt optional packages');
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    allowScripts?: Record<string, boolean>;
+  };
+  t.same(
+    pkg.allowScripts,
+    { esbuild: false, 'msgpackr-extract': false },
+    'both run from their prebuilt optional packages',
+  );
 });
 
-t.test('msgpackr runs natively from the prebuilt package', { skip: hasPrebuilt ? false : `no ${prebuilt} for this platform` }, async (t) => {
-  t.equal(isNativeAccelerationEnabled, true, `${prebuilt} loaded`);
-});
+t.test(
+  'msgpackr runs natively from the prebuilt package',
+  { skip: hasPrebuilt ? false : `no ${prebuilt} for this platform` },
+  async (t) => {
+    t.equal(isNativeAccelerationEnabled, true, `${prebuilt} loaded`);
+  },
+);

@@ -27,22 +27,35 @@ async function checkRing(t: Test, comms: RingCommunicator[], big: boolean): Prom
         const inputs = comms.map((c) => exactInput(dtype, count, c.rank, seed));
         const expected = referenceAllReduce(inputs, op);
         const outs = await Promise.all(comms.map((c, r) => c.allReduce((inputs[r] as RingArray).slice(), op)));
-        const bad = outs.map((o, r) => (bitsEqual(o, expected) ? null : `rank ${r}: ${firstDifference(o, expected)}`)).filter(Boolean);
+        const bad = outs
+          .map((o, r) => (bitsEqual(o, expected) ? null : `rank ${r}: ${firstDifference(o, expected)}`))
+          .filter(Boolean);
         t.same(bad, [], `allReduce ${op} ${where}`);
       }
       seed++;
       const inputs = comms.map((c) => exactInput(dtype, count, c.rank, seed));
       const gathered = await Promise.all(comms.map((c, r) => c.allGather(inputs[r] as RingArray)));
       const expectedGather = referenceAllGather(inputs);
-      t.ok(gathered.every((g) => bitsEqual(g, expectedGather)), `allGather ${where}`);
+      t.ok(
+        gathered.every((g) => bitsEqual(g, expectedGather)),
+        `allGather ${where}`,
+      );
       const root = count % n;
-      const bufs = comms.map((_c, r) => (r === root ? (inputs[r] as RingArray).slice() : exactInput(dtype, count, r, seed + 1000)));
+      const bufs = comms.map((_c, r) =>
+        r === root ? (inputs[r] as RingArray).slice() : exactInput(dtype, count, r, seed + 1000),
+      );
       await Promise.all(comms.map((c, r) => c.broadcast(bufs[r] as RingArray, root)));
-      t.ok(bufs.every((b) => bitsEqual(b, inputs[root] as RingArray)), `broadcast root ${root} ${where}`);
+      t.ok(
+        bufs.every((b) => bitsEqual(b, inputs[root] as RingArray)),
+        `broadcast root ${root} ${where}`,
+      );
       for (const shift of [1, -1] as const) {
         const recvs = comms.map(() => (inputs[0] as RingArray).slice().fill(0));
         await Promise.all(comms.map((c, r) => c.sendRecv(inputs[r] as RingArray, recvs[r] as RingArray, shift)));
-        t.ok(recvs.every((got, r) => bitsEqual(got, inputs[(r - shift + n) % n] as RingArray)), `sendRecv shift ${shift} ${where}`);
+        t.ok(
+          recvs.every((got, r) => bitsEqual(got, inputs[(r - shift + n) % n] as RingArray)),
+          `sendRecv shift ${shift} ${where}`,
+        );
       }
     }
   }
@@ -50,16 +63,27 @@ async function checkRing(t: Test, comms: RingCommunicator[], big: boolean): Prom
   const count = 5000;
   const sends = comms.map((c) => exactInput('float32', count, c.rank, 99));
   const recvs = comms.map(() => new Float32Array(count));
-  await Promise.all(comms.map(async (c, r) => {
-    await c.send(sends[r] as RingArray, (r + 1) % n);
-    await c.recv(recvs[r] as RingArray, (r - 1 + n) % n);
-  }));
-  t.ok(recvs.every((got, r) => bitsEqual(got, sends[(r - 1 + n) % n] as RingArray)), 'send/recv to neighbours');
+  await Promise.all(
+    comms.map(async (c, r) => {
+      await c.send(sends[r] as RingArray, (r + 1) % n);
+      await c.recv(recvs[r] as RingArray, (r - 1 + n) % n);
+    }),
+  );
+  t.ok(
+    recvs.every((got, r) => bitsEqual(got, sends[(r - 1 + n) % n] as RingArray)),
+    'send/recv to neighbours',
+  );
   const outs = comms.map((c) => c.alloc('float32', count));
   await Promise.all(comms.map((c, r) => c.allReduce(sends[r] as RingArray, 'sum', outs[r])));
   const expected = referenceAllReduce(sends, 'sum');
-  t.ok(outs.every((o) => bitsEqual(o, expected)), 'out-of-place all-reduce into comm.alloc() memory');
-  t.ok(sends.every((s, r) => bitsEqual(s, exactInput('float32', count, r, 99))), 'input untouched by out-of-place all-reduce');
+  t.ok(
+    outs.every((o) => bitsEqual(o, expected)),
+    'out-of-place all-reduce into comm.alloc() memory',
+  );
+  t.ok(
+    sends.every((s, r) => bitsEqual(s, exactInput('float32', count, r, 99))),
+    'input untouched by out-of-place all-reduce',
+  );
   await Promise.all(comms.map((c) => c.barrier()));
   t.pass('barrier');
 }
@@ -76,16 +100,30 @@ for (const n of [2, 3, 4, 5]) {
 }
 
 t.test('3 ranks, 2 connections per neighbour, tiny chunks, no latency path', async (t) => {
-  const comms = await loopbackRing(3, { connections: 2, chunkBytes: 4096, maxChunkBytes: 8192, smallMessageBytes: 0, minLaneBytes: 64 });
+  const comms = await loopbackRing(3, {
+    connections: 2,
+    chunkBytes: 4096,
+    maxChunkBytes: 8192,
+    smallMessageBytes: 0,
+    minLaneBytes: 64,
+  });
   t.teardown(() => Promise.all(comms.map((c) => c.close())));
   await checkRing(t, comms, true);
 });
 
-t.test('2 ranks, adaptive chunks between 64 B and 1000 B (not a multiple of the element size), no latency path', async (t) => {
-  const comms = await loopbackRing(2, { chunkBytes: 64, maxChunkBytes: 1000, smallMessageBytes: 0, minLaneBytes: 64 });
-  t.teardown(() => Promise.all(comms.map((c) => c.close())));
-  await checkRing(t, comms, true);
-});
+t.test(
+  '2 ranks, adaptive chunks between 64 B and 1000 B (not a multiple of the element size), no latency path',
+  async (t) => {
+    const comms = await loopbackRing(2, {
+      chunkBytes: 64,
+      maxChunkBytes: 1000,
+      smallMessageBytes: 0,
+      minLaneBytes: 64,
+    });
+    t.teardown(() => Promise.all(comms.map((c) => c.close())));
+    await checkRing(t, comms, true);
+  },
+);
 
 t.test('4 ranks, one direction, JS kernels', async (t) => {
   const comms = await loopbackRing(4, { bidirectional: false, kernel: 'js', chunkBytes: 16384 });

@@ -1,5 +1,14 @@
 import t from 'tap';
-import { KernelMemory, createReducer, reduceArrays, reduceHalf, float32ToHalf, halfToNumber, numberToHalf, REDUCE_OPS } from '../../src/native/kernels/index.js';
+import {
+  KernelMemory,
+  createReducer,
+  reduceArrays,
+  reduceHalf,
+  float32ToHalf,
+  halfToNumber,
+  numberToHalf,
+  REDUCE_OPS,
+} from '../../src/native/kernels/index.js';
 import { reduceModule } from '../../src/native/kernels/reduce-wasm.js';
 
 t.test('embedded WASM module compiles (SIMD + shared memory available on Node 20)', async (t) => {
@@ -16,12 +25,15 @@ t.test('WASM kernels match the JS loops bit for bit, tails included', async (t) 
       for (const count of [0, 1, 3, 7, 8, 9, 31, 1000, 4099]) {
         const a = memory.alloc(count * 4);
         const b = memory.alloc(count * 4);
-        const make = (offset: number) => (dtype === "float32" ? new Float32Array(memory.buffer, offset, count) : new Int32Array(memory.buffer, offset, count));
+        const make = (offset: number) =>
+          dtype === 'float32'
+            ? new Float32Array(memory.buffer, offset, count)
+            : new Int32Array(memory.buffer, offset, count);
         const da = make(a.offset);
         const db = make(b.offset);
         for (let i = 0; i < count; i++) {
-          da[i] = dtype === 'float32' ? (Math.sin(i) * 1000) : ((i * 2654435761) | 0);
-          db[i] = dtype === 'float32' ? (Math.cos(i * 3) * 1000) : ((i * 40503 + 7) | 0);
+          da[i] = dtype === 'float32' ? Math.sin(i) * 1000 : (i * 2654435761) | 0;
+          db[i] = dtype === 'float32' ? Math.cos(i * 3) * 1000 : (i * 40503 + 7) | 0;
         }
         const expected = dtype === 'float32' ? Float32Array.from(da) : Int32Array.from(da);
         reduceArrays(op, expected, db, dtype === 'int32');
@@ -34,45 +46,72 @@ t.test('WASM kernels match the JS loops bit for bit, tails included', async (t) 
   }
 });
 
-t.test('float16 WASM kernels match the JS loops bit for bit: every bit pattern, NaN, infinities, subnormals, tails', async (t) => {
-  const memory = new KernelMemory();
-  const wasm = createReducer(memory, 'wasm');
-  const js = createReducer(memory, 'js');
-  const N = 65536 * 8;
-  const regions = [0, 1, 2].map(() => memory.alloc(N * 2));
-  const [A, B, C] = regions.map((r) => new Uint16Array(memory.buffer, r.offset, N)) as [Uint16Array, Uint16Array, Uint16Array];
-  let seed = 99;
-  const rand = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed >>> 16; };
-  for (const op of REDUCE_OPS) {
-    for (let round = 0; round < 3; round++) {
-      // Every a against 8 structured b (round 0: ±0, ±inf, NaN, subnormal, normals) or random b.
-      const structured = [0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x3c00, 0xbbff];
-      for (let i = 0; i < N; i++) { A[i] = i & 0xffff; B[i] = round === 0 ? (structured[i >>> 16] as number) : rand(); }
-      C.set(A);
-      js.reduce(op, 'float16', regions[2]!.offset, regions[1]!.offset, N);
-      wasm.reduce(op, 'float16', regions[0]!.offset, regions[1]!.offset, N);
-      let bad = 0;
-      let first = '';
-      for (let i = 0; i < N; i++) {
-        if (A[i] !== C[i]) { bad++; first ||= `a=${(i & 0xffff).toString(16)} b=${B[i]!.toString(16)}: wasm ${A[i]!.toString(16)}, js ${C[i]!.toString(16)}`; }
+t.test(
+  'float16 WASM kernels match the JS loops bit for bit: every bit pattern, NaN, infinities, subnormals, tails',
+  async (t) => {
+    const memory = new KernelMemory();
+    const wasm = createReducer(memory, 'wasm');
+    const js = createReducer(memory, 'js');
+    const N = 65536 * 8;
+    const regions = [0, 1, 2].map(() => memory.alloc(N * 2));
+    const [A, B, C] = regions.map((r) => new Uint16Array(memory.buffer, r.offset, N)) as [
+      Uint16Array,
+      Uint16Array,
+      Uint16Array,
+    ];
+    let seed = 99;
+    const rand = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed >>> 16;
+    };
+    for (const op of REDUCE_OPS) {
+      for (let round = 0; round < 3; round++) {
+        // Every a against 8 structured b (round 0: ±0, ±inf, NaN, subnormal, normals) or random b.
+        const structured = [0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x3c00, 0xbbff];
+        for (let i = 0; i < N; i++) {
+          A[i] = i & 0xffff;
+          B[i] = round === 0 ? (structured[i >>> 16] as number) : rand();
+        }
+        C.set(A);
+        js.reduce(op, 'float16', regions[2]!.offset, regions[1]!.offset, N);
+        wasm.reduce(op, 'float16', regions[0]!.offset, regions[1]!.offset, N);
+        let bad = 0;
+        let first = '';
+        for (let i = 0; i < N; i++) {
+          if (A[i] !== C[i]) {
+            bad++;
+            first ||= `a=${(i & 0xffff).toString(16)} b=${B[i]!.toString(16)}: wasm ${A[i]!.toString(16)}, js ${C[i]!.toString(16)}`;
+          }
+        }
+        t.equal(bad, 0, `${op} float16 round ${round} ${first}`);
       }
-      t.equal(bad, 0, `${op} float16 round ${round} ${first}`);
+      for (const count of [0, 1, 7, 8, 9, 15, 17, 1001]) {
+        for (let i = 0; i < count; i++) {
+          A[i] = rand();
+          B[i] = rand();
+        }
+        C.set(A.subarray(0, count));
+        js.reduce(op, 'float16', regions[2]!.offset, regions[1]!.offset, count);
+        wasm.reduce(op, 'float16', regions[0]!.offset, regions[1]!.offset, count);
+        t.same(
+          Array.from(A.subarray(0, count)),
+          Array.from(C.subarray(0, count)),
+          `${op} float16 × ${count} (SIMD body + JS tail)`,
+        );
+      }
     }
-    for (const count of [0, 1, 7, 8, 9, 15, 17, 1001]) {
-      for (let i = 0; i < count; i++) { A[i] = rand(); B[i] = rand(); }
-      C.set(A.subarray(0, count));
-      js.reduce(op, 'float16', regions[2]!.offset, regions[1]!.offset, count);
-      wasm.reduce(op, 'float16', regions[0]!.offset, regions[1]!.offset, count);
-      t.same(Array.from(A.subarray(0, count)), Array.from(C.subarray(0, count)), `${op} float16 × ${count} (SIMD body + JS tail)`);
-    }
-  }
-  const d = new Uint16Array(memory.buffer, regions[0]!.offset, 8);
-  const s = new Uint16Array(memory.buffer, regions[1]!.offset, 8);
-  d.set([0x7c00, 0x7bff, 0x0001, 0x8000, 0x3c01, 0x7e01, 0xfe00, 0x0200].map(Number));
-  s.set([0xfc00, 0x7bff, 0x8001, 0x0000, 0x1000, 0x3c00, 0x3c00, 0x0200].map(Number));
-  wasm.reduce('sum', 'float16', regions[0]!.offset, regions[1]!.offset, 8);
-  t.same(Array.from(d), [0x7e00, 0x7c00, 0x0000, 0x0000, 0x3c02, 0x7e00, 0x7e00, 0x0400], 'inf − inf = NaN (canonical), overflow → inf, subnormals, −0 + +0 = +0, ties to even, NaN canonical');
-});
+    const d = new Uint16Array(memory.buffer, regions[0]!.offset, 8);
+    const s = new Uint16Array(memory.buffer, regions[1]!.offset, 8);
+    d.set([0x7c00, 0x7bff, 0x0001, 0x8000, 0x3c01, 0x7e01, 0xfe00, 0x0200].map(Number));
+    s.set([0xfc00, 0x7bff, 0x8001, 0x0000, 0x1000, 0x3c00, 0x3c00, 0x0200].map(Number));
+    wasm.reduce('sum', 'float16', regions[0]!.offset, regions[1]!.offset, 8);
+    t.same(
+      Array.from(d),
+      [0x7e00, 0x7c00, 0x0000, 0x0000, 0x3c02, 0x7e00, 0x7e00, 0x0400],
+      'inf − inf = NaN (canonical), overflow → inf, subnormals, −0 + +0 = +0, ties to even, NaN canonical',
+    );
+  },
+);
 
 t.test('int32 sum wraps like the hardware', async (t) => {
   const d = new Int32Array([0x7fffffff, -0x80000000]);
@@ -125,14 +164,18 @@ t.test('float16 fast rounding equals the exact reference for sums of two halves'
   let bad = 0;
   let checked = 0;
   let seed = 12345;
-  const rand = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed >>> 16; };
+  const rand = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed >>> 16;
+  };
   const special = [0, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff, 0xfbff, 0x6800, 0x1400, 0x0200];
   const pairs: [number, number][] = [];
   for (const a of special) for (const b of special) pairs.push([a, b]);
   for (let i = 0; i < 200_000; i++) pairs.push([rand(), rand()]);
   for (let a = 0; a < 65536; a += 97) for (let b = 0; b < 65536; b += 89) pairs.push([a, b]);
   for (const [a, b] of pairs) {
-    const x = halfToNumber(a), y = halfToNumber(b);
+    const x = halfToNumber(a),
+      y = halfToNumber(b);
     if (Number.isNaN(x) || Number.isNaN(y)) continue;
     checked++;
     if (float32ToHalf(x + y) !== numberToHalf(x + y)) bad++;

@@ -13,7 +13,15 @@ async function pair(maxStash: number): Promise<{ reader: StreamReader; source: n
   reader.attach(socket);
   socket.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
   const source = await accepted;
-  return { reader, source, close: () => { socket.destroy(); source.destroy(); server.close(); } };
+  return {
+    reader,
+    source,
+    close: () => {
+      socket.destroy();
+      source.destroy();
+      server.close();
+    },
+  };
 }
 
 const pattern = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
@@ -22,12 +30,17 @@ t.test('targets posted before the data fill in order, including zero-length ones
   const { reader, source, close } = await pair(1 << 20);
   t.teardown(close);
   const data = pattern(300_000, 1);
-  const a = new Uint8Array(10), b = new Uint8Array(0), c = new Uint8Array(299_990);
+  const a = new Uint8Array(10),
+    b = new Uint8Array(0),
+    c = new Uint8Array(299_990);
   const order: string[] = [];
   await new Promise<void>((resolve) => {
     reader.expect(a, () => order.push('a'));
     reader.expect(b, () => order.push('b'));
-    reader.expect(c, () => { order.push('c'); resolve(); });
+    reader.expect(c, () => {
+      order.push('c');
+      resolve();
+    });
     source.write(data);
   });
   t.same(order, ['a', 'b', 'c']);
@@ -39,19 +52,29 @@ t.test('targets posted before the data fill in order, including zero-length ones
   t.ok(reader.bytesCopied <= 64 * 1024, `at most the first read is copied (${reader.bytesCopied} B of 300000)`);
 });
 
-t.test('bytes that arrive early are stashed; past the limit the socket pauses, then resumes and nothing is lost', async (t) => {
-  const { reader, source, close } = await pair(256 * 1024);
-  t.teardown(close);
-  const total = 32 * 1024 * 1024; // well above what the kernel socket buffers can absorb
-  const data = pattern(total, 7);
-  source.write(data);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the reader stashes until it pauses
-  t.ok(source.writableLength > 0, 'back-pressure reached the sender (reader paused)');
-  const target = new Uint8Array(total);
-  const parts = 16;
-  await new Promise<void>((resolve) => {
-    for (let p = 0; p < parts; p++) reader.expect(target.subarray((p * total) / parts, ((p + 1) * total) / parts), p === parts - 1 ? resolve : () => undefined);
-  });
-  t.ok(Buffer.from(target).equals(Buffer.from(data)), 'all 32 MiB arrive intact and in order');
-  t.ok(reader.bytesCopied > 64 * 1024 && reader.bytesCopied < total, `early bytes were copied out of the stash (${reader.bytesCopied}), the rest read in place`);
-});
+t.test(
+  'bytes that arrive early are stashed; past the limit the socket pauses, then resumes and nothing is lost',
+  async (t) => {
+    const { reader, source, close } = await pair(256 * 1024);
+    t.teardown(close);
+    const total = 32 * 1024 * 1024; // well above what the kernel socket buffers can absorb
+    const data = pattern(total, 7);
+    source.write(data);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the reader stashes until it pauses
+    t.ok(source.writableLength > 0, 'back-pressure reached the sender (reader paused)');
+    const target = new Uint8Array(total);
+    const parts = 16;
+    await new Promise<void>((resolve) => {
+      for (let p = 0; p < parts; p++)
+        reader.expect(
+          target.subarray((p * total) / parts, ((p + 1) * total) / parts),
+          p === parts - 1 ? resolve : () => undefined,
+        );
+    });
+    t.ok(Buffer.from(target).equals(Buffer.from(data)), 'all 32 MiB arrive intact and in order');
+    t.ok(
+      reader.bytesCopied > 64 * 1024 && reader.bytesCopied < total,
+      `early bytes were copied out of the stash (${reader.bytesCopied}), the rest read in place`,
+    );
+  },
+);

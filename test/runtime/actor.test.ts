@@ -9,8 +9,16 @@ t.test('an actor starts in its own worker, answers requests and applies events',
   t.same(await runtime.request('probe', { type: 'snapshot' }), { value: 'running', count: 5 });
   runtime.send('probe', { type: 'inc', by: 2 });
   runtime.send('probe', { type: 'inc', by: 3 });
-  t.same(await runtime.request('probe', { type: 'snapshot' }), { value: 'running', count: 10 }, 'events applied in order');
-  await waitFor(() => (runtime.snapshot('probe') as { count?: number } | undefined)?.count === 10, 5_000, 'pushed snapshot');
+  t.same(
+    await runtime.request('probe', { type: 'snapshot' }),
+    { value: 'running', count: 10 },
+    'events applied in order',
+  );
+  await waitFor(
+    () => (runtime.snapshot('probe') as { count?: number } | undefined)?.count === 10,
+    5_000,
+    'pushed snapshot',
+  );
   t.equal(await runtime.request('probe', { type: 'echo', payload: 'hi' }), 'hi');
   t.equal(runtime.liveWorkers(), 1);
 });
@@ -19,27 +27,46 @@ t.test('large typed arrays cross the thread boundary by transfer, intact', async
   const { runtime } = testRuntime(t);
   await runtime.supervise({ name: 'probe', module: probeModule });
   const values = new Float32Array(1 << 18).fill(1.5); // 1 MiB
-  const reply = await runtime.request<{ total: number; kind: string; length: number }>('probe', { type: 'sum', values });
+  const reply = await runtime.request<{ total: number; kind: string; length: number }>('probe', {
+    type: 'sum',
+    values,
+  });
   t.same(reply, { total: 1.5 * (1 << 18), kind: 'Float32Array', length: 1 << 18 });
-  t.equal(values.byteLength, 0, 'the sender\'s buffer was transferred, not copied');
+  t.equal(values.byteLength, 0, "the sender's buffer was transferred, not copied");
 });
 
 t.test('requests time out with a clear error; unknown addresses and requests are named', async (t) => {
   const { runtime } = testRuntime(t);
   await runtime.supervise({ name: 'probe', module: probeModule });
-  await t.rejects(runtime.request('probe', { type: 'slow', ms: 2_000 }, { timeoutMs: 100 }), { code: 'TORUS_ACTOR_TIMEOUT', message: /timed out after 100 ms/ });
+  await t.rejects(runtime.request('probe', { type: 'slow', ms: 2_000 }, { timeoutMs: 100 }), {
+    code: 'TORUS_ACTOR_TIMEOUT',
+    message: /timed out after 100 ms/,
+  });
   await t.rejects(runtime.request('nobody', { type: 'x' }), { code: 'TORUS_ACTOR_UNKNOWN' });
-  await t.rejects(runtime.request('probe', { type: 'nope' }), { code: 'TORUS_PROTOCOL_INVALID', message: /no request "nope"/ });
-  await t.rejects(runtime.request('other-node/probe', { type: 'x' }), { code: 'TORUS_ACTOR_UNKNOWN', message: /no route to node other-node/ });
+  await t.rejects(runtime.request('probe', { type: 'nope' }), {
+    code: 'TORUS_PROTOCOL_INVALID',
+    message: /no request "nope"/,
+  });
+  await t.rejects(runtime.request('other-node/probe', { type: 'x' }), {
+    code: 'TORUS_ACTOR_UNKNOWN',
+    message: /no route to node other-node/,
+  });
 });
 
 t.test('actor → actor and actor → host service messages pass the relay', async (t) => {
   const { runtime } = testRuntime(t);
   const notes: unknown[] = [];
-  runtime.register('collector', (body, from) => { notes.push({ body, from }); return null; });
+  runtime.register('collector', (body, from) => {
+    notes.push({ body, from });
+    return null;
+  });
   await runtime.supervise({ name: 'probe', module: probeModule });
   await runtime.supervise({ name: 'probe2', module: probeModule, options: { start: 1 } });
-  t.equal(await runtime.request('probe', { type: 'ask', to: 'probe2', payload: 42 }), 42, 'request routed between workers');
+  t.equal(
+    await runtime.request('probe', { type: 'ask', to: 'probe2', payload: 42 }),
+    42,
+    'request routed between workers',
+  );
   t.equal(await runtime.request('probe', { type: 'tellHost', text: 'hello' }), 'sent');
   await waitFor(() => notes.length === 1, 2_000, 'note');
   t.same(notes[0], { body: { type: 'note', text: 'hello' }, from: 'probe' });
@@ -65,10 +92,19 @@ t.test('malformed frames are rejected and the actor keeps serving', async (t) =>
 t.test('unencodable bodies and results fail their sender with a clear error; the mailbox stays in step', async (t) => {
   const { runtime, unhandled } = testRuntime(t);
   await runtime.supervise({ name: 'probe', module: probeModule });
-  await t.rejects(runtime.request('probe', { type: 'echo', payload: { nested: Symbol('x') } }), { code: 'TORUS_PROTOCOL_INVALID', message: /cannot encode msg frame/ });
-  await t.rejects(runtime.request('probe', { type: 'unencodable' }), { code: 'TORUS_PROTOCOL_INVALID', message: /cannot encode reply frame/ });
+  await t.rejects(runtime.request('probe', { type: 'echo', payload: { nested: Symbol('x') } }), {
+    code: 'TORUS_PROTOCOL_INVALID',
+    message: /cannot encode msg frame/,
+  });
+  await t.rejects(runtime.request('probe', { type: 'unencodable' }), {
+    code: 'TORUS_PROTOCOL_INVALID',
+    message: /cannot encode reply frame/,
+  });
   // New shapes both ways after the failures: the record definitions of both ends still agree.
-  t.same(await runtime.request('probe', { type: 'echo', payload: { brand: 'new', shape: [1, { deep: true }] } }), { brand: 'new', shape: [1, { deep: true }] });
+  t.same(await runtime.request('probe', { type: 'echo', payload: { brand: 'new', shape: [1, { deep: true }] } }), {
+    brand: 'new',
+    shape: [1, { deep: true }],
+  });
   runtime.send('probe', { type: 'inc', by: 2 });
   t.same(await runtime.request('probe', { type: 'snapshot' }), { value: 'running', count: 2 });
   t.same(unhandled, []);

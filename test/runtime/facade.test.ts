@@ -10,7 +10,11 @@ t.test('comlink facade: typed handles to snapshot, send, subscribe and stop', as
   const { port1, port2 } = new MessageChannel();
   exposeRuntime(runtime, nodeEndpoint(port1));
   const node = connectRuntime(nodeEndpoint(port2));
-  t.teardown(() => { node.release(); port1.close(); port2.close(); });
+  t.teardown(() => {
+    node.release();
+    port1.close();
+    port2.close();
+  });
 
   t.same(await node.actors(), ['probe']);
   const probe = node.actor<{ count: number }>('probe');
@@ -28,7 +32,10 @@ t.test('comlink facade: typed handles to snapshot, send, subscribe and stop', as
 t.test('a handle whose node died rejects instead of hanging', async (t) => {
   const { port1, port2 } = new MessageChannel();
   const node = connectRuntime(nodeEndpoint(port2)); // nobody exposes on port1
-  t.teardown(() => { port1.close(); port2.close(); });
+  t.teardown(() => {
+    port1.close();
+    port2.close();
+  });
   const call = node.actor('probe').snapshot();
   node.abandon('the node thread exited');
   await t.rejects(call, { code: 'TORUS_ACTOR_STOPPED', message: 'the node thread exited' });

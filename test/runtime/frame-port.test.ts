@@ -9,13 +9,29 @@ import { FramePort, type PostTarget } from '../../src/runtime/frame-port.js';
 import type { Test } from 'tap';
 import { waitFor } from './helpers.js';
 
-function pair(t: Test): { a: FramePort; b: FramePort; received: Frame[]; rejected: ValidationError[]; raw: (v: unknown) => void; settle: (count: number) => Promise<void> } {
+function pair(t: Test): {
+  a: FramePort;
+  b: FramePort;
+  received: Frame[];
+  rejected: ValidationError[];
+  raw: (v: unknown) => void;
+  settle: (count: number) => Promise<void>;
+} {
   const { port1, port2 } = new MessageChannel();
   const received: Frame[] = [];
   const rejected: ValidationError[] = [];
   const a = new FramePort(port1 as unknown as PostTarget, { onFrame: () => undefined, onReject: () => undefined }, 'a');
-  const b = new FramePort(port2 as unknown as PostTarget, { onFrame: (f) => received.push(f), onReject: (e) => rejected.push(e) }, 'b');
-  t.teardown(() => { a.close(); b.close(); port1.close(); port2.close(); });
+  const b = new FramePort(
+    port2 as unknown as PostTarget,
+    { onFrame: (f) => received.push(f), onReject: (e) => rejected.push(e) },
+    'b',
+  );
+  t.teardown(() => {
+    a.close();
+    b.close();
+    port1.close();
+    port2.close();
+  });
   /** Flushes and waits until `count` frames and rejections have arrived in all. */
   const settle = async (count: number): Promise<void> => {
     a.flush();
@@ -31,12 +47,23 @@ t.test('frames arrive in order, shapes change, batches split at 256 frames', asy
   const { a, received, rejected, settle } = pair(t);
   for (let i = 0; i < 1_000; i++) {
     // Many object shapes, each described once by the sequential records and reused after.
-    a.send(msg(i % 3 === 0 ? { type: 'tick', i } : i % 3 === 1 ? { type: 'tock', i, tags: ['a', `k${i % 7}`], [`f${i % 50}`]: i } : { type: 'nested', i, deep: { x: i, y: { z: [i] } } }));
+    a.send(
+      msg(
+        i % 3 === 0
+          ? { type: 'tick', i }
+          : i % 3 === 1
+            ? { type: 'tock', i, tags: ['a', `k${i % 7}`], [`f${i % 50}`]: i }
+            : { type: 'nested', i, deep: { x: i, y: { z: [i] } } },
+      ),
+    );
   }
   await settle(1_000);
   t.equal(rejected.length, 0);
   t.equal(received.length, 1_000);
-  t.ok(received.every((f, i) => f.t === 'msg' && f.body.i === i), 'in order');
+  t.ok(
+    received.every((f, i) => f.t === 'msg' && f.body.i === i),
+    'in order',
+  );
   const sample = received[997] as Extract<Frame, { t: 'msg' }>;
   t.same(sample.body, { type: 'tock', i: 997, tags: ['a', 'k3'], f47: 997 });
 });
@@ -51,10 +78,17 @@ t.test('more distinct shapes than msgpackr keeps records for: ids are recycled w
   t.same(rejected, []);
   const bad = received.filter((f, n) => {
     const body = (f as Extract<Frame, { t: 'msg' }>).body;
-    return Object.keys(body).length !== 2 || body.type !== 'dyn' || n === 0 && (body['node-0'] as { rtt: number }).rtt !== 0;
+    return (
+      Object.keys(body).length !== 2 ||
+      body.type !== 'dyn' ||
+      (n === 0 && (body['node-0'] as { rtt: number }).rtt !== 0)
+    );
   });
   t.equal(bad.length, 0, 'every frame decoded to its own shape');
-  t.same((received[received.length - 1] as Extract<Frame, { t: 'msg' }>).body, { type: 'dyn', 'node-599': { rtt: 599 } });
+  t.same((received[received.length - 1] as Extract<Frame, { t: 'msg' }>).body, {
+    type: 'dyn',
+    'node-599': { rtt: 599 },
+  });
 });
 
 t.test('small binaries in bodies are copies: a later post does not change an earlier frame', async (t) => {
@@ -88,16 +122,31 @@ t.test('a burst of large frames leaves in several posts, each under the size lim
   const received: Frame[] = [];
   const rejected: ValidationError[] = [];
   let posts = 0;
-  port2.on('message', () => { posts++; });
+  port2.on('message', () => {
+    posts++;
+  });
   const a = new FramePort(port1 as unknown as PostTarget, { onFrame: () => undefined, onReject: () => undefined }, 'a');
-  const b = new FramePort(port2 as unknown as PostTarget, { onFrame: (f) => received.push(f), onReject: (e) => rejected.push(e) }, 'b', 3 * 1024 * 1024);
-  t.teardown(() => { a.close(); b.close(); port1.close(); port2.close(); });
+  const b = new FramePort(
+    port2 as unknown as PostTarget,
+    { onFrame: (f) => received.push(f), onReject: (e) => rejected.push(e) },
+    'b',
+    3 * 1024 * 1024,
+  );
+  t.teardown(() => {
+    a.close();
+    b.close();
+    port1.close();
+    port2.close();
+  });
   const text = 'z'.repeat(400_000);
   for (let i = 0; i < 20; i++) a.send(msg({ type: 'chunk', i, text })); // 8 MB in one tick
   a.flush();
   await waitFor(() => received.length + rejected.length >= 20, 5_000, 'all chunks');
   t.same(rejected, []);
-  t.same(received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body.i), [...Array(20).keys()]);
+  t.same(
+    received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body.i),
+    [...Array(20).keys()],
+  );
   t.ok(posts >= 7, `split into ${posts} posts`);
 });
 
@@ -110,9 +159,14 @@ t.test('an unencodable frame fails its sender and does not desynchronise the rec
   a.send(msg({ type: 'before', x: 2 }));
   await settle(3);
   t.same(rejected, []);
-  t.same(received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body), [
-    { type: 'before', x: 1 }, { type: 'after', shape: { never: 'seen' } }, { type: 'before', x: 2 },
-  ]);
+  t.same(
+    received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body),
+    [
+      { type: 'before', x: 1 },
+      { type: 'after', shape: { never: 'seen' } },
+      { type: 'before', x: 2 },
+    ],
+  );
 });
 
 t.test('foreign, replayed or garbage posts are rejected and the stream goes on', async (t) => {
@@ -129,15 +183,28 @@ t.test('foreign, replayed or garbage posts are rejected and the stream goes on',
   await settle(7);
   t.equal(rejected.length, 5, 'every foreign post rejected');
   t.match(rejected[1]?.message, /out of sequence/);
-  t.same(received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body.type), ['one', 'two']);
+  t.same(
+    received.map((f) => (f as Extract<Frame, { t: 'msg' }>).body.type),
+    ['one', 'two'],
+  );
 });
 
 t.test('a post over the size limit is rejected', async (t) => {
   const { port1, port2 } = new MessageChannel();
   const rejected: ValidationError[] = [];
   const a = new FramePort(port1 as unknown as PostTarget, { onFrame: () => undefined, onReject: () => undefined }, 'a');
-  const b = new FramePort(port2 as unknown as PostTarget, { onFrame: () => t.fail('no frame expected'), onReject: (e) => rejected.push(e) }, 'b', 1_000);
-  t.teardown(() => { a.close(); b.close(); port1.close(); port2.close(); });
+  const b = new FramePort(
+    port2 as unknown as PostTarget,
+    { onFrame: () => t.fail('no frame expected'), onReject: (e) => rejected.push(e) },
+    'b',
+    1_000,
+  );
+  t.teardown(() => {
+    a.close();
+    b.close();
+    port1.close();
+    port2.close();
+  });
   a.send(msg({ type: 'big', text: 'y'.repeat(5_000) }));
   a.flush();
   await new Promise((resolve) => setTimeout(resolve, 50));

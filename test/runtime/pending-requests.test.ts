@@ -3,7 +3,12 @@ import t from 'tap';
 import { PendingRequests } from '../../src/runtime/pending-requests.js';
 import { sleep } from './helpers.js';
 
-function waiter(table: PendingRequests<string>, corr: number, timeoutMs: number, meta = 'a'): { outcome: Promise<string>; at: number } {
+function waiter(
+  table: PendingRequests<string>,
+  corr: number,
+  timeoutMs: number,
+  meta = 'a',
+): { outcome: Promise<string>; at: number } {
   const at = performance.now();
   const outcome = new Promise<string>((resolve) => {
     table.add(corr, timeoutMs, {
@@ -52,7 +57,13 @@ t.test('rejectWhere fails only matching requests; clear fails the rest', async (
   const a1 = waiter(table, 1, 5_000, 'alpha');
   const b1 = waiter(table, 2, 5_000, 'beta');
   const a2 = waiter(table, 3, 5_000, 'alpha');
-  t.equal(table.rejectWhere((m) => m === 'alpha', () => new Error('alpha down')), 2);
+  t.equal(
+    table.rejectWhere(
+      (m) => m === 'alpha',
+      () => new Error('alpha down'),
+    ),
+    2,
+  );
   t.equal(await a1.outcome, 'err:alpha down');
   t.equal(await a2.outcome, 'err:alpha down');
   t.equal(table.size, 1);

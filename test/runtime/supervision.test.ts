@@ -77,7 +77,11 @@ t.test('shutdown with messages in flight and a worker mid-restart: clean, no lea
   runtime.send('steady', { type: 'inc', by: 1 }); // the channel is closed now: swallowed, not a fault
   const settled = await Promise.allSettled(inflight);
   t.equal(settled[0]?.status, 'fulfilled', 'the current message finished');
-  t.match(settled[1], { status: 'rejected', reason: { code: /TORUS_SHUTTING_DOWN|TORUS_ACTOR/ } }, 'a long one is cut at the deadline with an error, not left hanging');
+  t.match(
+    settled[1],
+    { status: 'rejected', reason: { code: /TORUS_SHUTTING_DOWN|TORUS_ACTOR/ } },
+    'a long one is cut at the deadline with an error, not left hanging',
+  );
   t.equal(runtime.liveWorkers(), 0, 'no worker left');
   await sleep(200);
   t.same(unhandled, [], 'no unhandled rejection');
@@ -87,7 +91,10 @@ t.test('shutdown with messages in flight and a worker mid-restart: clean, no lea
 
 t.test('a send to a dead actor in normal running is reported as a fault', async (t) => {
   const escalations: string[] = [];
-  const { runtime } = testRuntime(t, { onEscalate: (a) => escalations.push(a), restartPolicy: { ...fastPolicy, maxRestarts: 0 } });
+  const { runtime } = testRuntime(t, {
+    onEscalate: (a) => escalations.push(a),
+    restartPolicy: { ...fastPolicy, maxRestarts: 0 },
+  });
   const faults: string[] = [];
   runtime.onFault((actor, error) => faults.push(`${actor}:${error.code}`));
   await t.rejects(runtime.supervise({ name: 'probe', module: probeModule, options: { crashOnStart: true } }));

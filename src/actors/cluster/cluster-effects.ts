@@ -73,7 +73,8 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
       case 'install':
         try {
           const next = shell.replica.decode(fx.snapshot.state);
-          if (shell.replica.digest(next) !== fx.snapshot.digest) throw new TorusError('TORUS_PROTOCOL_INVALID', 'snapshot digest mismatch');
+          if (shell.replica.digest(next) !== fx.snapshot.digest)
+            throw new TorusError('TORUS_PROTOCOL_INVALID', 'snapshot digest mismatch');
           shell.setState(next);
           failed = null;
           installed = true;
@@ -85,8 +86,15 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
         }
         break;
       case 'send-snapshot':
-        shell.send(fx.to, { type: 'snapshot', term: fx.term, index: fx.index, lastTerm: fx.lastTerm, lastHash: fx.lastHash,
-          digest: shell.replica.digest(shell.getState()), state: shell.replica.encode(shell.getState()) });
+        shell.send(fx.to, {
+          type: 'snapshot',
+          term: fx.term,
+          index: fx.index,
+          lastTerm: fx.lastTerm,
+          lastHash: fx.lastHash,
+          digest: shell.replica.digest(shell.getState()),
+          state: shell.replica.encode(shell.getState()),
+        });
         break;
       case 'close':
         shell.close(fx.nodeId, fx.reason);

@@ -49,17 +49,26 @@ export interface ClusterNodeOptions<S> {
   readonly log?: Logger;
 }
 
-export interface RoleInfo { readonly role: Role; readonly term: number; readonly leader: string | null; readonly quorum: QuorumVerdict }
+export interface RoleInfo {
+  readonly role: Role;
+  readonly term: number;
+  readonly leader: string | null;
+  readonly quorum: QuorumVerdict;
+}
 
 export function localIPv4s(): string[] {
-  return Object.values(networkInterfaces()).flat().filter((i) => i && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i && i.family === 'IPv4' && !i.internal)
+    .map((i) => i!.address);
 }
 
 export function parsePeers(list: readonly string[]): { host: string; port: number }[] {
   return list.map((p) => {
     const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(p.trim());
     const port = m ? Number(m[2]) : NaN;
-    if (!m || !(port > 0 && port < 65536)) throw new TorusError('TORUS_CONFIG_INVALID', `peer ${JSON.stringify(p)} is not host:port`, { peer: p });
+    if (!m || !(port > 0 && port < 65536))
+      throw new TorusError('TORUS_CONFIG_INVALID', `peer ${JSON.stringify(p)} is not host:port`, { peer: p });
     return { host: m[1]!, port };
   });
 }

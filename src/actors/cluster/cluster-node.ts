@@ -25,7 +25,13 @@ import { Forwarder, type CommandResult } from './transport/forwarder.js';
 import { MembershipReconciler } from './membership-reconciler.js';
 import { startPeerDiscovery } from './transport/peer-discovery.js';
 import { noQuorumError } from './agreement/quorum.js';
-import { pendingRemoval, removalRefusal, removeMemberCommand, type RemovalOutcome, type RemovalView } from './member-removal.js';
+import {
+  pendingRemoval,
+  removalRefusal,
+  removeMemberCommand,
+  type RemovalOutcome,
+  type RemovalView,
+} from './member-removal.js';
 import { GroupFlush } from './storage/group-flush.js';
 import { LeaderWrites } from './leader-writes.js';
 import { PendingState } from './agreement/pending-state.js';
@@ -66,17 +72,32 @@ export class ClusterNode<S> extends EventEmitter {
     this.nodeId = options.nodeId;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? createLogger({ component: 'cluster', node: options.nodeId });
-    this.#cfg = { ...DEFAULT_TIMINGS, ...options.timings, selfId: options.nodeId, startedAt: options.startedAt ?? this.#now() };
+    this.#cfg = {
+      ...DEFAULT_TIMINGS,
+      ...options.timings,
+      selfId: options.nodeId,
+      startedAt: options.startedAt ?? this.#now(),
+    };
     this.#core = initialAgreement(this.#now());
     this.#state = options.replica.initial();
     this.#membership = new MembershipReconciler(options.replica, this.#log, options.nodeId, this.#cfg.failureTimeoutMs);
     const addresses = options.addresses ?? localIPv4s();
     this.#conns = new ConnectionManager({
       local: {
-        nodeId: options.nodeId, cluster: clusterNameHash(options.clusterName), incarnation: options.incarnation, startedAt: this.#cfg.startedAt,
-        apiPort: options.apiPort ?? 0, name: options.name ?? options.nodeId, version: options.version ?? '0.0.0', addresses,
+        nodeId: options.nodeId,
+        cluster: clusterNameHash(options.clusterName),
+        incarnation: options.incarnation,
+        startedAt: this.#cfg.startedAt,
+        apiPort: options.apiPort ?? 0,
+        name: options.name ?? options.nodeId,
+        version: options.version ?? '0.0.0',
+        addresses,
       },
-      secret: options.secret ?? null, host: options.host ?? '0.0.0.0', port: options.port ?? 0, log: this.#log, now: this.#now,
+      secret: options.secret ?? null,
+      host: options.host ?? '0.0.0.0',
+      port: options.port ?? 0,
+      log: this.#log,
+      now: this.#now,
       ...(options.redial ? { redial: options.redial } : {}),
       ...(options.maxPendingHandshakes !== undefined ? { maxPendingHandshakes: options.maxPendingHandshakes } : {}),
       onJoined: (c) => this.#onJoined(c),
@@ -93,22 +114,44 @@ export class ClusterNode<S> extends EventEmitter {
       offRoleChange: (cb) => void this.off('role', cb).off('quorum', cb),
     });
     this.#persistence = new ClusterPersistence<S>({
-      dataDir: options.persistDir, replica: options.replica, cluster: clusterNameHash(options.clusterName), retain: this.#cfg.retainEntries,
-      compactEvery: options.persistCompactEvery, repair: options.repairState, fs: options.fs, log: this.#log, now: this.#now,
+      dataDir: options.persistDir,
+      replica: options.replica,
+      cluster: clusterNameHash(options.clusterName),
+      retain: this.#cfg.retainEntries,
+      compactEvery: options.persistCompactEvery,
+      repair: options.repairState,
+      fs: options.fs,
+      log: this.#log,
+      now: this.#now,
     });
     this.#waiters = new CommitWaiters(options.commandTimeoutMs ?? 10_000);
     this.#flush = new GroupFlush({
-      flush: () => this.#persistence.flush(this.#core.log), onDurable: (index) => this.#run({ kind: 'persisted', now: this.#now(), index }),
-      stopped: () => this.#stopped, log: this.#log,
+      flush: () => this.#persistence.flush(this.#core.log),
+      onDurable: (index) => this.#run({ kind: 'persisted', now: this.#now(), index }),
+      stopped: () => this.#stopped,
+      log: this.#log,
     });
     this.#pending = new PendingState(options.replica);
     this.#writes = new LeaderWrites<S>({
-      nodeId: options.nodeId, replica: options.replica, log: this.#log, cfg: this.#cfg, waiters: this.#waiters, membership: this.#membership,
-      onCommand: options.onCommand, core: () => this.#core, state: () => this.#state, pendingState: () => this.#logState(), self: () => this.#self!,
-      joined: () => this.#conns.joined.keys(), removalView: () => this.#removalView(), run: (input) => this.#run(input), now: this.#now,
+      nodeId: options.nodeId,
+      replica: options.replica,
+      log: this.#log,
+      cfg: this.#cfg,
+      waiters: this.#waiters,
+      membership: this.#membership,
+      onCommand: options.onCommand,
+      core: () => this.#core,
+      state: () => this.#state,
+      pendingState: () => this.#logState(),
+      self: () => this.#self!,
+      joined: () => this.#conns.joined.keys(),
+      removalView: () => this.#removalView(),
+      run: (input) => this.#run(input),
+      now: this.#now,
     });
     this.#effects = {
-      replica: options.replica, log: this.#log,
+      replica: options.replica,
+      log: this.#log,
       getState: () => this.#state,
       setState: (state) => {
         this.#state = state;
@@ -133,10 +176,21 @@ export class ClusterNode<S> extends EventEmitter {
     this.#port = await this.#conns.listen();
     const o = this.#o;
     this.#self = {
-      nodeId: o.nodeId, name: o.name ?? o.nodeId, incarnation: o.incarnation, apiPort: o.apiPort ?? 0, peerPort: this.#port,
-      version: o.version ?? '0.0.0', addresses: o.addresses ?? localIPv4s(),
+      nodeId: o.nodeId,
+      name: o.name ?? o.nodeId,
+      incarnation: o.incarnation,
+      apiPort: o.apiPort ?? 0,
+      peerPort: this.#port,
+      version: o.version ?? '0.0.0',
+      addresses: o.addresses ?? localIPv4s(),
     };
-    this.#mdns = startPeerDiscovery({ options: o, conns: this.#conns, port: this.#port, addresses: this.#self.addresses, log: this.#log });
+    this.#mdns = startPeerDiscovery({
+      options: o,
+      conns: this.#conns,
+      port: this.#port,
+      addresses: this.#self.addresses,
+      log: this.#log,
+    });
     this.#conns.tick();
     this.#timer = setInterval(() => this.#tick(), this.#o.tickMs ?? 100);
     return this.#port;
@@ -148,7 +202,9 @@ export class ClusterNode<S> extends EventEmitter {
     if (this.#timer) clearInterval(this.#timer);
     this.#mdns?.stop();
     this.#forwarder.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping'));
-    this.#waiters.failAll(new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping before the write was committed'));
+    this.#waiters.failAll(
+      new TorusError('TORUS_SHUTTING_DOWN', 'cluster node is stopping before the write was committed'),
+    );
     await this.#conns.stop();
     this.#persistence.close(this.#state, this.#core.commit, this.#core.log, this.#core.resync !== null);
   }
@@ -162,7 +218,15 @@ export class ClusterNode<S> extends EventEmitter {
     this.#core = initialAgreement(now, r.log, { commit: r.commit, vote: r.vote, mustJoin: r.mustJoin });
     if (lastIndex(r.log) === 0 && !r.vote && !r.mustJoin) return; // nothing saved yet: a fresh node
     this.#feedMembers(now);
-    this.#log.info('restored the saved cluster state', { index: r.commit, logged: lastIndex(r.log), replayed: r.replayed, term: this.#core.term, votedTerm: this.#core.votedTerm, mustJoin: r.mustJoin, digest: this.digest() });
+    this.#log.info('restored the saved cluster state', {
+      index: r.commit,
+      logged: lastIndex(r.log),
+      replayed: r.replayed,
+      term: this.#core.term,
+      votedTerm: this.#core.votedTerm,
+      mustJoin: r.mustJoin,
+      digest: this.digest(),
+    });
     if (r.commit > 0) this.emit('restored', { index: r.commit, digest: this.digest() });
   }
 
@@ -191,11 +255,30 @@ export class ClusterNode<S> extends EventEmitter {
   }
 
   /** Joined peers (connected and authenticated), with what their hello said. */
-  members(): { nodeId: string; incarnation: number; address: string; port: number; name: string; lastHeard: number | undefined }[] {
-    return [...this.#conns.joined.values()].flatMap((c) => (c.remote ? [{
-      nodeId: c.remote.nodeId, incarnation: c.remote.incarnation, address: c.remoteAddress, port: c.remote.port, name: c.remote.name,
-      lastHeard: this.#core.lastHeard[c.remote.nodeId],
-    }] : [])).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+  members(): {
+    nodeId: string;
+    incarnation: number;
+    address: string;
+    port: number;
+    name: string;
+    lastHeard: number | undefined;
+  }[] {
+    return [...this.#conns.joined.values()]
+      .flatMap((c) =>
+        c.remote
+          ? [
+              {
+                nodeId: c.remote.nodeId,
+                incarnation: c.remote.incarnation,
+                address: c.remoteAddress,
+                port: c.remote.port,
+                name: c.remote.name,
+                lastHeard: this.#core.lastHeard[c.remote.nodeId],
+              },
+            ]
+          : [],
+      )
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
   }
 
   /** Heard but not joined, with the reason. */
@@ -204,7 +287,15 @@ export class ClusterNode<S> extends EventEmitter {
   }
 
   view(): Record<string, unknown> {
-    return { nodeId: this.nodeId, ...this.role(), lastIndex: this.lastIndex(), digest: this.digest(), port: this.#port, members: this.members(), heard: this.heard() };
+    return {
+      nodeId: this.nodeId,
+      ...this.role(),
+      lastIndex: this.lastIndex(),
+      digest: this.digest(),
+      port: this.#port,
+      members: this.members(),
+      heard: this.heard(),
+    };
   }
 
   // ---- requests ----
@@ -228,13 +319,19 @@ export class ClusterNode<S> extends EventEmitter {
       return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
     }
     this.#writes.markRemoved(nodeId);
-    this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', { nodeId });
+    this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', {
+      nodeId,
+    });
     this.#feedMembers(this.#now());
     return pendingRemoval(nodeId, this.#core.quorum);
   }
 
   #removalView(): RemovalView {
-    return { selfId: this.nodeId, members: this.#o.replica.members(this.#state).map((m) => m.nodeId), joined: new Set(this.#conns.joined.keys()) };
+    return {
+      selfId: this.nodeId,
+      members: this.#o.replica.members(this.#state).map((m) => m.nodeId),
+      joined: new Set(this.#conns.joined.keys()),
+    };
   }
 
   // ---- the loop ----
@@ -245,7 +342,15 @@ export class ClusterNode<S> extends EventEmitter {
     const { applied, failed, becameLeader, installed, persist } = performEffects(this.#effects, r.effects);
     const core = this.#core;
     try {
-      this.#persistence.afterRun({ state: this.#state, log: core.log, commit: core.commit, persist, installed, unsettled: failed !== null || core.resync !== null, mustJoin: core.mustJoin });
+      this.#persistence.afterRun({
+        state: this.#state,
+        log: core.log,
+        commit: core.commit,
+        persist,
+        installed,
+        unsettled: failed !== null || core.resync !== null,
+        mustJoin: core.mustJoin,
+      });
     } catch (err) {
       // Not written: not acknowledged (no flush report for it). Logged, the node keeps serving reads.
       this.#log.error('cannot write the cluster log; entries are not acknowledged', { err });
@@ -293,8 +398,22 @@ export class ClusterNode<S> extends EventEmitter {
 
   #onJoined(c: PeerConnection): void {
     const h = c.remote!;
-    this.#membership.noteJoined({ nodeId: h.nodeId, name: h.name, incarnation: h.incarnation, apiPort: h.apiPort, peerPort: h.port, version: h.version, addresses: h.addresses });
-    this.#run({ kind: 'joined', now: this.#now(), nodeId: h.nodeId, incarnation: h.incarnation, startedAt: h.startedAt });
+    this.#membership.noteJoined({
+      nodeId: h.nodeId,
+      name: h.name,
+      incarnation: h.incarnation,
+      apiPort: h.apiPort,
+      peerPort: h.port,
+      version: h.version,
+      addresses: h.addresses,
+    });
+    this.#run({
+      kind: 'joined',
+      now: this.#now(),
+      nodeId: h.nodeId,
+      incarnation: h.incarnation,
+      startedAt: h.startedAt,
+    });
     this.emit('joined', h.nodeId);
     if (this.#core.role === 'leader') this.#writes.reconcile(this.#now());
   }
@@ -337,7 +456,13 @@ export class ClusterNode<S> extends EventEmitter {
         this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
         return;
       }
-      case 'heartbeat': case 'vote-request': case 'vote': case 'append': case 'append-ack': case 'gap-request': case 'snapshot-request':
+      case 'heartbeat':
+      case 'vote-request':
+      case 'vote':
+      case 'append':
+      case 'append-ack':
+      case 'gap-request':
+      case 'snapshot-request':
         this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
         return;
       default:

@@ -31,7 +31,13 @@ export class CommitWaiters {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#remove(entry.index, w);
-        reject(new TorusError('TORUS_NOT_COMMITTED', `not committed within ${this.#timeoutMs} ms: a quorum of the members did not acknowledge entry ${entry.index}; the write may still be committed or dropped`, { index: entry.index }));
+        reject(
+          new TorusError(
+            'TORUS_NOT_COMMITTED',
+            `not committed within ${this.#timeoutMs} ms: a quorum of the members did not acknowledge entry ${entry.index}; the write may still be committed or dropped`,
+            { index: entry.index },
+          ),
+        );
       }, this.#timeoutMs);
       const w: Waiter = { term: entry.term, resolve, reject, timer };
       const list = this.#byIndex.get(entry.index) ?? [];
@@ -50,7 +56,14 @@ export class CommitWaiters {
       for (const w of list) {
         clearTimeout(w.timer);
         if (w.term === e.term) w.resolve();
-        else w.reject(new TorusError('TORUS_NOT_COMMITTED', `entry ${e.index} was replaced by a newer leader's log: the write was not committed`, { index: e.index }));
+        else
+          w.reject(
+            new TorusError(
+              'TORUS_NOT_COMMITTED',
+              `entry ${e.index} was replaced by a newer leader's log: the write was not committed`,
+              { index: e.index },
+            ),
+          );
       }
     }
   }
@@ -58,16 +71,26 @@ export class CommitWaiters {
   /** This node is no longer the leader: nobody waiting can be answered with a success by it. */
   leadershipLost(q: QuorumVerdict): void {
     if (this.#byIndex.size === 0) return;
-    this.failAll(q.ok
-      ? new TorusError('TORUS_NOT_COMMITTED', 'this node stopped leading before a quorum of the members held the write: not committed (a new leader may still commit it, or drop it)')
-      : new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the write was not committed`, { members: q.members, reached: q.reached, needed: q.needed }));
+    this.failAll(
+      q.ok
+        ? new TorusError(
+            'TORUS_NOT_COMMITTED',
+            'this node stopped leading before a quorum of the members held the write: not committed (a new leader may still commit it, or drop it)',
+          )
+        : new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the write was not committed`, {
+            members: q.members,
+            reached: q.reached,
+            needed: q.needed,
+          }),
+    );
   }
 
   failAll(err: TorusError): void {
-    for (const list of this.#byIndex.values()) for (const w of list) {
-      clearTimeout(w.timer);
-      w.reject(err);
-    }
+    for (const list of this.#byIndex.values())
+      for (const w of list) {
+        clearTimeout(w.timer);
+        w.reject(err);
+      }
     this.#byIndex.clear();
   }
 

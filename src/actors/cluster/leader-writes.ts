@@ -57,10 +57,11 @@ export class LeaderWrites<S> {
 
   /** The members that count toward the quorum: those the log lists, minus the operator's pending removals. */
   counted(listed: readonly string[]): string[] {
-    for (const id of this.#removed) if (!listed.includes(id)) {
-      this.#removed.delete(id);
-      this.#removalWritten.delete(id);
-    }
+    for (const id of this.#removed)
+      if (!listed.includes(id)) {
+        this.#removed.delete(id);
+        this.#removalWritten.delete(id);
+      }
     return listed.filter((id) => !this.#removed.has(id));
   }
 
@@ -76,7 +77,8 @@ export class LeaderWrites<S> {
     }
     if (!h.onCommand) throw new TorusError('TORUS_INTERNAL', 'this node has no command handler');
     const result = await h.onCommand(body as EventBody, h.state());
-    if (h.core().role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'leadership moved while the command ran; retry');
+    if (h.core().role !== 'leader')
+      throw new TorusError('TORUS_NO_LEADER', 'leadership moved while the command ran; retry');
     return { outcome: result.outcome ?? null, indices: await this.#commit(result.events) };
   }
 
@@ -166,7 +168,12 @@ export class LeaderWrites<S> {
     const core = h.core();
     const events = h.membership.events({
       // The state as the log lists it, pending entries included: a NodeJoined not yet committed is not repeated.
-      state: h.pendingState(), now, self: h.self(), joined: h.joined(), lastHeard: core.lastHeard, leaderSince: core.leaderSince,
+      state: h.pendingState(),
+      now,
+      self: h.self(),
+      joined: h.joined(),
+      lastHeard: core.lastHeard,
+      leaderSince: core.leaderSince,
     });
     if (events.length === 0) return;
     this.#sequenceQuietly(events);

@@ -16,7 +16,12 @@ export interface ClusterContext {
   readonly members: readonly string[];
   readonly heard: number;
   /** Whether this node reaches a quorum of the members its state lists (without it: no leader, no writes). */
-  readonly quorum: { readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number };
+  readonly quorum: {
+    readonly ok: boolean;
+    readonly reached: number;
+    readonly members: number;
+    readonly needed: number;
+  };
 }
 
 /** `cluster.role`, `topology.rejected`, `topology.gap`: from other actors, their types from the schemas (messages.ts). */
@@ -24,22 +29,55 @@ export type ClusterActorEvent =
   | ClusterActorMessage
   | { readonly type: 'cluster.progress'; readonly lastIndex: number; readonly digest: string }
   | { readonly type: 'cluster.members'; readonly members: readonly string[]; readonly heard: number }
-  | { readonly type: 'cluster.quorum'; readonly ok: boolean; readonly reached: number; readonly members: number; readonly needed: number };
+  | {
+      readonly type: 'cluster.quorum';
+      readonly ok: boolean;
+      readonly reached: number;
+      readonly members: number;
+      readonly needed: number;
+    };
 
-const role = (r: Role) => ({ guard: ({ event }: { event: ClusterActorEvent }) => event.type === 'cluster.role' && event.role === r, target: `#cluster.${r}` });
+const role = (r: Role) => ({
+  guard: ({ event }: { event: ClusterActorEvent }) => event.type === 'cluster.role' && event.role === r,
+  target: `#cluster.${r}`,
+});
 
 export const clusterMachine = setup({
-  types: {} as { context: ClusterContext; events: ClusterActorEvent; input: { nodeId: string }; emitted: { type: 'keeper.resync' } },
+  types: {} as {
+    context: ClusterContext;
+    events: ClusterActorEvent;
+    input: { nodeId: string };
+    emitted: { type: 'keeper.resync' };
+  },
   actions: {
-    term: assign(({ context, event }) => (event.type === 'cluster.role' ? { ...context, term: event.term, leader: event.leader } : context)),
-    progress: assign(({ context, event }) => (event.type === 'cluster.progress' ? { ...context, lastIndex: event.lastIndex, digest: event.digest } : context)),
-    members: assign(({ context, event }) => (event.type === 'cluster.members' ? { ...context, members: event.members, heard: event.heard } : context)),
-    quorum: assign(({ context, event }) => (event.type === 'cluster.quorum' ? { ...context, quorum: { ok: event.ok, reached: event.reached, members: event.members, needed: event.needed } } : context)),
+    term: assign(({ context, event }) =>
+      event.type === 'cluster.role' ? { ...context, term: event.term, leader: event.leader } : context,
+    ),
+    progress: assign(({ context, event }) =>
+      event.type === 'cluster.progress' ? { ...context, lastIndex: event.lastIndex, digest: event.digest } : context,
+    ),
+    members: assign(({ context, event }) =>
+      event.type === 'cluster.members' ? { ...context, members: event.members, heard: event.heard } : context,
+    ),
+    quorum: assign(({ context, event }) =>
+      event.type === 'cluster.quorum'
+        ? { ...context, quorum: { ok: event.ok, reached: event.reached, members: event.members, needed: event.needed } }
+        : context,
+    ),
   },
 }).createMachine({
   id: 'cluster',
   initial: 'discovering',
-  context: ({ input }) => ({ nodeId: input.nodeId, term: 0, leader: null, lastIndex: 0, digest: '', members: [], heard: 0, quorum: { ok: true, reached: 0, members: 0, needed: 0 } }),
+  context: ({ input }) => ({
+    nodeId: input.nodeId,
+    term: 0,
+    leader: null,
+    lastIndex: 0,
+    digest: '',
+    members: [],
+    heard: 0,
+    quorum: { ok: true, reached: 0, members: 0, needed: 0 },
+  }),
   on: {
     'cluster.role': [
       { ...role('discovering'), actions: 'term' },

@@ -23,9 +23,19 @@ export interface RemovalView {
 
 /** Why `nodeId` cannot be removed as seen by `v`, or null. The same check runs on the asking node and the leader. */
 export function removalRefusal(v: RemovalView, nodeId: string): TorusError | null {
-  if (nodeId === v.selfId) return new TorusError('TORUS_MEMBER_SELF', `node ${nodeId} cannot remove itself; ask another member`, { nodeId });
-  if (!v.members.includes(nodeId)) return new TorusError('TORUS_NODE_UNKNOWN', `node ${nodeId} is not a member of this cluster`, { nodeId, members: v.members });
-  if (v.joined.has(nodeId)) return new TorusError('TORUS_MEMBER_CONNECTED', `node ${nodeId} is connected: stop it first (it would join again)`, { nodeId });
+  if (nodeId === v.selfId)
+    return new TorusError('TORUS_MEMBER_SELF', `node ${nodeId} cannot remove itself; ask another member`, { nodeId });
+  if (!v.members.includes(nodeId))
+    return new TorusError('TORUS_NODE_UNKNOWN', `node ${nodeId} is not a member of this cluster`, {
+      nodeId,
+      members: v.members,
+    });
+  if (v.joined.has(nodeId))
+    return new TorusError(
+      'TORUS_MEMBER_CONNECTED',
+      `node ${nodeId} is connected: stop it first (it would join again)`,
+      { nodeId },
+    );
   return null;
 }
 
@@ -39,9 +49,13 @@ export function isRemoveMember(body: EventBody): body is EventBody & { nodeId: s
 
 /** The answer when there is no leader: this node no longer counts the member; its NodeGone waits for a leader. */
 export function pendingRemoval(nodeId: string, q: QuorumVerdict): RemovalOutcome {
-  return { nodeId, status: 'pending', message: q.ok
-    ? `no leader: ${nodeId} no longer counts toward this node's quorum (${q.why}); its NodeGone is written once a leader is elected`
-    : `no leader: ${nodeId} no longer counts toward this node's quorum, which still fails (${q.why}): remove more dead members` };
+  return {
+    nodeId,
+    status: 'pending',
+    message: q.ok
+      ? `no leader: ${nodeId} no longer counts toward this node's quorum (${q.why}); its NodeGone is written once a leader is elected`
+      : `no leader: ${nodeId} no longer counts toward this node's quorum, which still fails (${q.why}): remove more dead members`,
+  };
 }
 
 export interface RemovalOutcome {

@@ -40,10 +40,14 @@ export class MembershipReconciler<S> {
   /** Leader: NodeJoined for live nodes the state lacks (or knows under an older incarnation), NodeGone for silent ones. */
   events(i: ReconcileInput<S>): EventBody[] {
     const { joined, gone, held } = membershipChanges({
-      selfId: this.#selfId, members: this.#replica.members(i.state), now: i.now, failureTimeoutMs: this.#failureTimeoutMs,
+      selfId: this.#selfId,
+      members: this.#replica.members(i.state),
+      now: i.now,
+      failureTimeoutMs: this.#failureTimeoutMs,
       freshMs: this.#failureTimeoutMs / 2,
       live: [i.self, ...[...i.joined].flatMap((id) => this.#descriptors.get(id) ?? [])],
-      lastHeard: i.lastHeard, leaderSince: i.leaderSince,
+      lastHeard: i.lastHeard,
+      leaderSince: i.leaderSince,
     });
     if (held && held !== this.#held) this.#log.warn('NodeGone held back', { why: held });
     this.#held = held ?? null;

@@ -33,11 +33,23 @@ const out = (o: Record<string, unknown>): void => {
 
 async function main(): Promise<void> {
   const o = JSON.parse(process.argv[2] ?? '{}') as StandaloneOptions;
-  const identity = o.dataDir ? await loadOrCreateIdentity(o.dataDir, { nodeId: o.nodeId }) : { nodeId: o.nodeId, incarnation: 1 };
+  const identity = o.dataDir
+    ? await loadOrCreateIdentity(o.dataDir, { nodeId: o.nodeId })
+    : { nodeId: o.nodeId, incarnation: 1 };
   const node = new ClusterNode<ClusterState>({
-    nodeId: identity.nodeId, incarnation: identity.incarnation, clusterName: o.clusterName ?? 'torus', replica: topologyReplica,
-    secret: o.secret ?? null, peers: o.peers ?? [], port: o.port ?? 0, mdns: o.mdns ?? true, timings: o.timings ?? {}, name: o.nodeId,
-    version: 'lab', ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}), ...(o.redial ? { redial: o.redial } : {}),
+    nodeId: identity.nodeId,
+    incarnation: identity.incarnation,
+    clusterName: o.clusterName ?? 'torus',
+    replica: topologyReplica,
+    secret: o.secret ?? null,
+    peers: o.peers ?? [],
+    port: o.port ?? 0,
+    mdns: o.mdns ?? true,
+    timings: o.timings ?? {},
+    name: o.nodeId,
+    version: 'lab',
+    ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
+    ...(o.redial ? { redial: o.redial } : {}),
   });
   const port = await node.start();
   out({ ev: 'started', nodeId: identity.nodeId, incarnation: identity.incarnation, port });
@@ -45,10 +57,26 @@ async function main(): Promise<void> {
   const status = () => {
     const s = node.state;
     const view = {
-      ev: 'status', ...node.role(), lastIndex: node.lastIndex(), digest: node.digest(),
-      nodes: Object.values(s.nodes).map((n) => `${n.id}@${n.incarnation}`).sort(), links: s.links.length,
-      instances: Object.values(s.instances).map((i) => `${i.plan.id}:${i.status}`).sort(),
-      members: node.members().map((m) => m.nodeId), heard: node.heard().map((h) => ({ nodeId: h.nodeId, reason: h.reason, address: h.address, at: h.at, attempts: h.attempts, nextRetryAt: h.nextRetryAt })),
+      ev: 'status',
+      ...node.role(),
+      lastIndex: node.lastIndex(),
+      digest: node.digest(),
+      nodes: Object.values(s.nodes)
+        .map((n) => `${n.id}@${n.incarnation}`)
+        .sort(),
+      links: s.links.length,
+      instances: Object.values(s.instances)
+        .map((i) => `${i.plan.id}:${i.status}`)
+        .sort(),
+      members: node.members().map((m) => m.nodeId),
+      heard: node.heard().map((h) => ({
+        nodeId: h.nodeId,
+        reason: h.reason,
+        address: h.address,
+        at: h.at,
+        attempts: h.attempts,
+        nextRetryAt: h.nextRetryAt,
+      })),
     };
     const key = JSON.stringify(view);
     if (key !== last) {

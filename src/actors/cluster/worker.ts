@@ -62,16 +62,25 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
   requests: {
     propose: (body) => live().propose(decodePropose(body)),
     command: async (body) => {
-      const { outcome, indices } = (await live().command(decodeCommandRequest(body))) as { outcome: unknown; indices: number[] };
+      const { outcome, indices } = (await live().command(decodeCommandRequest(body))) as {
+        outcome: unknown;
+        indices: number[];
+      };
       // The caller wants the leader's outcome (e.g. {instanceId}); the log positions ride along when it is an object.
-      return outcome !== null && typeof outcome === 'object' && !Array.isArray(outcome) ? { ...outcome, indices } : { outcome, indices };
+      return outcome !== null && typeof outcome === 'object' && !Array.isArray(outcome)
+        ? { ...outcome, indices }
+        : { outcome, indices };
     },
-    peers: () => live().heard().map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}), lastHeardAt: h.at })),
+    peers: () =>
+      live()
+        .heard()
+        .map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}), lastHeardAt: h.at })),
     members: () => live().members(),
     // DELETE /v1/members/:id (src/api/routes/member-routes.ts): the operator's removal of a dead member.
     'remove-member': (body) => {
       const nodeId = (body as { nodeId?: unknown }).nodeId;
-      if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > 128) throw new TorusError('TORUS_API_VALIDATION', 'nodeId: expected a node id', { field: 'nodeId' });
+      if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > 128)
+        throw new TorusError('TORUS_API_VALIDATION', 'nodeId: expected a node id', { field: 'nodeId' });
       return live().removeMember(nodeId);
     },
     role: () => {
@@ -84,9 +93,16 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     const keeper = o.keeper ?? 'topology-keeper';
     const apiPort = o.apiPort ?? 0;
     const n = new ClusterNode<ClusterState>({
-      nodeId: o.nodeId, incarnation: o.incarnation, clusterName: o.clusterName ?? 'torus', replica: topologyReplica,
-      secret: o.secret ?? null, peers: o.peers ?? [], host: o.host ?? '0.0.0.0', port: o.port ?? (apiPort ? apiPort + 1 : 0),
-      peerPortOffset: o.peerPortOffset ?? (o.port === undefined && apiPort ? 1 : 0), apiPort,
+      nodeId: o.nodeId,
+      incarnation: o.incarnation,
+      clusterName: o.clusterName ?? 'torus',
+      replica: topologyReplica,
+      secret: o.secret ?? null,
+      peers: o.peers ?? [],
+      host: o.host ?? '0.0.0.0',
+      port: o.port ?? (apiPort ? apiPort + 1 : 0),
+      peerPortOffset: o.peerPortOffset ?? (o.port === undefined && apiPort ? 1 : 0),
+      apiPort,
       ...(o.startedAt !== undefined ? { startedAt: o.startedAt } : {}),
       ...(o.name !== undefined ? { name: o.name } : {}),
       ...(o.version !== undefined ? { version: o.version } : {}),
@@ -97,12 +113,22 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
       ...(o.repairState ? { repairState: true } : {}),
       log: ctx.log,
       onCommand: async (command: EventBody, state: ClusterState) =>
-        ctx.request<{ events: EventBody[]; outcome?: unknown }>(o.commandHandler ?? 'commands', { type: 'handle-command', command, state }),
+        ctx.request<{ events: EventBody[]; outcome?: unknown }>(o.commandHandler ?? 'commands', {
+          type: 'handle-command',
+          command,
+          state,
+        }),
     });
     node = n;
-    const members = () => ctx.actor.send({ type: 'cluster.members', members: n.members().map((m) => m.nodeId), heard: n.heard().length });
-    const resendState = () => ctx.send(keeper, { type: 'install-snapshot', snapshot: encodeSnapshot(n.state), force: true });
-    n.on('role', (r: { role: 'discovering' | 'follower' | 'candidate' | 'leader'; term: number; leader: string | null }) => ctx.actor.send({ type: 'cluster.role', ...r }));
+    const members = () =>
+      ctx.actor.send({ type: 'cluster.members', members: n.members().map((m) => m.nodeId), heard: n.heard().length });
+    const resendState = () =>
+      ctx.send(keeper, { type: 'install-snapshot', snapshot: encodeSnapshot(n.state), force: true });
+    n.on(
+      'role',
+      (r: { role: 'discovering' | 'follower' | 'candidate' | 'leader'; term: number; leader: string | null }) =>
+        ctx.actor.send({ type: 'cluster.role', ...r }),
+    );
     n.on('applied', (indexed: unknown) => {
       ctx.send(keeper, { type: 'event', indexed });
       ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });

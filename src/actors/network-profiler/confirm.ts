@@ -9,7 +9,10 @@
  */
 import { linkKey } from './links.js';
 
-interface Sample { readonly bandwidthBps: number; readonly rttMs: number }
+interface Sample {
+  readonly bandwidthBps: number;
+  readonly rttMs: number;
+}
 
 /** The one timer this needs; a test passes a clock it steps itself. */
 export interface ConfirmTimer {
@@ -53,7 +56,11 @@ export class MeasurementConfirmer {
       return;
     }
     if (event.type !== 'LinkMeasured' || this.#confirmed.has(key) || this.#confirming.has(key)) return;
-    this.#waiting.set(key, { sink: event.sink, ip: event.ip, sample: { bandwidthBps: event.bandwidthBps ?? 0, rttMs: event.rttMs ?? Infinity } });
+    this.#waiting.set(key, {
+      sink: event.sink,
+      ip: event.ip,
+      sample: { bandwidthBps: event.bandwidthBps ?? 0, rttMs: event.rttMs ?? Infinity },
+    });
     this.#clock.clear(this.#timer);
     this.#timer = this.#clock.set(() => this.#fire(), this.#delayMs);
   }
@@ -63,7 +70,10 @@ export class MeasurementConfirmer {
     const first = this.#confirming.get(key);
     if (!first) return sample;
     this.#confirming.delete(key);
-    return { bandwidthBps: Math.max(first.bandwidthBps, sample.bandwidthBps), rttMs: Math.min(first.rttMs, sample.rttMs) };
+    return {
+      bandwidthBps: Math.max(first.bandwidthBps, sample.bandwidthBps),
+      rttMs: Math.min(first.rttMs, sample.rttMs),
+    };
   }
 
   stop(): void {

@@ -49,7 +49,8 @@ export function sameTargets(a: readonly PeerTarget[], b: readonly PeerTarget[]):
 
 /** Interfaces changed (re-probe, re-measure) — compared by name, type and addresses, not by order. */
 export function interfacesChanged(a: readonly NetInterface[] | undefined, b: readonly NetInterface[]): boolean {
-  const norm = (l: readonly NetInterface[]): string => JSON.stringify([...l].map((i) => [i.name, i.type, [...i.ips].sort(), i.speedMbps ?? null]).sort());
+  const norm = (l: readonly NetInterface[]): string =>
+    JSON.stringify([...l].map((i) => [i.name, i.type, [...i.ips].sort(), i.speedMbps ?? null]).sort());
   return a === undefined || norm(a) !== norm(b);
 }
 
@@ -57,7 +58,11 @@ export function interfacesChanged(a: readonly NetInterface[] | undefined, b: rea
 export function memoryChanged(a: MemoryInfo | undefined, b: MemoryInfo): boolean {
   if (!a) return true;
   const threshold = Math.max(b.ramTotal * 0.05, 256 * 1024 * 1024);
-  return a.ramTotal !== b.ramTotal || Math.abs(a.ramAvailable - b.ramAvailable) >= threshold || (a.swapTotal ?? 0) !== (b.swapTotal ?? 0);
+  return (
+    a.ramTotal !== b.ramTotal ||
+    Math.abs(a.ramAvailable - b.ramAvailable) >= threshold ||
+    (a.swapTotal ?? 0) !== (b.swapTotal ?? 0)
+  );
 }
 
 /**
@@ -69,11 +74,20 @@ export function targetsFromTopology(answer: unknown, selfId: string): PeerTarget
   if (!Array.isArray(nodes)) return [];
   const out: PeerTarget[] = [];
   for (const n of nodes as Record<string, unknown>[]) {
-    const id = n?.id, apiPort = n?.apiPort, incarnation = n?.incarnation;
+    const id = n?.id,
+      apiPort = n?.apiPort,
+      incarnation = n?.incarnation;
     const ifaces = (n?.profile as { interfaces?: unknown } | undefined)?.interfaces;
     if (typeof id !== 'string' || id === selfId || typeof apiPort !== 'number' || !Array.isArray(ifaces)) continue;
-    const addresses = (ifaces as NetInterface[]).flatMap((i) => (Array.isArray(i?.ips) ? i.ips.filter((ip) => typeof ip === 'string' && !/^(127\.|::1$|fe80:)/i.test(ip)).map((ip) => ({ ip, type: i.type })) : []));
-    if (addresses.length > 0) out.push({ nodeId: id, ...(typeof incarnation === 'number' ? { incarnation } : {}), port: apiPort, addresses });
+    const addresses = (ifaces as NetInterface[]).flatMap((i) =>
+      Array.isArray(i?.ips)
+        ? i.ips
+            .filter((ip) => typeof ip === 'string' && !/^(127\.|::1$|fe80:)/i.test(ip))
+            .map((ip) => ({ ip, type: i.type }))
+        : [],
+    );
+    if (addresses.length > 0)
+      out.push({ nodeId: id, ...(typeof incarnation === 'number' ? { incarnation } : {}), port: apiPort, addresses });
   }
   return out.sort((a, b) => a.nodeId.localeCompare(b.nodeId));
 }

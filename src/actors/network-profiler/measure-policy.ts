@@ -50,7 +50,8 @@ export function instancesFromAnswer(answer: unknown): WorkInstance[] {
     const nodes = (raw?.plan as { nodes?: unknown } | undefined)?.nodes;
     if (typeof raw?.id !== 'string' || !Array.isArray(nodes)) continue;
     const job = raw.job as { state?: unknown } | undefined;
-    const finished = FINISHED.has(String(raw.status)) || FINISHED.has(String(job?.state)) || FINISHED.has(String(raw.state));
+    const finished =
+      FINISHED.has(String(raw.status)) || FINISHED.has(String(job?.state)) || FINISHED.has(String(raw.state));
     out.push({ id: raw.id, nodes: nodes.filter((n): n is string => typeof n === 'string'), active: !finished });
   }
   return out;
@@ -70,7 +71,13 @@ export function updateWork(prev: WorkState, instances: readonly WorkInstance[], 
 }
 
 /** May this node (`self`) capacity-probe its link to `sink` now? */
-export function probeDecision(work: WorkState, self: string, sink: string, now: number, quietMs = DEFAULT_QUIET_MS): ProbeDecision {
+export function probeDecision(
+  work: WorkState,
+  self: string,
+  sink: string,
+  now: number,
+  quietMs = DEFAULT_QUIET_MS,
+): ProbeDecision {
   for (const node of [self, sink]) {
     const ids = work.busy[node];
     if (ids && ids.length > 0) return { probe: false, reason: `instance ${ids[0]} runs on ${node}` };
@@ -84,7 +91,13 @@ export function probeDecision(work: WorkState, self: string, sink: string, now: 
 }
 
 /** Splits queued links (`{key, sink}`) into those that may be probed now and those deferred. */
-export function linksToProbe<L extends { readonly sink: string }>(links: readonly L[], work: WorkState, self: string, now: number, quietMs = DEFAULT_QUIET_MS): { readonly now: L[]; readonly deferred: L[] } {
+export function linksToProbe<L extends { readonly sink: string }>(
+  links: readonly L[],
+  work: WorkState,
+  self: string,
+  now: number,
+  quietMs = DEFAULT_QUIET_MS,
+): { readonly now: L[]; readonly deferred: L[] } {
   const ready: L[] = [];
   const deferred: L[] = [];
   for (const l of links) (probeDecision(work, self, l.sink, now, quietMs).probe ? ready : deferred).push(l);

@@ -21,8 +21,17 @@ export interface ReconcileInput {
   readonly profile: Profile | undefined;
 }
 
-interface StateNode { id?: unknown; incarnation?: unknown; profile?: { interfaces?: unknown; runners?: unknown } }
-interface StateLink { source?: unknown; sink?: unknown; ip?: unknown; bandwidthBps?: unknown }
+interface StateNode {
+  id?: unknown;
+  incarnation?: unknown;
+  profile?: { interfaces?: unknown; runners?: unknown };
+}
+interface StateLink {
+  source?: unknown;
+  sink?: unknown;
+  ip?: unknown;
+  bandwidthBps?: unknown;
+}
 
 export function reconcileWithState(answer: unknown, me: ReconcileInput): ProfilerEmitted[] {
   const nodes = (answer as { nodes?: unknown })?.nodes;
@@ -36,21 +45,44 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
 
   const stateIfaces = self.profile?.interfaces;
   const policyDiffers = JSON.stringify(self.profile?.runners) !== JSON.stringify(me.profile?.runners);
-  if (me.profile && (!Array.isArray(stateIfaces) || interfacesChanged(stateIfaces as Profile['interfaces'], me.profile.interfaces) || policyDiffers)) {
-    const e: NodeProfileUpdated = { type: 'NodeProfileUpdated', nodeId: me.nodeId, ...(me.incarnation !== undefined ? { incarnation: me.incarnation } : {}), interfaces: me.profile.interfaces, memory: me.profile.memory, ...(me.profile.runners ? { runners: me.profile.runners } : {}) };
+  if (
+    me.profile &&
+    (!Array.isArray(stateIfaces) ||
+      interfacesChanged(stateIfaces as Profile['interfaces'], me.profile.interfaces) ||
+      policyDiffers)
+  ) {
+    const e: NodeProfileUpdated = {
+      type: 'NodeProfileUpdated',
+      nodeId: me.nodeId,
+      ...(me.incarnation !== undefined ? { incarnation: me.incarnation } : {}),
+      interfaces: me.profile.interfaces,
+      memory: me.profile.memory,
+      ...(me.profile.runners ? { runners: me.profile.runners } : {}),
+    };
     out.push(e);
   }
 
   const known = new Set((nodes as StateNode[]).map((n) => n?.id).filter((id): id is string => typeof id === 'string'));
   const ours = new Map<string, StateLink>();
   for (const l of links as StateLink[]) {
-    if (l?.source === me.nodeId && typeof l.sink === 'string' && typeof l.ip === 'string') ours.set(linkKey(l.sink, l.ip), l);
+    if (l?.source === me.nodeId && typeof l.sink === 'string' && typeof l.ip === 'string')
+      ours.set(linkKey(l.sink, l.ip), l);
   }
   for (const [key, l] of Object.entries(me.links)) {
     const inState = ours.get(key);
-    const measured: LinkMeasured | undefined = l.bandwidthBps !== undefined && l.rttMs !== undefined && l.measuredAt !== undefined
-      ? { type: 'LinkMeasured', source: me.nodeId, sink: l.sink, ip: l.ip, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps, measuredAt: l.measuredAt, ...inc }
-      : undefined;
+    const measured: LinkMeasured | undefined =
+      l.bandwidthBps !== undefined && l.rttMs !== undefined && l.measuredAt !== undefined
+        ? {
+            type: 'LinkMeasured',
+            source: me.nodeId,
+            sink: l.sink,
+            ip: l.ip,
+            rttMs: l.rttMs,
+            bandwidthBps: l.bandwidthBps,
+            measuredAt: l.measuredAt,
+            ...inc,
+          }
+        : undefined;
     if (!inState) {
       if (!known.has(l.sink)) continue; // a fact about an unknown node changes nothing; the peers poll drops it
       const up: LinkUp = { type: 'LinkUp', source: me.nodeId, sink: l.sink, ip: l.ip, linkType: l.type, ...inc };
@@ -62,7 +94,14 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
   }
   for (const [key, l] of ours) {
     if (me.links[key]) continue;
-    const down: LinkDown = { type: 'LinkDown', source: me.nodeId, sink: l.sink as string, ip: l.ip as string, reason: 'not seen by its source any more', ...inc };
+    const down: LinkDown = {
+      type: 'LinkDown',
+      source: me.nodeId,
+      sink: l.sink as string,
+      ip: l.ip as string,
+      reason: 'not seen by its source any more',
+      ...inc,
+    };
     out.push(down);
   }
   return out;

@@ -17,7 +17,13 @@ import { measureCapacity, measureRtt } from './probes/measure.js';
 import { probeSigner } from '../../protocols/probe-proof.js';
 import { probeReachability, type PeerTarget } from './probes/reachability.js';
 import { targetsFromTopology } from './links.js';
-import { allowed, networkProfilerMachine, type MeasureJob, type ProfilerEmitted, type ProfilerEvent } from './machine.js';
+import {
+  allowed,
+  networkProfilerMachine,
+  type MeasureJob,
+  type ProfilerEmitted,
+  type ProfilerEvent,
+} from './machine.js';
 import { decodeProfilerEvent } from './messages.js';
 import { probeBusyChannelName } from '../../protocols/probe.js';
 import { MeasurementConfirmer } from './confirm.js';
@@ -64,7 +70,8 @@ const o = ((workerData ?? {}) as { options?: ProfilerOptions }).options ?? ({ no
 // announcement expires by itself should this thread die mid-transfer.
 const busyChannel = new BroadcastChannel(probeBusyChannelName(o.nodeId));
 busyChannel.unref();
-const announce = (active: boolean): void => busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
+const announce = (active: boolean): void =>
+  busyChannel.postMessage({ until: active ? Date.now() + (o.throughputMs ?? 300) + 3000 : 0 });
 
 const confirmer = new MeasurementConfirmer(o.confirmMeasureMs ?? 15_000);
 const signer = probeSigner(o.dataKey ?? null, o.nodeId);
@@ -95,7 +102,12 @@ const machine = networkProfilerMachine.provide({
     probeRound: fromCallback<ProfilerEvent, { targets: readonly PeerTarget[] }>(({ input, sendBack }) => {
       const ac = new AbortController();
       void (async () => {
-        for await (const result of probeReachability(input.targets, { attempts: o.attempts ?? 3, timeoutMs: o.probeTimeoutMs ?? 1000, includeFailures: true, signal: ac.signal })) {
+        for await (const result of probeReachability(input.targets, {
+          attempts: o.attempts ?? 3,
+          timeoutMs: o.probeTimeoutMs ?? 1000,
+          includeFailures: true,
+          signal: ac.signal,
+        })) {
           if (ac.signal.aborted) return;
           sendBack({ type: 'probe.result', result });
         }
@@ -110,7 +122,7 @@ const machine = networkProfilerMachine.provide({
         for (const job of input.jobs) {
           if (ac.signal.aborted) return;
           // The statechart chose these links by the instances it knew; one may have been placed since.
-          const verdict = await gate?.(job.key) ?? { probe: true };
+          const verdict = (await gate?.(job.key)) ?? { probe: true };
           if (ac.signal.aborted) return;
           if (!verdict.probe) {
             log.info('link measurement deferred', { link: job.key, reason: verdict.reason });
@@ -120,10 +132,25 @@ const machine = networkProfilerMachine.provide({
           try {
             const { rttMs } = await measureRtt(job.ip, job.port, { samples: 7, signal: ac.signal, signer });
             const sink = job.key.slice(0, job.key.lastIndexOf('|'));
-            const report = await measureCapacity(job.ip, job.port, { durationMs: o.throughputMs ?? 300, repeats: o.throughputRepeats ?? 2, streams: o.throughputStreams ?? 1, expectNodeId: sink, signal: ac.signal, onTransfer: announce, signer });
+            const report = await measureCapacity(job.ip, job.port, {
+              durationMs: o.throughputMs ?? 300,
+              repeats: o.throughputRepeats ?? 2,
+              streams: o.throughputStreams ?? 1,
+              expectNodeId: sink,
+              signal: ac.signal,
+              onTransfer: announce,
+              signer,
+            });
             const best = confirmer.combine(job.key, { rttMs, bandwidthBps: report.bps });
             failures.delete(job.key);
-            if (!ac.signal.aborted) sendBack({ type: 'measure.result', key: job.key, rttMs: best.rttMs, bandwidthBps: best.bandwidthBps, measuredAt: Date.now() });
+            if (!ac.signal.aborted)
+              sendBack({
+                type: 'measure.result',
+                key: job.key,
+                rttMs: best.rttMs,
+                bandwidthBps: best.bandwidthBps,
+                measuredAt: Date.now(),
+              });
           } catch (error) {
             if (ac.signal.aborted) return;
             retryMeasureLater(job.key, error);
@@ -140,9 +167,21 @@ const machine = networkProfilerMachine.provide({
 serveActor<typeof networkProfilerMachine, ProfilerOptions>({
   name: 'network-profiler',
   machine,
-  input: (o) => ({ nodeId: o.nodeId, ...(o.incarnation !== undefined ? { incarnation: o.incarnation } : {}), ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}), ...(o.measureQuietMs !== undefined ? { quietMs: o.measureQuietMs } : {}) }),
+  input: (o) => ({
+    nodeId: o.nodeId,
+    ...(o.incarnation !== undefined ? { incarnation: o.incarnation } : {}),
+    ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}),
+    ...(o.measureQuietMs !== undefined ? { quietMs: o.measureQuietMs } : {}),
+  }),
   decodeEvent: (body) => decodeProfilerEvent(body),
-  view: (s) => ({ value: s.value, rounds: s.context.rounds, lastRound: s.context.lastRound ?? null, targets: s.context.targets.length, links: Object.values(s.context.links), deferred: allowed(s.context).deferred.map((d) => d.key) }),
+  view: (s) => ({
+    value: s.value,
+    rounds: s.context.rounds,
+    lastRound: s.context.lastRound ?? null,
+    targets: s.context.targets.length,
+    links: Object.values(s.context.links),
+    deferred: allowed(s.context).deferred.map((d) => d.key),
+  }),
   requests: {
     links: (_b, ctx) => Object.values(ctx.actor.getSnapshot().context.links),
     // The API's POST /v1/links/measure lands here: answers which links will be measured; a filter that matches
@@ -150,12 +189,26 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     measure: (body, ctx) => {
       const event = decodeProfilerEvent(body);
       if (event.type !== 'measure') throw new TorusError('TORUS_PROTOCOL_INVALID', 'expected a measure request');
-      const links = Object.values(ctx.actor.getSnapshot().context.links).filter((l) => (!event.sink || l.sink === event.sink) && (!event.ip || l.ip === event.ip));
+      const links = Object.values(ctx.actor.getSnapshot().context.links).filter(
+        (l) => (!event.sink || l.sink === event.sink) && (!event.ip || l.ip === event.ip),
+      );
       if (links.length === 0 && (event.sink || event.ip)) {
-        throw new TorusError('TORUS_API_NOT_FOUND', `no link of this node matches ${[event.sink && `peer ${event.sink}`, event.ip && `address ${event.ip}`].filter(Boolean).join(' at ')}`, { peer: event.sink ?? null, ip: event.ip ?? null });
+        throw new TorusError(
+          'TORUS_API_NOT_FOUND',
+          `no link of this node matches ${[event.sink && `peer ${event.sink}`, event.ip && `address ${event.ip}`].filter(Boolean).join(' at ')}`,
+          { peer: event.sink ?? null, ip: event.ip ?? null },
+        );
       }
       ctx.actor.send(event);
-      return { links: links.map((l) => ({ sink: l.sink, ip: l.ip, type: l.type, ...(l.measuredAt !== undefined ? { measuredAt: l.measuredAt } : {}) })), queued: ctx.actor.getSnapshot().context.toMeasure.length };
+      return {
+        links: links.map((l) => ({
+          sink: l.sink,
+          ip: l.ip,
+          type: l.type,
+          ...(l.measuredAt !== undefined ? { measuredAt: l.measuredAt } : {}),
+        })),
+        queued: ctx.actor.getSnapshot().context.toMeasure.length,
+      };
     },
     probe: (_b, ctx) => {
       ctx.actor.send({ type: 'probe' });
@@ -169,7 +222,8 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     confirmer.start(requestMeasure);
     const propose = (event: ProfilerEmitted): void => {
       if (o.eventsTo === null) return;
-      ctx.request(o.eventsTo ?? 'cluster', { type: 'propose', event }, { timeoutMs: 5000 })
+      ctx
+        .request(o.eventsTo ?? 'cluster', { type: 'propose', event }, { timeoutMs: 5000 })
         .catch((error: unknown) => ctx.log.debug('event not proposed', { type: event.type, error }));
     };
     const forward = ctx.actor.on('*', (event) => {
@@ -179,8 +233,18 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     });
     const readProfile = async (): Promise<void> => {
       try {
-        const [interfaces, memory] = await Promise.all([discoverInterfaces({ overrides: o.ifaceTypes ?? {}, ...(o.sysRoot ? { sysRoot: o.sysRoot } : {}) }), readMemory()]);
-        ctx.actor.send({ type: 'profile', profile: { interfaces: interfaces.map(({ reason: _r, ...i }) => i), memory, ...(o.runners ? { runners: o.runners } : {}) } });
+        const [interfaces, memory] = await Promise.all([
+          discoverInterfaces({ overrides: o.ifaceTypes ?? {}, ...(o.sysRoot ? { sysRoot: o.sysRoot } : {}) }),
+          readMemory(),
+        ]);
+        ctx.actor.send({
+          type: 'profile',
+          profile: {
+            interfaces: interfaces.map(({ reason: _r, ...i }) => i),
+            memory,
+            ...(o.runners ? { runners: o.runners } : {}),
+          },
+        });
       } catch (error) {
         ctx.log.warn('profile read failed', { error });
       }
@@ -208,8 +272,14 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
         // context is settled, and only when events go to the cluster at all.
         const snap = ctx.actor.getSnapshot();
         if (o.eventsTo !== null && snap.value === 'idle' && snap.context.rounds > 0) {
-          const missing = reconcileWithState(answer, { nodeId: o.nodeId, incarnation: snap.context.incarnation, links: snap.context.links, profile: snap.context.profile });
-          if (missing.length > 0) ctx.log.info('re-sending facts the cluster state lacks', { events: missing.map((e) => e.type) });
+          const missing = reconcileWithState(answer, {
+            nodeId: o.nodeId,
+            incarnation: snap.context.incarnation,
+            links: snap.context.links,
+            profile: snap.context.profile,
+          });
+          if (missing.length > 0)
+            ctx.log.info('re-sending facts the cluster state lacks', { events: missing.map((e) => e.type) });
           for (const e of missing) propose(e);
         }
       } catch (error) {

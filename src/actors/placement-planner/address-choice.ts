@@ -5,12 +5,20 @@ import type { InterfaceType, NodeState, SocketLink } from './cluster-state.js';
  * one known only by its interface label. Labels decide only among unmeasured links, with exo's tables.
  */
 export const RING_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> = {
-  thunderbolt: 0, maybe_ethernet: 1, ethernet: 2, wifi: 3, unknown: 4,
+  thunderbolt: 0,
+  maybe_ethernet: 1,
+  ethernet: 2,
+  wifi: 3,
+  unknown: 4,
 };
 
 /** The jaccl coordinator channel carries little data: it keeps exo's type preference, RTT breaks ties. */
 export const COORDINATOR_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> = {
-  ethernet: 0, wifi: 1, unknown: 2, maybe_ethernet: 3, thunderbolt: 4,
+  ethernet: 0,
+  wifi: 1,
+  unknown: 2,
+  maybe_ethernet: 3,
+  thunderbolt: 4,
 };
 
 export interface AddressChoice {
@@ -31,7 +39,9 @@ export function linkType(link: SocketLink, sink: NodeState | undefined): Interfa
 
 function toChoice(link: SocketLink, sink: NodeState | undefined): AddressChoice {
   const choice: { -readonly [K in keyof AddressChoice]: AddressChoice[K] } = {
-    ip: link.ip, type: linkType(link, sink), measured: link.bandwidthBps !== undefined,
+    ip: link.ip,
+    type: linkType(link, sink),
+    measured: link.bandwidthBps !== undefined,
   };
   if (link.bandwidthBps !== undefined) choice.bandwidthBps = link.bandwidthBps;
   if (link.rttMs !== undefined) choice.rttMs = link.rttMs;
@@ -43,26 +53,36 @@ const rttOrInf = (c: AddressChoice): number => c.rttMs ?? Number.POSITIVE_INFINI
 /** Orders two ring address candidates: negative when `a` is better. Stable sort keeps input order on full ties. */
 export function compareRingChoices(a: AddressChoice, b: AddressChoice): number {
   if (a.measured !== b.measured) return a.measured ? -1 : 1;
-  if (a.measured && b.measured && a.bandwidthBps !== b.bandwidthBps) return (b.bandwidthBps ?? 0) - (a.bandwidthBps ?? 0);
-  if (!a.measured && RING_TYPE_PRIORITY[a.type] !== RING_TYPE_PRIORITY[b.type]) return RING_TYPE_PRIORITY[a.type] - RING_TYPE_PRIORITY[b.type];
-  const ra = rttOrInf(a), rb = rttOrInf(b);
+  if (a.measured && b.measured && a.bandwidthBps !== b.bandwidthBps)
+    return (b.bandwidthBps ?? 0) - (a.bandwidthBps ?? 0);
+  if (!a.measured && RING_TYPE_PRIORITY[a.type] !== RING_TYPE_PRIORITY[b.type])
+    return RING_TYPE_PRIORITY[a.type] - RING_TYPE_PRIORITY[b.type];
+  const ra = rttOrInf(a),
+    rb = rttOrInf(b);
   return ra === rb ? 0 : ra < rb ? -1 : 1;
 }
 
 function compareCoordinatorChoices(a: AddressChoice, b: AddressChoice): number {
   const d = COORDINATOR_TYPE_PRIORITY[a.type] - COORDINATOR_TYPE_PRIORITY[b.type];
   if (d !== 0) return d;
-  const ra = rttOrInf(a), rb = rttOrInf(b);
+  const ra = rttOrInf(a),
+    rb = rttOrInf(b);
   return ra === rb ? 0 : ra < rb ? -1 : 1;
 }
 
 /** Best address for ring traffic from the links source → sink; undefined when there is none. */
-export function chooseRingAddress(links: readonly SocketLink[], sink: NodeState | undefined): AddressChoice | undefined {
+export function chooseRingAddress(
+  links: readonly SocketLink[],
+  sink: NodeState | undefined,
+): AddressChoice | undefined {
   return links.map((l) => toChoice(l, sink)).sort(compareRingChoices)[0];
 }
 
 /** Best address by which a node reaches the jaccl coordinator (rank 0). */
-export function chooseCoordinatorAddress(links: readonly SocketLink[], sink: NodeState | undefined): AddressChoice | undefined {
+export function chooseCoordinatorAddress(
+  links: readonly SocketLink[],
+  sink: NodeState | undefined,
+): AddressChoice | undefined {
   return links.map((l) => toChoice(l, sink)).sort(compareCoordinatorChoices)[0];
 }
 

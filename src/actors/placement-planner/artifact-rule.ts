@@ -5,12 +5,20 @@
  * cached. This adds what the explanation says: how many bytes each candidate set would have to move, i.e. for
  * every node of the set the part of the artifacts it lacks.
  */
-export function artifactBytesToMove(artifactBytes: number | undefined, cached: readonly number[]): ((members: readonly number[]) => number) | undefined {
+export function artifactBytesToMove(
+  artifactBytes: number | undefined,
+  cached: readonly number[],
+): ((members: readonly number[]) => number) | undefined {
   if (artifactBytes === undefined) return undefined;
   return (members) => Math.round(members.reduce((s, m) => s + (1 - Math.min(1, cached[m] ?? 0)) * artifactBytes, 0));
 }
 
-export function artifactWhy(artifactBytes: number | undefined, cached: readonly number[], members: readonly number[], ids: readonly string[]): string | undefined {
+export function artifactWhy(
+  artifactBytes: number | undefined,
+  cached: readonly number[],
+  members: readonly number[],
+  ids: readonly string[],
+): string | undefined {
   const moved = artifactBytesToMove(artifactBytes, cached);
   if (!moved || artifactBytes === undefined) return undefined;
   const per = members.map((m) => `${ids[m]} ${Math.round((1 - Math.min(1, cached[m] ?? 0)) * artifactBytes)}`);

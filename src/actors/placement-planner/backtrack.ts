@@ -8,18 +8,24 @@ export function backtrackHamiltonian(adj: readonly (readonly number[])[], maxSte
   const n = adj.length;
   const start = 0;
   const neighbour = new Uint8Array(n * n);
-  adj.forEach((list, v) => list.forEach((u) => { neighbour[v * n + u] = 1; }));
+  adj.forEach((list, v) =>
+    list.forEach((u) => {
+      neighbour[v * n + u] = 1;
+    }),
+  );
   const visited = new Uint8Array(n);
   const free = Int32Array.from(adj, (list) => list.length);
   const path: number[] = [];
   let steps = 0;
 
   const enter = (v: number): void => {
-    visited[v] = 1; path.push(v);
+    visited[v] = 1;
+    path.push(v);
     for (const u of adj[v] as readonly number[]) free[u] = (free[u] as number) - 1;
   };
   const leave = (v: number): void => {
-    visited[v] = 0; path.pop();
+    visited[v] = 0;
+    path.pop();
     for (const u of adj[v] as readonly number[]) free[u] = (free[u] as number) + 1;
   };
   /** Every unvisited vertex still needs two ways: unvisited neighbours, or the path's two ends. */
@@ -34,7 +40,9 @@ export function backtrackHamiltonian(adj: readonly (readonly number[])[], maxSte
   const extend = (end: number): boolean => {
     if (path.length === n) return neighbour[end * n + start] === 1;
     if (++steps > maxSteps || !viable(end)) return false;
-    const next = (adj[end] as readonly number[]).filter((u) => !visited[u]).sort((a, b) => (free[a] as number) - (free[b] as number) || a - b);
+    const next = (adj[end] as readonly number[])
+      .filter((u) => !visited[u])
+      .sort((a, b) => (free[a] as number) - (free[b] as number) || a - b);
     for (const u of next) {
       enter(u);
       if (extend(u)) return true;

@@ -58,7 +58,10 @@ function combinations(items: readonly number[], r: number): number[][] {
   const out: number[][] = [];
   const pick: number[] = [];
   const walk = (start: number): void => {
-    if (pick.length === r) { out.push([...pick]); return; }
+    if (pick.length === r) {
+      out.push([...pick]);
+      return;
+    }
     for (let i = start; i <= items.length - (r - pick.length); i++) {
       pick.push(items[i] as number);
       walk(i + 1);
@@ -76,11 +79,16 @@ function greedyFamily(input: CandidateInputs, others: readonly number[], need: n
   const add = (set: number[]): void => {
     const sorted = [...set].sort((a, b) => a - b);
     const key = sorted.join(',');
-    if (!seen.has(key)) { seen.add(key); family.push(sorted); }
+    if (!seen.has(key)) {
+      seen.add(key);
+      family.push(sorted);
+    }
   };
   const byMemory = [...others].sort((a, b) => (memory[b] as number) - (memory[a] as number) || a - b);
   add([...required, ...byMemory.slice(0, need)]);
-  const byCache = [...others].sort((a, b) => (cached[b] as number) - (cached[a] as number) || (memory[b] as number) - (memory[a] as number) || a - b);
+  const byCache = [...others].sort(
+    (a, b) => (cached[b] as number) - (cached[a] as number) || (memory[b] as number) - (memory[a] as number) || a - b,
+  );
   add([...required, ...byCache.slice(0, need)]);
   const seeds = required.length > 0 && need === 0 ? [-1] : others;
   for (const seed of seeds) {
@@ -92,23 +100,42 @@ function greedyFamily(input: CandidateInputs, others: readonly number[], need: n
 }
 
 /** Grow `start` to `size` nodes, each time adding the outside node with the best hop into the set. */
-function growByNetwork(index: ClusterIndex, start: readonly number[], pool: readonly number[], size: number, memory: readonly number[]): number[] {
+function growByNetwork(
+  index: ClusterIndex,
+  start: readonly number[],
+  pool: readonly number[],
+  size: number,
+  memory: readonly number[],
+): number[] {
   const n = index.n;
   const set = [...start];
   const inSet = new Uint8Array(n);
   for (const s of set) inSet[s] = 1;
   const outside = pool.filter((x) => inSet[x] === 0);
   const best = new Float64Array(outside.length).fill(Number.NEGATIVE_INFINITY);
-  outside.forEach((x, i) => { for (const s of set) best[i] = Math.max(best[i] as number, index.hop[x * n + s] as number); });
+  outside.forEach((x, i) => {
+    for (const s of set) best[i] = Math.max(best[i] as number, index.hop[x * n + s] as number);
+  });
   const taken = new Uint8Array(outside.length);
   while (set.length < size) {
     let pick = -1;
     for (let i = 0; i < outside.length; i++) {
       if (taken[i]) continue;
-      if (pick === -1) { pick = i; continue; }
-      const b = best[i] as number, pb = best[pick] as number;
-      const x = outside[i] as number, px = outside[pick] as number;
-      if (b > pb || (b === pb && ((memory[x] as number) > (memory[px] as number) || ((memory[x] as number) === (memory[px] as number) && x < px)))) pick = i;
+      if (pick === -1) {
+        pick = i;
+        continue;
+      }
+      const b = best[i] as number,
+        pb = best[pick] as number;
+      const x = outside[i] as number,
+        px = outside[pick] as number;
+      if (
+        b > pb ||
+        (b === pb &&
+          ((memory[x] as number) > (memory[px] as number) ||
+            ((memory[x] as number) === (memory[px] as number) && x < px)))
+      )
+        pick = i;
     }
     if (pick === -1) break;
     taken[pick] = 1;

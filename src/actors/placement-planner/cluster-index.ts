@@ -34,7 +34,8 @@ export function indexCluster(state: ClusterState, backend: Backend): ClusterInde
   const rdma = new Map<number, RdmaLink[]>();
   const out = nodes.map(() => new Set<number>());
   for (const link of state.links) {
-    const s = indexOf.get(link.source), t = indexOf.get(link.sink);
+    const s = indexOf.get(link.source),
+      t = indexOf.get(link.sink);
     if (s === undefined || t === undefined || s === t) continue;
     out[s]?.add(t);
     const table = link.kind === 'socket' ? socket : rdma;
@@ -49,7 +50,8 @@ export function indexCluster(state: ClusterState, backend: Backend): ClusterInde
   const rtt = new Float64Array(n * n);
   for (let a = 0; a < n; a++) {
     for (let b = a + 1; b < n; b++) {
-      const ab = ringChoice[a * n + b], ba = ringChoice[b * n + a];
+      const ab = ringChoice[a * n + b],
+        ba = ringChoice[b * n + a];
       let score = Number.NEGATIVE_INFINITY;
       if (ab && ba) score = Math.min(hopScore(ab), hopScore(ba));
       else if (backend === 'jaccl' && rdma.has(a * n + b) && rdma.has(b * n + a)) score = RDMA_ONLY_SCORE;

@@ -57,33 +57,52 @@ export interface ClusterState {
 const NonEmpty = Type.String({ minLength: 1 });
 /** `null` reads as absent, as the hand-written reader allowed (JSON writers emit null for a missing figure). */
 const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
-const InterfaceInput = Type.Object({ name: NonEmpty, ip: NonEmpty, type: Type.Optional(StringEnum(INTERFACE_TYPES)) }, { additionalProperties: false });
-const NodeInput = Type.Object({
-  id: NonEmpty,
-  memory: Nullable(Type.Object({ ramAvailable: Type.Number({ minimum: 0 }), ramTotal: Type.Number({ minimum: 0 }) }, { additionalProperties: false })),
-  interfaces: Type.Optional(Type.Array(InterfaceInput)),
-  rdmaEnabled: Type.Optional(Type.Boolean()),
-  cached: Type.Optional(MapOf(Type.Number({ minimum: 0, maximum: 1 }))),
-}, { additionalProperties: false });
+const InterfaceInput = Type.Object(
+  { name: NonEmpty, ip: NonEmpty, type: Type.Optional(StringEnum(INTERFACE_TYPES)) },
+  { additionalProperties: false },
+);
+const NodeInput = Type.Object(
+  {
+    id: NonEmpty,
+    memory: Nullable(
+      Type.Object(
+        { ramAvailable: Type.Number({ minimum: 0 }), ramTotal: Type.Number({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    interfaces: Type.Optional(Type.Array(InterfaceInput)),
+    rdmaEnabled: Type.Optional(Type.Boolean()),
+    cached: Type.Optional(MapOf(Type.Number({ minimum: 0, maximum: 1 }))),
+  },
+  { additionalProperties: false },
+);
 /** One shape for both kinds: `rdma` present makes it a cable, else `ip` is required (checked after, to name it). */
-const LinkInput = Type.Object({
-  source: NonEmpty,
-  sink: NonEmpty,
-  ip: Type.Optional(NonEmpty),
-  type: Type.Optional(StringEnum(INTERFACE_TYPES)),
-  rttMs: Nullable(Type.Number({ minimum: 0 })),
-  bandwidthBps: Nullable(Type.Number({ minimum: 0 })),
-  rdma: Type.Optional(Type.Object({ sourceIface: NonEmpty, sinkIface: NonEmpty }, { additionalProperties: false })),
-}, { additionalProperties: false });
+const LinkInput = Type.Object(
+  {
+    source: NonEmpty,
+    sink: NonEmpty,
+    ip: Type.Optional(NonEmpty),
+    type: Type.Optional(StringEnum(INTERFACE_TYPES)),
+    rttMs: Nullable(Type.Number({ minimum: 0 })),
+    bandwidthBps: Nullable(Type.Number({ minimum: 0 })),
+    rdma: Type.Optional(Type.Object({ sourceIface: NonEmpty, sinkIface: NonEmpty }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
 /** The planner's input state as written (`--state` file, the planner's mailbox body); `decodeClusterState` fills defaults. */
-export const ClusterStateInput = Type.Object({ nodes: Type.Array(NodeInput), links: Type.Optional(Type.Array(LinkInput)) }, { additionalProperties: false });
+export const ClusterStateInput = Type.Object(
+  { nodes: Type.Array(NodeInput), links: Type.Optional(Type.Array(LinkInput)) },
+  { additionalProperties: false },
+);
 
 const codecs = { body: compileWorded(ClusterStateInput, 'body'), config: compileWorded(ClusterStateInput, 'config') };
 
 /** Strictly decodes a cluster state; throws ValidationError naming the JSON path of the first problem. */
 export function decodeClusterState(value: unknown, where: InputWhere = 'body', root = 'state'): ClusterState {
   const input = codecs[where].decode(value, root);
-  const fail = (path: string, why: string): never => { throw new ValidationError(where, path, why); };
+  const fail = (path: string, why: string): never => {
+    throw new ValidationError(where, path, why);
+  };
   const ids = new Set<string>();
   const nodes = input.nodes.map((n, i): NodeState => {
     if (ids.has(n.id)) fail(`${root}.nodes[${i}].id`, `duplicate node id ${JSON.stringify(n.id)}`);
@@ -101,10 +120,21 @@ export function decodeClusterState(value: unknown, where: InputWhere = 'body', r
       for (const key of ['ip', 'type', 'rttMs', 'bandwidthBps'] as const) {
         if (l[key] !== undefined) fail(`${path}.${key}`, 'an rdma link carries no socket fields');
       }
-      return { kind: 'rdma', source: l.source, sink: l.sink, sourceIface: l.rdma.sourceIface, sinkIface: l.rdma.sinkIface };
+      return {
+        kind: 'rdma',
+        source: l.source,
+        sink: l.sink,
+        sourceIface: l.rdma.sourceIface,
+        sinkIface: l.rdma.sinkIface,
+      };
     }
     if (l.ip === undefined) return fail(`${path}.ip`, 'is required');
-    const link: { -readonly [K in keyof SocketLink]: SocketLink[K] } = { kind: 'socket', source: l.source, sink: l.sink, ip: l.ip };
+    const link: { -readonly [K in keyof SocketLink]: SocketLink[K] } = {
+      kind: 'socket',
+      source: l.source,
+      sink: l.sink,
+      ip: l.ip,
+    };
     if (l.type !== undefined) link.type = l.type;
     if (l.rttMs !== undefined && l.rttMs !== null) link.rttMs = l.rttMs;
     if (l.bandwidthBps !== undefined && l.bandwidthBps !== null) link.bandwidthBps = l.bandwidthBps;

@@ -12,7 +12,13 @@ import { withArtifactHoldings } from './artifact-placement.js';
 import { DEFAULT_MAX_INSTANCES } from '../../protocols/exec-policy.js';
 import { createLogger } from '../../runtime/log.js';
 import type { ClusterState } from '../topology-keeper/state.js';
-import { decodeCommand, type ClusterEvent, type Command, type InstancePlan, type WorkloadSpec } from '../../protocols/events.js';
+import {
+  decodeCommand,
+  type ClusterEvent,
+  type Command,
+  type InstancePlan,
+  type WorkloadSpec,
+} from '../../protocols/events.js';
 import type { Body } from '../../protocols/mailbox.js';
 import type { Runtime } from '../../runtime/runtime.js';
 
@@ -29,10 +35,19 @@ export interface CommandHandlerOptions {
   readonly maxInstances?: number;
 }
 
-function planRequestFor(workload: WorkloadSpec, options: { sharding?: string | undefined; backend?: string | undefined; minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): Record<string, unknown> {
+function planRequestFor(
+  workload: WorkloadSpec,
+  options: {
+    sharding?: string | undefined;
+    backend?: string | undefined;
+    minNodes?: number | undefined;
+    requiredNodes?: readonly string[] | undefined;
+  },
+): Record<string, unknown> {
   const { kind: _kind, ...rest } = workload as WorkloadSpec & Record<string, unknown>;
   const placementWorkload: Record<string, unknown> = {};
-  for (const key of ['id', 'memoryBytes', 'layers', 'hiddenSize', 'kvHeads', 'supportsTensor']) if (rest[key] !== undefined) placementWorkload[key] = rest[key];
+  for (const key of ['id', 'memoryBytes', 'layers', 'hiddenSize', 'kvHeads', 'supportsTensor'])
+    if (rest[key] !== undefined) placementWorkload[key] = rest[key];
   return {
     workload: placementWorkload,
     sharding: options.sharding ?? 'pipeline',
@@ -42,7 +57,10 @@ function planRequestFor(workload: WorkloadSpec, options: { sharding?: string | u
   };
 }
 
-function compactConstraints(from: { minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): { minNodes?: number; requiredNodes?: readonly string[] } {
+function compactConstraints(from: { minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): {
+  minNodes?: number;
+  requiredNodes?: readonly string[];
+} {
   return {
     ...(from.minNodes !== undefined ? { minNodes: from.minNodes } : {}),
     ...(from.requiredNodes !== undefined ? { requiredNodes: from.requiredNodes } : {}),
@@ -67,7 +85,8 @@ export class CommandHandler {
       return;
     }
     const message = `the cluster holds ${live} live instances, its limit (--max-instances=${this.#maxInstances}); delete one first`;
-    if (!this.#atLimit) log.warn('instance quota reached; new instances are refused', { live, maxInstances: this.#maxInstances });
+    if (!this.#atLimit)
+      log.warn('instance quota reached; new instances are refused', { live, maxInstances: this.#maxInstances });
     this.#atLimit = true;
     throw new TorusError('TORUS_QUOTA_EXCEEDED', message, { quota: 'max-instances', limit: this.#maxInstances, live });
   }
@@ -77,7 +96,8 @@ export class CommandHandler {
     if (body.type !== 'handle-command') throw new ValidationError('body', 'type', 'expected handle-command');
     const command = decodeCommand(body.command);
     const state = body.state as ClusterState;
-    if (!state || typeof state !== 'object' || typeof state.instances !== 'object') throw new ValidationError('body', 'state', 'expected the cluster state');
+    if (!state || typeof state !== 'object' || typeof state.instances !== 'object')
+      throw new ValidationError('body', 'state', 'expected the cluster state');
     return this.handle(command, state);
   }
 
@@ -87,45 +107,89 @@ export class CommandHandler {
         this.#checkQuota(state);
         const plan = await this.#plan(state, planRequestFor(command.workload, command), command.workload);
         const id = command.instanceId ?? plan.id;
-        if (Object.hasOwn(state.instances, id)) throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${id} already exists`, { instanceId: id });
+        if (Object.hasOwn(state.instances, id))
+          throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${id} already exists`, { instanceId: id });
         const instance: InstancePlan = { ...plan, id };
         const constraints = compactConstraints(command);
-        return { events: [{ type: 'InstanceCreated', instance, workload: command.workload, ...constraints }], outcome: { instanceId: id, nodes: instance.nodes } };
+        return {
+          events: [{ type: 'InstanceCreated', instance, workload: command.workload, ...constraints }],
+          outcome: { instanceId: id, nodes: instance.nodes },
+        };
       }
       case 'CreateInstance': {
-        if (Object.hasOwn(state.instances, command.instance.id)) throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${command.instance.id} already exists`, { instanceId: command.instance.id });
+        if (Object.hasOwn(state.instances, command.instance.id))
+          throw new TorusError('TORUS_INSTANCE_EXISTS', `instance ${command.instance.id} already exists`, {
+            instanceId: command.instance.id,
+          });
         const missing = command.instance.nodes.filter((n) => !Object.hasOwn(state.nodes, n));
-        if (missing.length) throw new TorusError('TORUS_NODE_UNKNOWN', `nodes not in the cluster: ${missing.join(', ')}`, { missing });
+        if (missing.length)
+          throw new TorusError('TORUS_NODE_UNKNOWN', `nodes not in the cluster: ${missing.join(', ')}`, { missing });
         this.#checkQuota(state);
         // A given plan is not re-planned, but it may not name a node that would refuse its runner.
-        const refusing = ineligibleNodes(state, command.workload).filter((e) => command.instance.nodes.includes(e.node));
+        const refusing = ineligibleNodes(state, command.workload).filter((e) =>
+          command.instance.nodes.includes(e.node),
+        );
         if (refusing.length) throw refusedOn(refusing, 'the plan names nodes that refuse this workload');
-        return { events: [{ type: 'InstanceCreated', instance: command.instance, workload: command.workload }], outcome: { instanceId: command.instance.id } };
+        return {
+          events: [{ type: 'InstanceCreated', instance: command.instance, workload: command.workload }],
+          outcome: { instanceId: command.instance.id },
+        };
       }
       case 'DeleteInstance': {
         this.#instance(state, command.instanceId);
-        return { events: [{ type: 'InstanceDeleted', instanceId: command.instanceId, reason: command.reason ?? 'deleted' }], outcome: { instanceId: command.instanceId } };
+        return {
+          events: [{ type: 'InstanceDeleted', instanceId: command.instanceId, reason: command.reason ?? 'deleted' }],
+          outcome: { instanceId: command.instanceId },
+        };
       }
       case 'ReplaceInstance': {
         const record = this.#instance(state, command.instanceId);
         const reason = command.reason ?? record.reason ?? 're-placement requested';
         const job = jobRestart(record, reason);
-        if (job.kind === 'nothing') return { events: [], outcome: { instanceId: command.instanceId, unchanged: record.status } };
-        if (job.kind === 'fail') return { events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: job.reason }], outcome: { instanceId: command.instanceId, failed: true } };
+        if (job.kind === 'nothing')
+          return { events: [], outcome: { instanceId: command.instanceId, unchanged: record.status } };
+        if (job.kind === 'fail')
+          return {
+            events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: job.reason }],
+            outcome: { instanceId: command.instanceId, failed: true },
+          };
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
-          const plan = await this.#plan(state, planRequestFor(record.workload, { sharding: record.plan.sharding, backend: record.plan.backend, ...compactConstraints(record) }), record.workload, command.instanceId);
+          const plan = await this.#plan(
+            state,
+            planRequestFor(record.workload, {
+              sharding: record.plan.sharding,
+              backend: record.plan.backend,
+              ...compactConstraints(record),
+            }),
+            record.workload,
+            command.instanceId,
+          );
           const instance: InstancePlan = { ...plan, id: command.instanceId };
           const what = job.kind === 'restart' ? `restart ${job.restarts} of ${job.max}, ` : '';
           return {
-            events: [{ type: 'InstanceReplaced', instance, reason: `${what}re-placed on ${instance.nodes.join(', ')}: ${reason}`.slice(0, 1024), ...(job.kind === 'restart' ? { restarts: job.restarts } : {}) }],
+            events: [
+              {
+                type: 'InstanceReplaced',
+                instance,
+                reason: `${what}re-placed on ${instance.nodes.join(', ')}: ${reason}`.slice(0, 1024),
+                ...(job.kind === 'restart' ? { restarts: job.restarts } : {}),
+              },
+            ],
             outcome: { instanceId: command.instanceId, nodes: instance.nodes },
           };
         } catch (error) {
           if (!(error instanceof TorusError) || error.code !== 'TORUS_PLACEMENT_REFUSED') throw error;
           // final: a restartable job would otherwise wait in `restarting` for the next trigger (NodeJoined).
           return {
-            events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: `cannot re-place (${reason}): ${error.message}`.slice(0, 1024), final: true }],
+            events: [
+              {
+                type: 'InstanceFailed',
+                instanceId: command.instanceId,
+                reason: `cannot re-place (${reason}): ${error.message}`.slice(0, 1024),
+                final: true,
+              },
+            ],
             outcome: { instanceId: command.instanceId, failed: true },
           };
         }
@@ -135,13 +199,33 @@ export class CommandHandler {
         const taskId = command.taskId ?? randomUUID();
         if (Object.hasOwn(state.tasks, taskId)) return { events: [], outcome: { taskId, duplicate: true } }; // a task sent twice runs once
         return {
-          events: [{ type: 'TaskCreated', taskId, instanceId: command.instanceId, kind: command.kind, ...(command.params !== undefined ? { params: command.params } : {}), ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}) }],
+          events: [
+            {
+              type: 'TaskCreated',
+              taskId,
+              instanceId: command.instanceId,
+              kind: command.kind,
+              ...(command.params !== undefined ? { params: command.params } : {}),
+              ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
+            },
+          ],
           outcome: { taskId },
         };
       }
       case 'CancelTask': {
-        if (!Object.hasOwn(state.tasks, command.taskId)) throw new TorusError('TORUS_API_NOT_FOUND', `no task ${command.taskId}`, { taskId: command.taskId });
-        return { events: [{ type: 'TaskStatusChanged', taskId: command.taskId, status: 'cancelled', error: command.reason ?? 'cancelled' }], outcome: { taskId: command.taskId } };
+        if (!Object.hasOwn(state.tasks, command.taskId))
+          throw new TorusError('TORUS_API_NOT_FOUND', `no task ${command.taskId}`, { taskId: command.taskId });
+        return {
+          events: [
+            {
+              type: 'TaskStatusChanged',
+              taskId: command.taskId,
+              status: 'cancelled',
+              error: command.reason ?? 'cancelled',
+            },
+          ],
+          outcome: { taskId: command.taskId },
+        };
       }
     }
   }
@@ -153,25 +237,40 @@ export class CommandHandler {
   }
 
   /** Plans on the nodes that can hold this workload's runners; a refusal names the nodes left out and why. */
-  async #plan(state: ClusterState, request: Record<string, unknown>, workload: WorkloadSpec, replacing?: string): Promise<InstancePlan> {
+  async #plan(
+    state: ClusterState,
+    request: Record<string, unknown>,
+    workload: WorkloadSpec,
+    replacing?: string,
+  ): Promise<InstancePlan> {
     const excluded = ineligibleNodes(state, workload, replacing);
     const required = (request.requiredNodes as readonly string[] | undefined) ?? [];
     const requiredOut = excluded.filter((e) => required.includes(e.node));
     if (requiredOut.length) throw refusedOn(requiredOut, 'a required node cannot run this workload');
-    if (excluded.length === Object.keys(state.nodes).length && excluded.length > 0) throw refusedOn(excluded, 'no node can run this workload');
+    if (excluded.length === Object.keys(state.nodes).length && excluded.length > 0)
+      throw refusedOn(excluded, 'no node can run this workload');
     let placementState = withoutNodes(toPlacementState(state), excluded);
     if (workload.artifacts?.length) {
       // The holders of the workload's artifacts count as having it cached; the plan says what each choice moves.
       const held = withArtifactHoldings(placementState, state, workload.id, workload.artifacts);
       placementState = held.placement;
-      request = { ...request, workload: { ...(request.workload as Record<string, unknown>), artifactBytes: held.artifactBytes } };
+      request = {
+        ...request,
+        workload: { ...(request.workload as Record<string, unknown>), artifactBytes: held.artifactBytes },
+      };
     }
-    const result = await this.#runtime.request<PlacementTaskOutput>('placement-planner', { type: 'plan', state: placementState, request }, { timeoutMs: PLAN_TIMEOUT_MS });
+    const result = await this.#runtime.request<PlacementTaskOutput>(
+      'placement-planner',
+      { type: 'plan', state: placementState, request },
+      { timeoutMs: PLAN_TIMEOUT_MS },
+    );
     if ('refusal' in result) {
       const refusal: Refusal = result.refusal;
       const left = excluded.length ? `; left out: ${excluded.map((e) => e.reason).join('; ')}` : '';
       throw new TorusError('TORUS_PLACEMENT_REFUSED', `${refusal.message}${left}`.slice(0, 4000), {
-        kind: refusal.kind, explanation: refusal.explanation, ...(excluded.length ? { excluded } : {}),
+        kind: refusal.kind,
+        explanation: refusal.explanation,
+        ...(excluded.length ? { excluded } : {}),
       });
     }
     if (!('instance' in result)) throw new TorusError('TORUS_INTERNAL', 'the planner answered without a plan');
@@ -180,10 +279,18 @@ export class CommandHandler {
 }
 
 function refusedOn(excluded: readonly Exclusion[], what: string): TorusError {
-  return new TorusError('TORUS_PLACEMENT_REFUSED', `${what}: ${excluded.map((e) => e.reason).join('; ')}`.slice(0, 4000), { kind: 'nodes', excluded });
+  return new TorusError(
+    'TORUS_PLACEMENT_REFUSED',
+    `${what}: ${excluded.map((e) => e.reason).join('; ')}`.slice(0, 4000),
+    { kind: 'nodes', excluded },
+  );
 }
 
-type JobRestart = { kind: 'replace' } | { kind: 'restart'; restarts: number; max: number } | { kind: 'fail'; reason: string } | { kind: 'nothing' };
+type JobRestart =
+  | { kind: 'replace' }
+  | { kind: 'restart'; restarts: number; max: number }
+  | { kind: 'fail'; reason: string }
+  | { kind: 'nothing' };
 
 /**
  * What a re-placement means for this instance. Without a restart policy: re-place as always (node lost). A job
@@ -195,7 +302,8 @@ function jobRestart(record: ClusterState['instances'][string], reason: string): 
   if (record.status === 'completed') return { kind: 'nothing' };
   if (!restart) return { kind: 'replace' };
   const done = record.restarts ?? 0;
-  if (restart.policy === 'on-failure' && done < restart.max) return { kind: 'restart', restarts: done + 1, max: restart.max };
+  if (restart.policy === 'on-failure' && done < restart.max)
+    return { kind: 'restart', restarts: done + 1, max: restart.max };
   if (record.status === 'failed') return { kind: 'nothing' };
   const why = restart.policy === 'never' ? 'restart policy never' : `gave up after ${done} restarts`;
   return { kind: 'fail', reason: `${reason}; ${why}`.slice(0, 1024) };

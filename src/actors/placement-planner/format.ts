@@ -12,7 +12,9 @@ export function formatBps(bps: number): string {
   return `${Math.round(bps)} bit/s`;
 }
 
-const LABEL_BY_SCORE = Object.fromEntries(Object.entries(RING_TYPE_PRIORITY).map(([type, p]) => [5 - p, type])) as Record<number, InterfaceType>;
+const LABEL_BY_SCORE = Object.fromEntries(
+  Object.entries(RING_TYPE_PRIORITY).map(([type, p]) => [5 - p, type]),
+) as Record<number, InterfaceType>;
 
 /** A hop score in words: a measured speed, an unmeasured label, or an RDMA-only pair. */
 export function formatScore(score: number): string {

@@ -9,7 +9,11 @@ import type { Rng } from './rng.js';
  * deterministic for a given RNG). Returns the cycle as a vertex order, or undefined if none was found (which
  * does not prove that none exists).
  */
-export function findHamiltonianCycle(adj: readonly (readonly number[])[], rng: Rng, maxSteps: number): number[] | undefined {
+export function findHamiltonianCycle(
+  adj: readonly (readonly number[])[],
+  rng: Rng,
+  maxSteps: number,
+): number[] | undefined {
   const n = adj.length;
   if (n >= 3) {
     for (const list of adj) if (list.length < 2) return undefined;
@@ -21,7 +25,9 @@ export function findHamiltonianCycle(adj: readonly (readonly number[])[], rng: R
   if (n >= 3 && edges <= 6 * n) {
     return backtrackHamiltonian(adj, Math.floor(maxSteps / 2)) ?? rotationSearch(adj, rng, Math.ceil(maxSteps / 2));
   }
-  return rotationSearch(adj, rng, maxSteps) ?? (n >= 3 ? backtrackHamiltonian(adj, Math.min(n * n, maxSteps)) : undefined);
+  return (
+    rotationSearch(adj, rng, maxSteps) ?? (n >= 3 ? backtrackHamiltonian(adj, Math.min(n * n, maxSteps)) : undefined)
+  );
 }
 
 /** Pósa rotation–extension with Warnsdorff extension and random restarts. */
@@ -32,7 +38,11 @@ function rotationSearch(adj: readonly (readonly number[])[], rng: Rng, maxSteps:
   if (n === 2) return adj[0]?.includes(1) ? [0, 1] : undefined;
 
   const neighbour = new Uint8Array(n * n);
-  adj.forEach((list, v) => list.forEach((u) => { neighbour[v * n + u] = 1; }));
+  adj.forEach((list, v) =>
+    list.forEach((u) => {
+      neighbour[v * n + u] = 1;
+    }),
+  );
   const path = new Int32Array(n);
   const pos = new Int32Array(n);
   const free = new Int32Array(n);
@@ -41,10 +51,14 @@ function rotationSearch(adj: readonly (readonly number[])[], rng: Rng, maxSteps:
 
   while (steps < maxSteps) {
     pos.fill(-1);
-    adj.forEach((list, v) => { free[v] = list.length; });
+    adj.forEach((list, v) => {
+      free[v] = list.length;
+    });
     let len = 0;
     const visit = (v: number): void => {
-      path[len] = v; pos[v] = len; len++;
+      path[len] = v;
+      pos[v] = len;
+      len++;
       for (const u of adj[v] as readonly number[]) free[u] = (free[u] as number) - 1;
     };
     visit(rng.int(0, n - 1));
@@ -55,27 +69,44 @@ function rotationSearch(adj: readonly (readonly number[])[], rng: Rng, maxSteps:
       if (len === n && neighbour[end * n + (path[0] as number)] === 1) return Array.from(path);
       const list = adj[end] as readonly number[];
       // Extension: the unvisited neighbour with the fewest unvisited neighbours; random among ties.
-      let pick = -1, best = Number.POSITIVE_INFINITY, ties = 0;
+      let pick = -1,
+        best = Number.POSITIVE_INFINITY,
+        ties = 0;
       for (const u of list) {
         if (pos[u] !== -1) continue;
         const f = free[u] as number;
-        if (f < best) { best = f; pick = u; ties = 1; }
-        else if (f === best && rng.int(0, ties++) === 0) pick = u;
+        if (f < best) {
+          best = f;
+          pick = u;
+          ties = 1;
+        } else if (f === best && rng.int(0, ties++) === 0) pick = u;
       }
-      if (pick !== -1) { visit(pick); continue; }
+      if (pick !== -1) {
+        visit(pick);
+        continue;
+      }
       // Rotation: pick a path neighbour v of the end (not its predecessor), reverse the part after v.
       const start = rng.int(0, list.length - 1);
       let v = -1;
       for (let i = 0; i < list.length; i++) {
         const u = list[(start + i) % list.length] as number;
-        if ((pos[u] as number) < len - 2) { v = u; break; }
+        if ((pos[u] as number) < len - 2) {
+          v = u;
+          break;
+        }
       }
       if (v === -1) break; // cannot rotate: restart
-      let i = (pos[v] as number) + 1, j = len - 1;
+      let i = (pos[v] as number) + 1,
+        j = len - 1;
       while (i < j) {
-        const a = path[i] as number, b = path[j] as number;
-        path[i] = b; pos[b] = i; path[j] = a; pos[a] = j;
-        i++; j--;
+        const a = path[i] as number,
+          b = path[j] as number;
+        path[i] = b;
+        pos[b] = i;
+        path[j] = a;
+        pos[a] = j;
+        i++;
+        j--;
       }
     }
   }
@@ -89,7 +120,12 @@ function connected(adj: readonly (readonly number[])[]): boolean {
   let count = 1;
   while (stack.length > 0) {
     const v = stack.pop() as number;
-    for (const u of adj[v] as readonly number[]) if (seen[u] === 0) { seen[u] = 1; count++; stack.push(u); }
+    for (const u of adj[v] as readonly number[])
+      if (seen[u] === 0) {
+        seen[u] = 1;
+        count++;
+        stack.push(u);
+      }
   }
   return count === adj.length;
 }

@@ -8,11 +8,14 @@ export function allocateLayersProportionally(totalLayers: number, fractions: rea
   const raw = fractions.map((f) => f * totalLayers);
   const res = raw.map((x) => Math.trunc(x));
   const missing = totalLayers - res.reduce((a, b) => a + b, 0);
-  const byRemainder = raw.map((_x, i) => i).sort((a, b) => {
-    const d = (raw[b] as number) - (res[b] as number) - ((raw[a] as number) - (res[a] as number));
-    return d !== 0 ? d : a - b;
-  });
-  for (let i = 0; i < missing && i < n; i++) res[byRemainder[i] as number] = (res[byRemainder[i] as number] as number) + 1;
+  const byRemainder = raw
+    .map((_x, i) => i)
+    .sort((a, b) => {
+      const d = (raw[b] as number) - (res[b] as number) - ((raw[a] as number) - (res[a] as number));
+      return d !== 0 ? d : a - b;
+    });
+  for (let i = 0; i < missing && i < n; i++)
+    res[byRemainder[i] as number] = (res[byRemainder[i] as number] as number) + 1;
   for (let i = 0; i < n; i++) {
     if (res[i] !== 0) continue;
     const max = Math.max(...res);
@@ -44,11 +47,17 @@ export interface ShareShortfall {
 }
 
 /** First node whose pipeline share does not fit its available memory, or undefined when all fit. */
-export function findShareShortfall(memoryBytes: number, layers: number, split: readonly number[], available: readonly number[]): ShareShortfall | undefined {
+export function findShareShortfall(
+  memoryBytes: number,
+  layers: number,
+  split: readonly number[],
+  available: readonly number[],
+): ShareShortfall | undefined {
   for (let i = 0; i < split.length; i++) {
     const requiredBytes = shareBytes(memoryBytes, layers, split[i] as number);
     const availableBytes = available[i] as number;
-    if (requiredBytes > availableBytes) return { position: i, layers: split[i] as number, requiredBytes, availableBytes };
+    if (requiredBytes > availableBytes)
+      return { position: i, layers: split[i] as number, requiredBytes, availableBytes };
   }
   return undefined;
 }

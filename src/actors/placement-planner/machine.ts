@@ -57,7 +57,15 @@ export const placementPlannerMachine = setup({
   },
 }).createMachine({
   id: 'placement-planner',
-  context: ({ input }) => ({ nodeId: input?.nodeId ?? null, inFlight: 0, plans: 0, refusals: 0, previews: 0, errors: 0, last: null }),
+  context: ({ input }) => ({
+    nodeId: input?.nodeId ?? null,
+    inFlight: 0,
+    plans: 0,
+    refusals: 0,
+    previews: 0,
+    errors: 0,
+    last: null,
+  }),
   initial: 'idle',
   states: {
     idle: {
@@ -66,10 +74,7 @@ export const placementPlannerMachine = setup({
     planning: {
       on: {
         'planning.started': { actions: 'started' },
-        'planning.finished': [
-          { guard: 'lastInFlight', target: 'idle', actions: 'finished' },
-          { actions: 'finished' },
-        ],
+        'planning.finished': [{ guard: 'lastInFlight', target: 'idle', actions: 'finished' }, { actions: 'finished' }],
       },
     },
   },

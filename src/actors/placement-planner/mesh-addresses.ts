@@ -10,7 +10,11 @@ import type { ClusterIndex } from './cluster-index.js';
  * with no common address is left out (the runner then keeps its ring-address rule). Deterministic: from the
  * replicated plan input only, so every rank derives the same MASTER_ADDR.
  */
-export function meshAddresses(index: ClusterIndex, members: readonly number[], ringAddresses: (member: number) => readonly string[]): Record<string, string> {
+export function meshAddresses(
+  index: ClusterIndex,
+  members: readonly number[],
+  ringAddresses: (member: number) => readonly string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (members.length < 2) return out;
   for (const target of members) {
@@ -31,13 +35,19 @@ function commonChoices(index: ClusterIndex, members: readonly number[], target: 
     const reached = new Map<string, AddressChoice>();
     for (const link of index.socket.get(source * index.n + target) ?? []) {
       const choice: AddressChoice = {
-        ip: link.ip, type: linkType(link, index.nodes[target]), measured: link.bandwidthBps !== undefined,
-        ...(link.bandwidthBps !== undefined ? { bandwidthBps: link.bandwidthBps } : {}), ...(link.rttMs !== undefined ? { rttMs: link.rttMs } : {}),
+        ip: link.ip,
+        type: linkType(link, index.nodes[target]),
+        measured: link.bandwidthBps !== undefined,
+        ...(link.bandwidthBps !== undefined ? { bandwidthBps: link.bandwidthBps } : {}),
+        ...(link.rttMs !== undefined ? { rttMs: link.rttMs } : {}),
       };
       const seen = reached.get(link.ip);
       if (!seen || compareRingChoices(choice, seen) < 0) reached.set(link.ip, choice); // a source's best link to that IP
     }
-    if (!common) { common = reached; continue; }
+    if (!common) {
+      common = reached;
+      continue;
+    }
     for (const [ip, choice] of common) {
       const other = reached.get(ip);
       if (!other) common.delete(ip);

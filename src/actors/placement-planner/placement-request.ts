@@ -28,30 +28,50 @@ const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([sch
 const Count = (minimum: number) => Type.Integer({ minimum });
 
 /** What to place as written (an API body, the `--request` file of `torus plan`); `decodePlacementRequest` fills defaults. */
-export const PlacementRequestInput = Type.Object({
-  workload: Type.Object({
-    id: Type.String({ minLength: 1 }),
-    memoryBytes: Type.Number({ minimum: 0 }),
-    layers: Count(1),
-    hiddenSize: Nullable(Count(1)),
-    kvHeads: Nullable(Count(1)),
-    supportsTensor: Type.Optional(Type.Boolean()),
-    artifactBytes: Nullable(Count(0)),
-  }, { additionalProperties: false }),
-  sharding: StringEnum(['pipeline', 'tensor'] as const),
-  backend: StringEnum(['ring', 'jaccl'] as const),
-  minNodes: Type.Optional(Count(1)),
-  requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-}, { additionalProperties: false });
+export const PlacementRequestInput = Type.Object(
+  {
+    workload: Type.Object(
+      {
+        id: Type.String({ minLength: 1 }),
+        memoryBytes: Type.Number({ minimum: 0 }),
+        layers: Count(1),
+        hiddenSize: Nullable(Count(1)),
+        kvHeads: Nullable(Count(1)),
+        supportsTensor: Type.Optional(Type.Boolean()),
+        artifactBytes: Nullable(Count(0)),
+      },
+      { additionalProperties: false },
+    ),
+    sharding: StringEnum(['pipeline', 'tensor'] as const),
+    backend: StringEnum(['ring', 'jaccl'] as const),
+    minNodes: Type.Optional(Count(1)),
+    requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  },
+  { additionalProperties: false },
+);
 
-const codecs = { body: compileWorded(PlacementRequestInput, 'body'), config: compileWorded(PlacementRequestInput, 'config') };
+const codecs = {
+  body: compileWorded(PlacementRequestInput, 'body'),
+  config: compileWorded(PlacementRequestInput, 'config'),
+};
 
 export function decodePlacementRequest(value: unknown, where: InputWhere = 'body', root = 'request'): PlacementRequest {
   const input = codecs[where].decode(value, root);
   const w = input.workload;
-  const workload: { -readonly [K in keyof Workload]: Workload[K] } = { id: w.id, memoryBytes: w.memoryBytes, layers: w.layers, supportsTensor: w.supportsTensor ?? false };
+  const workload: { -readonly [K in keyof Workload]: Workload[K] } = {
+    id: w.id,
+    memoryBytes: w.memoryBytes,
+    layers: w.layers,
+    supportsTensor: w.supportsTensor ?? false,
+  };
   if (w.hiddenSize !== undefined && w.hiddenSize !== null) workload.hiddenSize = w.hiddenSize;
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
-  return { workload, sharding: input.sharding, backend: input.backend, minNodes: input.minNodes ?? 1, requiredNodes: [...new Set(input.requiredNodes ?? [])] };
+  return {
+    workload,
+    sharding: input.sharding,
+    backend: input.backend,
+    minNodes: input.minNodes ?? 1,
+    requiredNodes: [...new Set(input.requiredNodes ?? [])],
+  };
 }

@@ -31,18 +31,29 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
   const index = indexCluster(state, request.backend);
   const base: Explanation = {
     seed: options.seed,
-    request: { sharding: request.sharding, backend: request.backend, workload: request.workload.id, minNodes: request.minNodes, requiredNodes: request.requiredNodes },
-    sizes: [], candidates: [], candidatesOmitted: 0,
+    request: {
+      sharding: request.sharding,
+      backend: request.backend,
+      workload: request.workload.id,
+      minNodes: request.minNodes,
+      requiredNodes: request.requiredNodes,
+    },
+    sizes: [],
+    candidates: [],
+    candidatesOmitted: 0,
   };
   const early = earlyRefusal(index, request, base);
   if (early) return early;
   const memory = index.nodes.map((node) => node.memory?.ramAvailable ?? Number.NaN);
   const eligible = index.nodes.map((_, i) => i).filter((i) => !Number.isNaN(memory[i] as number));
   const ctx: PlanningContext = {
-    index, request, eligible,
+    index,
+    request,
+    eligible,
     ringCore: twoCore(index, eligible),
     required: request.requiredNodes.map((id) => index.indexOf.get(id) as number).sort((a, b) => a - b),
-    memory, cached: index.nodes.map((node) => node.cached[request.workload.id] ?? 0),
+    memory,
+    cached: index.nodes.map((node) => node.cached[request.workload.id] ?? 0),
     rng: createRng(options.seed),
   };
   const sizes: SizeNote[] = [];
@@ -51,13 +62,25 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
   for (let k = low; k <= ctx.eligible.length; k++) {
     if (options.sizes && !options.sizes.includes(k)) continue;
     const skip = skipSize(ctx, k);
-    if (skip) { sizes.push({ size: k, generation: 'skipped', sets: 0, feasible: 0, dropped: {}, why: skip }); continue; }
+    if (skip) {
+      sizes.push({ size: k, generation: 'skipped', sets: 0, feasible: 0, dropped: {}, why: skip });
+      continue;
+    }
     const outcome = evaluateSize(ctx, k);
     sizes.push(outcome.note);
     outcomes.push(outcome);
     if (outcome.winner) {
-      const notes = candidateNotes(index, outcome.evaluated, artifactBytesToMove(request.workload.artifactBytes, ctx.cached));
-      return buildPlan(ctx, outcome.winner, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, options);
+      const notes = candidateNotes(
+        index,
+        outcome.evaluated,
+        artifactBytesToMove(request.workload.artifactBytes, ctx.cached),
+      );
+      return buildPlan(
+        ctx,
+        outcome.winner,
+        { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted },
+        options,
+      );
     }
   }
   const evaluated = outcomes.flatMap((o) => o.evaluated);
@@ -74,7 +97,10 @@ function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
   const inCore = new Uint8Array(n);
   for (const v of eligible) inCore[v] = 1;
   const degree = new Int32Array(n);
-  for (const v of eligible) for (const u of eligible) if (u !== v && (index.hop[v * n + u] as number) !== Number.NEGATIVE_INFINITY) degree[v] = (degree[v] as number) + 1;
+  for (const v of eligible)
+    for (const u of eligible)
+      if (u !== v && (index.hop[v * n + u] as number) !== Number.NEGATIVE_INFINITY)
+        degree[v] = (degree[v] as number) + 1;
   // Peel nodes with fewer than two hops, lowering their neighbours' degrees (each node is peeled once).
   const queue = eligible.filter((v) => (degree[v] as number) < 2);
   for (const v of queue) inCore[v] = 0;
@@ -83,7 +109,10 @@ function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
     for (const u of eligible) {
       if (inCore[u] === 0 || (index.hop[v * n + u] as number) === Number.NEGATIVE_INFINITY) continue;
       degree[u] = (degree[u] as number) - 1;
-      if ((degree[u] as number) < 2) { inCore[u] = 0; queue.push(u); }
+      if ((degree[u] as number) < 2) {
+        inCore[u] = 0;
+        queue.push(u);
+      }
     }
   }
   return eligible.filter((v) => inCore[v] === 1);
@@ -93,22 +122,37 @@ function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
 function skipSize(ctx: PlanningContext, k: number): string | undefined {
   const w = ctx.request.workload;
   if (ctx.request.sharding === 'tensor' && k > 1) {
-    if ((w.hiddenSize as number) % k !== 0) return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
-    if (w.kvHeads !== undefined && w.kvHeads % k !== 0) return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
+    if ((w.hiddenSize as number) % k !== 0)
+      return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
+    if (w.kvHeads !== undefined && w.kvHeads % k !== 0)
+      return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
   }
   const pool = k >= 3 ? ctx.ringCore : ctx.eligible;
   if (k >= 3) {
     const outside = ctx.required.filter((r) => !pool.includes(r)).map((r) => ctx.index.ids[r]);
-    if (outside.length > 0) return `ring: required node ${outside.join(', ')} has usable links to fewer than two nodes that could share a ring`;
-    if (pool.length < k) return `ring: only ${pool.length} node(s) have usable links to two or more others that could share a ring`;
+    if (outside.length > 0)
+      return `ring: required node ${outside.join(', ')} has usable links to fewer than two nodes that could share a ring`;
+    if (pool.length < k)
+      return `ring: only ${pool.length} node(s) have usable links to two or more others that could share a ring`;
   }
-  const others = pool.filter((i) => !ctx.required.includes(i)).map((i) => ctx.memory[i] as number).sort((a, b) => b - a);
-  const most = ctx.required.reduce((s, i) => s + (ctx.memory[i] as number), 0) + others.slice(0, k - ctx.required.length).reduce((s, m) => s + m, 0);
-  if (most < w.memoryBytes) return `not enough memory: any ${k} nodes have at most ${formatBytes(most)} available, ${formatBytes(w.memoryBytes)} needed`;
+  const others = pool
+    .filter((i) => !ctx.required.includes(i))
+    .map((i) => ctx.memory[i] as number)
+    .sort((a, b) => b - a);
+  const most =
+    ctx.required.reduce((s, i) => s + (ctx.memory[i] as number), 0) +
+    others.slice(0, k - ctx.required.length).reduce((s, m) => s + m, 0);
+  if (most < w.memoryBytes)
+    return `not enough memory: any ${k} nodes have at most ${formatBytes(most)} available, ${formatBytes(w.memoryBytes)} needed`;
   return undefined;
 }
 
-function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explanation, options: PlanOptions): PlanResult {
+function buildPlan(
+  ctx: PlanningContext,
+  winner: Evaluated,
+  explanation: Explanation,
+  options: PlanOptions,
+): PlanResult {
   const { index, request } = ctx;
   const order = winner.order as readonly number[];
   const k = order.length;
@@ -125,16 +169,29 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
   winner.members.forEach((m, i) => perNode.set(m, winner.split?.[i] ?? layers));
   let start = 0;
   const shards: Shard[] = order.map((m, rank) => {
-    if (sharding === 'tensor') return { node: index.ids[m] as string, rank, worldSize: k, startLayer: 0, endLayer: layers };
+    if (sharding === 'tensor')
+      return { node: index.ids[m] as string, rank, worldSize: k, startLayer: 0, endLayer: layers };
     const count = perNode.get(m) as number;
     const shard = { node: index.ids[m] as string, rank, worldSize: k, startLayer: start, endLayer: start + count };
     start += count;
     return shard;
   });
-  const instance: { -readonly [K in keyof Instance]: Instance[K] } = { id, backend, sharding, nodes: names, shards, port };
+  const instance: { -readonly [K in keyof Instance]: Instance[K] } = {
+    id,
+    backend,
+    sharding,
+    nodes: names,
+    shards,
+    port,
+  };
   let coordinator: Explanation['coordinator'];
   if (backend === 'ring') {
-    instance.hostsByNode = ringHostsByNode(names, port, (from, to) => index.ringChoice[(index.indexOf.get(from) as number) * index.n + (index.indexOf.get(to) as number)]?.ip ?? '');
+    instance.hostsByNode = ringHostsByNode(
+      names,
+      port,
+      (from, to) =>
+        index.ringChoice[(index.indexOf.get(from) as number) * index.n + (index.indexOf.get(to) as number)]?.ip ?? '',
+    );
   } else {
     const matrix = jacclDevicesMatrix(index, order);
     const routes = coordinatorRoutes(index, order, order[0] as number);
@@ -142,7 +199,8 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
       instance.jacclDevices = matrix.matrix;
       instance.jacclCoordinators = jacclCoordinators(index, order, order[0] as number, routes.routes, port);
       const routeNotes: Record<string, HopDirection> = {};
-      for (const [m, choice] of routes.routes) routeNotes[index.ids[m] as string] = hopDirection(choice) as HopDirection;
+      for (const [m, choice] of routes.routes)
+        routeNotes[index.ids[m] as string] = hopDirection(choice) as HopDirection;
       coordinator = { node: names[0] as string, routes: routeNotes };
     }
   }
@@ -150,24 +208,37 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
   const hosts = instance.hostsByNode;
   const mesh = meshAddresses(index, order, (m) => {
     const rank = order.indexOf(m);
-    return hosts ? [names[(rank + 1) % k], names[(rank - 1 + k) % k]].map((nb) => hosts[nb as string]?.[rank]?.ip ?? '') : [];
+    return hosts
+      ? [names[(rank + 1) % k], names[(rank - 1 + k) % k]].map((nb) => hosts[nb as string]?.[rank]?.ip ?? '')
+      : [];
   });
   if (Object.keys(mesh).length > 0) instance.meshAddresses = mesh;
   const ring = winner.ring;
   const hops = explainHops(index, order);
   const why = chosenWhy(ctx, winner, explanation.sizes, index);
-  const forced = single && (request.sharding !== 'pipeline' || request.backend !== 'ring') ? 'single node: forced to pipeline sharding on the ring backend' : undefined;
+  const forced =
+    single && (request.sharding !== 'pipeline' || request.backend !== 'ring')
+      ? 'single node: forced to pipeline sharding on the ring backend'
+      : undefined;
   return {
     instance,
     explanation: {
       ...explanation,
       chosen: {
-        nodes: names, why, hasLeaf: winner.hasLeaf, cachedScore: winner.cached, availableMemoryBytes: winner.memory,
-        slowestHopBps: ring && k > 1 ? scoreBandwidth(ring.bottleneck) ?? null : null,
+        nodes: names,
+        why,
+        hasLeaf: winner.hasLeaf,
+        cachedScore: winner.cached,
+        availableMemoryBytes: winner.memory,
+        slowestHopBps: ring && k > 1 ? (scoreBandwidth(ring.bottleneck) ?? null) : null,
         rttSumMs: Math.round((ring?.rttSum ?? 0) * 1e6) / 1e6,
-        search: ring ? `${ring.method}${ring.thresholdsTried > 0 ? ` (${ring.thresholdsTried} thresholds tried)` : ''}` : 'none',
+        search: ring
+          ? `${ring.method}${ring.thresholdsTried > 0 ? ` (${ring.thresholdsTried} thresholds tried)` : ''}`
+          : 'none',
         ...(forced ? { forced } : {}),
-        ...(request.workload.artifactBytes !== undefined ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) } : {}),
+        ...(request.workload.artifactBytes !== undefined
+          ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) }
+          : {}),
       },
       hops,
       predictedAllReduce1GiB: predictAllReduce(hops, k),
@@ -178,13 +249,26 @@ function buildPlan(ctx: PlanningContext, winner: Evaluated, explanation: Explana
 
 function chosenWhy(ctx: PlanningContext, winner: Evaluated, sizes: readonly SizeNote[], index: ClusterIndex): string[] {
   const k = winner.members.length;
-  const why = [sizes.length > 1 ? `smallest feasible size: ${k} node(s); smaller sizes had no feasible set` : `smallest feasible size: ${k} node(s)`];
+  const why = [
+    sizes.length > 1
+      ? `smallest feasible size: ${k} node(s); smaller sizes had no feasible set`
+      : `smallest feasible size: ${k} node(s)`,
+  ];
   const leaves = winner.members.filter((m) => index.leaf[m]).map((m) => index.ids[m]);
-  why.push(leaves.length > 0 ? `contains a leaf node (${leaves.join(', ')})` : 'no feasible set of this size contains a leaf node');
+  why.push(
+    leaves.length > 0
+      ? `contains a leaf node (${leaves.join(', ')})`
+      : 'no feasible set of this size contains a leaf node',
+  );
   why.push(`cached fraction of ${ctx.request.workload.id} summed over the set: ${winner.cached}`);
   const artifacts = artifactWhy(ctx.request.workload.artifactBytes, ctx.cached, winner.members, index.ids);
   if (artifacts) why.push(artifacts);
-  if (k > 1 && winner.ring) why.push(`slowest ring hop: ${formatScore(winner.ring.bottleneck)}; RTT sum ${Math.round(winner.ring.rttSum * 1e6) / 1e6} ms`);
-  why.push(`available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`);
+  if (k > 1 && winner.ring)
+    why.push(
+      `slowest ring hop: ${formatScore(winner.ring.bottleneck)}; RTT sum ${Math.round(winner.ring.rttSum * 1e6) / 1e6} ms`,
+    );
+  why.push(
+    `available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`,
+  );
   return why;
 }

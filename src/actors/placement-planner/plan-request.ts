@@ -19,12 +19,21 @@ export interface PlannerRequest {
  * The body's envelope: `state` and `request` are read by their own decoders (src/actors/placement-planner), which name
  * their fields (`state.nodes[0].memory`); the seed defaults to a random one when absent or null.
  */
-export const PlannerBody = Type.Object({
-  type: Type.Optional(StringEnum(['plan', 'preview'])),
-  state: Type.Optional(Type.Unknown({ description: 'the cluster state to plan on (docs/placement.md); absent: the live one' })),
-  request: Type.Unknown({ description: 'the placement request (docs/placement.md)' }),
-  seed: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 0xffffffff }), Type.Null()], { description: 'an integer from 0 to 4294967295' })),
-}, { additionalProperties: false });
+export const PlannerBody = Type.Object(
+  {
+    type: Type.Optional(StringEnum(['plan', 'preview'])),
+    state: Type.Optional(
+      Type.Unknown({ description: 'the cluster state to plan on (docs/placement.md); absent: the live one' }),
+    ),
+    request: Type.Unknown({ description: 'the placement request (docs/placement.md)' }),
+    seed: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: 0xffffffff }), Type.Null()], {
+        description: 'an integer from 0 to 4294967295',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type PlannerBody = Shape<typeof PlannerBody>;
 // API words (`is not a known field`, TORUS_API_VALIDATION) with the field named from the body's root, as before.
 const bodyCodec = compile(PlannerBody, 'body');
@@ -33,10 +42,17 @@ export function checkPlannerBody(body: unknown): PlannerBody {
   return bodyCodec.decode(body);
 }
 
-export function decodePlannerRequest(kind: PlanKind, raw: unknown, fallbackSeed: () => number, reservedPorts: readonly number[], liveState?: unknown): PlannerRequest {
+export function decodePlannerRequest(
+  kind: PlanKind,
+  raw: unknown,
+  fallbackSeed: () => number,
+  reservedPorts: readonly number[],
+  liveState?: unknown,
+): PlannerRequest {
   const body = checkPlannerBody(raw);
   const rawState = body.state ?? liveState;
-  if (rawState === undefined) throw new ValidationError('body', 'state', 'required: the cluster state to plan on (docs/placement.md)');
+  if (rawState === undefined)
+    throw new ValidationError('body', 'state', 'required: the cluster state to plan on (docs/placement.md)');
   const state = decodeClusterState(rawState, 'body', 'state');
   decodePlacementRequest(body.request, 'body', 'request');
   const seed = body.seed ?? fallbackSeed();

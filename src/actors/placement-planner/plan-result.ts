@@ -65,7 +65,13 @@ export interface SizeNote {
 
 export interface Explanation {
   readonly seed: number;
-  readonly request: { readonly sharding: Sharding; readonly backend: Backend; readonly workload: string; readonly minNodes: number; readonly requiredNodes: readonly string[] };
+  readonly request: {
+    readonly sharding: Sharding;
+    readonly backend: Backend;
+    readonly workload: string;
+    readonly minNodes: number;
+    readonly requiredNodes: readonly string[];
+  };
   readonly sizes: readonly SizeNote[];
   /** Up to MAX_CANDIDATE_NOTES candidate sets with their outcome; `candidatesOmitted` counts the rest. */
   readonly candidates: readonly CandidateNote[];

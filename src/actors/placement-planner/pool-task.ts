@@ -23,7 +23,9 @@ export function runPlacementTask(input: PlacementTaskInput): PlacementTaskOutput
   const state = decodeClusterState(input.state);
   const request = decodePlacementRequest(input.request);
   const options = { seed: input.seed, ...(input.reservedPorts ? { reservedPorts: input.reservedPorts } : {}) };
-  return input.kind === 'preview' ? { previews: previewPlacements(state, request, options) } : planPlacement(state, request, options);
+  return input.kind === 'preview'
+    ? { previews: previewPlacements(state, request, options) }
+    : planPlacement(state, request, options);
 }
 
 export default function placementPlanTask(input: PlacementTaskInput): PlacementTaskOutput {

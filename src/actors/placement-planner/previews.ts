@@ -13,14 +13,26 @@ export type Preview =
  * request's minimum to the cluster size, each planned with the same seed. A single-node option is always
  * planned as pipeline + ring (the plan's instance says so); the request's own sharding and backend are ignored.
  */
-export function previewPlacements(state: ClusterState, request: PlacementRequest, options: Omit<PlanOptions, 'sizes'>): Preview[] {
+export function previewPlacements(
+  state: ClusterState,
+  request: PlacementRequest,
+  options: Omit<PlanOptions, 'sizes'>,
+): Preview[] {
   const out: Preview[] = [];
   const low = Math.max(request.minNodes, request.requiredNodes.length, 1);
   for (const sharding of ['pipeline', 'tensor'] as const) {
     for (const backend of ['ring', 'jaccl'] as const) {
       for (let nodeCount = low; nodeCount <= Math.max(low, state.nodes.length); nodeCount++) {
-        const result = planPlacement(state, { ...request, sharding, backend, minNodes: nodeCount }, { ...options, sizes: [nodeCount] });
-        out.push(isRefusal(result) ? { sharding, backend, nodeCount, refusal: result.refusal } : { sharding, backend, nodeCount, plan: result });
+        const result = planPlacement(
+          state,
+          { ...request, sharding, backend, minNodes: nodeCount },
+          { ...options, sizes: [nodeCount] },
+        );
+        out.push(
+          isRefusal(result)
+            ? { sharding, backend, nodeCount, refusal: result.refusal }
+            : { sharding, backend, nodeCount, plan: result },
+        );
       }
     }
   }

@@ -4,29 +4,63 @@ import type { PlacementRequest } from './placement-request.js';
 import type { DropKind, Explanation, PlanResult, RefusalKind } from './plan-result.js';
 import type { Evaluated, PlanningContext } from './select-set.js';
 
-const refuse = (kind: RefusalKind, message: string, explanation: Explanation): PlanResult => ({ refusal: { kind, message, explanation } });
+const refuse = (kind: RefusalKind, message: string, explanation: Explanation): PlanResult => ({
+  refusal: { kind, message, explanation },
+});
 
 /** Refusals decided from the request and the node list alone, before any set is generated. */
-export function earlyRefusal(index: ClusterIndex, request: PlacementRequest, base: Explanation): PlanResult | undefined {
+export function earlyRefusal(
+  index: ClusterIndex,
+  request: PlacementRequest,
+  base: Explanation,
+): PlanResult | undefined {
   const w = request.workload;
   if (request.sharding === 'tensor') {
-    if (!w.supportsTensor) return refuse('tensor', `Requested tensor sharding but workload ${w.id} does not support tensor parallelism (supportsTensor is not true)`, base);
-    if (w.hiddenSize === undefined) return refuse('tensor', `Requested tensor sharding but workload ${w.id} gives no hiddenSize to divide between nodes`, base);
+    if (!w.supportsTensor)
+      return refuse(
+        'tensor',
+        `Requested tensor sharding but workload ${w.id} does not support tensor parallelism (supportsTensor is not true)`,
+        base,
+      );
+    if (w.hiddenSize === undefined)
+      return refuse(
+        'tensor',
+        `Requested tensor sharding but workload ${w.id} gives no hiddenSize to divide between nodes`,
+        base,
+      );
   }
   for (const id of request.requiredNodes) {
     const i = index.indexOf.get(id);
     if (i === undefined) return refuse('nodes', `Required node ${id} is not in the cluster state`, base);
-    if (!index.nodes[i]?.memory) return refuse('memory', `Required node ${id} has no memory figure, so it can be in no plan (every node needs one)`, base);
+    if (!index.nodes[i]?.memory)
+      return refuse(
+        'memory',
+        `Required node ${id} has no memory figure, so it can be in no plan (every node needs one)`,
+        base,
+      );
   }
   const withMemory = index.nodes.filter((node) => node.memory);
-  if (withMemory.length === 0) return refuse('memory', `No node has reported its memory (${index.n} node(s) in the state): every node in a plan needs a memory figure`, base);
+  if (withMemory.length === 0)
+    return refuse(
+      'memory',
+      `No node has reported its memory (${index.n} node(s) in the state): every node in a plan needs a memory figure`,
+      base,
+    );
   const needNodes = Math.max(request.minNodes, request.requiredNodes.length);
   if (needNodes > withMemory.length) {
-    return refuse('nodes', `Requested at least ${needNodes} nodes but only ${withMemory.length} node(s) have a memory figure (${index.n} in the state)`, base);
+    return refuse(
+      'nodes',
+      `Requested at least ${needNodes} nodes but only ${withMemory.length} node(s) have a memory figure (${index.n} in the state)`,
+      base,
+    );
   }
   const total = withMemory.reduce((s, node) => s + (node.memory?.ramAvailable ?? 0), 0);
   if (total < w.memoryBytes) {
-    return refuse('memory', `Not enough memory for ${w.id}: it needs ${formatBytes(w.memoryBytes)}, all ${withMemory.length} node(s) together have ${formatBytes(total)} available`, base);
+    return refuse(
+      'memory',
+      `Not enough memory for ${w.id}: it needs ${formatBytes(w.memoryBytes)}, all ${withMemory.length} node(s) together have ${formatBytes(total)} available`,
+      base,
+    );
   }
   return undefined;
 }
@@ -34,16 +68,26 @@ export function earlyRefusal(index: ClusterIndex, request: PlacementRequest, bas
 const KIND_ORDER: readonly DropKind[] = ['memory', 'layers', 'rdma', 'coordinator', 'ring', 'network', 'preference'];
 
 /** The refusal after every allowed size failed: the dominant reason first, then what each size lacked. */
-export function composeRefusal(ctx: PlanningContext, explanation: Explanation, evaluated: readonly Evaluated[]): PlanResult {
+export function composeRefusal(
+  ctx: PlanningContext,
+  explanation: Explanation,
+  evaluated: readonly Evaluated[],
+): PlanResult {
   const w = ctx.request.workload;
   const tally = new Map<RefusalKind, number>();
-  const bump = (kind: RefusalKind): void => { tally.set(kind, (tally.get(kind) ?? 0) + 1); };
+  const bump = (kind: RefusalKind): void => {
+    tally.set(kind, (tally.get(kind) ?? 0) + 1);
+  };
   const lines: string[] = [];
   // Sizes skipped for memory say little when some size had enough: then the evaluated sizes decide the kind.
   const anyEvaluated = explanation.sizes.some((s) => s.generation !== 'skipped');
   for (const size of explanation.sizes) {
     if (size.generation === 'skipped') {
-      const skipKind: RefusalKind = size.why?.startsWith('tensor') ? 'tensor' : size.why?.startsWith('ring') ? 'ring' : 'memory';
+      const skipKind: RefusalKind = size.why?.startsWith('tensor')
+        ? 'tensor'
+        : size.why?.startsWith('ring')
+          ? 'ring'
+          : 'memory';
       if (skipKind !== 'memory' || !anyEvaluated) bump(skipKind);
       lines.push(`${size.size} node(s): ${size.why ?? ''}`);
       continue;
@@ -55,7 +99,9 @@ export function composeRefusal(ctx: PlanningContext, explanation: Explanation, e
       if (kind !== 'network' && kind !== 'preference') bump(kind as RefusalKind);
       const example = evaluated.find((e) => e.members.length === size.size && e.dropped?.kind === kind);
       const names = example ? `{${example.members.map((m) => ctx.index.ids[m]).join(', ')}}` : '';
-      parts.push(`${count} ${kind === 'memory' ? 'lack memory' : kind === 'ring' ? 'cannot form a ring' : `fail the ${kind} check`} (e.g. ${names}: ${example?.dropped?.why ?? ''})`);
+      parts.push(
+        `${count} ${kind === 'memory' ? 'lack memory' : kind === 'ring' ? 'cannot form a ring' : `fail the ${kind} check`} (e.g. ${names}: ${example?.dropped?.why ?? ''})`,
+      );
     }
     lines.push(`${size.size} node(s): ${size.sets} set(s) considered${parts.length ? `, ${parts.join(', ')}` : ''}`);
   }
@@ -63,7 +109,10 @@ export function composeRefusal(ctx: PlanningContext, explanation: Explanation, e
   let most = -1;
   for (const k of ['memory', 'tensor', 'layers', 'rdma', 'coordinator', 'ring'] as const) {
     const count = tally.get(k) ?? 0;
-    if (count > most) { most = count; kind = k; }
+    if (count > most) {
+      most = count;
+      kind = k;
+    }
   }
   const low = Math.max(ctx.request.minNodes, ctx.required.length, 1);
   const heads: Record<RefusalKind, string> = {

@@ -37,12 +37,19 @@ export class Replacer {
     try {
       const role = await this.#runtime.request<{ role: string }>('cluster', { type: 'role' }, { timeoutMs: 2_000 });
       if (role.role !== 'leader') return;
-      const { instances } = await this.#runtime.request<{ instances: readonly ReplacementNeed[] }>('topology-keeper', { type: 'toReplace' });
+      const { instances } = await this.#runtime.request<{ instances: readonly ReplacementNeed[] }>('topology-keeper', {
+        type: 'toReplace',
+      });
       for (const need of instances) {
         if (this.#inFlight.has(need.instanceId)) continue;
         this.#inFlight.add(need.instanceId);
         this.#log.info('re-placing instance', { instance: need.instanceId, reason: need.reason });
-        this.#runtime.request('cluster', { type: 'command', command: { type: 'ReplaceInstance', instanceId: need.instanceId, reason: need.reason } }, { timeoutMs: 60_000 })
+        this.#runtime
+          .request(
+            'cluster',
+            { type: 'command', command: { type: 'ReplaceInstance', instanceId: need.instanceId, reason: need.reason } },
+            { timeoutMs: 60_000 },
+          )
           .catch((error: unknown) => this.#log.warn('re-placement failed', { instance: need.instanceId, error }))
           .finally(() => this.#inFlight.delete(need.instanceId));
       }

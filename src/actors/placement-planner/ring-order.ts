@@ -29,11 +29,15 @@ export function bottleneckUpperBound(k: number, hop: Float64Array): number {
   if (k === 2) return hop[1] as number;
   let bound = Number.POSITIVE_INFINITY;
   for (let v = 0; v < k; v++) {
-    let first = Number.NEGATIVE_INFINITY, second = Number.NEGATIVE_INFINITY;
+    let first = Number.NEGATIVE_INFINITY,
+      second = Number.NEGATIVE_INFINITY;
     for (let u = 0; u < k; u++) {
       if (u === v) continue;
       const s = hop[v * k + u] as number;
-      if (s > first) { second = first; first = s; } else if (s > second) second = s;
+      if (s > first) {
+        second = first;
+        first = s;
+      } else if (s > second) second = s;
     }
     if (second < bound) bound = second;
   }
@@ -41,19 +45,29 @@ export function bottleneckUpperBound(k: number, hop: Float64Array): number {
 }
 
 export function searchRing(k: number, hop: Float64Array, rtt: Float64Array, rng: Rng): RingSearchResult | undefined {
-  if (k === 1) return { order: [0], bottleneck: Number.POSITIVE_INFINITY, rttSum: 0, method: 'single', thresholdsTried: 0 };
+  if (k === 1)
+    return { order: [0], bottleneck: Number.POSITIVE_INFINITY, rttSum: 0, method: 'single', thresholdsTried: 0 };
   if (k === 2) {
     const s = hop[1] as number;
-    return s === Number.NEGATIVE_INFINITY ? undefined : { order: [0, 1], bottleneck: s, rttSum: 2 * (rtt[1] as number), method: 'pair', thresholdsTried: 0 };
+    return s === Number.NEGATIVE_INFINITY
+      ? undefined
+      : { order: [0, 1], bottleneck: s, rttSum: 2 * (rtt[1] as number), method: 'pair', thresholdsTried: 0 };
   }
   if (bottleneckUpperBound(k, hop) === Number.NEGATIVE_INFINITY) return undefined;
   return k <= EXACT_MAX_NODES ? exactSearch(k, hop, rtt) : heuristicSearch(k, hop, rtt, rng);
 }
 
-export function cycleStats(order: readonly number[], k: number, hop: Float64Array, rtt: Float64Array): { bottleneck: number; rttSum: number } {
-  let bottleneck = Number.POSITIVE_INFINITY, rttSum = 0;
+export function cycleStats(
+  order: readonly number[],
+  k: number,
+  hop: Float64Array,
+  rtt: Float64Array,
+): { bottleneck: number; rttSum: number } {
+  let bottleneck = Number.POSITIVE_INFINITY,
+    rttSum = 0;
   for (let i = 0; i < order.length; i++) {
-    const a = order[i] as number, b = order[(i + 1) % order.length] as number;
+    const a = order[i] as number,
+      b = order[(i + 1) % order.length] as number;
     bottleneck = Math.min(bottleneck, hop[a * k + b] as number);
     rttSum += rtt[a * k + b] as number;
   }
@@ -91,7 +105,8 @@ export function exactSearch(k: number, hop: Float64Array, rtt: Float64Array): Ri
     }
   }
   let bottleneck = Number.NEGATIVE_INFINITY;
-  for (let v = 1; v < k; v++) bottleneck = Math.max(bottleneck, Math.min(best[full * k + v] as number, hop[v * k] as number));
+  for (let v = 1; v < k; v++)
+    bottleneck = Math.max(bottleneck, Math.min(best[full * k + v] as number, hop[v * k] as number));
   if (bottleneck === Number.NEGATIVE_INFINITY) return undefined;
   // Phase 2: least RTT sum among paths using only hops >= bottleneck, with parents to rebuild the cycle.
   const cost = new Float64Array((full + 1) * k).fill(Number.POSITIVE_INFINITY);
@@ -105,33 +120,51 @@ export function exactSearch(k: number, hop: Float64Array, rtt: Float64Array): Ri
         if (mask & (1 << u) || (hop[v * k + u] as number) < bottleneck) continue;
         const val = cur + (rtt[v * k + u] as number);
         const idx = (mask | (1 << u)) * k + u;
-        if (val < (cost[idx] as number)) { cost[idx] = val; parent[idx] = v; }
+        if (val < (cost[idx] as number)) {
+          cost[idx] = val;
+          parent[idx] = v;
+        }
       }
     }
   }
-  let last = -1, total = Number.POSITIVE_INFINITY;
+  let last = -1,
+    total = Number.POSITIVE_INFINITY;
   for (let v = 1; v < k; v++) {
     if ((hop[v * k] as number) < bottleneck) continue;
     const val = (cost[full * k + v] as number) + (rtt[v * k] as number);
-    if (val < total) { total = val; last = v; }
+    if (val < total) {
+      total = val;
+      last = v;
+    }
   }
   const order: number[] = [];
-  let mask = full, v = last;
+  let mask = full,
+    v = last;
   while (v !== -1) {
     order.push(v);
     const p = parent[mask * k + v] as number;
     mask &= ~(1 << v);
     v = p;
-    if (mask === 1) { order.push(0); break; }
+    if (mask === 1) {
+      order.push(0);
+      break;
+    }
   }
   order.reverse();
   return { order: canonicalOrder(order), bottleneck, rttSum: total, method: 'exact', thresholdsTried: 0 };
 }
 
 /** Threshold search + Pósa + 2-opt (exported for tests; searchRing uses it above EXACT_MAX_NODES). */
-export function heuristicSearch(k: number, hop: Float64Array, rtt: Float64Array, rng: Rng): RingSearchResult | undefined {
+export function heuristicSearch(
+  k: number,
+  hop: Float64Array,
+  rtt: Float64Array,
+  rng: Rng,
+): RingSearchResult | undefined {
   const upper = bottleneckUpperBound(k, hop);
-  const values = [...new Set(Array.from(hop).filter((s) => s !== Number.NEGATIVE_INFINITY && s <= upper))].sort((a, b) => a - b);
+  const values = [...new Set(Array.from(hop).filter((s) => s !== Number.NEGATIVE_INFINITY && s <= upper))].sort(
+    (a, b) => a - b,
+  );
   const maxSteps = 30 * k * k + 2000;
   let tried = 0;
   const attempt = (threshold: number): number[] | undefined => {
@@ -147,7 +180,8 @@ export function heuristicSearch(k: number, hop: Float64Array, rtt: Float64Array,
   // Optimistic first: dense graphs usually reach the upper bound. Otherwise binary search between the lowest
   // threshold (all hops) and the bound, keeping the best cycle found; a found cycle's real bottleneck may
   // already exceed the threshold tested, which moves the lower end further.
-  let lo = 0, hi = values.length - 1;
+  let lo = 0,
+    hi = values.length - 1;
   let cycle = attempt(values[hi] as number);
   if (cycle) lo = hi;
   else {
@@ -157,14 +191,22 @@ export function heuristicSearch(k: number, hop: Float64Array, rtt: Float64Array,
     while (hi - lo > 1) {
       const mid = (lo + hi) >> 1;
       const found = attempt(values[mid] as number);
-      if (found) { cycle = found; lo = values.indexOf(cycleStats(found, k, hop, rtt).bottleneck); }
-      else hi = mid;
+      if (found) {
+        cycle = found;
+        lo = values.indexOf(cycleStats(found, k, hop, rtt).bottleneck);
+      } else hi = mid;
     }
   }
   const threshold = values[lo] as number;
   const improved = twoOpt(cycle, k, hop, rtt, threshold);
   const stats = cycleStats(improved, k, hop, rtt);
-  return { order: canonicalOrder(improved), bottleneck: stats.bottleneck, rttSum: stats.rttSum, method: 'heuristic', thresholdsTried: tried };
+  return {
+    order: canonicalOrder(improved),
+    bottleneck: stats.bottleneck,
+    rttSum: stats.rttSum,
+    method: 'heuristic',
+    thresholdsTried: tried,
+  };
 }
 
 /** 2-opt: reverse a segment when that lowers the RTT sum and both new hops stay at or above the threshold. */
@@ -176,11 +218,22 @@ function twoOpt(cycle: number[], k: number, hop: Float64Array, rtt: Float64Array
     for (let i = 0; i < n - 2; i++) {
       for (let j = i + 2; j < n; j++) {
         if (i === 0 && j === n - 1) continue;
-        const a = c[i] as number, b = c[i + 1] as number, x = c[j] as number, y = c[(j + 1) % n] as number;
+        const a = c[i] as number,
+          b = c[i + 1] as number,
+          x = c[j] as number,
+          y = c[(j + 1) % n] as number;
         if ((hop[a * k + x] as number) < threshold || (hop[b * k + y] as number) < threshold) continue;
-        const delta = (rtt[a * k + x] as number) + (rtt[b * k + y] as number) - (rtt[a * k + b] as number) - (rtt[x * k + y] as number);
+        const delta =
+          (rtt[a * k + x] as number) +
+          (rtt[b * k + y] as number) -
+          (rtt[a * k + b] as number) -
+          (rtt[x * k + y] as number);
         if (delta < -1e-12) {
-          for (let l = i + 1, r = j; l < r; l++, r--) { const t = c[l] as number; c[l] = c[r] as number; c[r] = t; }
+          for (let l = i + 1, r = j; l < r; l++, r--) {
+            const t = c[l] as number;
+            c[l] = c[r] as number;
+            c[r] = t;
+          }
           changed = true;
         }
       }

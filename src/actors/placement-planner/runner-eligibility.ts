@@ -15,7 +15,8 @@ export interface Exclusion {
 }
 
 /** An instance that holds runners: live (a finished or failed one holds none). */
-export const holdsRunners = (record: InstanceRecord): boolean => record.status === 'active' || record.status === 'needs-replacement';
+export const holdsRunners = (record: InstanceRecord): boolean =>
+  record.status === 'active' || record.status === 'needs-replacement';
 
 /** Nodes that cannot take a runner of `workload`, in id order. `ignore`: an instance being re-placed (its own runners). */
 export function ineligibleNodes(state: ClusterState, workload: WorkloadSpec, ignore?: string): Exclusion[] {
@@ -31,7 +32,10 @@ export function ineligibleNodes(state: ClusterState, workload: WorkloadSpec, ign
     const label = node.name && node.name !== id ? `${id} (${node.name})` : id;
     if (workload.kind === 'exec') {
       if (!policy) {
-        out.push({ node: id, reason: `${label} has not advertised an exec policy (no profile yet, or an older version): exec refused` });
+        out.push({
+          node: id,
+          reason: `${label} has not advertised an exec policy (no profile yet, or an older version): exec refused`,
+        });
         continue;
       }
       const decision = execDecision(policy.allowExec, workload.command);
@@ -41,7 +45,11 @@ export function ineligibleNodes(state: ClusterState, workload: WorkloadSpec, ign
       }
     }
     const count = held.get(id) ?? 0;
-    if (policy && count >= policy.maxRunners) out.push({ node: id, reason: `${label} is at its runner quota (${count} of ${policy.maxRunners}, --max-runners)` });
+    if (policy && count >= policy.maxRunners)
+      out.push({
+        node: id,
+        reason: `${label} is at its runner quota (${count} of ${policy.maxRunners}, --max-runners)`,
+      });
   }
   return out;
 }

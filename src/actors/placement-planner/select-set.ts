@@ -53,11 +53,21 @@ const round9 = (x: number): number => Math.round(x * 1e9) / 1e9;
 export function evaluateSize(ctx: PlanningContext, k: number): SizeOutcome {
   const family = candidateSets(k >= 3 ? { ...ctx, eligible: ctx.ringCore } : ctx, k);
   const evaluated = family.sets.map((members) => cheapChecks(ctx, k, members));
-  const winner = searchTiers(ctx, k, evaluated.filter((e) => !e.dropped));
+  const winner = searchTiers(
+    ctx,
+    k,
+    evaluated.filter((e) => !e.dropped),
+  );
   const dropped: Partial<Record<DropKind, number>> = {};
   for (const e of evaluated) if (e.dropped) dropped[e.dropped.kind] = (dropped[e.dropped.kind] ?? 0) + 1;
   const feasible = evaluated.filter((e) => e.order !== undefined).length;
-  const note: SizeNote = { size: k, generation: family.exhaustive ? 'exhaustive' : 'greedy', sets: evaluated.length, feasible, dropped };
+  const note: SizeNote = {
+    size: k,
+    generation: family.exhaustive ? 'exhaustive' : 'greedy',
+    sets: evaluated.length,
+    feasible,
+    dropped,
+  };
   return winner ? { note, evaluated, winner } : { note, evaluated };
 }
 
@@ -66,12 +76,17 @@ function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]
   const { index, request } = ctx;
   const memory = members.reduce((s, m) => s + (ctx.memory[m] as number), 0);
   const e: Evaluated = {
-    members, memory, hasLeaf: members.some((m) => index.leaf[m]),
+    members,
+    memory,
+    hasLeaf: members.some((m) => index.leaf[m]),
     cached: round9(members.reduce((s, m) => s + (ctx.cached[m] as number), 0)),
   };
   const need = request.workload.memoryBytes;
   if (memory < need) {
-    e.dropped = { kind: 'memory', why: `not enough memory: ${formatBytes(memory)} available, ${formatBytes(need)} needed` };
+    e.dropped = {
+      kind: 'memory',
+      why: `not enough memory: ${formatBytes(memory)} available, ${formatBytes(need)} needed`,
+    };
     return e;
   }
   if (request.sharding === 'pipeline' || k === 1) {
@@ -85,7 +100,10 @@ function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]
     const short = findShareShortfall(need, layers, split, available);
     if (short) {
       const node = index.ids[members[short.position] as number];
-      e.dropped = { kind: 'memory', why: `not enough memory on ${node}: its ${short.layers} layers need ${formatBytes(short.requiredBytes)}, ${formatBytes(short.availableBytes)} available` };
+      e.dropped = {
+        kind: 'memory',
+        why: `not enough memory on ${node}: its ${short.layers} layers need ${formatBytes(short.requiredBytes)}, ${formatBytes(short.availableBytes)} available`,
+      };
       return e;
     }
     e.split = split;
@@ -97,12 +115,18 @@ function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]
       return e;
     }
     const matrix = jacclDevicesMatrix(index, members);
-    if (!matrix.ok) e.dropped = { kind: 'rdma', why: `jaccl needs all-to-all RDMA: no RDMA link ${matrix.from} → ${matrix.to}` };
+    if (!matrix.ok)
+      e.dropped = { kind: 'rdma', why: `jaccl needs all-to-all RDMA: no RDMA link ${matrix.from} → ${matrix.to}` };
   }
   return e;
 }
 
-interface Item { readonly e: Evaluated; readonly hop: Float64Array; readonly rtt: Float64Array; readonly bound: number }
+interface Item {
+  readonly e: Evaluated;
+  readonly hop: Float64Array;
+  readonly rtt: Float64Array;
+  readonly bound: number;
+}
 
 const tierKey = (e: Evaluated): string => `${e.hasLeaf ? 1 : 0}|${e.cached}`;
 const lexCompare = (a: readonly number[], b: readonly number[]): number => {
@@ -112,9 +136,11 @@ const lexCompare = (a: readonly number[], b: readonly number[]): number => {
 
 /** Negative when `a` is the better finished candidate (same tier). */
 function compareFinished(a: Evaluated, b: Evaluated): number {
-  const ra = a.ring as RingSearchResult, rb = b.ring as RingSearchResult;
+  const ra = a.ring as RingSearchResult,
+    rb = b.ring as RingSearchResult;
   if (ra.bottleneck !== rb.bottleneck) return rb.bottleneck - ra.bottleneck;
-  const da = round9(ra.rttSum), db = round9(rb.rttSum);
+  const da = round9(ra.rttSum),
+    db = round9(rb.rttSum);
   if (da !== db) return da - db;
   if (a.memory !== b.memory) return b.memory - a.memory;
   return lexCompare(a.members, b.members);
@@ -126,24 +152,42 @@ function searchTiers(ctx: PlanningContext, k: number, alive: readonly Evaluated[
     const m = subMatrices(index, e.members);
     return { e, hop: m.hop, rtt: m.rtt, bound: bottleneckUpperBound(k, m.hop) };
   });
-  items.sort((a, b) => Number(b.e.hasLeaf) - Number(a.e.hasLeaf) || b.e.cached - a.e.cached || b.bound - a.bound
-    || b.e.memory - a.e.memory || lexCompare(a.e.members, b.e.members));
+  items.sort(
+    (a, b) =>
+      Number(b.e.hasLeaf) - Number(a.e.hasLeaf) ||
+      b.e.cached - a.e.cached ||
+      b.bound - a.bound ||
+      b.e.memory - a.e.memory ||
+      lexCompare(a.e.members, b.e.members),
+  );
   let best: Evaluated | undefined;
   const finished: Evaluated[] = [];
   for (const item of items) {
     const e = item.e;
     if (best && tierKey(e) !== tierKey(best)) {
-      e.notEvaluated = best.hasLeaf && !e.hasLeaf ? 'lower preference: contains no leaf node' : 'lower preference: less of the workload cached';
+      e.notEvaluated =
+        best.hasLeaf && !e.hasLeaf
+          ? 'lower preference: contains no leaf node'
+          : 'lower preference: less of the workload cached';
       continue;
     }
     const bestRing = best?.ring;
     if (bestRing && item.bound < bestRing.bottleneck) {
-      e.dropped = { kind: 'network', why: `slower network: its slowest hop can be at most ${formatScore(item.bound)}, the chosen ring's is ${formatScore(bestRing.bottleneck)}` };
+      e.dropped = {
+        kind: 'network',
+        why: `slower network: its slowest hop can be at most ${formatScore(item.bound)}, the chosen ring's is ${formatScore(bestRing.bottleneck)}`,
+      };
       continue;
     }
     const ring = searchRing(k, item.hop, item.rtt, ctx.rng);
     if (!ring) {
-      e.dropped = { kind: 'ring', why: k <= 12 || item.bound === Number.NEGATIVE_INFINITY ? 'no order gives every node a link to both ring neighbours' : 'no ring order found within the search budget' };
+      e.dropped = {
+        kind: 'ring',
+        why:
+          k <= 12 || item.bound === Number.NEGATIVE_INFINITY
+            ? 'no order gives every node a link to both ring neighbours'
+            : 'no ring order found within the search budget',
+      };
       continue;
     }
     let order = ring.order.map((p) => e.members[p] as number);
@@ -151,7 +195,10 @@ function searchTiers(ctx: PlanningContext, k: number, alive: readonly Evaluated[
       // Rank 0 is the coordinator: the first node in ring order that every other member can reach by socket.
       const at = order.findIndex((c) => coordinatorRoutes(index, e.members, c).ok);
       if (at === -1) {
-        e.dropped = { kind: 'coordinator', why: 'jaccl needs a coordinator every node can reach by a socket link: no member qualifies' };
+        e.dropped = {
+          kind: 'coordinator',
+          why: 'jaccl needs a coordinator every node can reach by a socket link: no member qualifies',
+        };
         continue;
       }
       order = [...order.slice(at), ...order.slice(0, at)];
@@ -168,9 +215,19 @@ function searchTiers(ctx: PlanningContext, k: number, alive: readonly Evaluated[
 }
 
 function whyWorse(e: Evaluated, best: Evaluated): { kind: DropKind; why: string } {
-  const r = e.ring as RingSearchResult, b = best.ring as RingSearchResult;
-  if (r.bottleneck !== b.bottleneck) return { kind: 'network', why: `slower network: slowest hop ${formatScore(r.bottleneck)}, the chosen ring's is ${formatScore(b.bottleneck)}` };
-  if (round9(r.rttSum) !== round9(b.rttSum)) return { kind: 'network', why: `same slowest hop, higher RTT sum (${round9(r.rttSum)} ms against ${round9(b.rttSum)} ms)` };
-  if (e.memory !== best.memory) return { kind: 'preference', why: `same network, less memory (${formatBytes(e.memory)})` };
+  const r = e.ring as RingSearchResult,
+    b = best.ring as RingSearchResult;
+  if (r.bottleneck !== b.bottleneck)
+    return {
+      kind: 'network',
+      why: `slower network: slowest hop ${formatScore(r.bottleneck)}, the chosen ring's is ${formatScore(b.bottleneck)}`,
+    };
+  if (round9(r.rttSum) !== round9(b.rttSum))
+    return {
+      kind: 'network',
+      why: `same slowest hop, higher RTT sum (${round9(r.rttSum)} ms against ${round9(b.rttSum)} ms)`,
+    };
+  if (e.memory !== best.memory)
+    return { kind: 'preference', why: `same network, less memory (${formatBytes(e.memory)})` };
   return { kind: 'preference', why: 'equal on every preference; later in node id order' };
 }

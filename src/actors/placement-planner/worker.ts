@@ -36,10 +36,14 @@ function outcomeOf(result: PlacementTaskOutput): { outcome: PlanOutcome; nodes?:
 
 async function handle(kind: PlanKind, body: Body, ctx: Ctx): Promise<PlacementTaskOutput> {
   const options = ctx.options ?? {};
-  const reserved = options.apiPort !== undefined ? [...new Set([...DEFAULT_RESERVED_PORTS, options.apiPort])] : DEFAULT_RESERVED_PORTS;
+  const reserved =
+    options.apiPort !== undefined ? [...new Set([...DEFAULT_RESERVED_PORTS, options.apiPort])] : DEFAULT_RESERVED_PORTS;
   checkPlannerBody(body);
   // Without a state in the body, plan on the live cluster: the topology keeper's placement view.
-  const live = body.state === undefined ? await ctx.request('topology-keeper', { type: 'placementState' }, { timeoutMs: 5_000 }) : undefined;
+  const live =
+    body.state === undefined
+      ? await ctx.request('topology-keeper', { type: 'placementState' }, { timeoutMs: 5_000 })
+      : undefined;
   const req = decodePlannerRequest(kind, body, () => randomInt(0, 2 ** 31), reserved, live);
   const usePool = req.state.nodes.length > (options.poolThresholdNodes ?? DEFAULT_POOL_THRESHOLD_NODES);
   ctx.actor.send({ type: 'planning.started', kind });
@@ -49,7 +53,11 @@ async function handle(kind: PlanKind, body: Body, ctx: Ctx): Promise<PlacementTa
     let result: PlacementTaskOutput;
     if (usePool) {
       try {
-        result = await ctx.request<PlacementTaskOutput>('cpu-pool', { type: 'run', task: 'placement.plan', input: req.input }, { timeoutMs: options.poolTimeoutMs ?? 60_000 });
+        result = await ctx.request<PlacementTaskOutput>(
+          'cpu-pool',
+          { type: 'run', task: 'placement.plan', input: req.input },
+          { timeoutMs: options.poolTimeoutMs ?? 60_000 },
+        );
       } catch (error) {
         if (error instanceof ValidationError) throw error;
         // The pool is a means, not a dependency: an embedder without it (or a pool fault) still gets a plan.
@@ -58,10 +66,23 @@ async function handle(kind: PlanKind, body: Body, ctx: Ctx): Promise<PlacementTa
         result = runPlacementTask(req.input);
       }
     } else result = runPlacementTask(req.input);
-    ctx.actor.send({ type: 'planning.finished', kind, where, elapsedMs: Math.round(performance.now() - start), ...outcomeOf(result) });
+    ctx.actor.send({
+      type: 'planning.finished',
+      kind,
+      where,
+      elapsedMs: Math.round(performance.now() - start),
+      ...outcomeOf(result),
+    });
     return result;
   } catch (error) {
-    ctx.actor.send({ type: 'planning.finished', kind, where, elapsedMs: Math.round(performance.now() - start), outcome: 'error', message: String((error as Error).message ?? error) });
+    ctx.actor.send({
+      type: 'planning.finished',
+      kind,
+      where,
+      elapsedMs: Math.round(performance.now() - start),
+      outcome: 'error',
+      message: String((error as Error).message ?? error),
+    });
     throw error;
   }
 }
@@ -71,7 +92,11 @@ serveActor<typeof placementPlannerMachine, PlannerOptions>({
   machine: placementPlannerMachine,
   input: (options) => (options?.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
   decodeEvent: (body) => {
-    throw new ValidationError('event', 'type', `placement-planner takes requests (plan, preview), not events; got ${JSON.stringify(body.type)}`);
+    throw new ValidationError(
+      'event',
+      'type',
+      `placement-planner takes requests (plan, preview), not events; got ${JSON.stringify(body.type)}`,
+    );
   },
   view: (snapshot) => ({ value: snapshot.value, ...snapshot.context }),
   requests: {

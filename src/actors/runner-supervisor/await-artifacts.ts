@@ -10,21 +10,33 @@ import type { Body } from '../../protocols/mailbox.js';
 export const ARTIFACTS_SERVICE = 'artifacts';
 
 export async function awaitArtifacts(
-  instance: RunnerInstance, cancelled: () => boolean, ask: (body: Body) => Promise<unknown>, pollMs = 500, giveUpMs = 30_000,
+  instance: RunnerInstance,
+  cancelled: () => boolean,
+  ask: (body: Body) => Promise<unknown>,
+  pollMs = 500,
+  giveUpMs = 30_000,
 ): Promise<Readonly<Record<string, string>>> {
   let lastAnswer = Date.now();
   let lastError = '';
   while (!cancelled()) {
     try {
-      const answer = (await ask({ type: 'runner-artifacts', instanceId: instance.id, artifacts: [...instance.artifacts ?? []], order: [...instance.nodes] })) as
-        { state?: unknown; env?: unknown; reason?: unknown } | null;
+      const answer = (await ask({
+        type: 'runner-artifacts',
+        instanceId: instance.id,
+        artifacts: [...(instance.artifacts ?? [])],
+        order: [...instance.nodes],
+      })) as { state?: unknown; env?: unknown; reason?: unknown } | null;
       lastAnswer = Date.now();
       if (answer?.state === 'ready') return stringRecord(answer.env);
-      if (answer?.state === 'failed') throw new GateFailure(typeof answer.reason === 'string' ? answer.reason : 'artifact transfer failed');
+      if (answer?.state === 'failed')
+        throw new GateFailure(typeof answer.reason === 'string' ? answer.reason : 'artifact transfer failed');
     } catch (error) {
       if (error instanceof GateFailure) throw error;
       lastError = error instanceof Error ? error.message : String(error);
-      if (Date.now() - lastAnswer > giveUpMs) throw new Error(`the node's artifact service did not answer for ${Math.round(giveUpMs / 1000)} s: ${lastError}`);
+      if (Date.now() - lastAnswer > giveUpMs)
+        throw new Error(
+          `the node's artifact service did not answer for ${Math.round(giveUpMs / 1000)} s: ${lastError}`,
+        );
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
@@ -35,6 +47,7 @@ class GateFailure extends Error {}
 
 function stringRecord(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) out[k] = x;
+  if (v && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) if (typeof x === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) out[k] = x;
   return out;
 }

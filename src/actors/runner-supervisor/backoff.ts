@@ -23,7 +23,11 @@ export type RestartDecision =
   | { readonly kind: 'give-up'; readonly reason: string };
 
 /** After the `failures`-th unexpected exit in a row (1-based), with `cause` like "signal=SIGKILL". */
-export function restartDecision(failures: number, cause: string, policy: RestartPolicy = DEFAULT_RESTART_POLICY): RestartDecision {
+export function restartDecision(
+  failures: number,
+  cause: string,
+  policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+): RestartDecision {
   if (failures > policy.maxAttempts) {
     return { kind: 'give-up', reason: `gave up after ${policy.maxAttempts} restarts; last exit: ${cause}` };
   }
@@ -35,7 +39,11 @@ export interface BackoffEntry {
   readonly attempts: number;
   readonly lastAt: number;
 }
-export function mayProceed(entry: BackoffEntry | undefined, now: number, policy: RestartPolicy = DEFAULT_RESTART_POLICY): boolean {
+export function mayProceed(
+  entry: BackoffEntry | undefined,
+  now: number,
+  policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+): boolean {
   if (!entry) return true;
   return now - entry.lastAt >= Math.min(policy.capMs, policy.baseMs * policy.factor ** entry.attempts);
 }

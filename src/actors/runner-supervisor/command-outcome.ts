@@ -10,12 +10,20 @@ export interface CommandOutcome {
   readonly signal?: string;
 }
 
-const seconds = (ms: unknown): string => (typeof ms === 'number' && Number.isFinite(ms) ? ` after ${(ms / 1000).toFixed(1)} s` : '');
+const seconds = (ms: unknown): string =>
+  typeof ms === 'number' && Number.isFinite(ms) ? ` after ${(ms / 1000).toFixed(1)} s` : '';
 
 /** `result` is the exec workload's `{exitCode, signal, durationMs}`; `error` a failed or cancelled command's message. */
-export function commandOutcome(status: TaskStatus, result: unknown, error: string | undefined): CommandOutcome | undefined {
+export function commandOutcome(
+  status: TaskStatus,
+  result: unknown,
+  error: string | undefined,
+): CommandOutcome | undefined {
   if (status === 'complete') {
-    const r = (typeof result === 'object' && result !== null ? result : {}) as { exitCode?: unknown; durationMs?: unknown };
+    const r = (typeof result === 'object' && result !== null ? result : {}) as {
+      exitCode?: unknown;
+      durationMs?: unknown;
+    };
     const exitCode = typeof r.exitCode === 'number' ? r.exitCode : 0;
     return { reason: `command exited with code ${exitCode}${seconds(r.durationMs)}`, exitCode };
   }

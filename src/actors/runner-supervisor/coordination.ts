@@ -50,23 +50,32 @@ export function decideNextStep(input: CoordinationInput): Step {
   const last = input.worldSize - 1;
   switch (own.state) {
     case 'Idle':
-      if (!allIn(input, ['Idle', 'Connecting', 'Connected'])) return { kind: 'wait', why: 'others not ready to connect' };
+      if (!allIn(input, ['Idle', 'Connecting', 'Connected']))
+        return { kind: 'wait', why: 'others not ready to connect' };
       if (input.rank === last && input.worldSize > 1 && !allIn(input, ['Connecting', 'Connected'], true)) {
         return { kind: 'wait', why: 'last rank connects last' };
       }
       return { kind: 'connect' };
     case 'Connected':
-      return allIn(input, ['Connected', 'Loading', 'Loaded']) ? { kind: 'load' } : { kind: 'wait', why: 'others not connected' };
+      return allIn(input, ['Connected', 'Loading', 'Loaded'])
+        ? { kind: 'load' }
+        : { kind: 'wait', why: 'others not connected' };
     case 'Loaded':
       if (input.rank === 0) {
-        return allIn(input, ['WarmingUp', 'Ready'], true) ? { kind: 'warmup' } : { kind: 'wait', why: 'rank 0 warms up last' };
+        return allIn(input, ['WarmingUp', 'Ready'], true)
+          ? { kind: 'warmup' }
+          : { kind: 'wait', why: 'rank 0 warms up last' };
       }
-      return allIn(input, ['Loaded', 'WarmingUp', 'Ready']) ? { kind: 'warmup' } : { kind: 'wait', why: 'others not loaded' };
+      return allIn(input, ['Loaded', 'WarmingUp', 'Ready'])
+        ? { kind: 'warmup' }
+        : { kind: 'wait', why: 'others not loaded' };
     case 'Ready':
     case 'Running': {
       const next = input.pendingTasks[0];
       if (next === undefined) return { kind: 'wait', why: 'no task' };
-      return allIn(input, ['Ready', 'Running']) ? { kind: 'run', taskId: next } : { kind: 'wait', why: 'others not ready' };
+      return allIn(input, ['Ready', 'Running'])
+        ? { kind: 'run', taskId: next }
+        : { kind: 'wait', why: 'others not ready' };
     }
     default:
       return { kind: 'wait', why: `${own.state} in progress` };

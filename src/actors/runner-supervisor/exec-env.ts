@@ -23,7 +23,9 @@ export function ringHosts(instance: RunnerInstance, nodeId: string): string[] {
   const planned = instance.hostsByNode?.[nodeId];
   if (planned) return planned.map((h) => (h.ip.includes(':') ? `[${h.ip}]:${h.port}` : `${h.ip}:${h.port}`));
   const shard = requireShard(instance, nodeId);
-  return Array.from({ length: shard.worldSize }, (_, r) => (r === shard.rank ? `${LISTEN_ALL_IP}:${instance.port}` : `${PLACEHOLDER_IP}:0`));
+  return Array.from({ length: shard.worldSize }, (_, r) =>
+    r === shard.rank ? `${LISTEN_ALL_IP}:${instance.port}` : `${PLACEHOLDER_IP}:0`,
+  );
 }
 
 function requireShard(instance: RunnerInstance, nodeId: string) {
@@ -37,7 +39,8 @@ function splitHostPort(text: string): { ip: string; port: number } | undefined {
   return m && m[1] !== undefined && m[2] !== undefined ? { ip: m[1], port: Number(m[2]) } : undefined;
 }
 
-const usable = (ip: string | undefined): ip is string => ip !== undefined && ip !== PLACEHOLDER_IP && ip !== LISTEN_ALL_IP;
+const usable = (ip: string | undefined): ip is string =>
+  ip !== undefined && ip !== PLACEHOLDER_IP && ip !== LISTEN_ALL_IP;
 
 /**
  * The address the other ranks reach `nodeId` at (its planned address): a ring neighbour's hostfile entry for it
@@ -102,7 +105,9 @@ export function coordinatorFor(instance: RunnerInstance, nodeId: string): { addr
 export function execEnv(instance: RunnerInstance, nodeId: string, options: ExecEnvOptions): Record<string, string> {
   const shard = requireShard(instance, nodeId);
   const coordinator = coordinatorFor(instance, nodeId);
-  const jaccl = instance.jacclCoordinators?.[nodeId] ?? (shard.rank === 0 ? `${LISTEN_ALL_IP}:${coordinator.port}` : `${coordinator.addr}:${coordinator.port}`);
+  const jaccl =
+    instance.jacclCoordinators?.[nodeId] ??
+    (shard.rank === 0 ? `${LISTEN_ALL_IP}:${coordinator.port}` : `${coordinator.addr}:${coordinator.port}`);
   const env: Record<string, string> = {
     TORUS_INSTANCE_ID: instance.id,
     TORUS_NODE_ID: nodeId,

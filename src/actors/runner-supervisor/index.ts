@@ -4,10 +4,20 @@
  */
 import { siblingModule } from '../../runtime/module-url.js';
 
-export { runnerSupervisorMachine, type SupervisorContext, type SupervisorEvent, type RunnerSummary } from './machine.js';
+export {
+  runnerSupervisorMachine,
+  type SupervisorContext,
+  type SupervisorEvent,
+  type RunnerSummary,
+} from './machine.js';
 export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect, type StateView } from './reactions.js';
 export { decodeSupervisorMessage, decodeStateView } from './messages.js';
-export { RunnerManager, type RunnerManagerOptions, type ManagerEvent, type TaskSpec } from './runners/runner-manager.js';
+export {
+  RunnerManager,
+  type RunnerManagerOptions,
+  type ManagerEvent,
+  type TaskSpec,
+} from './runners/runner-manager.js';
 export { RunnerProcess, DEFAULT_DEADLINES, type ShutdownDeadlines, type RunnerExit } from './runners/runner-process.js';
 export { execEnv, ringHosts } from './exec-env.js';
 export type { RunnerInstance, Workload } from '../../protocols/runner-instance.js';

@@ -36,7 +36,9 @@ export const runnerLifecycle = setup({
     lastTask: ({ context }) => context.active <= 1,
   },
   actions: {
-    recordFailure: assign(({ event }) => (event.type === 'fail' ? { reason: event.reason, diagnostics: event.diagnostics, active: 0 } : {})),
+    recordFailure: assign(({ event }) =>
+      event.type === 'fail' ? { reason: event.reason, diagnostics: event.diagnostics, active: 0 } : {},
+    ),
   },
 }).createMachine({
   id: 'runner',
@@ -49,20 +51,30 @@ export const runnerLifecycle = setup({
       on: {
         connect: 'Connecting',
         // A single runner may load without a group to join (exo allows LoadModel from Idle).
-        load: { target: 'Loading', actions: assign(({ event }) => ({ totalLayers: event.totalLayers, layersLoaded: 0 })) },
+        load: {
+          target: 'Loading',
+          actions: assign(({ event }) => ({ totalLayers: event.totalLayers, layersLoaded: 0 })),
+        },
         shutdown: 'ShuttingDown',
       },
     },
     Connecting: { on: { connected: 'Connected', shutdown: 'ShuttingDown' } },
     Connected: {
       on: {
-        load: { target: 'Loading', actions: assign(({ event }) => ({ totalLayers: event.totalLayers, layersLoaded: 0 })) },
+        load: {
+          target: 'Loading',
+          actions: assign(({ event }) => ({ totalLayers: event.totalLayers, layersLoaded: 0 })),
+        },
         shutdown: 'ShuttingDown',
       },
     },
     Loading: {
       on: {
-        progress: { actions: assign(({ event, context }) => ({ layersLoaded: Math.min(event.layersLoaded, context.totalLayers) })) },
+        progress: {
+          actions: assign(({ event, context }) => ({
+            layersLoaded: Math.min(event.layersLoaded, context.totalLayers),
+          })),
+        },
         loaded: { target: 'Loaded', actions: assign(({ context }) => ({ layersLoaded: context.totalLayers })) },
         shutdown: 'ShuttingDown',
       },

@@ -53,7 +53,16 @@ export const runnerSupervisorMachine = setup({
   },
 }).createMachine({
   id: 'runner-supervisor',
-  context: ({ input }) => ({ nodeId: input.nodeId, known: {}, lastIndex: 0, synced: false, proposed: 0, proposeFailures: 0, lastProposeError: null, runners: [] }),
+  context: ({ input }) => ({
+    nodeId: input.nodeId,
+    known: {},
+    lastIndex: 0,
+    synced: false,
+    proposed: 0,
+    proposeFailures: 0,
+    lastProposeError: null,
+    runners: [],
+  }),
   initial: 'running',
   states: {
     running: {
@@ -75,7 +84,11 @@ export const runnerSupervisorMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const newer = event.authoritative === true || (event.lastIndex ?? 0) > context.lastIndex;
             const r = reactToState(context.nodeId, context.known, event.state, newer);
-            enqueue.assign({ known: r.known, synced: true, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? 0) });
+            enqueue.assign({
+              known: r.known,
+              synced: true,
+              lastIndex: Math.max(context.lastIndex, event.lastIndex ?? 0),
+            });
             if (r.effects.length) enqueue(emit({ type: 'runners.effects' as const, effects: r.effects }));
           }),
         },
@@ -88,7 +101,10 @@ export const runnerSupervisorMachine = setup({
     'runners.changed': { actions: assign({ runners: ({ event }) => event.runners }) },
     'proposal.sent': { actions: assign({ proposed: ({ context }) => context.proposed + 1 }) },
     'proposal.failed': {
-      actions: assign(({ context, event }) => ({ proposeFailures: context.proposeFailures + 1, lastProposeError: event.error })),
+      actions: assign(({ context, event }) => ({
+        proposeFailures: context.proposeFailures + 1,
+        lastProposeError: event.error,
+      })),
     },
   },
 });

@@ -23,20 +23,38 @@ const Text = Type.String({ maxLength: 4096 });
 // The parts of the keeper's state the supervisor uses: open objects, the keeper's other fields are ignored.
 // Maps are `Type.Record`s: a `MapOf` inside a `MapOf` compiles wrongly in TypeBox 0.34 (snapshot-schema.ts says why).
 const Keyed = <V extends TSchema>(value: V) => Type.Record(Type.String(), value);
-const RunnerView = Type.Object({ status: Type.String({ maxLength: 64 }), reason: Type.Optional(Text), diagnostics: Type.Optional(Type.Array(Text, { maxItems: 200 })),
-  exitCode: Type.Optional(Type.Integer()) });
-const InstanceView = Type.Object({ plan: InstancePlan, workload: WorkloadSpec, status: Type.String({ maxLength: 64 }), runners: Keyed(RunnerView) });
-const TaskView = Type.Object({ id: Id, instanceId: Id, kind: Type.String({ maxLength: 64 }), status: Type.String({ maxLength: 64 }), params: Type.Optional(JsonData()),
-  timeoutMs: Type.Optional(Count()) });
+const RunnerView = Type.Object({
+  status: Type.String({ maxLength: 64 }),
+  reason: Type.Optional(Text),
+  diagnostics: Type.Optional(Type.Array(Text, { maxItems: 200 })),
+  exitCode: Type.Optional(Type.Integer()),
+});
+const InstanceView = Type.Object({
+  plan: InstancePlan,
+  workload: WorkloadSpec,
+  status: Type.String({ maxLength: 64 }),
+  runners: Keyed(RunnerView),
+});
+const TaskView = Type.Object({
+  id: Id,
+  instanceId: Id,
+  kind: Type.String({ maxLength: 64 }),
+  status: Type.String({ maxLength: 64 }),
+  params: Type.Optional(JsonData()),
+  timeoutMs: Type.Optional(Count()),
+});
 export const StateViewSchema = Type.Object({ instances: Keyed(InstanceView), tasks: Keyed(TaskView) });
 /** Decoded, a workload has its defaults (`restart.max`): reactions.ts's `StateView` is exactly that. */
 type DecodedView = {
-  readonly instances: { readonly [id: string]: Omit<Shape<typeof InstanceView>, 'workload'> & { readonly workload: WorkloadSpec } };
+  readonly instances: {
+    readonly [id: string]: Omit<Shape<typeof InstanceView>, 'workload'> & { readonly workload: WorkloadSpec };
+  };
   readonly tasks: Shape<typeof StateViewSchema>['tasks'];
 };
 sameShape<DecodedView, StateView>();
 
-const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
 export const SupervisorMessages = {
   event: message('event', { indexed: IndexedEvent }),
   events: message('events', { entries: Type.Array(IndexedEvent, { maxItems: MAX_ENTRIES }) }),
@@ -45,7 +63,9 @@ export const SupervisorMessages = {
   stop: message('stop', {}),
 };
 export const SupervisorMessage = Type.Union(Object.values(SupervisorMessages) as TSchema[] as [TSchema]);
-export type SupervisorMessage = { [K in keyof typeof SupervisorMessages]: Shape<(typeof SupervisorMessages)[K]> }[keyof typeof SupervisorMessages];
+export type SupervisorMessage = {
+  [K in keyof typeof SupervisorMessages]: Shape<(typeof SupervisorMessages)[K]>;
+}[keyof typeof SupervisorMessages];
 
 const messageCodec = compile(SupervisorMessage, W, 'body');
 const stateCodec = compile(StateViewSchema, W);
@@ -54,14 +74,31 @@ const stateCodec = compile(StateViewSchema, W);
 function view(v: Shape<typeof StateViewSchema>, path: string): StateView {
   const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> =>
     Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Pick<T, K>;
-  const instances = Object.fromEntries(Object.entries(v.instances).map(([id, rec]) => {
-    const p = `${path}.instances.${id}`;
-    return [id, {
-      plan: checkPlanRules(canonical(rec.plan, W, `${p}.plan`), `${p}.plan`), workload: withWorkloadDefaults(canonical(rec.workload, W, `${p}.workload`)), status: rec.status,
-      runners: Object.fromEntries(Object.entries(rec.runners).map(([node, r]) => [node, canonical(pick(r, ['status', 'reason', 'diagnostics', 'exitCode']), W, `${p}.runners.${node}`)])),
-    }];
-  }));
-  const tasks = Object.fromEntries(Object.entries(v.tasks).map(([id, t]) => [id, canonical(pick(t, ['id', 'instanceId', 'kind', 'status', 'params', 'timeoutMs']), W, `${path}.tasks.${id}`)]));
+  const instances = Object.fromEntries(
+    Object.entries(v.instances).map(([id, rec]) => {
+      const p = `${path}.instances.${id}`;
+      return [
+        id,
+        {
+          plan: checkPlanRules(canonical(rec.plan, W, `${p}.plan`), `${p}.plan`),
+          workload: withWorkloadDefaults(canonical(rec.workload, W, `${p}.workload`)),
+          status: rec.status,
+          runners: Object.fromEntries(
+            Object.entries(rec.runners).map(([node, r]) => [
+              node,
+              canonical(pick(r, ['status', 'reason', 'diagnostics', 'exitCode']), W, `${p}.runners.${node}`),
+            ]),
+          ),
+        },
+      ];
+    }),
+  );
+  const tasks = Object.fromEntries(
+    Object.entries(v.tasks).map(([id, t]) => [
+      id,
+      canonical(pick(t, ['id', 'instanceId', 'kind', 'status', 'params', 'timeoutMs']), W, `${path}.tasks.${id}`),
+    ]),
+  );
   return { instances, tasks };
 }
 
@@ -79,12 +116,20 @@ export function decodeSupervisorMessage(body: unknown): SupervisorEvent {
     }
     case 'events': {
       const list = m.entries.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`));
-      return { type: 'cluster.events', events: list.map((e) => e.event), lastIndex: Math.max(0, ...list.map((e) => e.index)) };
+      return {
+        type: 'cluster.events',
+        events: list.map((e) => e.event),
+        lastIndex: Math.max(0, ...list.map((e) => e.index)),
+      };
     }
     case 'cluster.event':
       return { type: 'cluster.events', events: [finishClusterEvent(m.event, 'body.event')] };
     case 'state':
-      return { type: 'cluster.state', state: view(m.state, 'body.state'), ...(m.lastIndex !== undefined ? { lastIndex: m.lastIndex } : {}) };
+      return {
+        type: 'cluster.state',
+        state: view(m.state, 'body.state'),
+        ...(m.lastIndex !== undefined ? { lastIndex: m.lastIndex } : {}),
+      };
     case 'stop':
       return { type: 'stop' };
   }

@@ -16,8 +16,21 @@ export type SupervisorEffect =
   | { readonly type: 'start'; readonly instance: RunnerInstance }
   | { readonly type: 'replace'; readonly instance: RunnerInstance }
   | { readonly type: 'stop'; readonly instanceId: string; readonly reason: string }
-  | { readonly type: 'peer'; readonly instanceId: string; readonly nodeId: string; readonly status: RunnerStatus; readonly exitCode?: number }
-  | { readonly type: 'task'; readonly taskId: string; readonly instanceId: string; readonly kind: string; readonly params?: Json; readonly timeoutMs?: number }
+  | {
+      readonly type: 'peer';
+      readonly instanceId: string;
+      readonly nodeId: string;
+      readonly status: RunnerStatus;
+      readonly exitCode?: number;
+    }
+  | {
+      readonly type: 'task';
+      readonly taskId: string;
+      readonly instanceId: string;
+      readonly kind: string;
+      readonly params?: Json;
+      readonly timeoutMs?: number;
+    }
   | { readonly type: 'cancel'; readonly taskId: string };
 
 export interface Reaction {
@@ -25,15 +38,22 @@ export interface Reaction {
   readonly effects: readonly SupervisorEffect[];
 }
 
-export function toRunnerInstance(plan: InstancePlan, workload: WorkloadSpec, record?: { readonly restarts?: number }): RunnerInstance {
+export function toRunnerInstance(
+  plan: InstancePlan,
+  workload: WorkloadSpec,
+  record?: { readonly restarts?: number },
+): RunnerInstance {
   const base = { ...plan, ...(workload.artifacts?.length ? { artifacts: workload.artifacts } : {}) };
   if (workload.kind === 'ring') return { ...base, workload: { kind: 'ring' } };
   return {
     ...base,
     ...(record?.restarts !== undefined ? { restarts: record.restarts } : {}),
     workload: {
-      kind: 'exec', command: [workload.command, ...(workload.args ?? [])], ...(workload.restart ? { maxRestarts: workload.restart.max } : {}),
-      ...(workload.cwd ? { cwd: workload.cwd } : {}), ...(workload.env ? { env: workload.env } : {}),
+      kind: 'exec',
+      command: [workload.command, ...(workload.args ?? [])],
+      ...(workload.restart ? { maxRestarts: workload.restart.max } : {}),
+      ...(workload.cwd ? { cwd: workload.cwd } : {}),
+      ...(workload.env ? { env: workload.env } : {}),
     },
   };
 }
@@ -50,7 +70,11 @@ const hosts = (plan: InstancePlan, nodeId: string): boolean => plan.nodes.includ
 /** Key-order-independent JSON, so the same plan decoded twice compares equal (a spurious difference would restart runners). */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -58,15 +82,35 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
   switch (event.type) {
     case 'InstanceCreated': {
       const next = { ...known, [event.instance.id]: { plan: event.instance, workload: event.workload } };
-      const effects: SupervisorEffect[] = hosts(event.instance, nodeId) ? [{ type: 'start', instance: toRunnerInstance(event.instance, event.workload) }] : [];
+      const effects: SupervisorEffect[] = hosts(event.instance, nodeId)
+        ? [{ type: 'start', instance: toRunnerInstance(event.instance, event.workload) }]
+        : [];
       return { known: next, effects };
     }
     case 'InstanceReplaced': {
       const old = known[event.instance.id];
       if (!old) return { known, effects: [] };
       const next = { ...known, [event.instance.id]: { plan: event.instance, workload: old.workload } };
-      if (hosts(event.instance, nodeId)) return { known: next, effects: [{ type: 'replace', instance: toRunnerInstance(event.instance, old.workload, event.restarts !== undefined ? { restarts: event.restarts } : undefined) }] };
-      return { known: next, effects: hosts(old.plan, nodeId) ? [{ type: 'stop', instanceId: event.instance.id, reason: `re-placed: ${event.reason}` }] : [] };
+      if (hosts(event.instance, nodeId))
+        return {
+          known: next,
+          effects: [
+            {
+              type: 'replace',
+              instance: toRunnerInstance(
+                event.instance,
+                old.workload,
+                event.restarts !== undefined ? { restarts: event.restarts } : undefined,
+              ),
+            },
+          ],
+        };
+      return {
+        known: next,
+        effects: hosts(old.plan, nodeId)
+          ? [{ type: 'stop', instanceId: event.instance.id, reason: `re-placed: ${event.reason}` }]
+          : [],
+      };
     }
     case 'InstanceDeleted':
     case 'InstanceFailed':
@@ -79,20 +123,52 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
         const { [event.instanceId]: _gone, ...rest } = known;
         next = rest;
       }
-      const why = event.type === 'InstanceDeleted' ? 'deleted' : event.type === 'InstanceFailed' ? 'failed'
-        : event.type === 'InstanceCompleted' ? 'completed' : 'needs re-placement';
-      return { known: next, effects: hosts(old.plan, nodeId) ? [{ type: 'stop', instanceId: event.instanceId, reason: `${why}: ${event.reason}` }] : [] };
+      const why =
+        event.type === 'InstanceDeleted'
+          ? 'deleted'
+          : event.type === 'InstanceFailed'
+            ? 'failed'
+            : event.type === 'InstanceCompleted'
+              ? 'completed'
+              : 'needs re-placement';
+      return {
+        known: next,
+        effects: hosts(old.plan, nodeId)
+          ? [{ type: 'stop', instanceId: event.instanceId, reason: `${why}: ${event.reason}` }]
+          : [],
+      };
     }
     case 'RunnerStatusChanged': {
       if (event.nodeId === nodeId || !known[event.instanceId]) return { known, effects: [] };
-      return { known, effects: [{ type: 'peer', instanceId: event.instanceId, nodeId: event.nodeId, status: statusFromRecord(event.status, event.reason, event.diagnostics),
-        ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}) }] };
+      return {
+        known,
+        effects: [
+          {
+            type: 'peer',
+            instanceId: event.instanceId,
+            nodeId: event.nodeId,
+            status: statusFromRecord(event.status, event.reason, event.diagnostics),
+            ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
+          },
+        ],
+      };
     }
     case 'TaskCreated': {
       const inst = known[event.instanceId];
       if (!inst || !hosts(inst.plan, nodeId)) return { known, effects: [] };
-      return { known, effects: [{ type: 'task', taskId: event.taskId, instanceId: event.instanceId, kind: event.kind,
-        ...(event.params !== undefined ? { params: event.params } : {}), ...(event.timeoutMs !== undefined ? { timeoutMs: event.timeoutMs } : {}) }] };
+      return {
+        known,
+        effects: [
+          {
+            type: 'task',
+            taskId: event.taskId,
+            instanceId: event.instanceId,
+            kind: event.kind,
+            ...(event.params !== undefined ? { params: event.params } : {}),
+            ...(event.timeoutMs !== undefined ? { timeoutMs: event.timeoutMs } : {}),
+          },
+        ],
+      };
     }
     case 'TaskStatusChanged':
       return { known, effects: event.status === 'cancelled' ? [{ type: 'cancel', taskId: event.taskId }] : [] };
@@ -103,12 +179,40 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
 
 /** The parts of the replicated state the supervisor reads at start-up (topology keeper's `state` answer). */
 export interface StateView {
-  readonly instances: Readonly<Record<string, {
-    readonly plan: InstancePlan; readonly workload: WorkloadSpec; readonly status: string;
-    readonly runners: Readonly<Record<string, { readonly status: string; readonly reason?: string; readonly diagnostics?: readonly string[]; readonly exitCode?: number }>>;
-  }>>;
-  readonly tasks: Readonly<Record<string, { readonly id: string; readonly instanceId: string; readonly kind: string; readonly params?: Json;
-    readonly timeoutMs?: number; readonly status: string }>>;
+  readonly instances: Readonly<
+    Record<
+      string,
+      {
+        readonly plan: InstancePlan;
+        readonly workload: WorkloadSpec;
+        readonly status: string;
+        readonly runners: Readonly<
+          Record<
+            string,
+            {
+              readonly status: string;
+              readonly reason?: string;
+              readonly diagnostics?: readonly string[];
+              readonly exitCode?: number;
+            }
+          >
+        >;
+      }
+    >
+  >;
+  readonly tasks: Readonly<
+    Record<
+      string,
+      {
+        readonly id: string;
+        readonly instanceId: string;
+        readonly kind: string;
+        readonly params?: Json;
+        readonly timeoutMs?: number;
+        readonly status: string;
+      }
+    >
+  >;
 }
 
 /**
@@ -123,8 +227,10 @@ export function reactToState(nodeId: string, known: Known, state: StateView, new
     const now = state.instances[id];
     if (!hosts(old.plan, nodeId)) continue;
     if (!now) effects.push({ type: 'stop', instanceId: id, reason: 'no longer in the cluster state' });
-    else if (now.status !== 'active' || !hosts(now.plan, nodeId)) effects.push({ type: 'stop', instanceId: id, reason: `instance ${now.status}` });
-    else if (canonical(now.plan) !== canonical(old.plan)) effects.push({ type: 'stop', instanceId: id, reason: 're-placed' });
+    else if (now.status !== 'active' || !hosts(now.plan, nodeId))
+      effects.push({ type: 'stop', instanceId: id, reason: `instance ${now.status}` });
+    else if (canonical(now.plan) !== canonical(old.plan))
+      effects.push({ type: 'stop', instanceId: id, reason: 're-placed' });
   }
   if (!newer) Object.assign(next, known);
   for (const [id, rec] of Object.entries(state.instances)) {
@@ -133,7 +239,14 @@ export function reactToState(nodeId: string, known: Known, state: StateView, new
     if (rec.status !== 'active' || !hosts(rec.plan, nodeId)) continue;
     effects.push({ type: 'start', instance: toRunnerInstance(rec.plan, rec.workload) });
     for (const [node, r] of Object.entries(rec.runners)) {
-      if (node !== nodeId) effects.push({ type: 'peer', instanceId: id, nodeId: node, status: statusFromRecord(r.status, r.reason, r.diagnostics), ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}) });
+      if (node !== nodeId)
+        effects.push({
+          type: 'peer',
+          instanceId: id,
+          nodeId: node,
+          status: statusFromRecord(r.status, r.reason, r.diagnostics),
+          ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
+        });
     }
   }
   for (const task of Object.values(state.tasks)) {
@@ -141,8 +254,14 @@ export function reactToState(nodeId: string, known: Known, state: StateView, new
     if (!inst || !hosts(inst.plan, nodeId)) continue;
     if (task.status === 'cancelled') effects.push({ type: 'cancel', taskId: task.id });
     if (task.status === 'pending' || task.status === 'running') {
-      effects.push({ type: 'task', taskId: task.id, instanceId: task.instanceId, kind: task.kind,
-        ...(task.params !== undefined ? { params: task.params } : {}), ...(task.timeoutMs !== undefined ? { timeoutMs: task.timeoutMs } : {}) });
+      effects.push({
+        type: 'task',
+        taskId: task.id,
+        instanceId: task.instanceId,
+        kind: task.kind,
+        ...(task.params !== undefined ? { params: task.params } : {}),
+        ...(task.timeoutMs !== undefined ? { timeoutMs: task.timeoutMs } : {}),
+      });
     }
   }
   return { known: next, effects };

@@ -68,7 +68,11 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       let delay = 250;
       while (queue.length > 0 && !ctx.stopping) {
         try {
-          await ctx.request(proposeTo, { type: 'propose', event: queue[0] as unknown as Record<string, unknown> }, { timeoutMs: 5000 });
+          await ctx.request(
+            proposeTo,
+            { type: 'propose', event: queue[0] as unknown as Record<string, unknown> },
+            { timeoutMs: 5000 },
+          );
           queue.shift();
           delay = 250;
           actor.send({ type: 'proposal.sent' });
@@ -82,7 +86,9 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       draining = false;
     };
     const manager = new RunnerManager({
-      nodeId: options.nodeId, dataDir: options.dataDir, deadlines: options.deadlines ?? NODE_DEADLINES,
+      nodeId: options.nodeId,
+      dataDir: options.dataDir,
+      deadlines: options.deadlines ?? NODE_DEADLINES,
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: options.cancelTimeoutMs } : {}),
       ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
@@ -97,14 +103,17 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
         actor.send({ type: 'runners.changed', runners: summaries(manager) });
       },
       onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),
-      awaitArtifacts: (instance, cancelled) => awaitArtifacts(instance, cancelled, (body) => ctx.request(ARTIFACTS_SERVICE, body, { timeoutMs: 10_000 })),
+      awaitArtifacts: (instance, cancelled) =>
+        awaitArtifacts(instance, cancelled, (body) => ctx.request(ARTIFACTS_SERVICE, body, { timeoutMs: 10_000 })),
     });
     managers.set(ctx.name, manager);
     // Effects run one after another, in log order: a stop finishes before a start of the same instance.
     let chain: Promise<void> = Promise.resolve();
     const sub = actor.on('runners.effects', ({ effects }) => {
       for (const effect of effects) {
-        chain = chain.then(() => perform(manager, effect)).catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
+        chain = chain
+          .then(() => perform(manager, effect))
+          .catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
       }
     });
     // Catch up from the replicated state at start, then keep polling it: a safety net for missed or not
@@ -116,7 +125,11 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
     let syncedDigest: string | undefined;
     const poll = async (): Promise<void> => {
       try {
-        const answer = await ctx.request<{ state: unknown; lastIndex?: number; digest?: string }>(from, { type: 'state' }, { timeoutMs: 5000 });
+        const answer = await ctx.request<{ state: unknown; lastIndex?: number; digest?: string }>(
+          from,
+          { type: 'state' },
+          { timeoutMs: 5000 },
+        );
         const { lastIndex, synced } = actor.getSnapshot().context;
         const keeperIndex = answer.lastIndex ?? 0;
         // A snapshot install replaces the keeper's state without applied entries for what it dropped: a digest
@@ -124,7 +137,9 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
         const replaced = answer.digest !== undefined && answer.digest !== syncedDigest && keeperIndex >= lastIndex;
         if (!synced || keeperIndex > lastIndex || replaced) {
           actor.send({
-            type: 'cluster.state', state: decodeStateView(answer.state), authoritative: keeperIndex >= lastIndex,
+            type: 'cluster.state',
+            state: decodeStateView(answer.state),
+            authoritative: keeperIndex >= lastIndex,
             ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}),
           });
           syncedDigest = answer.digest;
@@ -151,21 +166,40 @@ function managerOf(name: string): RunnerManager | undefined {
 
 function summaries(manager: RunnerManager): RunnerSummary[] {
   return manager.runners().map((r) => ({
-    instanceId: r.instanceId, runnerId: r.runnerId, rank: r.rank, pid: r.pid ?? null, status: r.status?.state ?? 'Idle',
-    failures: r.failures, gaveUp: r.gaveUp,
+    instanceId: r.instanceId,
+    runnerId: r.runnerId,
+    rank: r.rank,
+    pid: r.pid ?? null,
+    status: r.status?.state ?? 'Idle',
+    failures: r.failures,
+    gaveUp: r.gaveUp,
   }));
 }
 
 async function perform(manager: RunnerManager, effect: SupervisorEffect): Promise<void> {
   switch (effect.type) {
-    case 'start': return manager.instanceCreated(effect.instance);
-    case 'replace': return manager.instanceReplaced(effect.instance);
-    case 'stop': return manager.instanceDeleted(effect.instanceId);
-    case 'peer': return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status, effect.exitCode);
-    case 'task': return manager.taskCreated({ taskId: effect.taskId, instanceId: effect.instanceId, kind: effect.kind,
-      ...(effect.params !== undefined && effect.params !== null && typeof effect.params === 'object' && !Array.isArray(effect.params)
-        ? { params: effect.params as Record<string, unknown> } : {}),
-      ...(effect.timeoutMs !== undefined ? { timeoutMs: effect.timeoutMs } : {}) });
-    case 'cancel': return manager.cancelTask(effect.taskId);
+    case 'start':
+      return manager.instanceCreated(effect.instance);
+    case 'replace':
+      return manager.instanceReplaced(effect.instance);
+    case 'stop':
+      return manager.instanceDeleted(effect.instanceId);
+    case 'peer':
+      return manager.runnerStatusChanged(effect.instanceId, effect.nodeId, effect.status, effect.exitCode);
+    case 'task':
+      return manager.taskCreated({
+        taskId: effect.taskId,
+        instanceId: effect.instanceId,
+        kind: effect.kind,
+        ...(effect.params !== undefined &&
+        effect.params !== null &&
+        typeof effect.params === 'object' &&
+        !Array.isArray(effect.params)
+          ? { params: effect.params as Record<string, unknown> }
+          : {}),
+        ...(effect.timeoutMs !== undefined ? { timeoutMs: effect.timeoutMs } : {}),
+      });
+    case 'cancel':
+      return manager.cancelTask(effect.taskId);
   }
 }

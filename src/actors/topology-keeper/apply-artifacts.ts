@@ -22,7 +22,10 @@ export function applyArtifactHeld(state: ClusterState, e: ArtifactHeld, at: At):
   const prev = own(all, e.artifactId);
   if (prev && (prev.bytes !== e.bytes || prev.chunks !== e.chunks)) return state;
   const holders = withEntry(prev?.holders ?? {}, e.nodeId, compact({ have: e.have, since: at, rateBps: e.rateBps }));
-  return withArtifacts(state, withEntry(all, e.artifactId, { name: e.name, bytes: e.bytes, chunks: e.chunks, holders }));
+  return withArtifacts(
+    state,
+    withEntry(all, e.artifactId, { name: e.name, bytes: e.bytes, chunks: e.chunks, holders }),
+  );
 }
 
 export function applyArtifactDropped(state: ClusterState, e: ArtifactDropped): ClusterState {
@@ -34,7 +37,12 @@ function dropHolder(state: ClusterState, artifactId: string, nodeId: string): Cl
   const prev = own(all, artifactId);
   if (!prev || !own(prev.holders, nodeId)) return state;
   const holders = withoutEntry(prev.holders, nodeId);
-  return withArtifacts(state, Object.keys(holders).length === 0 ? withoutEntry(all, artifactId) : withEntry(all, artifactId, { ...prev, holders }));
+  return withArtifacts(
+    state,
+    Object.keys(holders).length === 0
+      ? withoutEntry(all, artifactId)
+      : withEntry(all, artifactId, { ...prev, holders }),
+  );
 }
 
 /** A node that left holds nothing any more (it cannot serve); it announces its store again when it re-joins. */

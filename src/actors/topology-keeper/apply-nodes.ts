@@ -3,10 +3,23 @@
  * unknown node, an older incarnation or a missing link changes nothing (the log may carry late facts, e.g. a
  * LinkUp sequenced after the node left), so every node folds the same log to the same state.
  */
-import type { LinkDown, LinkMeasured, LinkUp, NodeGone, NodeJoined, NodeProfileUpdated } from '../../protocols/events.js';
+import type {
+  LinkDown,
+  LinkMeasured,
+  LinkUp,
+  NodeGone,
+  NodeJoined,
+  NodeProfileUpdated,
+} from '../../protocols/events.js';
 import {
-  compact, compareLinks, own, withEntry, withoutEntry,
-  type ClusterState, type InstanceRecord, type LinkRecord,
+  compact,
+  compareLinks,
+  own,
+  withEntry,
+  withoutEntry,
+  type ClusterState,
+  type InstanceRecord,
+  type LinkRecord,
 } from './state.js';
 
 type At = number | undefined;
@@ -20,7 +33,8 @@ function withoutLinksOf(links: readonly LinkRecord[], node: string): readonly Li
 function withoutRunnersOf(instances: ClusterState['instances'], node: string): ClusterState['instances'] {
   let out = instances;
   for (const [id, inst] of Object.entries(instances)) {
-    if (Object.hasOwn(inst.runners, node)) out = withEntry(out, id, { ...inst, runners: withoutEntry(inst.runners, node) });
+    if (Object.hasOwn(inst.runners, node))
+      out = withEntry(out, id, { ...inst, runners: withoutEntry(inst.runners, node) });
   }
   return out;
 }
@@ -31,18 +45,37 @@ export function applyNodeJoined(state: ClusterState, e: NodeJoined, at: At): Clu
   if (known && e.incarnation < known.incarnation) return state; // a late fact about an earlier process
   const restarted = known !== undefined && e.incarnation > known.incarnation;
   const node = compact({
-    id: e.nodeId, name: e.name, incarnation: e.incarnation, apiPort: e.apiPort, apiAddresses: e.apiAddresses,
-    peerPort: e.peerPort, version: e.version, joinedAt: known && !restarted ? known.joinedAt : at, profile: known?.profile,
+    id: e.nodeId,
+    name: e.name,
+    incarnation: e.incarnation,
+    apiPort: e.apiPort,
+    apiAddresses: e.apiAddresses,
+    peerPort: e.peerPort,
+    version: e.version,
+    joinedAt: known && !restarted ? known.joinedAt : at,
+    profile: known?.profile,
   });
   const nodes = withEntry(state.nodes, e.nodeId, node);
   if (!restarted) return { ...state, nodes };
-  return { ...state, nodes, links: withoutLinksOf(state.links, e.nodeId), instances: withoutRunnersOf(state.instances, e.nodeId) };
+  return {
+    ...state,
+    nodes,
+    links: withoutLinksOf(state.links, e.nodeId),
+    instances: withoutRunnersOf(state.instances, e.nodeId),
+  };
 }
 
 export function applyNodeProfileUpdated(state: ClusterState, e: NodeProfileUpdated, at: At): ClusterState {
   const node = own(state.nodes, e.nodeId);
   if (!node || (e.incarnation !== undefined && e.incarnation !== node.incarnation)) return state;
-  const profile = compact({ interfaces: e.interfaces, memory: e.memory, rdmaEnabled: e.rdmaEnabled, cached: e.cached, runners: e.runners, updatedAt: at });
+  const profile = compact({
+    interfaces: e.interfaces,
+    memory: e.memory,
+    rdmaEnabled: e.rdmaEnabled,
+    cached: e.cached,
+    runners: e.runners,
+    updatedAt: at,
+  });
   return { ...state, nodes: withEntry(state.nodes, e.nodeId, { ...node, profile }) };
 }
 
@@ -52,14 +85,27 @@ export function applyNodeGone(state: ClusterState, e: NodeGone, at: At): Cluster
   let instances = withoutRunnersOf(state.instances, e.nodeId);
   for (const [id, inst] of Object.entries(instances)) {
     if (inst.status !== 'active' || !inst.plan.nodes.includes(e.nodeId)) continue;
-    const marked: InstanceRecord = compact({ ...inst, status: 'needs-replacement', reason: `node ${e.nodeId} left: ${e.reason}`, updatedAt: at });
+    const marked: InstanceRecord = compact({
+      ...inst,
+      status: 'needs-replacement',
+      reason: `node ${e.nodeId} left: ${e.reason}`,
+      updatedAt: at,
+    });
     instances = withEntry(instances, id, marked);
   }
-  return { ...state, nodes: withoutEntry(state.nodes, e.nodeId), links: withoutLinksOf(state.links, e.nodeId), instances };
+  return {
+    ...state,
+    nodes: withoutEntry(state.nodes, e.nodeId),
+    links: withoutLinksOf(state.links, e.nodeId),
+    instances,
+  };
 }
 
 /** A fact reported by `source`: void when either end is unknown or it comes from an earlier incarnation. */
-function fromCurrentSource(state: ClusterState, e: { source: string; sink: string; sourceIncarnation?: number }): boolean {
+function fromCurrentSource(
+  state: ClusterState,
+  e: { source: string; sink: string; sourceIncarnation?: number },
+): boolean {
   const source = own(state.nodes, e.source);
   if (!source || !own(state.nodes, e.sink) || e.source === e.sink) return false;
   return e.sourceIncarnation === undefined || e.sourceIncarnation === source.incarnation;

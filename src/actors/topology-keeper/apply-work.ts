@@ -3,18 +3,40 @@
  * unknown instances or tasks change nothing; creating an id that exists is idempotent (the first one wins).
  */
 import type {
-  InstanceCompleted, InstanceCreated, InstanceDeleted, InstanceFailed, InstanceNeedsReplacement, InstanceReplaced,
-  RunnerStatusChanged, TaskCreated, TaskStatusChanged,
+  InstanceCompleted,
+  InstanceCreated,
+  InstanceDeleted,
+  InstanceFailed,
+  InstanceNeedsReplacement,
+  InstanceReplaced,
+  RunnerStatusChanged,
+  TaskCreated,
+  TaskStatusChanged,
 } from '../../protocols/events.js';
-import { compact, own, withEntry, withoutEntry, type ClusterState, type InstanceRecord, type InstanceStatus } from './state.js';
+import {
+  compact,
+  own,
+  withEntry,
+  withoutEntry,
+  type ClusterState,
+  type InstanceRecord,
+  type InstanceStatus,
+} from './state.js';
 
 type At = number | undefined;
 
 export function applyInstanceCreated(state: ClusterState, e: InstanceCreated, at: At): ClusterState {
   if (own(state.instances, e.instance.id)) return state;
   const record: InstanceRecord = compact({
-    plan: e.instance, workload: e.workload, minNodes: e.minNodes, requiredNodes: e.requiredNodes,
-    status: 'active', generation: 1, runners: {}, createdAt: at, updatedAt: at,
+    plan: e.instance,
+    workload: e.workload,
+    minNodes: e.minNodes,
+    requiredNodes: e.requiredNodes,
+    status: 'active',
+    generation: 1,
+    runners: {},
+    createdAt: at,
+    updatedAt: at,
   });
   return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
 }
@@ -40,19 +62,47 @@ export function applyInstanceFailed(state: ClusterState, e: InstanceFailed, at: 
   if (!inst || inst.status === 'completed') return state;
   if (inst.status === 'failed') {
     if (!e.final || inst.final) return state;
-    return { ...state, instances: withEntry(state.instances, e.instanceId, compact({ ...inst, final: true, reason: e.reason, updatedAt: at })) };
+    return {
+      ...state,
+      instances: withEntry(
+        state.instances,
+        e.instanceId,
+        compact({ ...inst, final: true, reason: e.reason, updatedAt: at }),
+      ),
+    };
   }
-  return { ...state, instances: withEntry(state.instances, e.instanceId, compact({
-    ...inst, status: 'failed', reason: e.reason, exitCode: e.exitCode, signal: e.signal, failedRank: e.rank, failedNode: e.nodeId, updatedAt: at,
-    final: e.final || undefined,
-  })) };
+  return {
+    ...state,
+    instances: withEntry(
+      state.instances,
+      e.instanceId,
+      compact({
+        ...inst,
+        status: 'failed',
+        reason: e.reason,
+        exitCode: e.exitCode,
+        signal: e.signal,
+        failedRank: e.rank,
+        failedNode: e.nodeId,
+        updatedAt: at,
+        final: e.final || undefined,
+      }),
+    ),
+  };
 }
 
 /** Only a live job completes (a failed one stays failed). */
 export function applyInstanceCompleted(state: ClusterState, e: InstanceCompleted, at: At): ClusterState {
   const inst = own(state.instances, e.instanceId);
   if (inst?.status !== 'active') return state;
-  return { ...state, instances: withEntry(state.instances, e.instanceId, compact({ ...inst, status: 'completed', reason: e.reason, exitCode: 0, updatedAt: at })) };
+  return {
+    ...state,
+    instances: withEntry(
+      state.instances,
+      e.instanceId,
+      compact({ ...inst, status: 'completed', reason: e.reason, exitCode: 0, updatedAt: at }),
+    ),
+  };
 }
 
 /** A new plan under the same id: active again, next generation, runner records start over. */
@@ -61,7 +111,13 @@ export function applyInstanceReplaced(state: ClusterState, e: InstanceReplaced, 
   if (!inst) return state;
   const { exitCode: _c, signal: _s, failedRank: _r, failedNode: _n, final: _f, ...live } = inst;
   const record: InstanceRecord = compact({
-    ...live, plan: e.instance, status: 'active', reason: e.reason, generation: inst.generation + 1, runners: {}, updatedAt: at,
+    ...live,
+    plan: e.instance,
+    status: 'active',
+    reason: e.reason,
+    generation: inst.generation + 1,
+    runners: {},
+    updatedAt: at,
     restarts: e.restarts ?? inst.restarts,
   });
   return { ...state, instances: withEntry(state.instances, e.instance.id, record) };
@@ -85,16 +141,34 @@ export function applyRunnerStatusChanged(state: ClusterState, e: RunnerStatusCha
   const before = own(inst.runners, e.nodeId);
   const kept = WINDING_DOWN.has(e.status) && e.exitCode === undefined && e.signal === undefined ? before : undefined;
   const runner = compact({
-    status: e.status, reason: e.reason, diagnostics: e.diagnostics, exitCode: e.exitCode ?? kept?.exitCode, signal: e.signal ?? kept?.signal, attempt: e.attempt, since: at,
+    status: e.status,
+    reason: e.reason,
+    diagnostics: e.diagnostics,
+    exitCode: e.exitCode ?? kept?.exitCode,
+    signal: e.signal ?? kept?.signal,
+    attempt: e.attempt,
+    since: at,
   });
-  return { ...state, instances: withEntry(state.instances, e.instanceId, { ...inst, runners: withEntry(inst.runners, e.nodeId, runner) }) };
+  return {
+    ...state,
+    instances: withEntry(state.instances, e.instanceId, {
+      ...inst,
+      runners: withEntry(inst.runners, e.nodeId, runner),
+    }),
+  };
 }
 
 export function applyTaskCreated(state: ClusterState, e: TaskCreated, at: At): ClusterState {
   if (own(state.tasks, e.taskId) || !own(state.instances, e.instanceId)) return state;
   const task = compact({
-    id: e.taskId, instanceId: e.instanceId, kind: e.kind, params: e.params, timeoutMs: e.timeoutMs,
-    status: 'pending' as const, createdAt: at, updatedAt: at,
+    id: e.taskId,
+    instanceId: e.instanceId,
+    kind: e.kind,
+    params: e.params,
+    timeoutMs: e.timeoutMs,
+    status: 'pending' as const,
+    createdAt: at,
+    updatedAt: at,
   });
   return { ...state, tasks: withEntry(state.tasks, e.taskId, task) };
 }
@@ -104,5 +178,12 @@ export function applyTaskStatusChanged(state: ClusterState, e: TaskStatusChanged
   const task = own(state.tasks, e.taskId);
   if (!task) return state;
   const { result: _r, error: _e, ...rest } = task;
-  return { ...state, tasks: withEntry(state.tasks, e.taskId, compact({ ...rest, status: e.status, result: e.result, error: e.error, updatedAt: at })) };
+  return {
+    ...state,
+    tasks: withEntry(
+      state.tasks,
+      e.taskId,
+      compact({ ...rest, status: e.status, result: e.result, error: e.error, updatedAt: at }),
+    ),
+  };
 }

@@ -7,11 +7,23 @@ import { TorusError } from '../../protocols/errors.js';
 import type { ClusterEvent, IndexedEvent } from '../../protocols/events.js';
 import type { ClusterState } from './state.js';
 import {
-  applyLinkDown, applyLinkMeasured, applyLinkUp, applyNodeGone, applyNodeJoined, applyNodeProfileUpdated,
+  applyLinkDown,
+  applyLinkMeasured,
+  applyLinkUp,
+  applyNodeGone,
+  applyNodeJoined,
+  applyNodeProfileUpdated,
 } from './apply-nodes.js';
 import {
-  applyInstanceCompleted, applyInstanceCreated, applyInstanceDeleted, applyInstanceFailed, applyInstanceNeedsReplacement, applyInstanceReplaced,
-  applyRunnerStatusChanged, applyTaskCreated, applyTaskStatusChanged,
+  applyInstanceCompleted,
+  applyInstanceCreated,
+  applyInstanceDeleted,
+  applyInstanceFailed,
+  applyInstanceNeedsReplacement,
+  applyInstanceReplaced,
+  applyRunnerStatusChanged,
+  applyTaskCreated,
+  applyTaskStatusChanged,
 } from './apply-work.js';
 import { applyArtifactDropped, applyArtifactHeld, dropNodeHoldings } from './apply-artifacts.js';
 
@@ -19,12 +31,18 @@ export type EventOrderProblem = 'gap' | 'stale' | 'term';
 
 export class EventOrderError extends TorusError {
   readonly problem: EventOrderProblem;
-  constructor(problem: EventOrderProblem, expected: { index: number; minTerm: number }, got: { index: number; term: number }) {
-    super(problem === 'gap' ? 'TORUS_EVENT_OUT_OF_ORDER' : 'TORUS_EVENT_STALE',
+  constructor(
+    problem: EventOrderProblem,
+    expected: { index: number; minTerm: number },
+    got: { index: number; term: number },
+  ) {
+    super(
+      problem === 'gap' ? 'TORUS_EVENT_OUT_OF_ORDER' : 'TORUS_EVENT_STALE',
       problem === 'term'
         ? `event ${got.index} has term ${got.term}, below the last applied term ${expected.minTerm}`
         : `event index ${got.index} where ${expected.index} was expected`,
-      { problem, expectedIndex: expected.index, minTerm: expected.minTerm, index: got.index, term: got.term });
+      { problem, expectedIndex: expected.index, minTerm: expected.minTerm, index: got.index, term: got.term },
+    );
     this.problem = problem;
   }
 }
@@ -52,24 +70,42 @@ export function applyEvents(state: ClusterState, events: Iterable<IndexedEvent>)
 
 function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number | undefined): ClusterState {
   switch (event.type) {
-    case 'LeaderElected': return state; // only moves lastIndex/lastTerm: it exists so the new term can commit
-    case 'NodeJoined': return applyNodeJoined(state, event, at);
-    case 'NodeProfileUpdated': return applyNodeProfileUpdated(state, event, at);
-    case 'NodeGone': return dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId);
-    case 'LinkUp': return applyLinkUp(state, event, at);
-    case 'LinkMeasured': return applyLinkMeasured(state, event);
-    case 'LinkDown': return applyLinkDown(state, event);
-    case 'InstanceCreated': return applyInstanceCreated(state, event, at);
-    case 'InstanceNeedsReplacement': return applyInstanceNeedsReplacement(state, event, at);
-    case 'InstanceReplaced': return applyInstanceReplaced(state, event, at);
-    case 'InstanceFailed': return applyInstanceFailed(state, event, at);
-    case 'InstanceCompleted': return applyInstanceCompleted(state, event, at);
-    case 'InstanceDeleted': return applyInstanceDeleted(state, event);
-    case 'RunnerStatusChanged': return applyRunnerStatusChanged(state, event, at);
-    case 'TaskCreated': return applyTaskCreated(state, event, at);
-    case 'TaskStatusChanged': return applyTaskStatusChanged(state, event, at);
-    case 'ArtifactHeld': return applyArtifactHeld(state, event, at);
-    case 'ArtifactDropped': return applyArtifactDropped(state, event);
+    case 'LeaderElected':
+      return state; // only moves lastIndex/lastTerm: it exists so the new term can commit
+    case 'NodeJoined':
+      return applyNodeJoined(state, event, at);
+    case 'NodeProfileUpdated':
+      return applyNodeProfileUpdated(state, event, at);
+    case 'NodeGone':
+      return dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId);
+    case 'LinkUp':
+      return applyLinkUp(state, event, at);
+    case 'LinkMeasured':
+      return applyLinkMeasured(state, event);
+    case 'LinkDown':
+      return applyLinkDown(state, event);
+    case 'InstanceCreated':
+      return applyInstanceCreated(state, event, at);
+    case 'InstanceNeedsReplacement':
+      return applyInstanceNeedsReplacement(state, event, at);
+    case 'InstanceReplaced':
+      return applyInstanceReplaced(state, event, at);
+    case 'InstanceFailed':
+      return applyInstanceFailed(state, event, at);
+    case 'InstanceCompleted':
+      return applyInstanceCompleted(state, event, at);
+    case 'InstanceDeleted':
+      return applyInstanceDeleted(state, event);
+    case 'RunnerStatusChanged':
+      return applyRunnerStatusChanged(state, event, at);
+    case 'TaskCreated':
+      return applyTaskCreated(state, event, at);
+    case 'TaskStatusChanged':
+      return applyTaskStatusChanged(state, event, at);
+    case 'ArtifactHeld':
+      return applyArtifactHeld(state, event, at);
+    case 'ArtifactDropped':
+      return applyArtifactDropped(state, event);
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -50,27 +50,50 @@ export function entryHash(entry: IndexedEvent): string {
   return sha256Hex(canonicalJson({ term: entry.term, event: entry.event }));
 }
 
-function rejected(index: number, code: 'TORUS_EVENT_CONFLICT' | 'TORUS_EVENT_STALE' | 'TORUS_EVENT_OUT_OF_ORDER', message: string): BufferEffect {
+function rejected(
+  index: number,
+  code: 'TORUS_EVENT_CONFLICT' | 'TORUS_EVENT_STALE' | 'TORUS_EVENT_OUT_OF_ORDER',
+  message: string,
+): BufferEffect {
   return { kind: 'rejected', index, error: new TorusError(code, message, { index }).toJSON() };
 }
 
-export function offerEvent(buffer: EventBuffer, entry: IndexedEvent, limits: BufferLimits = DEFAULT_LIMITS): BufferStep {
+export function offerEvent(
+  buffer: EventBuffer,
+  entry: IndexedEvent,
+  limits: BufferLimits = DEFAULT_LIMITS,
+): BufferStep {
   const { index } = entry;
   const next = buffer.state.lastIndex + 1;
   const hash = entryHash(entry);
   if (index < next) {
     const seen = buffer.recent.find((r) => r.index === index);
-    if (!seen) return { buffer, effects: [rejected(index, 'TORUS_EVENT_STALE', `event ${index} is older than the remembered log (next is ${next})`)] };
+    if (!seen)
+      return {
+        buffer,
+        effects: [
+          rejected(index, 'TORUS_EVENT_STALE', `event ${index} is older than the remembered log (next is ${next})`),
+        ],
+      };
     if (seen.hash === hash) return { buffer, effects: [{ kind: 'duplicate', index }] };
-    return { buffer, effects: [rejected(index, 'TORUS_EVENT_CONFLICT', `event ${index} differs from the one already applied`)] };
+    return {
+      buffer,
+      effects: [rejected(index, 'TORUS_EVENT_CONFLICT', `event ${index} differs from the one already applied`)],
+    };
   }
   if (index - next >= limits.maxAhead) {
-    return { buffer, effects: [rejected(index, 'TORUS_EVENT_OUT_OF_ORDER', `event ${index} is too far ahead (next is ${next})`)] };
+    return {
+      buffer,
+      effects: [rejected(index, 'TORUS_EVENT_OUT_OF_ORDER', `event ${index} is too far ahead (next is ${next})`)],
+    };
   }
   const held = buffer.pending.find((p) => p.entry.index === index);
   if (held) {
     if (held.hash === hash) return { buffer, effects: [{ kind: 'duplicate', index }] };
-    return { buffer, effects: [rejected(index, 'TORUS_EVENT_CONFLICT', `event ${index} differs from the one already buffered`)] };
+    return {
+      buffer,
+      effects: [rejected(index, 'TORUS_EVENT_CONFLICT', `event ${index} differs from the one already buffered`)],
+    };
   }
   const pending = [...buffer.pending, { entry, hash }].sort((a, b) => a.entry.index - b.entry.index);
   const drained = drain({ ...buffer, pending }, limits);
@@ -79,7 +102,11 @@ export function offerEvent(buffer: EventBuffer, entry: IndexedEvent, limits: Buf
 }
 
 /** Offers entries one after the other (e.g. a batch from the leader), concatenating the effects. */
-export function offerEvents(buffer: EventBuffer, entries: Iterable<IndexedEvent>, limits: BufferLimits = DEFAULT_LIMITS): BufferStep {
+export function offerEvents(
+  buffer: EventBuffer,
+  entries: Iterable<IndexedEvent>,
+  limits: BufferLimits = DEFAULT_LIMITS,
+): BufferStep {
   let b = buffer;
   const effects: BufferEffect[] = [];
   for (const e of entries) {
@@ -121,18 +148,41 @@ function gapOf(buffer: EventBuffer): BufferEffect[] {
  * Installs a (decoded, digest-checked) snapshot. Refused when older than the current state, or at the same
  * index with a different digest, unless `force` (the cluster layer's call, e.g. after it truncated a divergent log).
  */
-export function installSnapshot(buffer: EventBuffer, snapshot: StateSnapshot, opts: { force?: boolean } = {},
-  limits: BufferLimits = DEFAULT_LIMITS): BufferStep {
+export function installSnapshot(
+  buffer: EventBuffer,
+  snapshot: StateSnapshot,
+  opts: { force?: boolean } = {},
+  limits: BufferLimits = DEFAULT_LIMITS,
+): BufferStep {
   const current = buffer.state.lastIndex;
   const incoming = snapshot.state.lastIndex;
   if (!opts.force) {
-    if (incoming < current) return { buffer, effects: [rejected(incoming, 'TORUS_EVENT_STALE', `snapshot at ${incoming} is older than the state at ${current}`)] };
+    if (incoming < current)
+      return {
+        buffer,
+        effects: [
+          rejected(incoming, 'TORUS_EVENT_STALE', `snapshot at ${incoming} is older than the state at ${current}`),
+        ],
+      };
     if (incoming === current) {
-      if (stateDigest(buffer.state) === snapshot.digest) return { buffer, effects: [{ kind: 'duplicate', index: incoming }] };
-      return { buffer, effects: [rejected(incoming, 'TORUS_EVENT_CONFLICT', `snapshot at ${incoming} differs from the state at the same index`)] };
+      if (stateDigest(buffer.state) === snapshot.digest)
+        return { buffer, effects: [{ kind: 'duplicate', index: incoming }] };
+      return {
+        buffer,
+        effects: [
+          rejected(
+            incoming,
+            'TORUS_EVENT_CONFLICT',
+            `snapshot at ${incoming} differs from the state at the same index`,
+          ),
+        ],
+      };
     }
   }
   const pending = buffer.pending.filter((p) => p.entry.index > incoming);
   const drained = drain({ state: snapshot.state, pending, recent: [] }, limits);
-  return { buffer: drained.buffer, effects: [{ kind: 'installed', lastIndex: incoming, digest: snapshot.digest }, ...drained.effects] };
+  return {
+    buffer: drained.buffer,
+    effects: [{ kind: 'installed', lastIndex: incoming, digest: snapshot.digest }, ...drained.effects],
+  };
 }

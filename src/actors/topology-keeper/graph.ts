@@ -6,7 +6,9 @@ import { cmp, own, type ClusterState, type LinkRecord, type NodeRecord } from '.
 
 /** Nodes in id order. */
 export function listNodes(state: ClusterState): NodeRecord[] {
-  return Object.keys(state.nodes).sort(cmp).map((k) => state.nodes[k]!);
+  return Object.keys(state.nodes)
+    .sort(cmp)
+    .map((k) => state.nodes[k]!);
 }
 
 export function hasNode(state: ClusterState, id: string): boolean {

@@ -7,7 +7,12 @@
 import { assign, enqueueActions, not, setup } from 'xstate';
 import type { IndexedEvent } from '../../protocols/events.js';
 import {
-  createBuffer, installSnapshot, offerEvents, type BufferEffect, type BufferStep, type EventBuffer,
+  createBuffer,
+  installSnapshot,
+  offerEvents,
+  type BufferEffect,
+  type BufferStep,
+  type EventBuffer,
 } from './event-buffer.js';
 import type { StateSnapshot } from './snapshot.js';
 import type { ClusterState } from './state.js';
@@ -38,9 +43,12 @@ export interface KeeperInput {
 
 function step(buffer: EventBuffer, event: KeeperEvent): BufferStep {
   switch (event.type) {
-    case 'event': return offerEvents(buffer, [event.indexed]);
-    case 'events': return offerEvents(buffer, event.entries);
-    case 'install-snapshot': return installSnapshot(buffer, event.snapshot, { force: event.force ?? false });
+    case 'event':
+      return offerEvents(buffer, [event.indexed]);
+    case 'events':
+      return offerEvents(buffer, event.entries);
+    case 'install-snapshot':
+      return installSnapshot(buffer, event.snapshot, { force: event.force ?? false });
     default: {
       const unreachable: never = event;
       return unreachable;

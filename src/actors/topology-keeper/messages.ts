@@ -13,22 +13,38 @@ import { compile, Type, type Shape, type TSchema } from '../../protocols/schema-
 import type { KeeperEvent } from './machine.js';
 
 export const KEEPER_EVENTS = ['event', 'events', 'install-snapshot'] as const;
-export const KEEPER_REQUESTS = ['state', 'topology', 'instances', 'instance', 'placementState', 'toReplace', 'state-snapshot', 'apply', 'install-snapshot'] as const;
+export const KEEPER_REQUESTS = [
+  'state',
+  'topology',
+  'instances',
+  'instance',
+  'placementState',
+  'toReplace',
+  'state-snapshot',
+  'apply',
+  'install-snapshot',
+] as const;
 
 /** Most entries one message may carry (the cluster sends bounded batches). */
 export const MAX_BATCH = 1000;
 
 const CLOSED = { additionalProperties: false } as const;
-const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) => Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
+const message = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, CLOSED);
 const Entries = Type.Array(IndexedEvent, { maxItems: MAX_BATCH });
 
 export const KeeperMessages = {
   event: message('event', { indexed: IndexedEvent }),
   events: message('events', { entries: Entries }),
-  'install-snapshot': message('install-snapshot', { snapshot: StateSnapshotSchema, force: Type.Optional(Type.Boolean()) }),
+  'install-snapshot': message('install-snapshot', {
+    snapshot: StateSnapshotSchema,
+    force: Type.Optional(Type.Boolean()),
+  }),
 };
 export const KeeperMessage = Type.Union(Object.values(KeeperMessages) as TSchema[] as [TSchema]);
-export type KeeperMessage = { [K in keyof typeof KeeperMessages]: Shape<(typeof KeeperMessages)[K]> }[keyof typeof KeeperMessages];
+export type KeeperMessage = {
+  [K in keyof typeof KeeperMessages]: Shape<(typeof KeeperMessages)[K]>;
+}[keyof typeof KeeperMessages];
 /** Request bodies: `instance {id}`; `apply {entries}` carries the same fields as `events`. */
 export const KeeperRequests = {
   instance: message('instance', { id: Id }),
@@ -39,17 +55,24 @@ const messageCodec = compile(KeeperMessage, 'event', 'body');
 const instanceCodec = compile(KeeperRequests.instance, 'body', 'body');
 const applyCodec = compile(KeeperRequests.apply, 'event', 'body');
 
-const entries = (list: Shape<typeof Entries>): KeeperEvent => ({ type: 'events', entries: list.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`)) });
+const entries = (list: Shape<typeof Entries>): KeeperEvent => ({
+  type: 'events',
+  entries: list.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`)),
+});
 
 export function decodeKeeperEvent(body: unknown): KeeperEvent {
   const m = messageCodec.decode(body) as KeeperMessage;
   return guarded('event', (): KeeperEvent => {
     switch (m.type) {
-      case 'event': return { type: 'event', indexed: finishIndexedEvent(m.indexed, 'body.indexed') };
-      case 'events': return entries(m.entries);
+      case 'event':
+        return { type: 'event', indexed: finishIndexedEvent(m.indexed, 'body.indexed') };
+      case 'events':
+        return entries(m.entries);
       case 'install-snapshot': {
         const snapshot = finishSnapshot(m.snapshot, 'body.snapshot');
-        return m.force === undefined ? { type: 'install-snapshot', snapshot } : { type: 'install-snapshot', snapshot, force: m.force };
+        return m.force === undefined
+          ? { type: 'install-snapshot', snapshot }
+          : { type: 'install-snapshot', snapshot, force: m.force };
       }
     }
   });
@@ -61,6 +84,7 @@ export function decodeInstanceRequest(body: unknown): { id: string } {
 
 /** `apply {entries}`; any other body is read as a keeper event (as before: `apply` may carry one). */
 export function decodeApplyRequest(body: unknown): KeeperEvent {
-  if (typeof body === 'object' && body !== null && (body as { type?: unknown }).type === 'apply') return entries(applyCodec.decode(body).entries);
+  if (typeof body === 'object' && body !== null && (body as { type?: unknown }).type === 'apply')
+    return entries(applyCodec.decode(body).entries);
   return decodeKeeperEvent(body);
 }

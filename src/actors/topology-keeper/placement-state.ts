@@ -42,9 +42,16 @@ export function toPlacementState(state: ClusterState): PlacementState {
       cached: profile.cached,
     });
   });
-  const links = state.links.map((l) => compact({
-    source: l.source, sink: l.sink, ip: l.ip, type: l.type, rttMs: l.rttMs, bandwidthBps: l.bandwidthBps,
-  }));
+  const links = state.links.map((l) =>
+    compact({
+      source: l.source,
+      sink: l.sink,
+      ip: l.ip,
+      type: l.type,
+      rttMs: l.rttMs,
+      bandwidthBps: l.bandwidthBps,
+    }),
+  );
   return { nodes, links };
 }
 
@@ -72,7 +79,13 @@ export function instancesToReplace(state: ClusterState): ReplacementNeed[] {
     if (instance.status === 'failed' && !restartable(instance)) continue;
     if (instance.status === 'active' && lostNodes.length === 0) continue;
     const reason = instance.reason ?? `nodes left: ${lostNodes.join(', ')}`;
-    out.push({ instanceId: id, reason, lostNodes, remainingNodes: instance.plan.nodes.filter((n) => !lostNodes.includes(n)), instance });
+    out.push({
+      instanceId: id,
+      reason,
+      lostNodes,
+      remainingNodes: instance.plan.nodes.filter((n) => !lostNodes.includes(n)),
+      instance,
+    });
   }
   return out;
 }

@@ -42,14 +42,16 @@ function stateRules(checked: Shape<typeof ClusterStateSchema>, p: string): Clust
   const s = canonical(checked, W, p);
   keyedById(s.nodes, (n) => n.id, `${p}.nodes`);
   s.links.forEach((l, i) => {
-    if (!Object.hasOwn(s.nodes, l.source) || !Object.hasOwn(s.nodes, l.sink) || l.source === l.sink) fail(`${p}.links[${i}]`, 'not between two known nodes');
+    if (!Object.hasOwn(s.nodes, l.source) || !Object.hasOwn(s.nodes, l.sink) || l.source === l.sink)
+      fail(`${p}.links[${i}]`, 'not between two known nodes');
     if (i > 0 && compareLinks(s.links[i - 1]!, l) >= 0) fail(`${p}.links[${i}]`, 'links not sorted or duplicated');
   });
   const instances: Record<string, InstanceRecord> = {};
   for (const [k, rec] of Object.entries(s.instances)) {
     const q = `${p}.instances.${k}`;
     const plan = checkPlanRules(rec.plan, `${q}.plan`);
-    for (const node of Object.keys(rec.runners)) if (!plan.nodes.includes(node)) fail(`${q}.runners.${node}`, 'runner of a node outside the plan');
+    for (const node of Object.keys(rec.runners))
+      if (!plan.nodes.includes(node)) fail(`${q}.runners.${node}`, 'runner of a node outside the plan');
     instances[k] = { ...rec, workload: withWorkloadDefaults(rec.workload) }; // `__proto__` keys were refused by canonical()
   }
   keyedById(instances, (x) => x.plan.id, `${p}.instances`);
@@ -57,7 +59,11 @@ function stateRules(checked: Shape<typeof ClusterStateSchema>, p: string): Clust
   for (const [k, t] of Object.entries(s.tasks)) {
     const q = `${p}.tasks.${k}`;
     if (!Object.hasOwn(s.instances, t.instanceId)) fail(`${q}.instanceId`, 'unknown instance');
-    const bounded = { ...t, ...(t.params !== undefined ? { params: json(W, t.params, `${q}.params`) } : {}), ...(t.result !== undefined ? { result: json(W, t.result, `${q}.result`) } : {}) };
+    const bounded = {
+      ...t,
+      ...(t.params !== undefined ? { params: json(W, t.params, `${q}.params`) } : {}),
+      ...(t.result !== undefined ? { result: json(W, t.result, `${q}.result`) } : {}),
+    };
     tasks[k] = bounded;
   }
   keyedById(tasks, (x) => x.id, `${p}.tasks`);
@@ -65,7 +71,11 @@ function stateRules(checked: Shape<typeof ClusterStateSchema>, p: string): Clust
   return { ...s, instances, tasks };
 }
 
-function artifactRules(artifacts: Readonly<Record<string, ArtifactRecord>>, nodes: ClusterState['nodes'], p: string): void {
+function artifactRules(
+  artifacts: Readonly<Record<string, ArtifactRecord>>,
+  nodes: ClusterState['nodes'],
+  p: string,
+): void {
   if (Object.keys(artifacts).length === 0) fail(p, 'empty (absent when no node holds an artifact)');
   for (const [id, a] of Object.entries(artifacts)) {
     const q = `${p}.${id}.holders`;

@@ -5,8 +5,19 @@
  * Records are keyed by id; read them with `own()` (ids such as "constructor" must not hit Object.prototype).
  */
 import type {
-  Endpoint, InstanceId, InstancePlan, InterfaceType, Json, MemoryInfo, NetInterface, NodeId, RunnerPolicy, RunnerStatus,
-  TaskId, TaskStatus, WorkloadSpec,
+  Endpoint,
+  InstanceId,
+  InstancePlan,
+  InterfaceType,
+  Json,
+  MemoryInfo,
+  NetInterface,
+  NodeId,
+  RunnerPolicy,
+  RunnerStatus,
+  TaskId,
+  TaskStatus,
+  WorkloadSpec,
 } from '../../protocols/events.js';
 
 export interface NodeProfile {
@@ -122,7 +133,14 @@ export interface ClusterState {
   readonly artifacts?: Readonly<Record<string, ArtifactRecord>>;
 }
 
-export const emptyState: ClusterState = Object.freeze({ lastIndex: 0, lastTerm: 0, nodes: {}, links: [], instances: {}, tasks: {} });
+export const emptyState: ClusterState = Object.freeze({
+  lastIndex: 0,
+  lastTerm: 0,
+  nodes: {},
+  links: [],
+  instances: {},
+  tasks: {},
+});
 
 /** An own entry of a record, never an inherited one. */
 export function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {

@@ -13,7 +13,14 @@ import { serveActor } from '../../runtime/serve-actor.js';
 import { topologyKeeperMachine, type KeeperContext, type KeeperEvent } from './machine.js';
 import { decodeApplyRequest, decodeInstanceRequest, decodeKeeperEvent } from './messages.js';
 import {
-  instanceAnswer, instancesAnswer, keeperView, placementStateAnswer, snapshotAnswer, stateAnswer, toReplaceAnswer, topologyAnswer,
+  instanceAnswer,
+  instancesAnswer,
+  keeperView,
+  placementStateAnswer,
+  snapshotAnswer,
+  stateAnswer,
+  toReplaceAnswer,
+  topologyAnswer,
 } from './queries.js';
 
 interface KeeperOptions {
@@ -31,7 +38,8 @@ serveActor<typeof topologyKeeperMachine, KeeperOptions>({
   machine: topologyKeeperMachine,
   input: () => ({}),
   decodeEvent: (body) => decodeKeeperEvent(body),
-  view: (snapshot) => keeperView(snapshot.value, snapshot.context.buffer, snapshot.context.rejectedCount, snapshot.context.lastRejection),
+  view: (snapshot) =>
+    keeperView(snapshot.value, snapshot.context.buffer, snapshot.context.rejectedCount, snapshot.context.lastRejection),
   requests: {
     state: (_body, ctx) => stateAnswer(contextOf(ctx.actor).buffer),
     topology: (_body, ctx) => topologyAnswer(contextOf(ctx.actor).buffer),
@@ -49,8 +57,13 @@ serveActor<typeof topologyKeeperMachine, KeeperOptions>({
     let lastGap = '';
     const subs = [
       ctx.actor.on('topology.rejected', ({ rejection }) => {
-        ctx.log.warn('rejected log entry', { index: rejection.index, code: rejection.error.code, message: rejection.error.message });
-        if (options.reportTo) ctx.send(options.reportTo, { type: 'topology.rejected', index: rejection.index, error: rejection.error });
+        ctx.log.warn('rejected log entry', {
+          index: rejection.index,
+          code: rejection.error.code,
+          message: rejection.error.message,
+        });
+        if (options.reportTo)
+          ctx.send(options.reportTo, { type: 'topology.rejected', index: rejection.index, error: rejection.error });
       }),
       ctx.actor.on('topology.gap', ({ from, to }) => {
         const key = `${from}-${to}`;
@@ -63,7 +76,9 @@ serveActor<typeof topologyKeeperMachine, KeeperOptions>({
         if (to && applied.length > 0) ctx.send(to, { type: 'applied', entries: applied });
       }),
     ];
-    return () => { for (const s of subs) s.unsubscribe(); };
+    return () => {
+      for (const s of subs) s.unsubscribe();
+    };
   },
 });
 

@@ -29,7 +29,10 @@ const MAX_EVENTS = 50;
 async function getJson(path) {
   const res = await fetch(path, { headers: { accept: 'application/json' } });
   // The session ended (expired, or the node restarted: sessions live in its memory): sign in again.
-  if (res.status === 401) { location.assign('/login'); throw new Error('signed out'); }
+  if (res.status === 401) {
+    location.assign('/login');
+    throw new Error('signed out');
+  }
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return res.json();
 }
@@ -55,12 +58,16 @@ function drawTopology() {
   const svg = $('topology');
   svg.replaceChildren();
   const nodes = [...view.topology.nodes].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const cx = 400, cy = 280, r = nodes.length > 1 ? 200 : 0;
+  const cx = 400,
+    cy = 280,
+    r = nodes.length > 1 ? 200 : 0;
   /** @type {Map<string, Point>} */
-  const pos = new Map(nodes.map((n, i) => {
-    const a = (2 * Math.PI * i) / Math.max(nodes.length, 1) - Math.PI / 2;
-    return [n.id, { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) }];
-  }));
+  const pos = new Map(
+    nodes.map((n, i) => {
+      const a = (2 * Math.PI * i) / Math.max(nodes.length, 1) - Math.PI / 2;
+      return [n.id, { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) }];
+    }),
+  );
   // One curve per directed link (per address): links between the same pair fan out so each stays visible.
   /** @type {Map<string, TopologyLinkView[]>} */
   const perPair = new Map();
@@ -74,22 +81,37 @@ function drawTopology() {
   for (const group of perPair.values()) {
     group.sort((x, y) => `${x.source} ${x.ip}`.localeCompare(`${y.source} ${y.ip}`));
     group.forEach((link, i) => {
-      const p = pos.get(link.source), q = pos.get(link.sink);
+      const p = pos.get(link.source),
+        q = pos.get(link.sink);
       if (!p || !q) return;
       // The normal is taken from the pair's canonical order, so every link of a pair (both directions, every
       // address) gets its own lane.
       const [a, b] = link.source < link.sink ? [p, q] : [q, p];
-      const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy) || 1;
+      const dx = b.x - a.x,
+        dy = b.y - a.y,
+        len = Math.hypot(dx, dy) || 1;
       const bend = (i - (group.length - 1) / 2) * 34 * 2;
-      const mx = (p.x + q.x) / 2 - (dy / len) * bend, my = (p.y + q.y) / 2 + (dx / len) * bend;
+      const mx = (p.x + q.x) / 2 - (dy / len) * bend,
+        my = (p.y + q.y) / 2 + (dx / len) * bend;
       const cls = bandwidthClass(link.bandwidthBps);
       const g = el('g', { 'data-link': `${link.source}>${link.sink}@${link.ip ?? ''}`, 'data-testid': 'link' });
       g.append(el('path', { class: `link ${cls}`, d: `M${p.x},${p.y} Q${mx},${my} ${q.x},${q.y}` }));
       const label = `${link.type ?? 'unknown'} ${bandwidthText(link.bandwidthBps)}`;
       const rtt = typeof link.rttMs === 'number' ? `, RTT ${link.rttMs.toFixed(2)} ms` : '';
       // Label at 30% of the curve from its source, so A→B and B→A labels land at opposite ends.
-      const at = 0.3, u = 1 - at;
-      g.append(el('text', { class: 'link-label', x: u * u * p.x + 2 * u * at * mx + at * at * q.x, y: u * u * p.y + 2 * u * at * my + at * at * q.y }, label));
+      const at = 0.3,
+        u = 1 - at;
+      g.append(
+        el(
+          'text',
+          {
+            class: 'link-label',
+            x: u * u * p.x + 2 * u * at * mx + at * at * q.x,
+            y: u * u * p.y + 2 * u * at * my + at * at * q.y,
+          },
+          label,
+        ),
+      );
       g.append(el('title', {}, `${link.source} → ${link.sink} at ${link.ip ?? '?'}: ${label}${rtt}`));
       links.append(g);
     });
@@ -101,7 +123,12 @@ function drawTopology() {
     const { x, y } = at;
     const role = roleOf(node);
     const self = view.node && view.node.id === node.id;
-    const g = el('g', { class: `node ${role}${self ? ' self' : ''}`, 'data-node-id': node.id, 'data-testid': 'node', transform: `translate(${x},${y})` });
+    const g = el('g', {
+      class: `node ${role}${self ? ' self' : ''}`,
+      'data-node-id': node.id,
+      'data-testid': 'node',
+      transform: `translate(${x},${y})`,
+    });
     g.append(el('circle', { r: 46 }));
     g.append(el('text', { class: 'name', y: -12 }, node.name || node.id.slice(0, 10)));
     g.append(el('text', { y: 4 }, role));
@@ -123,10 +150,12 @@ function drawInstances() {
 }
 
 function drawEvents() {
-  $('events').replaceChildren(...recent.map((e) => {
-    const { type, ...rest } = e.event;
-    return el('li', { value: e.index, 'data-index': e.index }, `${type} ${JSON.stringify(rest).slice(0, 160)}`);
-  }));
+  $('events').replaceChildren(
+    ...recent.map((e) => {
+      const { type, ...rest } = e.event;
+      return el('li', { value: e.index, 'data-index': e.index }, `${type} ${JSON.stringify(rest).slice(0, 160)}`);
+    }),
+  );
 }
 
 function drawHeader() {
@@ -145,7 +174,11 @@ function scheduleRefetch() {
 async function refresh() {
   try {
     /** @type {[NodeInfo, TopologyView, { instances: InstanceView[] }]} */
-    const [node, topology, instances] = await Promise.all([getJson('/v1/node'), getJson('/v1/topology'), getJson('/v1/instances')]);
+    const [node, topology, instances] = await Promise.all([
+      getJson('/v1/node'),
+      getJson('/v1/topology'),
+      getJson('/v1/instances'),
+    ]);
     view.node = node;
     view.topology = topology;
     view.instances = instances.instances;
@@ -163,8 +196,14 @@ function connect() {
   const start = Math.max(0, view.lastIndex - MAX_EVENTS);
   const source = new EventSource(`/v1/events?after=${start}`);
   const live = $('live');
-  source.onopen = () => { live.textContent = 'live'; live.className = 'badge on'; };
-  source.onerror = () => { live.textContent = 'reconnecting'; live.className = 'badge off'; }; // EventSource retries with Last-Event-ID
+  source.onopen = () => {
+    live.textContent = 'live';
+    live.className = 'badge on';
+  };
+  source.onerror = () => {
+    live.textContent = 'reconnecting';
+    live.className = 'badge off';
+  }; // EventSource retries with Last-Event-ID
   source.onmessage = (msg) => {
     /** @type {IndexedEvent} */
     const entry = JSON.parse(msg.data);

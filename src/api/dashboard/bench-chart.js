@@ -17,13 +17,22 @@ import { bytesText, bandwidthText, el } from './dom.js';
 
 const KEEP = 8;
 const COLOURS = ['#1c7ed6', '#e8590c', '#2f9e44', '#ae3ec9', '#f08c00', '#0c8599', '#c2255c', '#5c940d'];
-const W = 640, H = 300, LEFT = 56, RIGHT = 16, TOP = 14, BOTTOM = 40;
+const W = 640,
+  H = 300,
+  LEFT = 56,
+  RIGHT = 16,
+  TOP = 14,
+  BOTTOM = 40;
 
 /** Runs by id, oldest first. @type {Map<string, Series>} */
 const runs = new Map();
 
 /** @param {unknown} v @returns {v is BenchRow} */
-const isRow = (v) => !!v && typeof v === 'object' && typeof (/** @type {BenchRow} */ (v).size) === 'number' && typeof (/** @type {BenchRow} */ (v).busbw) === 'number';
+const isRow = (v) =>
+  !!v &&
+  typeof v === 'object' &&
+  typeof (/** @type {BenchRow} */ (v).size) === 'number' &&
+  typeof (/** @type {BenchRow} */ (v).busbw) === 'number';
 
 /**
  * Records a run as the API reports it: the final table when there is one, else the rows as they are reported one
@@ -33,9 +42,15 @@ const isRow = (v) => !!v && typeof v === 'object' && typeof (/** @type {BenchRow
 export function noteBenchRun(run) {
   const series = runs.get(run.id) ?? { run, rows: [], gloo: [] };
   series.run = run;
-  const result = /** @type {{ rows?: unknown[], gloo?: { ok?: boolean, rows?: { bytes: number, busbw: number }[] } } | undefined} */ (run.result);
+  const result =
+    /** @type {{ rows?: unknown[], gloo?: { ok?: boolean, rows?: { bytes: number, busbw: number }[] } } | undefined} */ (
+      run.result
+    );
   if (result?.gloo?.ok && Array.isArray(result.gloo.rows)) {
-    series.gloo = result.gloo.rows.map((r) => ({ op: 'gloo all_reduce', size: r.bytes, busbw: r.busbw })).filter(isRow).sort((a, b) => a.size - b.size);
+    series.gloo = result.gloo.rows
+      .map((r) => ({ op: 'gloo all_reduce', size: r.bytes, busbw: r.busbw }))
+      .filter(isRow)
+      .sort((a, b) => a.size - b.size);
   }
   if (result && Array.isArray(result.rows)) series.rows = result.rows.filter(isRow);
   else {
@@ -61,7 +76,10 @@ export function ringCapacityBps(ring, topology) {
   let slowest = Infinity;
   for (const [i, a] of ring.entries()) {
     const b = ring[(i + 1) % ring.length];
-    const rates = topology.links.filter((l) => (l.source === a && l.sink === b) || (l.source === b && l.sink === a)).map((l) => l.bandwidthBps).filter((x) => typeof x === 'number');
+    const rates = topology.links
+      .filter((l) => (l.source === a && l.sink === b) || (l.source === b && l.sink === a))
+      .map((l) => l.bandwidthBps)
+      .filter((x) => typeof x === 'number');
     if (rates.length === 0) return undefined;
     slowest = Math.min(slowest, Math.max(.../** @type {number[]} */ (rates)));
   }
@@ -90,7 +108,13 @@ export function drawBench(svg, legend, topology) {
   legend.replaceChildren();
   const series = [...runs.values()].filter((s) => lineRows(s).length > 0);
   if (series.length === 0) {
-    svg.append(el('text', { x: W / 2, y: H / 2, class: 'chart-empty' }, 'no benchmark run yet (bench ring --live, or POST /v1/bench/ring)'));
+    svg.append(
+      el(
+        'text',
+        { x: W / 2, y: H / 2, class: 'chart-empty' },
+        'no benchmark run yet (bench ring --live, or POST /v1/bench/ring)',
+      ),
+    );
     return;
   }
   const newest = [...runs.values()].reverse().find((s) => ringOf(s.run));
@@ -99,7 +123,8 @@ export function drawBench(svg, legend, topology) {
   const capacity = capacityBps === undefined ? undefined : capacityBps / 8 / 1e9; // GB/s, as busbw
   const all = series.flatMap((s) => [...lineRows(s), ...s.gloo]);
   const sizes = [...new Set(all.map((r) => r.size))].sort((a, b) => a - b);
-  const lo = Math.log2(sizes[0] ?? 1), hi = Math.max(lo + 1, Math.log2(sizes.at(-1) ?? 2));
+  const lo = Math.log2(sizes[0] ?? 1),
+    hi = Math.max(lo + 1, Math.log2(sizes.at(-1) ?? 2));
   const top = niceCeil(Math.max(capacity ?? 0, ...all.map((r) => r.busbw)) * 1.05);
   /** @param {number} size */
   const x = (size) => LEFT + ((Math.log2(size) - lo) / (hi - lo)) * (W - LEFT - RIGHT);
@@ -113,21 +138,41 @@ export function drawBench(svg, legend, topology) {
     axes.append(el('text', { x: LEFT - 6, y: y(v) + 4, class: 'tick y' }, v >= 10 ? v.toFixed(0) : v.toFixed(2)));
   }
   const every = Math.ceil(sizes.length / 8);
-  sizes.forEach((size, i) => { if (i % every === 0) axes.append(el('text', { x: x(size), y: H - BOTTOM + 16, class: 'tick x' }, bytesText(size))); });
+  sizes.forEach((size, i) => {
+    if (i % every === 0) axes.append(el('text', { x: x(size), y: H - BOTTOM + 16, class: 'tick x' }, bytesText(size)));
+  });
   axes.append(el('text', { x: (LEFT + W - RIGHT) / 2, y: H - 4, class: 'axis-label' }, 'message size'));
-  axes.append(el('text', { x: 12, y: (TOP + H - BOTTOM) / 2, class: 'axis-label', transform: `rotate(-90 12 ${(TOP + H - BOTTOM) / 2})` }, 'bus bandwidth (GB/s)'));
+  axes.append(
+    el(
+      'text',
+      { x: 12, y: (TOP + H - BOTTOM) / 2, class: 'axis-label', transform: `rotate(-90 12 ${(TOP + H - BOTTOM) / 2})` },
+      'bus bandwidth (GB/s)',
+    ),
+  );
   svg.append(axes);
 
   if (capacity !== undefined && capacityBps !== undefined) {
     const ref = el('g', { class: 'reference', 'data-testid': 'bench-reference', 'data-gbps': capacity.toFixed(4) });
     ref.append(el('line', { x1: LEFT, x2: W - RIGHT, y1: y(capacity), y2: y(capacity) }));
-    ref.append(el('text', { x: W - RIGHT - 4, y: y(capacity) - 5 }, `link capacity ${bandwidthText(capacityBps)} (measured, slowest ring hop)`));
+    ref.append(
+      el(
+        'text',
+        { x: W - RIGHT - 4, y: y(capacity) - 5 },
+        `link capacity ${bandwidthText(capacityBps)} (measured, slowest ring hop)`,
+      ),
+    );
     svg.append(ref);
   }
   series.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length] ?? '#1c7ed6';
     const rows = lineRows(s);
-    const g = el('g', { class: 'run', 'data-testid': 'bench-line', 'data-run': s.run.id, 'data-points': rows.length, style: `color: ${colour}` });
+    const g = el('g', {
+      class: 'run',
+      'data-testid': 'bench-line',
+      'data-run': s.run.id,
+      'data-points': rows.length,
+      style: `color: ${colour}`,
+    });
     g.append(el('polyline', { points: rows.map((r) => `${x(r.size).toFixed(1)},${y(r.busbw).toFixed(1)}`).join(' ') }));
     for (const r of rows) {
       const dot = el('circle', { cx: x(r.size), cy: y(r.busbw), r: 3 });
@@ -136,8 +181,19 @@ export function drawBench(svg, legend, topology) {
     }
     svg.append(g);
     if (s.gloo.length > 0) {
-      const gl = el('g', { class: 'run gloo', 'data-testid': 'bench-gloo-line', 'data-run': s.run.id, 'data-points': s.gloo.length, style: `color: ${colour}` });
-      gl.append(el('polyline', { points: s.gloo.map((r) => `${x(r.size).toFixed(1)},${y(r.busbw).toFixed(1)}`).join(' '), 'stroke-dasharray': '6 4' }));
+      const gl = el('g', {
+        class: 'run gloo',
+        'data-testid': 'bench-gloo-line',
+        'data-run': s.run.id,
+        'data-points': s.gloo.length,
+        style: `color: ${colour}`,
+      });
+      gl.append(
+        el('polyline', {
+          points: s.gloo.map((r) => `${x(r.size).toFixed(1)},${y(r.busbw).toFixed(1)}`).join(' '),
+          'stroke-dasharray': '6 4',
+        }),
+      );
       for (const r of s.gloo) {
         const dot = el('circle', { cx: x(r.size), cy: y(r.busbw), r: 2.5 });
         dot.append(el('title', {}, `torch Gloo ${bytesText(r.size)}: ${r.busbw.toFixed(3)} GB/s`));
@@ -148,10 +204,18 @@ export function drawBench(svg, legend, topology) {
     const item = el('li', { 'data-run': s.run.id, style: `color: ${colour}` });
     const large = rows.filter((r) => r.size >= 8 * 2 ** 20);
     const best = Math.max(...rows.map((r) => r.busbw));
-    item.append(el('span', {}, `${new Date(s.run.startedAt).toLocaleTimeString()} · ${s.run.status} · ${rows[0]?.op ?? ''} · peak ${best.toFixed(3)} GB/s`
-      + (large.length ? ` · ≥ 8 MiB ${(large.reduce((t, r) => t + r.busbw, 0) / large.length).toFixed(3)} GB/s` : '')
-      + (capacity ? ` · ${(best / capacity).toFixed(2)}× link` : '')
-      + glooText(rows, s.gloo)));
+    item.append(
+      el(
+        'span',
+        {},
+        `${new Date(s.run.startedAt).toLocaleTimeString()} · ${s.run.status} · ${rows[0]?.op ?? ''} · peak ${best.toFixed(3)} GB/s` +
+          (large.length
+            ? ` · ≥ 8 MiB ${(large.reduce((t, r) => t + r.busbw, 0) / large.length).toFixed(3)} GB/s`
+            : '') +
+          (capacity ? ` · ${(best / capacity).toFixed(2)}× link` : '') +
+          glooText(rows, s.gloo),
+      ),
+    );
     legend.append(item);
   });
 }

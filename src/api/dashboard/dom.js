@@ -40,7 +40,11 @@ export function bandwidthText(bps) {
 /** @param {number} bytes */
 export function bytesText(bytes) {
   const units = ['B', 'KiB', 'MiB', 'GiB'];
-  let v = bytes, i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  let v = bytes,
+    i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
   return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[i]}`;
 }

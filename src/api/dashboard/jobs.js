@@ -47,7 +47,9 @@ function choiceOf(inst) {
   const picked = chosen.get(inst.id);
   if (picked && picked.rank < inst.nodes.length) return picked;
   const job = jobOf(inst);
-  return job?.state === 'failed' && typeof job.failedRank === 'number' ? { rank: job.failedRank, stream: 'stderr' } : { rank: 0, stream: 'stdout' };
+  return job?.state === 'failed' && typeof job.failedRank === 'number'
+    ? { rank: job.failedRank, stream: 'stderr' }
+    : { rank: 0, stream: 'stdout' };
 }
 
 /**
@@ -70,16 +72,25 @@ export function drawJobs(container, instances, ctx) {
 function card(inst, ctx) {
   const state = stateOf(inst);
   const job = jobOf(inst);
-  const workload = inst.workload && typeof inst.workload === 'object' ? /** @type {{ id?: string, kind?: string }} */ (inst.workload) : {};
+  const workload =
+    inst.workload && typeof inst.workload === 'object'
+      ? /** @type {{ id?: string, kind?: string }} */ (inst.workload)
+      : {};
   const box = el('article', { class: `job state-${state}`, 'data-instance-id': inst.id, 'data-testid': 'job' });
   const head = el('header');
   head.append(el('strong', { class: 'id' }, inst.id));
-  head.append(el('span', { class: 'workload', 'data-testid': 'workload' }, `${workload.id ?? '?'} (${workload.kind ?? 'ring'})`));
+  head.append(
+    el('span', { class: 'workload', 'data-testid': 'workload' }, `${workload.id ?? '?'} (${workload.kind ?? 'ring'})`),
+  );
   head.append(el('span', { class: `badge state-${state}`, 'data-testid': 'job-state' }, state));
   const exit = job ? exitText(job.exitCode, job.signal) : '';
   head.append(el('span', { class: 'exit', 'data-testid': 'exit-code' }, exit));
   if (job && (job.restarts ?? 0) > 0) head.append(el('span', { class: 'restarts' }, `restarts ${job.restarts}`));
-  const del = el('button', { type: 'button', class: 'delete', 'data-testid': 'delete', title: 'stop every rank and remove the instance' }, 'delete');
+  const del = el(
+    'button',
+    { type: 'button', class: 'delete', 'data-testid': 'delete', title: 'stop every rank and remove the instance' },
+    'delete',
+  );
   del.addEventListener('click', () => void remove(inst.id, ctx));
   head.append(del);
   box.append(head);
@@ -121,13 +132,29 @@ function artifactsPanel(inst, ctx) {
   const list = Array.isArray(inst.artifacts) ? /** @type {InstanceArtifactView[]} */ (inst.artifacts) : [];
   for (const a of list) {
     const row = el('div', { class: 'artifact', 'data-testid': 'artifact', 'data-artifact-id': a.id });
-    row.append(el('span', { class: 'artifact-name', title: a.id }, `${a.name} (${a.id.slice(0, 12)}, ${bytesText(a.bytes)})`));
+    row.append(
+      el('span', { class: 'artifact-name', title: a.id }, `${a.name} (${a.id.slice(0, 12)}, ${bytesText(a.bytes)})`),
+    );
     for (const n of a.nodes) {
       const share = a.bytes > 0 ? Math.min(1, n.haveBytes / a.bytes) : n.complete ? 1 : 0;
-      const cell = el('span', { class: `artifact-node${n.complete ? ' held' : ''}`, 'data-testid': 'artifact-node', 'data-node-id': n.node, 'data-complete': String(n.complete), title: n.node });
+      const cell = el('span', {
+        class: `artifact-node${n.complete ? ' held' : ''}`,
+        'data-testid': 'artifact-node',
+        'data-node-id': n.node,
+        'data-complete': String(n.complete),
+        title: n.node,
+      });
       const bar = el('progress', { max: 1000, value: Math.round(share * 1000) });
       const rate = typeof n.rateBps === 'number' && n.rateBps > 0 ? ` at ${bytesText(n.rateBps)}/s` : '';
-      cell.append(el('span', {}, `${ctx.nameOf(n.node)} `), bar, el('span', { 'data-testid': 'artifact-progress' }, n.complete ? ' held' : ` ${(share * 100).toFixed(1)}%${rate}`));
+      cell.append(
+        el('span', {}, `${ctx.nameOf(n.node)} `),
+        bar,
+        el(
+          'span',
+          { 'data-testid': 'artifact-progress' },
+          n.complete ? ' held' : ` ${(share * 100).toFixed(1)}%${rate}`,
+        ),
+      );
       row.append(cell);
     }
     panel.append(row);
@@ -144,7 +171,11 @@ function logPanel(inst) {
   for (const rank of inst.nodes.keys()) {
     for (const stream of /** @type {const} */ (['stdout', 'stderr'])) {
       const on = pick.rank === rank && pick.stream === stream;
-      const b = el('button', { type: 'button', class: on ? 'on' : '', 'data-log': `${rank}/${stream}` }, `${rank} ${stream}`);
+      const b = el(
+        'button',
+        { type: 'button', class: on ? 'on' : '', 'data-log': `${rank}/${stream}` },
+        `${rank} ${stream}`,
+      );
       b.addEventListener('click', () => {
         chosen.set(inst.id, { rank, stream });
         if (root && context) drawJobs(root, shown, context);
@@ -154,7 +185,13 @@ function logPanel(inst) {
   }
   panel.append(bar);
   const cached = tails.get(inst.id);
-  panel.append(el('pre', { 'data-testid': 'log-tail', 'data-log': `${pick.rank}/${pick.stream}` }, cached?.key.startsWith(`${pick.rank}/${pick.stream}/`) ? cached.text : '…'));
+  panel.append(
+    el(
+      'pre',
+      { 'data-testid': 'log-tail', 'data-log': `${pick.rank}/${pick.stream}` },
+      cached?.key.startsWith(`${pick.rank}/${pick.stream}/`) ? cached.text : '…',
+    ),
+  );
   return panel;
 }
 
@@ -163,23 +200,29 @@ function logPanel(inst) {
  * @param {boolean} live
  */
 export async function refreshTails(live) {
-  await Promise.all(shown.filter((inst) => jobOf(inst)).map(async (inst) => {
-    const pick = choiceOf(inst);
-    const key = `${pick.rank}/${pick.stream}/${String(inst.generation)}/${stateOf(inst)}/${inst.runners.map((r) => r.status).join(',')}`;
-    const cached = tails.get(inst.id);
-    const running = stateOf(inst) === 'running' || stateOf(inst) === 'active';
-    if (cached && cached.key === key && !(live && running)) return;
-    try {
-      const res = await fetch(`/v1/instances/${encodeURIComponent(inst.id)}/logs?rank=${pick.rank}&stream=${pick.stream}&tail=${TAIL_BYTES}`);
-      const body = await res.text();
-      const text = res.ok ? lastLines(body) : `(${res.status}: ${body.slice(0, 200)})`;
-      tails.set(inst.id, { key, text });
-      const pre = root?.querySelector(`[data-instance-id="${CSS.escape(inst.id)}"] [data-testid="log-tail"]`);
-      if (pre && pre.getAttribute('data-log') === `${pick.rank}/${pick.stream}`) pre.textContent = text;
-    } catch {
-      // the node is away; the next refresh tries again
-    }
-  }));
+  await Promise.all(
+    shown
+      .filter((inst) => jobOf(inst))
+      .map(async (inst) => {
+        const pick = choiceOf(inst);
+        const key = `${pick.rank}/${pick.stream}/${String(inst.generation)}/${stateOf(inst)}/${inst.runners.map((r) => r.status).join(',')}`;
+        const cached = tails.get(inst.id);
+        const running = stateOf(inst) === 'running' || stateOf(inst) === 'active';
+        if (cached && cached.key === key && !(live && running)) return;
+        try {
+          const res = await fetch(
+            `/v1/instances/${encodeURIComponent(inst.id)}/logs?rank=${pick.rank}&stream=${pick.stream}&tail=${TAIL_BYTES}`,
+          );
+          const body = await res.text();
+          const text = res.ok ? lastLines(body) : `(${res.status}: ${body.slice(0, 200)})`;
+          tails.set(inst.id, { key, text });
+          const pre = root?.querySelector(`[data-instance-id="${CSS.escape(inst.id)}"] [data-testid="log-tail"]`);
+          if (pre && pre.getAttribute('data-log') === `${pick.rank}/${pick.stream}`) pre.textContent = text;
+        } catch {
+          // the node is away; the next refresh tries again
+        }
+      }),
+  );
 }
 
 /** @param {string} text */

@@ -19,21 +19,29 @@ const service = (facade: NodeFacade): ArtifactService => {
 
 /** The cluster-wide view: every artifact in the state with its holders, and what this node has of each. */
 export function artifactsView(state: ClusterState, local: ArtifactService | undefined): unknown[] {
-  return Object.entries(state.artifacts ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, a]) => ({
-    id, name: a.name, bytes: a.bytes, chunks: a.chunks,
-    holders: Object.entries(a.holders).map(([node, h]) => ({ node, have: h.have, complete: h.have === a.chunks })),
-    ...(local?.transfer(id) ? { transfer: local.transfer(id) } : {}),
-  }));
+  return Object.entries(state.artifacts ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([id, a]) => ({
+      id,
+      name: a.name,
+      bytes: a.bytes,
+      chunks: a.chunks,
+      holders: Object.entries(a.holders).map(([node, h]) => ({ node, have: h.have, complete: h.have === a.chunks })),
+      ...(local?.transfer(id) ? { transfer: local.transfer(id) } : {}),
+    }));
 }
 
 export const artifactRoutes: readonly Route[] = [
   {
     method: 'GET',
     path: '/v1/artifacts',
-    summary: 'every artifact in the cluster with its holders (complete or partial) and this node\'s store',
+    summary: "every artifact in the cluster with its holders (complete or partial) and this node's store",
     handler: async ({ facade }) => {
       const s = service(facade);
-      return { status: 200, body: { artifacts: artifactsView((await facade.state()).state, s), local: s.localHoldings() } };
+      return {
+        status: 200,
+        body: { artifacts: artifactsView((await facade.state()).state, s), local: s.localHoldings() },
+      };
     },
   },
   {
@@ -45,10 +53,12 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'GET',
     path: '/v1/artifacts/:id',
-    summary: 'one artifact: holders, and this node\'s transfer of it',
+    summary: "one artifact: holders, and this node's transfer of it",
     handler: async ({ facade, params }) => {
       const id = artifactId(params.id);
-      const found = artifactsView((await facade.state()).state, service(facade)).find((a) => (a as { id: string }).id === id);
+      const found = artifactsView((await facade.state()).state, service(facade)).find(
+        (a) => (a as { id: string }).id === id,
+      );
       if (!found) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no node holds artifact ${id}`, { id });
       return { status: 200, body: found };
     },
@@ -65,7 +75,8 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'POST',
     path: '/v1/artifacts/:id/fetch',
-    summary: 'fetch an artifact into this node from every holder (202; progress in /v1/artifacts/transfers and ArtifactHeld events)',
+    summary:
+      'fetch an artifact into this node from every holder (202; progress in /v1/artifacts/transfers and ArtifactHeld events)',
     handler: async ({ facade, params, body }) => {
       requestCodecs.empty.decode(await body());
       return { status: 202, body: await service(facade).fetch(artifactId(params.id)) };
@@ -74,10 +85,11 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'POST',
     path: '/v1/artifacts/:id/broadcast',
-    summary: 'send an artifact to nodes as a pipeline chain (given nodes in order, or an instance\'s ring order)',
+    summary: "send an artifact to nodes as a pipeline chain (given nodes in order, or an instance's ring order)",
     handler: async ({ facade, params, body }) => {
       const request = requestCodecs.broadcast.decode(await body());
-      const nodes = 'instance' in request ? [...(await facade.getInstance(request.instance)).nodes] : [...request.nodes];
+      const nodes =
+        'instance' in request ? [...(await facade.getInstance(request.instance)).nodes] : [...request.nodes];
       return { status: 202, body: await service(facade).broadcast(artifactId(params.id), nodes) };
     },
   },
@@ -90,25 +102,75 @@ export const artifactRoutes: readonly Route[] = [
 ];
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } };
-const ok = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } });
-const err = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
-const noFields = { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/EmptyRequest' } } } };
+const ok = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+});
+const err = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+const noFields = {
+  required: false,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/EmptyRequest' } } },
+};
 /** Every artifact operation answers 503 on a node that runs no artifact service (an embedder's subset), and 400 for a malformed id or body. */
 const always = { '400': err('a malformed artifact id or body'), '503': err('this node runs no artifact service') };
 
 /** The OpenAPI entries of these routes (merged into src/api/openapi.ts). */
 export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
-  '/v1/artifacts': { get: { summary: artifactRoutes[0]!.summary, responses: { ...always, '200': ok('artifacts and local holdings') } } },
-  '/v1/artifacts/transfers': { get: { summary: artifactRoutes[1]!.summary, responses: { ...always, '200': ok('transfers') } } },
-  '/v1/artifacts/{id}': {
-    get: { summary: artifactRoutes[2]!.summary, parameters: [idParam], responses: { ...always, '200': ok('the artifact'), '404': err('no node holds it') } },
-    delete: { summary: artifactRoutes[6]!.summary, parameters: [idParam], responses: { ...always, '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') } },
+  '/v1/artifacts': {
+    get: { summary: artifactRoutes[0]!.summary, responses: { ...always, '200': ok('artifacts and local holdings') } },
   },
-  '/v1/artifacts/{id}/announce': { post: { summary: artifactRoutes[3]!.summary, parameters: [idParam], requestBody: noFields, responses: { ...always, '200': ok('announced'), '404': err('not in the store') } } },
+  '/v1/artifacts/transfers': {
+    get: { summary: artifactRoutes[1]!.summary, responses: { ...always, '200': ok('transfers') } },
+  },
+  '/v1/artifacts/{id}': {
+    get: {
+      summary: artifactRoutes[2]!.summary,
+      parameters: [idParam],
+      responses: { ...always, '200': ok('the artifact'), '404': err('no node holds it') },
+    },
+    delete: {
+      summary: artifactRoutes[6]!.summary,
+      parameters: [idParam],
+      responses: { ...always, '200': ok('removed'), '404': err('not on this node'), '409': err('being transferred') },
+    },
+  },
+  '/v1/artifacts/{id}/announce': {
+    post: {
+      summary: artifactRoutes[3]!.summary,
+      parameters: [idParam],
+      requestBody: noFields,
+      responses: { ...always, '200': ok('announced'), '404': err('not in the store') },
+    },
+  },
   '/v1/artifacts/{id}/fetch': {
-    post: { summary: artifactRoutes[4]!.summary, parameters: [idParam], requestBody: noFields, responses: { ...always, '202': ok('transfer started'), '503': err('no holder'), '507': err('not enough disk space: the message names the node and the bytes missing') } },
+    post: {
+      summary: artifactRoutes[4]!.summary,
+      parameters: [idParam],
+      requestBody: noFields,
+      responses: {
+        ...always,
+        '202': ok('transfer started'),
+        '503': err('no holder'),
+        '507': err('not enough disk space: the message names the node and the bytes missing'),
+      },
+    },
   },
   '/v1/artifacts/{id}/broadcast': {
-    post: { summary: artifactRoutes[5]!.summary, parameters: [idParam], requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/BroadcastRequest' } } } }, responses: { ...always, '202': ok('the chain (head first) and the nodes that refused'), '404': err('unknown artifact or node') } },
+    post: {
+      summary: artifactRoutes[5]!.summary,
+      parameters: [idParam],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/BroadcastRequest' } } },
+      },
+      responses: {
+        ...always,
+        '202': ok('the chain (head first) and the nodes that refused'),
+        '404': err('unknown artifact or node'),
+      },
+    },
   },
 };

@@ -65,7 +65,8 @@ export const benchRoutes: readonly Route[] = [
     summary: 'a ring benchmark run: status, last progress, result table or error',
     handler: async ({ params, shared }) => {
       const run = shared.benches.get(params.id ?? '');
-      if (!run) throw new TorusError('TORUS_API_NOT_FOUND', `no benchmark run ${params.id}`, { where: 'params', path: 'id' });
+      if (!run)
+        throw new TorusError('TORUS_API_NOT_FOUND', `no benchmark run ${params.id}`, { where: 'params', path: 'id' });
       return { status: 200, body: run };
     },
   },

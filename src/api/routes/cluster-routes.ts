@@ -13,7 +13,10 @@ export const clusterRoutes: readonly Route[] = [
     method: 'GET',
     path: '/v1/node',
     summary: 'id, name, version, incarnation, uptime, role and security mode of this node',
-    handler: async ({ facade, shared }) => ({ status: 200, body: { ...(await facade.node()), security: shared.auth.security } }),
+    handler: async ({ facade, shared }) => ({
+      status: 200,
+      body: { ...(await facade.node()), security: shared.auth.security },
+    }),
   },
   {
     method: 'GET',

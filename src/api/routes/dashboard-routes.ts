@@ -17,10 +17,12 @@ export function dashboardRoutes(): readonly Route[] {
   };
   // The page's ES modules: app.js imports the others.
   const scripts = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => ({ name, body: asset(name) }));
-  const serve = (body: string, type: string): Route['handler'] => async ({ res }) => {
-    sendText(res, 200, body, type);
-    return undefined;
-  };
+  const serve =
+    (body: string, type: string): Route['handler'] =>
+    async ({ res }) => {
+      sendText(res, 200, body, type);
+      return undefined;
+    };
   const page = serve(files.html, 'text/html; charset=utf-8');
   return [
     {
@@ -41,7 +43,19 @@ export function dashboardRoutes(): readonly Route[] {
         return undefined;
       },
     },
-    ...scripts.map(({ name, body }): Route => ({ method: 'GET', path: `/dashboard/${name}`, summary: `dashboard script (${name})`, handler: serve(body, 'text/javascript; charset=utf-8') })),
-    { method: 'GET', path: '/dashboard/style.css', summary: 'dashboard styles', handler: serve(files.css, 'text/css; charset=utf-8') },
+    ...scripts.map(
+      ({ name, body }): Route => ({
+        method: 'GET',
+        path: `/dashboard/${name}`,
+        summary: `dashboard script (${name})`,
+        handler: serve(body, 'text/javascript; charset=utf-8'),
+      }),
+    ),
+    {
+      method: 'GET',
+      path: '/dashboard/style.css',
+      summary: 'dashboard styles',
+      handler: serve(files.css, 'text/css; charset=utf-8'),
+    },
   ];
 }

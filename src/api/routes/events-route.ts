@@ -33,10 +33,15 @@ export const MAX_EVENT_INDEX = 999_999_999_999_999;
 function resumeIndex({ req, url }: RouteContext): number {
   const header = req.headers['last-event-id'];
   const query = url.searchParams.get('after');
-  const [raw, where, path] = typeof header === 'string' && header !== '' ? [header, 'headers', 'last-event-id'] : [query, 'query', 'after'];
+  const [raw, where, path] =
+    typeof header === 'string' && header !== '' ? [header, 'headers', 'last-event-id'] : [query, 'query', 'after'];
   if (raw === null || raw === undefined) return 0;
-  if (!/^\d{1,15}$/.test(raw)) { // at most MAX_EVENT_INDEX
-    throw new TorusError('TORUS_API_VALIDATION', `${where} ${path}: expected a non-negative integer event index`, { where, path });
+  if (!/^\d{1,15}$/.test(raw)) {
+    // at most MAX_EVENT_INDEX
+    throw new TorusError('TORUS_API_VALIDATION', `${where} ${path}: expected a non-negative integer event index`, {
+      where,
+      path,
+    });
   }
   return Number(raw);
 }
@@ -56,14 +61,16 @@ async function stream({ req, res, facade, shared }: RouteContext, after: number)
   req.socket.setNoDelay(true);
   res.write('retry: 2000\n: connected\n\n');
   const heartbeat = setInterval(() => void write(res, `: heartbeat ${Date.now()}\n\n`), shared.heartbeatMs);
-  const notice = (name: string, data: unknown): void => void write(res, `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const notice = (name: string, data: unknown): void =>
+    void write(res, `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   shared.broadcast.add(notice);
   try {
     let expected = after + 1;
     for await (const entry of facade.events(after, abort.signal)) {
       if (abort.signal.aborted) break;
       if (entry.index < expected) continue; // never send an index twice on one stream
-      if (entry.index > expected) await write(res, `event: gap\ndata: ${JSON.stringify({ from: expected, to: entry.index - 1 })}\n\n`);
+      if (entry.index > expected)
+        await write(res, `event: gap\ndata: ${JSON.stringify({ from: expected, to: entry.index - 1 })}\n\n`);
       await write(res, `id: ${entry.index}\ndata: ${JSON.stringify(redactEnv(entry))}\n\n`);
       expected = entry.index + 1;
     }

@@ -14,7 +14,14 @@ export const instanceRoutes: readonly Route[] = [
       // A preview covers every sharding × backend, so the request need not name one; but the planner's decoder
       // requires both (a real node answered 400 "request.sharding" to a body the schema accepts). The same
       // defaults as POST /v1/instances and the CLI.
-      return { status: 200, body: await facade.previewPlacements({ ...request, sharding: request.sharding ?? 'pipeline', backend: request.backend ?? 'ring' }) };
+      return {
+        status: 200,
+        body: await facade.previewPlacements({
+          ...request,
+          sharding: request.sharding ?? 'pipeline',
+          backend: request.backend ?? 'ring',
+        }),
+      };
     },
   },
   {

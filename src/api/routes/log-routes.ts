@@ -26,8 +26,15 @@ export const logRoutes: readonly Route[] = [
       res.on('close', stop);
       shared.closing.addEventListener('abort', stop);
       try {
-        const chunks = await facade.runnerLog({ instanceId: params.id ?? '', rank, stream, follow, tail }, abort.signal);
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+        const chunks = await facade.runnerLog(
+          { instanceId: params.id ?? '', rank, stream, follow, tail },
+          abort.signal,
+        );
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'cache-control': 'no-store',
+          'x-accel-buffering': 'no',
+        });
         res.flushHeaders();
         req.socket.setNoDelay(true);
         for await (const chunk of chunks) {

@@ -23,13 +23,18 @@ export function sendLoginPage(res: ServerResponse, status: number, message = '')
 /** Sets the session cookie (unless open) and sends the browser to the dashboard without the token in the URL. */
 export function signInAndRedirect(res: ServerResponse, auth: ApiAuth): void {
   const overTls = (res.req?.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
-  const headers: Record<string, string> = { location: '/', 'cache-control': 'no-store', 'referrer-policy': 'same-origin', 'content-length': '0' };
+  const headers: Record<string, string> = {
+    location: '/',
+    'cache-control': 'no-store',
+    'referrer-policy': 'same-origin',
+    'content-length': '0',
+  };
   if (!auth.open) headers['set-cookie'] = auth.startSession(overTls);
   res.writeHead(303, headers);
   res.end();
 }
 
-export const WRONG_TOKEN = 'That is not this cluster\'s API token.';
+export const WRONG_TOKEN = "That is not this cluster's API token.";
 
 export const loginRoutes: readonly Route[] = [
   {

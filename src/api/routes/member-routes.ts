@@ -10,7 +10,8 @@ export const memberRoutes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/v1/members/:id',
-    summary: 'remove a dead member from the membership so a quorum can be had again (refuses itself, unknown and connected ids)',
+    summary:
+      'remove a dead member from the membership so a quorum can be had again (refuses itself, unknown and connected ids)',
     handler: async ({ facade, params }) => {
       const answer = await facade.removeMember(params.id ?? '');
       return { status: answer.status === 'removed' ? 200 : 202, body: answer };

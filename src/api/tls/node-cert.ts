@@ -26,7 +26,10 @@ function read(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `cannot read the TLS ${what} ${path}: ${(error as Error).message}`, { where: 'flag', path });
+    throw new TorusError('TORUS_CONFIG_INVALID', `cannot read the TLS ${what} ${path}: ${(error as Error).message}`, {
+      where: 'flag',
+      path,
+    });
   }
 }
 
@@ -35,21 +38,35 @@ function checked(cert: string, key: string, where: string, source: NodeCert['sou
   try {
     fingerprint = certFingerprint(cert);
   } catch (error) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `${where}: not a PEM certificate (${(error as Error).message})`, { where: 'flag', path: where });
+    throw new TorusError('TORUS_CONFIG_INVALID', `${where}: not a PEM certificate (${(error as Error).message})`, {
+      where: 'flag',
+      path: where,
+    });
   }
-  if (!keyMatchesCert(cert, key)) throw new TorusError('TORUS_CONFIG_INVALID', `${where}: the key is not the certificate's`, { where: 'flag', path: where });
+  if (!keyMatchesCert(cert, key))
+    throw new TorusError('TORUS_CONFIG_INVALID', `${where}: the key is not the certificate's`, {
+      where: 'flag',
+      path: where,
+    });
   return { cert, key, fingerprint, source };
 }
 
 /** Names the certificate carries: this machine's names and addresses at creation (informational: clients pin). */
 function altNames(): string[] {
   const names = new Set(['localhost', '127.0.0.1', '::1', hostname()]);
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(a.address.replace(/%.*$/, ''));
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) names.add(a.address.replace(/%.*$/, ''));
   return [...names].filter((n) => /^[A-Za-z0-9.:-]{1,253}$/.test(n));
 }
 
-export function loadNodeCert(o: { dataDir: string; nodeId: string; certFile?: string | undefined; keyFile?: string | undefined }): NodeCert {
-  if (o.certFile !== undefined && o.keyFile !== undefined) return checked(read(o.certFile, 'certificate'), read(o.keyFile, 'key'), o.certFile, 'given');
+export function loadNodeCert(o: {
+  dataDir: string;
+  nodeId: string;
+  certFile?: string | undefined;
+  keyFile?: string | undefined;
+}): NodeCert {
+  if (o.certFile !== undefined && o.keyFile !== undefined)
+    return checked(read(o.certFile, 'certificate'), read(o.keyFile, 'key'), o.certFile, 'given');
   const certPath = join(o.dataDir, TLS_CERT_FILE);
   const keyPath = join(o.dataDir, TLS_KEY_FILE);
   let saved: { cert: string; key: string } | undefined;

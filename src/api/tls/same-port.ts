@@ -30,7 +30,10 @@ export function frontServer(plain: HttpServer, secure: HttpsServer, guard: (fron
     const timer = setTimeout(() => socket.destroy(), FIRST_BYTE_TIMEOUT_MS);
     const onError = (): void => void socket.destroy();
     socket.once('error', onError);
-    socket.once('close', () => { clearTimeout(timer); undecided.delete(socket); });
+    socket.once('close', () => {
+      clearTimeout(timer);
+      undecided.delete(socket);
+    });
     socket.once('data', (first: Buffer) => {
       clearTimeout(timer);
       undecided.delete(socket);
@@ -41,5 +44,10 @@ export function frontServer(plain: HttpServer, secure: HttpsServer, guard: (fron
       process.nextTick(() => socket.resume());
     });
   });
-  return { server: front, dropUndecided: () => { for (const s of undecided) s.destroy(); } };
+  return {
+    server: front,
+    dropUndecided: () => {
+      for (const s of undecided) s.destroy();
+    },
+  };
 }

@@ -32,7 +32,17 @@ function integer(bytes: Buffer): Buffer {
 }
 
 /** GeneralizedTime (valid for every year, unlike UTCTime). */
-const time = (d: Date): Buffer => tag(0x18, Buffer.from(d.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z'), 'ascii'));
+const time = (d: Date): Buffer =>
+  tag(
+    0x18,
+    Buffer.from(
+      d
+        .toISOString()
+        .replace(/[-:T]/g, '')
+        .replace(/\.\d+Z$/, 'Z'),
+      'ascii',
+    ),
+  );
 const name = (cn: string): Buffer => seq(set(seq(oid('2.5.4.3'), tag(0x0c, Buffer.from(cn, 'utf8')))));
 
 function ipBytes(ip: string): Buffer {
@@ -41,7 +51,13 @@ function ipBytes(ip: string): Buffer {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const groups = ip.includes('::') ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t] : h;
-  return Buffer.concat(groups.map((g) => { const b = Buffer.alloc(2); b.writeUInt16BE(parseInt(g, 16)); return b; }));
+  return Buffer.concat(
+    groups.map((g) => {
+      const b = Buffer.alloc(2);
+      b.writeUInt16BE(parseInt(g, 16));
+      return b;
+    }),
+  );
 }
 
 const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
@@ -54,14 +70,22 @@ export interface SelfSignedCert {
 }
 
 /** A new key and certificate for `commonName`, valid from an hour ago for `days`, naming `altNames` (DNS names or IPs). */
-export function makeSelfSignedCert(commonName: string, altNames: readonly string[], days = 3650, now = new Date()): SelfSignedCert {
+export function makeSelfSignedCert(
+  commonName: string,
+  altNames: readonly string[],
+  days = 3650,
+  now = new Date(),
+): SelfSignedCert {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   const san = altNames.map((n) => (isIP(n) ? tag(0x87, ipBytes(n)) : tag(0x82, Buffer.from(n, 'ascii'))));
-  const extensions = tag(0xa3, seq(
-    seq(oid('2.5.29.19'), tag(0x01, Buffer.from([0xff])), tag(0x04, seq())),
-    seq(oid('2.5.29.17'), tag(0x04, seq(...san))),
-  ));
+  const extensions = tag(
+    0xa3,
+    seq(
+      seq(oid('2.5.29.19'), tag(0x01, Buffer.from([0xff])), tag(0x04, seq())),
+      seq(oid('2.5.29.17'), tag(0x04, seq(...san))),
+    ),
+  );
   const serial = randomBytes(16);
   serial[0]! &= 0x7f;
   const tbs = seq(
@@ -76,7 +100,10 @@ export function makeSelfSignedCert(commonName: string, altNames: readonly string
   );
   const signature = sign('sha256', tbs, privateKey);
   const der = seq(tbs, ECDSA_SHA256, tag(0x03, Buffer.from([0]), signature));
-  const cert = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n?$/, '\n')}-----END CERTIFICATE-----\n`;
+  const cert = `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n?$/, '\n')}-----END CERTIFICATE-----\n`;
   return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 }
 
@@ -88,6 +115,10 @@ export function certFingerprint(certPem: string): string {
 /** True when `key` is the private key of `certPem` (a mismatched --tls-cert/--tls-key pair fails at start, clearly). */
 export function keyMatchesCert(certPem: string, keyPem: string): boolean {
   let key: KeyObject;
-  try { key = createPrivateKey(keyPem); } catch { return false; }
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    return false;
+  }
   return new X509Certificate(certPem).checkPrivateKey(key);
 }

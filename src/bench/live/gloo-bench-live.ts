@@ -37,7 +37,15 @@ export interface GlooBenchRequest {
 
 /** The exec workload of the Gloo job (the policy check and the placement use the same one). */
 function glooWorkload(python: string, args: readonly string[], nodes: number): WorkloadSpec {
-  return { id: 'gloo-all-reduce', kind: 'exec', command: python, args: [...args], env: { OMP_NUM_THREADS: '1' }, memoryBytes: 1 << 20, layers: Math.max(1, nodes) } as WorkloadSpec;
+  return {
+    id: 'gloo-all-reduce',
+    kind: 'exec',
+    command: python,
+    args: [...args],
+    env: { OMP_NUM_THREADS: '1' },
+    memoryBytes: 1 << 20,
+    layers: Math.max(1, nodes),
+  } as WorkloadSpec;
 }
 
 /**
@@ -48,18 +56,28 @@ export function glooRefusal(state: ClusterState, nodes: readonly string[], pytho
   const wanted = new Set(nodes);
   const refused = ineligibleNodes(state, glooWorkload(python, [], nodes.length)).filter((e) => wanted.has(e.node));
   if (refused.length === 0) return;
-  throw new TorusError('TORUS_PLACEMENT_REFUSED', `gloo: the torch Gloo job cannot run on every bench node: ${refused.map((e) => e.reason).join('; ')}`, { refused });
+  throw new TorusError(
+    'TORUS_PLACEMENT_REFUSED',
+    `gloo: the torch Gloo job cannot run on every bench node: ${refused.map((e) => e.reason).join('; ')}`,
+    { refused },
+  );
 }
 
 /** Places the Gloo job on `nodes`, waits for it to end (bounded), reads every rank's stdout, deletes the job. */
 export async function glooOnNodes(facade: GlooFacade, req: GlooBenchRequest): Promise<GlooResult> {
   const script = glooScript();
-  if (!script) return { ok: false, reason: 'torch Gloo comparison skipped: benchmarks/ring/gloo_rank.py is not installed beside this node' };
+  if (!script)
+    return {
+      ok: false,
+      reason: 'torch Gloo comparison skipped: benchmarks/ring/gloo_rank.py is not installed beside this node',
+    };
   const instanceId = `gloo-bench-${randomBytes(4).toString('hex')}`;
   const config = JSON.stringify({ sizes: req.sizes, warmup: req.warmup, iters: req.iters });
   try {
     await facade.createInstance({
-      instanceId, minNodes: req.nodes.length, requiredNodes: req.nodes,
+      instanceId,
+      minNodes: req.nodes.length,
+      requiredNodes: req.nodes,
       workload: glooWorkload(req.python, ['-c', readFileSync(script, 'utf8'), config], req.nodes.length),
     });
   } catch (error) {
@@ -79,9 +97,19 @@ export async function glooOnNodes(facade: GlooFacade, req: GlooBenchRequest): Pr
     const parsed = outputs.map(parseGlooOutput);
     const errors = parsed.flatMap((p, rank) => p.errors.map((e) => `rank ${rank}: ${e}`));
     const failed = (view.job as { state?: string } | undefined)?.state === 'failed';
-    if (failed || errors.length > 0) return { ok: false, reason: `torch Gloo run failed: ${errors.slice(0, 2).join('; ') || String(view.reason ?? 'a rank failed')}` };
+    if (failed || errors.length > 0)
+      return {
+        ok: false,
+        reason: `torch Gloo run failed: ${errors.slice(0, 2).join('; ') || String(view.reason ?? 'a rank failed')}`,
+      };
     const perRank: GlooRankRow[][] = parsed.map((p) => p.rows);
-    return { ok: true, python: req.python, torch: 'on the nodes', iface: 'the planned interface (GLOO_SOCKET_IFNAME)', rows: glooTable(perRank) };
+    return {
+      ok: true,
+      python: req.python,
+      torch: 'on the nodes',
+      iface: 'the planned interface (GLOO_SOCKET_IFNAME)',
+      rows: glooTable(perRank),
+    };
   } finally {
     await facade.deleteInstance(instanceId).catch(() => undefined);
   }
@@ -90,20 +118,33 @@ export async function glooOnNodes(facade: GlooFacade, req: GlooBenchRequest): Pr
 /** A finished rank's whole stdout (from whichever node holds it). */
 async function logText(facade: GlooFacade, instanceId: string, rank: number): Promise<string> {
   if (!facade.runnerLog) throw new TorusError('TORUS_INTERNAL', 'runner logs are not available on this node');
-  const chunks = await facade.runnerLog({ instanceId, rank, stream: 'stdout', follow: false }, AbortSignal.timeout(30_000));
+  const chunks = await facade.runnerLog(
+    { instanceId, rank, stream: 'stdout', follow: false },
+    AbortSignal.timeout(30_000),
+  );
   const parts: Uint8Array[] = [];
   for await (const chunk of chunks) parts.push(chunk);
   return Buffer.concat(parts).toString('utf8');
 }
 
 /** Ring all-reduce busbw beside Gloo's at each size Gloo timed: what the CLI table, the dashboard and scripts read. */
-export interface GlooComparison { readonly size: number; readonly ringBusbw: number; readonly glooBusbw: number; readonly ratio: number | null }
+export interface GlooComparison {
+  readonly size: number;
+  readonly ringBusbw: number;
+  readonly glooBusbw: number;
+  readonly ratio: number | null;
+}
 
-export function compareWithGloo(ringRows: readonly { op: string; size: number; busbw: number }[], gloo: GlooResult): GlooComparison[] {
+export function compareWithGloo(
+  ringRows: readonly { op: string; size: number; busbw: number }[],
+  gloo: GlooResult,
+): GlooComparison[] {
   if (!gloo.ok) return [];
   const byBytes = new Map(gloo.rows.map((r) => [r.bytes, r.busbw]));
-  return ringRows.filter((r) => r.op === 'all-reduce' && byBytes.has(r.size)).map((r) => {
-    const g = byBytes.get(r.size)!;
-    return { size: r.size, ringBusbw: r.busbw, glooBusbw: g, ratio: g > 0 ? r.busbw / g : null };
-  });
+  return ringRows
+    .filter((r) => r.op === 'all-reduce' && byBytes.has(r.size))
+    .map((r) => {
+      const g = byBytes.get(r.size)!;
+      return { size: r.size, ringBusbw: r.busbw, glooBusbw: g, ratio: g > 0 ? r.busbw / g : null };
+    });
 }

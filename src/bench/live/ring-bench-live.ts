@@ -60,7 +60,13 @@ const GLOO_TIMEOUT_MS = 600_000;
 const TASK_TIMEOUT_MS = 120_000;
 
 /** nccl-tests style sizes: minBytes, ×stepFactor, up to maxBytes, rounded to whole elements (at least one per rank). */
-export function benchSizes(minBytes: number, maxBytes: number, stepFactor: number, elementBytes: number, ranks: number): number[] {
+export function benchSizes(
+  minBytes: number,
+  maxBytes: number,
+  stepFactor: number,
+  elementBytes: number,
+  ranks: number,
+): number[] {
   const sizes: number[] = [];
   for (let size = minBytes; size <= maxBytes; size *= stepFactor) {
     const count = Math.max(ranks, Math.floor(size / elementBytes));
@@ -76,7 +82,13 @@ async function state(runtime: Runtime): Promise<ClusterState> {
 
 async function command(runtime: Runtime, body: Record<string, unknown>): Promise<Record<string, unknown>> {
   // The cluster answers with the handler's outcome (see CommandHandler).
-  return (await runtime.request<Record<string, unknown> | null>('cluster', { type: 'command', command: body }, { timeoutMs: 60_000 })) ?? {};
+  return (
+    (await runtime.request<Record<string, unknown> | null>(
+      'cluster',
+      { type: 'command', command: body },
+      { timeoutMs: 60_000 },
+    )) ?? {}
+  );
 }
 
 /** The instance's record (one keeper request, not the whole state). */
@@ -84,31 +96,44 @@ async function instanceRecord(runtime: Runtime, instanceId: string): Promise<Ins
   try {
     return await runtime.request<InstanceRecord>('topology-keeper', { type: 'instance', id: instanceId });
   } catch (error) {
-    if (error instanceof TorusError && error.code === 'TORUS_INSTANCE_UNKNOWN') throw new TorusError('TORUS_INSTANCE_UNKNOWN', `bench instance ${instanceId} disappeared`);
+    if (error instanceof TorusError && error.code === 'TORUS_INSTANCE_UNKNOWN')
+      throw new TorusError('TORUS_INSTANCE_UNKNOWN', `bench instance ${instanceId} disappeared`);
     throw error;
   }
 }
 
 /** undefined while runners are still coming up; throws when the instance or a runner failed. */
 function readiness(instance: InstanceRecord): true | undefined {
-  if (instance.status === 'failed') throw new TorusError('TORUS_RUNNER_FAILED', `bench instance failed: ${instance.reason ?? 'unknown reason'}`);
+  if (instance.status === 'failed')
+    throw new TorusError('TORUS_RUNNER_FAILED', `bench instance failed: ${instance.reason ?? 'unknown reason'}`);
   const failed = instance.plan.nodes.find((node) => instance.runners[node]?.status === 'Failed');
-  if (failed) throw new TorusError('TORUS_RUNNER_FAILED', `ring runner on ${failed} failed: ${instance.runners[failed]?.reason ?? ''}`);
+  if (failed)
+    throw new TorusError(
+      'TORUS_RUNNER_FAILED',
+      `ring runner on ${failed} failed: ${instance.runners[failed]?.reason ?? ''}`,
+    );
   return instance.plan.nodes.every((node) => instance.runners[node]?.status === 'Ready') ? true : undefined;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled', 'timed_out']);
 
 /** A finished task's result; throws for a task that ended otherwise. */
-function taskOutcome(kind: Op, taskId: string, task: Pick<TaskRecord, 'status' | 'result' | 'error'>): Record<string, unknown> {
+function taskOutcome(
+  kind: Op,
+  taskId: string,
+  task: Pick<TaskRecord, 'status' | 'result' | 'error'>,
+): Record<string, unknown> {
   if (task.status === 'complete') return (task.result ?? {}) as Record<string, unknown>;
   throw new TorusError('TORUS_RUNNER_FAILED', `${kind} task ${task.status}: ${task.error ?? ''}`, { taskId });
 }
 
-const aboutInstance = (instanceId: string) => (e: ClusterEvent): boolean =>
-  (e.type === 'RunnerStatusChanged' && e.instanceId === instanceId)
-  || ((e.type === 'InstanceFailed' || e.type === 'InstanceDeleted' || e.type === 'InstanceNeedsReplacement') && e.instanceId === instanceId)
-  || (e.type === 'InstanceReplaced' && e.instance.id === instanceId);
+const aboutInstance =
+  (instanceId: string) =>
+  (e: ClusterEvent): boolean =>
+    (e.type === 'RunnerStatusChanged' && e.instanceId === instanceId) ||
+    ((e.type === 'InstanceFailed' || e.type === 'InstanceDeleted' || e.type === 'InstanceNeedsReplacement') &&
+      e.instanceId === instanceId) ||
+    (e.type === 'InstanceReplaced' && e.instance.id === instanceId);
 
 /**
  * The leader answers a command once it is committed; this node applies it when it learns the commit index (the next
@@ -138,10 +163,23 @@ async function waitReady(runtime: Runtime, feed: EventFeed, instanceId: string, 
   });
 }
 
-async function runTask(runtime: Runtime, feed: EventFeed, instanceId: string, kind: Op, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function runTask(
+  runtime: Runtime,
+  feed: EventFeed,
+  instanceId: string,
+  kind: Op,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const afterIndex = feed.lastIndex;
-  const { taskId } = await command(runtime, { type: 'SubmitTask', instanceId, kind, params, timeoutMs: TASK_TIMEOUT_MS });
-  if (typeof taskId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader accepted the task but named no task id');
+  const { taskId } = await command(runtime, {
+    type: 'SubmitTask',
+    instanceId,
+    kind,
+    params,
+    timeoutMs: TASK_TIMEOUT_MS,
+  });
+  if (typeof taskId !== 'string')
+    throw new TorusError('TORUS_INTERNAL', 'the leader accepted the task but named no task id');
   return waitForState(feed, {
     afterIndex,
     relevant: (e) => e.type === 'TaskStatusChanged' && e.taskId === taskId && TERMINAL.has(e.status),
@@ -156,17 +194,30 @@ async function runTask(runtime: Runtime, feed: EventFeed, instanceId: string, ki
   });
 }
 
-export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw: unknown, onProgress: (p: RingBenchProgress) => void, facade?: GlooFacade): Promise<RingBenchStarted> {
+export async function startLiveRingBench(
+  runtime: Runtime,
+  feed: EventFeed,
+  raw: unknown,
+  onProgress: (p: RingBenchProgress) => void,
+  facade?: GlooFacade,
+): Promise<RingBenchStarted> {
   const request = (raw ?? {}) as LiveBenchRequest;
   const current = await state(runtime);
   const nodes = request.nodes ?? Object.keys(current.nodes).sort();
   const unknown = nodes.filter((n) => !Object.hasOwn(current.nodes, n));
-  if (unknown.length) throw new TorusError('TORUS_NODE_UNKNOWN', `not cluster members: ${unknown.join(', ')}`, { unknown });
+  if (unknown.length)
+    throw new TorusError('TORUS_NODE_UNKNOWN', `not cluster members: ${unknown.join(', ')}`, { unknown });
   if (nodes.length === 0) throw new TorusError('TORUS_NODE_UNKNOWN', 'the cluster has no nodes to benchmark');
   const dtype = request.dtype ?? 'float32';
   const elementBytes = dtype === 'float16' ? 2 : 4;
   const ops = request.ops ?? ['all-reduce'];
-  const counts = benchSizes(request.minBytes ?? 8, request.maxBytes ?? 64 * 1024 * 1024, request.stepFactor ?? 2, elementBytes, nodes.length);
+  const counts = benchSizes(
+    request.minBytes ?? 8,
+    request.maxBytes ?? 64 * 1024 * 1024,
+    request.stepFactor ?? 2,
+    elementBytes,
+    nodes.length,
+  );
   const python = request.glooPython ?? DEFAULT_GLOO_PYTHON;
   if (request.gloo) {
     if (!facade) throw new TorusError('TORUS_INTERNAL', 'the Gloo comparison is not available on this node');
@@ -179,12 +230,19 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
   const placed = await command(runtime, {
     type: 'PlaceInstance',
     workload: { kind: 'ring', id: 'ring-bench', memoryBytes: 0, layers: Math.max(1, nodes.length) },
-    requiredNodes: nodes, minNodes: nodes.length, sharding: 'pipeline', backend: 'ring',
+    requiredNodes: nodes,
+    minNodes: nodes.length,
+    sharding: 'pipeline',
+    backend: 'ring',
   });
   const instanceId = placed.instanceId;
-  if (typeof instanceId !== 'string') throw new TorusError('TORUS_INTERNAL', 'the leader placed the bench ring but named no instance');
+  if (typeof instanceId !== 'string')
+    throw new TorusError('TORUS_INTERNAL', 'the leader placed the bench ring but named no instance');
   let deleted: Promise<unknown> | undefined;
-  const cleanup = (): Promise<unknown> => (deleted ??= command(runtime, { type: 'DeleteInstance', instanceId, reason: 'ring benchmark finished' }).catch(() => undefined));
+  const cleanup = (): Promise<unknown> =>
+    (deleted ??= command(runtime, { type: 'DeleteInstance', instanceId, reason: 'ring benchmark finished' }).catch(
+      () => undefined,
+    ));
 
   const result = (async () => {
     try {
@@ -195,14 +253,27 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
       for (const op of ops) {
         for (const count of counts) {
           const r = await runTask(runtime, feed, instanceId, op, {
-            count, dtype, op: 'sum', iters: request.iterations ?? 5, warmup: request.warmup ?? 1,
+            count,
+            dtype,
+            op: 'sum',
+            iters: request.iterations ?? 5,
+            warmup: request.warmup ?? 1,
             ...(request.bidirectional !== undefined ? { bidirectional: request.bidirectional } : {}),
           });
           const row: LiveBenchRow = {
-            op, size: Number(r.bytes ?? count * elementBytes), count, type: dtype, redop: op === 'all-reduce' ? 'sum' : 'none',
-            timeUs: Number(r.timeUs ?? 0), algbw: Number(r.algbw ?? 0), busbw: Number(r.busbw ?? 0),
-            medianUs: Number(r.medianUs ?? 0), p99Us: Number(r.p99Us ?? 0), busbwMedian: Number(r.busbwMedian ?? 0),
-            wrong: Number(r.wrong ?? 0), bidirectional: r.bidirectional === true,
+            op,
+            size: Number(r.bytes ?? count * elementBytes),
+            count,
+            type: dtype,
+            redop: op === 'all-reduce' ? 'sum' : 'none',
+            timeUs: Number(r.timeUs ?? 0),
+            algbw: Number(r.algbw ?? 0),
+            busbw: Number(r.busbw ?? 0),
+            medianUs: Number(r.medianUs ?? 0),
+            p99Us: Number(r.p99Us ?? 0),
+            busbwMedian: Number(r.busbwMedian ?? 0),
+            wrong: Number(r.wrong ?? 0),
+            bidirectional: r.bidirectional === true,
           };
           rows.push(row);
           onProgress({ done: rows.length, total, message: `${op} ${row.size} B`, row });
@@ -210,15 +281,30 @@ export async function startLiveRingBench(runtime: Runtime, feed: EventFeed, raw:
       }
       const large = rows.filter((r) => r.size >= 8 * 1024 * 1024);
       const avg = (xs: LiveBenchRow[]): number => (xs.length ? xs.reduce((s, r) => s + r.busbw, 0) / xs.length : 0);
-      const table = { mode: 'live', ring, instanceId, rows, avgBusbw: avg(rows), avgBusbwLarge: large.length ? avg(large) : null };
+      const table = {
+        mode: 'live',
+        ring,
+        instanceId,
+        rows,
+        avgBusbw: avg(rows),
+        avgBusbwLarge: large.length ? avg(large) : null,
+      };
       if (!request.gloo || !facade) return table;
       // The ring's runners go first: Gloo gets the same nodes and links to itself.
       await cleanup();
       const sizes = [...new Set(rows.filter((r) => r.op === 'all-reduce').map((r) => r.size))];
       onProgress({ done: rows.length, total, message: `torch Gloo all_reduce on the same ${ring.length} nodes` });
-      const gloo = sizes.length === 0
-        ? { ok: false as const, reason: 'torch Gloo comparison skipped: the run has no all-reduce sizes' }
-        : await glooOnNodes(facade, { nodes: ring, sizes, warmup: request.warmup ?? 1, iters: request.iterations ?? 5, python, timeoutMs: GLOO_TIMEOUT_MS });
+      const gloo =
+        sizes.length === 0
+          ? { ok: false as const, reason: 'torch Gloo comparison skipped: the run has no all-reduce sizes' }
+          : await glooOnNodes(facade, {
+              nodes: ring,
+              sizes,
+              warmup: request.warmup ?? 1,
+              iters: request.iterations ?? 5,
+              python,
+              timeoutMs: GLOO_TIMEOUT_MS,
+            });
       onProgress({ done: total, total, message: gloo.ok ? 'torch Gloo done' : gloo.reason });
       return { ...table, gloo, vsGloo: compareWithGloo(rows, gloo) };
     } finally {

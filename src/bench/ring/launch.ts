@@ -21,37 +21,65 @@ export interface RankLauncher {
 }
 
 /** Spawns the rank entry through `start(rank, argv)` (plain spawn, or `lab.spawn` inside a namespace). */
-export function processLauncher(start: (rank: number, command: string, args: string[]) => ChildProcess, overallTimeoutMs: number): RankLauncher {
+export function processLauncher(
+  start: (rank: number, command: string, args: string[]) => ChildProcess,
+  overallTimeoutMs: number,
+): RankLauncher {
   return {
     async run(jobs, onMessage) {
       const entry = siblingModule(import.meta.url, './rank-main').pathname;
-      const children = jobs.map((job, rank) => start(rank, process.execPath, [...childExecArgv(import.meta.url), entry, Buffer.from(JSON.stringify(job)).toString('base64')]));
-      const timer = setTimeout(() => { for (const c of children) c.kill('SIGKILL'); }, overallTimeoutMs);
+      const children = jobs.map((job, rank) =>
+        start(rank, process.execPath, [
+          ...childExecArgv(import.meta.url),
+          entry,
+          Buffer.from(JSON.stringify(job)).toString('base64'),
+        ]),
+      );
+      const timer = setTimeout(() => {
+        for (const c of children) c.kill('SIGKILL');
+      }, overallTimeoutMs);
       try {
-        await Promise.all(children.map((child, rank) => new Promise<void>((resolve) => {
-          let pending = '';
-          let ended = false;
-          let stderr = '';
-          child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2000); });
-          child.stdout?.on('data', (chunk: Buffer) => {
-            pending += chunk.toString();
-            const lines = pending.split('\n');
-            pending = lines.pop() ?? '';
-            for (const line of lines) {
-              if (!line.trim()) continue;
-              try {
-                const message = JSON.parse(line) as RankMessage;
-                if (message.type === 'done' || message.type === 'error') ended = true;
-                onMessage(rank, message);
-              } catch { /* a stray non-JSON line */ }
-            }
-          });
-          child.once('exit', (code, signal) => {
-            if (!ended) onMessage(rank, { type: 'error', code: 'TORUS_RUNNER_FAILED', message: `rank ${rank} exited (${signal ?? code}) ${stderr.trim().split('\n').slice(-3).join(' / ')}` });
-            resolve();
-          });
-          child.once('error', (error) => { onMessage(rank, { type: 'error', code: 'TORUS_RUNNER_FAILED', message: error.message }); resolve(); });
-        })));
+        await Promise.all(
+          children.map(
+            (child, rank) =>
+              new Promise<void>((resolve) => {
+                let pending = '';
+                let ended = false;
+                let stderr = '';
+                child.stderr?.on('data', (chunk: Buffer) => {
+                  stderr = (stderr + chunk.toString()).slice(-2000);
+                });
+                child.stdout?.on('data', (chunk: Buffer) => {
+                  pending += chunk.toString();
+                  const lines = pending.split('\n');
+                  pending = lines.pop() ?? '';
+                  for (const line of lines) {
+                    if (!line.trim()) continue;
+                    try {
+                      const message = JSON.parse(line) as RankMessage;
+                      if (message.type === 'done' || message.type === 'error') ended = true;
+                      onMessage(rank, message);
+                    } catch {
+                      /* a stray non-JSON line */
+                    }
+                  }
+                });
+                child.once('exit', (code, signal) => {
+                  if (!ended)
+                    onMessage(rank, {
+                      type: 'error',
+                      code: 'TORUS_RUNNER_FAILED',
+                      message: `rank ${rank} exited (${signal ?? code}) ${stderr.trim().split('\n').slice(-3).join(' / ')}`,
+                    });
+                  resolve();
+                });
+                child.once('error', (error) => {
+                  onMessage(rank, { type: 'error', code: 'TORUS_RUNNER_FAILED', message: error.message });
+                  resolve();
+                });
+              }),
+          ),
+        );
       } finally {
         clearTimeout(timer);
         for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -61,10 +89,16 @@ export function processLauncher(start: (rank: number, command: string, args: str
 }
 
 export function loopbackLauncher(overallTimeoutMs: number): RankLauncher {
-  return processLauncher((_rank, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }), overallTimeoutMs);
+  return processLauncher(
+    (_rank, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }),
+    overallTimeoutMs,
+  );
 }
 
 /** Placeholder for the live-cluster mode until the API exposes ring instances (see docs/ring.md). */
 export function clusterLauncherMissing(): never {
-  throw new TorusError('TORUS_CONFIG_INVALID', 'bench ring --mode cluster needs a RankLauncher that places a ring instance through a node API (not wired yet); use --mode lab or --mode loopback');
+  throw new TorusError(
+    'TORUS_CONFIG_INVALID',
+    'bench ring --mode cluster needs a RankLauncher that places a ring instance through a node API (not wired yet); use --mode lab or --mode loopback',
+  );
 }

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
     comm = await RingCommunicator.connect(job.connect);
     say({ type: 'ready', kernel: comm.reducer.kind, bidirectional: comm.options.bidirectional });
     await comm.barrier();
-    for (const sweep of Array.isArray(job.sweep) ? job.sweep : [job.sweep]) await runSweep(comm, sweep as SweepConfig, (row) => say({ type: 'row', row }));
+    for (const sweep of Array.isArray(job.sweep) ? job.sweep : [job.sweep])
+      await runSweep(comm, sweep as SweepConfig, (row) => say({ type: 'row', row }));
     await comm.barrier();
     say({ type: 'done', ...comm.stats });
   } catch (error) {

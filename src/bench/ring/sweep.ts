@@ -54,10 +54,20 @@ function fill(array: RingArray, rank: number): void {
   for (let i = 0; i < array.length; i++) array[i] = half ? numberToHalf(value(rank, i)) : value(rank, i);
 }
 
-function expectedAt(op: BenchOp, redop: ReduceOp, n: number, root: number, rank: number, count: number, i: number): number {
+function expectedAt(
+  op: BenchOp,
+  redop: ReduceOp,
+  n: number,
+  root: number,
+  rank: number,
+  count: number,
+  i: number,
+): number {
   if (op === 'all_reduce') {
     let acc = value(0, i);
-    for (let r = 1; r < n; r++) acc = redop === 'sum' ? acc + value(r, i) : redop === 'max' ? Math.max(acc, value(r, i)) : Math.min(acc, value(r, i));
+    for (let r = 1; r < n; r++)
+      acc =
+        redop === 'sum' ? acc + value(r, i) : redop === 'max' ? Math.max(acc, value(r, i)) : Math.min(acc, value(r, i));
     return acc;
   }
   if (op === 'all_gather') return value(Math.floor(i / count), i % count);
@@ -71,7 +81,11 @@ export function countFor(op: BenchOp, bytes: number, dtype: Dtype, n: number): n
   return op === 'all_gather' ? Math.floor(bytes / (elem * n)) : Math.floor(bytes / elem);
 }
 
-export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRow: (row: RankResult) => void): Promise<RankResult[]> {
+export async function runSweep(
+  comm: RingCommunicator,
+  config: SweepConfig,
+  onRow: (row: RankResult) => void,
+): Promise<RankResult[]> {
   const n = comm.worldSize;
   const results: RankResult[] = [];
   for (const op of config.ops) {
@@ -81,13 +95,20 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
       // Buffers in the communicator's kernel memory: all-reduce then runs in place with no copies.
       const input = comm.alloc(config.dtype, count);
       // Only all-gather and send/recv need a second buffer (all-reduce and broadcast run in place).
-      const output = op === 'all_gather' || op === 'sendrecv' ? comm.alloc(config.dtype, op === 'all_gather' ? count * n : count) : input;
+      const output =
+        op === 'all_gather' || op === 'sendrecv'
+          ? comm.alloc(config.dtype, op === 'all_gather' ? count * n : count)
+          : input;
       const once = () => {
         switch (op) {
-          case 'all_reduce': return comm.allReduce(input, config.redop);
-          case 'all_gather': return comm.allGather(input, output);
-          case 'broadcast': return comm.broadcast(input, config.root);
-          case 'sendrecv': return comm.sendRecv(input, output, 1);
+          case 'all_reduce':
+            return comm.allReduce(input, config.redop);
+          case 'all_gather':
+            return comm.allGather(input, output);
+          case 'broadcast':
+            return comm.broadcast(input, config.root);
+          case 'sendrecv':
+            return comm.sendRecv(input, output, 1);
         }
       };
       fill(input, comm.rank);
@@ -123,7 +144,17 @@ export async function runSweep(comm: RingCommunicator, config: SweepConfig, onRo
       }
       comm.free(input);
       if (output !== input) comm.free(output);
-      const row: RankResult = { op, bytes: size, count, meanUs, medianUs: times[Math.floor(times.length / 2)] ?? 0, cpuUs, sysUs, ...(runWaitUs !== undefined ? { runWaitUs } : {}), wrong };
+      const row: RankResult = {
+        op,
+        bytes: size,
+        count,
+        meanUs,
+        medianUs: times[Math.floor(times.length / 2)] ?? 0,
+        cpuUs,
+        sysUs,
+        ...(runWaitUs !== undefined ? { runWaitUs } : {}),
+        wrong,
+      };
       results.push(row);
       onRow(row);
     }

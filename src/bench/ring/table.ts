@@ -63,7 +63,9 @@ export function formatTable(op: BenchOp, rows: readonly BenchRow[], title: strin
     `#${pad('(B)', 12)}${pad('(elements)', 13)}${pad('', 9)}${pad('', 7)}${pad('', 6)}${pad('(us)', 11)}${pad('(GB/s)', 8)}${pad('(GB/s)', 8)}${pad('', 8)}${pad('(us)', 11)}`,
   ];
   for (const r of rows) {
-    lines.push(` ${pad(String(r.bytes), 12)}${pad(String(r.count), 13)}${pad(r.type, 9)}${pad(r.redop, 7)}${pad(String(r.root), 6)}${pad(fixed(r.timeUs, 1), 11)}${pad(fixed(r.algbw, 3), 8)}${pad(fixed(r.busbw, 3), 8)}${pad(r.wrong === null ? 'N/A' : String(r.wrong), 8)}${pad(fixed(r.medianUs, 1), 11)}`);
+    lines.push(
+      ` ${pad(String(r.bytes), 12)}${pad(String(r.count), 13)}${pad(r.type, 9)}${pad(r.redop, 7)}${pad(String(r.root), 6)}${pad(fixed(r.timeUs, 1), 11)}${pad(fixed(r.algbw, 3), 8)}${pad(fixed(r.busbw, 3), 8)}${pad(r.wrong === null ? 'N/A' : String(r.wrong), 8)}${pad(fixed(r.medianUs, 1), 11)}`,
+    );
   }
   const wrong = rows.reduce((sum, r) => sum + (r.wrong ?? 0), 0);
   lines.push(`# Out of bounds values : ${wrong} ${wrong === 0 ? 'OK' : 'FAILED'}`);

@@ -29,8 +29,11 @@ export function isReduceOp(value: unknown): value is ReduceOp {
 /** A typed view of `count` elements of `dtype` at `byteOffset` of `buffer`. */
 export function typedView(dtype: Dtype, buffer: ArrayBufferLike, byteOffset: number, count: number): RingArray {
   switch (dtype) {
-    case 'float32': return new Float32Array(buffer, byteOffset, count);
-    case 'int32': return new Int32Array(buffer, byteOffset, count);
-    case 'float16': return new Uint16Array(buffer, byteOffset, count);
+    case 'float32':
+      return new Float32Array(buffer, byteOffset, count);
+    case 'int32':
+      return new Int32Array(buffer, byteOffset, count);
+    case 'float16':
+      return new Uint16Array(buffer, byteOffset, count);
   }
 }

@@ -45,7 +45,10 @@ export class KernelMemory {
       const block = this.#free[index] as { offset: number; bytes: number };
       offset = block.offset;
       if (block.bytes === size) this.#free.splice(index, 1);
-      else { block.offset += size; block.bytes -= size; }
+      else {
+        block.offset += size;
+        block.bytes -= size;
+      }
     } else {
       offset = this.#top;
       this.#top += size;
@@ -71,7 +74,10 @@ export class KernelMemory {
       else merged.push({ ...block });
     }
     const tail = merged[merged.length - 1];
-    if (tail && tail.offset + tail.bytes === this.#top) { this.#top = tail.offset; merged.pop(); }
+    if (tail && tail.offset + tail.bytes === this.#top) {
+      this.#top = tail.offset;
+      merged.pop();
+    }
     this.#free = merged;
   }
 

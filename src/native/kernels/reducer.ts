@@ -6,7 +6,7 @@
 import type { Dtype, ReduceOp } from './dtypes.js';
 import { HALF_TO_NUMBER, float32ToHalf } from './float16.js';
 import type { KernelMemory } from './kernel-memory.js';
-import { instantiateKernels, } from './reduce-wasm.js';
+import { instantiateKernels } from './reduce-wasm.js';
 
 export interface Reducer {
   readonly kind: 'wasm' | 'js';
@@ -51,7 +51,12 @@ function jsReducer(memory: KernelMemory): Reducer {
 }
 
 /** The JS kernels on plain typed arrays (also used directly by tests as the reference). */
-export function reduceArrays(op: ReduceOp, d: Float32Array | Int32Array, s: Float32Array | Int32Array, wrap: boolean): void {
+export function reduceArrays(
+  op: ReduceOp,
+  d: Float32Array | Int32Array,
+  s: Float32Array | Int32Array,
+  wrap: boolean,
+): void {
   const n = d.length;
   if (op === 'sum') {
     if (wrap) for (let i = 0; i < n; i++) d[i] = ((d[i] as number) + (s[i] as number)) | 0;
@@ -75,7 +80,10 @@ export function reduceHalf(op: ReduceOp, d: Uint16Array, s: Uint16Array): void {
   for (let i = 0; i < n; i++) {
     const a = d[i] as number;
     const b = s[i] as number;
-    if ((a & 0x7fff) > 0x7c00 || (b & 0x7fff) > 0x7c00) { d[i] = 0x7e00; continue; }
+    if ((a & 0x7fff) > 0x7c00 || (b & 0x7fff) > 0x7c00) {
+      d[i] = 0x7e00;
+      continue;
+    }
     const ka = a & 0x8000 ? 0x7fff - (a & 0x7fff) : a | 0x8000;
     const kb = b & 0x8000 ? 0x7fff - (b & 0x7fff) : b | 0x8000;
     if (max ? kb > ka : kb < ka) d[i] = b;

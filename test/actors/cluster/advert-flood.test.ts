@@ -17,9 +17,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function manager(nodeId: string, onDial?: () => void): ConnectionManager {
   const joined = new Set<string>();
   const m = new ConnectionManager({
-    local: { nodeId, cluster: clusterNameHash('test'), incarnation: 1, startedAt: 0, apiPort: 0, name: nodeId, version: 'x', addresses: ['127.0.0.1'] },
-    secret: KEY, host: '127.0.0.1', port: 0, log: createLogger({ test: 'advert-flood' }), now: Date.now,
-    onJoined: (c) => joined.add(c.nodeId!), onLeft: () => undefined, onFrame: () => undefined,
+    local: {
+      nodeId,
+      cluster: clusterNameHash('test'),
+      incarnation: 1,
+      startedAt: 0,
+      apiPort: 0,
+      name: nodeId,
+      version: 'x',
+      addresses: ['127.0.0.1'],
+    },
+    secret: KEY,
+    host: '127.0.0.1',
+    port: 0,
+    log: createLogger({ test: 'advert-flood' }),
+    now: Date.now,
+    onJoined: (c) => joined.add(c.nodeId!),
+    onLeft: () => undefined,
+    onFrame: () => undefined,
     ...(onDial ? { onDial } : {}),
   });
   return m;
@@ -31,23 +46,34 @@ t.test('3000 forged adverts cause a bounded number of dials; a real advert after
   await a.listen();
   const real = manager('real');
   const realPort = await real.listen();
-  t.teardown(async () => { await a.stop(); await real.stop(); });
+  t.teardown(async () => {
+    await a.stop();
+    await real.stop();
+  });
   const cluster = clusterNameHash('test');
   const onAdvert = advertHandler(a, cluster, new AdvertGate());
   const ticker = setInterval(() => a.tick(), 100);
   t.teardown(() => clearInterval(ticker));
   // Ports 1..3000 on loopback: nothing listens there (a dial is refused at once, then retried with backoff).
   for (let i = 0; i < 3000; i++) {
-    onAdvert({ nodeId: `forged-${i}`, cluster, port: 1 + i, v: PROTOCOL_VERSION, incarnation: 1 }, '127.0.0.1', ['127.0.0.1']);
+    onAdvert({ nodeId: `forged-${i}`, cluster, port: 1 + i, v: PROTOCOL_VERSION, incarnation: 1 }, '127.0.0.1', [
+      '127.0.0.1',
+    ]);
     // Source spoofing: the advert names an address the packet did not come from. Never dialled.
-    onAdvert({ nodeId: `spoof-${i}`, cluster, port: 40000 + (i % 1000), v: PROTOCOL_VERSION, incarnation: 1 }, '127.0.0.1', ['10.77.250.250']);
+    onAdvert(
+      { nodeId: `spoof-${i}`, cluster, port: 40000 + (i % 1000), v: PROTOCOL_VERSION, incarnation: 1 },
+      '127.0.0.1',
+      ['10.77.250.250'],
+    );
     if (i % 300 === 299) await sleep(100);
   }
   await sleep(6000);
   t.ok(dials <= 600, `${dials} dial attempts in ~7 s for 6000 adverts (bounded)`);
   t.ok(dials > 0, 'some adverts were dialled');
   await sleep(2500); // the bucket refills
-  onAdvert({ nodeId: 'real', cluster, port: realPort, v: PROTOCOL_VERSION, incarnation: 1 }, '127.0.0.1', ['127.0.0.1']);
+  onAdvert({ nodeId: 'real', cluster, port: realPort, v: PROTOCOL_VERSION, incarnation: 1 }, '127.0.0.1', [
+    '127.0.0.1',
+  ]);
   const end = Date.now() + 10_000;
   while (!a.joined.has('real') && Date.now() < end) await sleep(50);
   t.ok(a.joined.has('real'), 'a real node advertised after the flood is dialled and joined');

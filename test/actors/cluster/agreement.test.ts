@@ -5,12 +5,18 @@ const ev = (n: number) => ({ type: 'Test', n });
 
 t.test('cold start: the longest-lived node leads, all follow', async (t) => {
   const net = new SimNet();
-  net.add('c', 300); net.add('a', 200); net.add('b', 100); net.add('d', 400);
+  net.add('c', 300);
+  net.add('a', 200);
+  net.add('b', 100);
+  net.add('d', 400);
   net.mesh();
   net.run(2000);
   t.same(net.leaders(), ['b'], 'earliest start wins');
   for (const [id, n] of net.nodes) if (id !== 'b') t.equal(n.state.leader, 'b', `${id} follows b`);
-  t.ok(net.transcript.some((l) => l.includes('b leader term=1')), net.transcript.join('\n'));
+  t.ok(
+    net.transcript.some((l) => l.includes('b leader term=1')),
+    net.transcript.join('\n'),
+  );
 });
 
 t.test('sequencing reaches every node in order', async (t) => {
@@ -19,14 +25,21 @@ t.test('sequencing reaches every node in order', async (t) => {
   net.mesh();
   net.run(1500);
   const out = net.propose([ev(1), ev(2), ev(3)]);
-  t.same(out.map((e) => e.index), [2, 3, 4], 'after the leader\'s first entry of its term (index 1)');
+  t.same(
+    out.map((e) => e.index),
+    [2, 3, 4],
+    "after the leader's first entry of its term (index 1)",
+  );
   net.run(500);
   for (const [id, n] of net.nodes) t.same(n.applied.map((e) => e.event).filter(notNoop), [ev(1), ev(2), ev(3)], id);
 });
 
 t.test('leader crash: the most complete log wins, state survives', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2); net.add('c', 3); net.add('d', 4);
+  net.add('a', 1);
+  net.add('b', 2);
+  net.add('c', 3);
+  net.add('d', 4);
   net.mesh();
   net.run(1500);
   t.same(net.leaders(), ['a']);
@@ -39,17 +52,31 @@ t.test('leader crash: the most complete log wins, state survives', async (t) => 
   net.run(6000);
   t.same(net.leaders(), ['d'], 'd holds the longest log, so d leads although b is older');
   net.run(1000);
-  for (const id of ['b', 'c', 'd']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [ev(1), ev(2), ev(3)], `${id} has all events`);
+  for (const id of ['b', 'c', 'd'])
+    t.same(
+      net.nodes
+        .get(id)!
+        .applied.map((e) => e.event)
+        .filter(notNoop),
+      [ev(1), ev(2), ev(3)],
+      `${id} has all events`,
+    );
   const newTerm = net.nodes.get('d')!.state.term;
   t.ok(newTerm > 1, 'new term');
   net.propose([ev(4)]);
   net.run(500);
-  for (const id of ['b', 'c', 'd']) t.same(realEntries(net.nodes.get(id)!).map((e) => e.event), [ev(1), ev(2), ev(3), ev(4)], `${id} continues with entry 4`);
+  for (const id of ['b', 'c', 'd'])
+    t.same(
+      realEntries(net.nodes.get(id)!).map((e) => e.event),
+      [ev(1), ev(2), ev(3), ev(4)],
+      `${id} continues with entry 4`,
+    );
 });
 
 t.test('follower gap: lost appends are fetched with a bounded gap request', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2);
+  net.add('a', 1);
+  net.add('b', 2);
   net.mesh();
   net.run(1500);
   net.propose([ev(1)]);
@@ -63,26 +90,35 @@ t.test('follower gap: lost appends are fetched with a bounded gap request', asyn
   drop = false;
   net.propose([ev(4)]);
   net.run(500);
-  t.same(seen, ['3-4'], 'asked exactly for the gap (index 1 is the leader\'s first entry)');
-  t.same(realEntries(net.nodes.get('b')!).map((e) => e.event), [ev(1), ev(2), ev(3), ev(4)]);
+  t.same(seen, ['3-4'], "asked exactly for the gap (index 1 is the leader's first entry)");
+  t.same(
+    realEntries(net.nodes.get('b')!).map((e) => e.event),
+    [ev(1), ev(2), ev(3), ev(4)],
+  );
 });
 
 t.test('trailing loss is noticed through the leader heartbeat', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2);
+  net.add('a', 1);
+  net.add('b', 2);
   net.mesh();
   net.run(1500);
-  net.filter = (_from, _to, f) => f.type !== 'append' || f.entries.length !== 1 || (f.entries[0]!.event as { n?: number }).n !== 2;
+  net.filter = (_from, _to, f) =>
+    f.type !== 'append' || f.entries.length !== 1 || (f.entries[0]!.event as { n?: number }).n !== 2;
   net.propose([ev(1)]);
   net.propose([ev(2)]);
   net.filter = () => true;
   net.run(1000);
-  t.same(realEntries(net.nodes.get('b')!).map((e) => e.event), [ev(1), ev(2)]);
+  t.same(
+    realEntries(net.nodes.get('b')!).map((e) => e.event),
+    [ev(1), ev(2)],
+  );
 });
 
 t.test('a node joining late gets a snapshot, then the tail', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2);
+  net.add('a', 1);
+  net.add('b', 2);
   net.mesh();
   net.run(1500);
   net.propose([ev(1), ev(2), ev(3)]);
@@ -93,13 +129,18 @@ t.test('a node joining late gets a snapshot, then the tail', async (t) => {
   net.propose([ev(4)]);
   net.run(300);
   t.same(net.leaders(), ['a'], 'the new node does not take over');
-  t.same(realEntries(net.nodes.get('c')!).map((e) => e.event), [ev(1), ev(2), ev(3), ev(4)]);
+  t.same(
+    realEntries(net.nodes.get('c')!).map((e) => e.event),
+    [ev(1), ev(2), ev(3), ev(4)],
+  );
   t.ok(net.transcript.some((l) => l.includes('c follower term=1 leader=a')));
 });
 
 t.test('follower crash: closed after the failure timeout', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2); net.add('c', 3);
+  net.add('a', 1);
+  net.add('b', 2);
+  net.add('c', 3);
   net.mesh();
   net.run(1500);
   net.kill('c');
@@ -113,7 +154,8 @@ t.test('follower crash: closed after the failure timeout', async (t) => {
 
 t.test('two lone leaders merge: the better log stays leader, the other re-syncs', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2);
+  net.add('a', 1);
+  net.add('b', 2);
   net.run(1500);
   t.same(net.leaders().sort(), ['a', 'b'], 'each alone leads');
   net.input('b', { kind: 'propose', now: net.now, events: [ev(10), ev(11)] });
@@ -121,30 +163,68 @@ t.test('two lone leaders merge: the better log stays leader, the other re-syncs'
   net.mesh();
   net.run(2000);
   t.same(net.leaders(), ['b'], 'b has the longer log');
-  t.same(net.nodes.get('a')!.applied.map((e) => e.event).filter(notNoop), [ev(10), ev(11)], 'a re-synced from b');
+  t.same(
+    net.nodes
+      .get('a')!
+      .applied.map((e) => e.event)
+      .filter(notNoop),
+    [ev(10), ev(11)],
+    'a re-synced from b',
+  );
 });
 
 t.test('hostile appends: stale term, non-leader sender, duplicates with other payloads', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2); net.add('c', 3);
+  net.add('a', 1);
+  net.add('b', 2);
+  net.add('c', 3);
   net.mesh();
   net.run(1500);
   net.propose([ev(1)]);
   const term = net.nodes.get('b')!.state.term;
   // c pretends to sequence events
-  net.input('b', { kind: 'frame', now: net.now, from: 'c', frame: { type: 'append', term, entries: [{ index: 2, term, event: ev(666) }], commit: 0, commitHash: '0' } });
-  net.input('b', { kind: 'frame', now: net.now, from: 'a', frame: { type: 'append', term: 0 + 1, entries: [{ index: 1, term: 1, event: ev(999) }], commit: 0, commitHash: '0' } });
-  net.input('b', { kind: 'frame', now: net.now, from: 'a', frame: { type: 'append', term: Math.max(term - 1 , 1), entries: [], commit: 0, commitHash: '0' } });
+  net.input('b', {
+    kind: 'frame',
+    now: net.now,
+    from: 'c',
+    frame: { type: 'append', term, entries: [{ index: 2, term, event: ev(666) }], commit: 0, commitHash: '0' },
+  });
+  net.input('b', {
+    kind: 'frame',
+    now: net.now,
+    from: 'a',
+    frame: {
+      type: 'append',
+      term: 0 + 1,
+      entries: [{ index: 1, term: 1, event: ev(999) }],
+      commit: 0,
+      commitHash: '0',
+    },
+  });
+  net.input('b', {
+    kind: 'frame',
+    now: net.now,
+    from: 'a',
+    frame: { type: 'append', term: Math.max(term - 1, 1), entries: [], commit: 0, commitHash: '0' },
+  });
   net.propose([ev(2)]);
   net.run(500);
-  t.same(net.nodes.get('b')!.applied.map((e) => e.event).filter(notNoop), [ev(1), ev(2)]);
+  t.same(
+    net.nodes
+      .get('b')!
+      .applied.map((e) => e.event)
+      .filter(notNoop),
+    [ev(1), ev(2)],
+  );
   t.ok(net.nodes.get('b')!.log.some((l) => l.includes('not the leader')));
   t.ok(net.nodes.get('b')!.log.some((l) => l.includes('different payload')));
 });
 
 t.test('partition heals: the cut-off old leader cannot pull followers back, the newer log wins', async (t) => {
   const net = new SimNet();
-  net.add('a', 1); net.add('b', 2); net.add('c', 3);
+  net.add('a', 1);
+  net.add('b', 2);
+  net.add('c', 3);
   net.mesh();
   net.run(1500);
   net.propose([ev(1)]);
@@ -158,5 +238,13 @@ t.test('partition heals: the cut-off old leader cannot pull followers back, the 
   net.mesh();
   net.run(3000);
   t.same(net.leaders(), ['b'], 'the leader with the newer term in its log stays');
-  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [ev(1), ev(2)], `${id} holds the winner's log`);
+  for (const id of ['a', 'b', 'c'])
+    t.same(
+      net.nodes
+        .get(id)!
+        .applied.map((e) => e.event)
+        .filter(notNoop),
+      [ev(1), ev(2)],
+      `${id} holds the winner's log`,
+    );
 });

@@ -34,15 +34,31 @@ t.test('machine: role is the state value', async (t) => {
 
 t.test('two runtimes: cluster actors agree and feed their topology keepers', async (t) => {
   const rts: Runtime[] = [];
-  t.teardown(async () => { for (const r of rts) await r.shutdown({ deadlineMs: 3000 }).catch(() => undefined); });
+  t.teardown(async () => {
+    for (const r of rts) await r.shutdown({ deadlineMs: 3000 }).catch(() => undefined);
+  });
   const start = async (nodeId: string, port: number, peers: string[]) => {
     const rt = new Runtime({ nodeId });
     rts.push(rt);
-    rt.register('commands', async (body) => ({ events: [], outcome: { echoed: (body as unknown as { command: { type: string } }).command.type } }));
+    rt.register('commands', async (body) => ({
+      events: [],
+      outcome: { echoed: (body as unknown as { command: { type: string } }).command.type },
+    }));
     await rt.supervise({ name: 'topology-keeper', module: keeperModule, options: { nodeId, reportTo: 'cluster' } });
-    await rt.supervise({ name: 'cluster', module: clusterModule, options: {
-      nodeId, incarnation: 1, clusterName: 'actor-test', host: '127.0.0.1', port, peers, mdns: false, failureTimeoutMs: 1500,
-    } });
+    await rt.supervise({
+      name: 'cluster',
+      module: clusterModule,
+      options: {
+        nodeId,
+        incarnation: 1,
+        clusterName: 'actor-test',
+        host: '127.0.0.1',
+        port,
+        peers,
+        mdns: false,
+        failureTimeoutMs: 1500,
+      },
+    });
     return rt;
   };
   const port = 40000 + Math.floor(Math.random() * 20000);
@@ -58,11 +74,19 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
   t.equal(role.leader, 'a');
   t.equal((role as { leaderId?: string }).leaderId, 'a', 'leaderId for the API facade');
   const members = await b.request<{ nodeId: string }[]>('cluster', { type: 'members' });
-  t.same(members.map((m) => m.nodeId), ['a']);
-  const out = await b.request<{ indices: number[] }>('cluster', { type: 'propose', event: { type: 'LinkUp', source: 'b', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' } });
+  t.same(
+    members.map((m) => m.nodeId),
+    ['a'],
+  );
+  const out = await b.request<{ indices: number[] }>('cluster', {
+    type: 'propose',
+    event: { type: 'LinkUp', source: 'b', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' },
+  });
   t.equal(out.indices.length, 1);
   t.same(await b.request('cluster', { type: 'command', command: { type: 'Ping' } }), { echoed: 'Ping', indices: [] });
-  await t.rejects(b.request('cluster', { type: 'propose', event: { type: 'LinkUp' } }), { code: 'TORUS_PROTOCOL_INVALID' });
+  await t.rejects(b.request('cluster', { type: 'propose', event: { type: 'LinkUp' } }), {
+    code: 'TORUS_PROTOCOL_INVALID',
+  });
   const snap = await b.request<{ value: string; context: { term: number } }>('cluster', { type: 'snapshot' });
   t.equal(snap.value, 'follower', 'the role is visible in the snapshot');
   t.same(await b.request('cluster', { type: 'peers' }), []);

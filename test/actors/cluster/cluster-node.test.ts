@@ -6,13 +6,33 @@ import type { ClusterState } from '../../../src/actors/topology-keeper/state.js'
 import { TorusError } from '../../../src/protocols/errors.js';
 import { until } from './fixtures/until.js';
 
-const timings = { heartbeatMs: 100, failureTimeoutMs: 800, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
+const timings = {
+  heartbeatMs: 100,
+  failureTimeoutMs: 800,
+  settleMs: 300,
+  electionStaggerMs: 100,
+  candidateTimeoutMs: 500,
+  gapRetryMs: 200,
+};
 
-
-function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[], extra: Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]> = {}) {
+function makeNode(
+  t: { teardown(fn: () => unknown): void },
+  id: string,
+  peers: string[],
+  extra: Partial<ConstructorParameters<typeof ClusterNode<ClusterState>>[0]> = {},
+) {
   const node = new ClusterNode<ClusterState>({
-    nodeId: id, incarnation: 1, clusterName: 'test', replica: topologyReplica, peers, host: '127.0.0.1', mdns: false,
-    addresses: ['127.0.0.1'], timings, tickMs: 20, ...extra,
+    nodeId: id,
+    incarnation: 1,
+    clusterName: 'test',
+    replica: topologyReplica,
+    peers,
+    host: '127.0.0.1',
+    mdns: false,
+    addresses: ['127.0.0.1'],
+    timings,
+    tickMs: 20,
+    ...extra,
   });
   t.teardown(() => node.stop());
   return node;
@@ -27,13 +47,18 @@ t.test('three nodes on loopback form one cluster and agree', async (t) => {
   const c = makeNode(t, 'c', [`127.0.0.1:${pb}`]);
   await c.start();
   const nodes = [a, b, c];
-  await until('full mesh and one leader', () => nodes.every((n) => n.members().length === 2) && nodes.filter((n) => n.role().role === 'leader').length === 1);
+  await until(
+    'full mesh and one leader',
+    () => nodes.every((n) => n.members().length === 2) && nodes.filter((n) => n.role().role === 'leader').length === 1,
+  );
   await until('3 nodes in every state', () => nodes.every((n) => Object.keys(n.state.nodes).length === 3));
   await until('equal digests', () => new Set(nodes.map((n) => n.digest())).size === 1);
   t.equal(a.role().role, 'leader', 'a started first');
 
   // A proposal from a follower is sequenced by the leader.
-  const r = (await c.propose({ type: 'LinkUp', source: 'c', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' })) as { indices: number[] };
+  const r = (await c.propose({ type: 'LinkUp', source: 'c', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' })) as {
+    indices: number[];
+  };
   t.equal(r.indices.length, 1);
   await until('link everywhere', () => nodes.every((n) => n.state.links.length === 1));
   // An invalid proposal is refused with the reason, nothing sequenced.
@@ -89,7 +114,10 @@ t.test('wrong secret is refused and listed with the reason', async (t) => {
   await until('c joins a', () => a.members().some((m) => m.nodeId === 'c'));
   await until('b listed on a', () => a.heard().some((h) => h.reason === 'auth-failure'));
   await until('a listed on b', () => b.heard().some((h) => h.reason === 'auth-failure'));
-  t.notOk(a.members().some((m) => m.nodeId === 'b'), 'b never joined');
+  t.notOk(
+    a.members().some((m) => m.nodeId === 'b'),
+    'b never joined',
+  );
   t.equal(b.members().length, 0);
 });
 
@@ -106,8 +134,12 @@ t.test('other cluster name: listed as other-cluster, never joined', async (t) =>
 t.test('a proposal made before any leader exists lands after the leader wrote its own NodeJoined', async (t) => {
   const a = makeNode(t, 'solo', []);
   await a.start();
-  const profile = { type: 'NodeProfileUpdated', nodeId: 'solo', interfaces: [{ name: 'eth0', ips: ['127.0.0.1'], type: 'ethernet' }],
-    memory: { ramTotal: 2, ramAvailable: 1, swapTotal: 0, swapAvailable: 0 } };
+  const profile = {
+    type: 'NodeProfileUpdated',
+    nodeId: 'solo',
+    interfaces: [{ name: 'eth0', ips: ['127.0.0.1'], type: 'ethernet' }],
+    memory: { ramTotal: 2, ramAvailable: 1, swapTotal: 0, swapAvailable: 0 },
+  };
   t.equal(a.role().leader, null, 'no leader yet');
   await a.propose(profile);
   t.ok(a.state.nodes.solo?.profile, 'the profile applied to a known node');
@@ -125,11 +157,18 @@ t.test('incompatible version and unreachable peers are listed with their reason'
   const pa = await a.start();
   // a peer of a future protocol version (its hello has fields this version does not know)
   const body = Buffer.from(pack({ type: 'hello', v: 99, nodeId: 'future', cluster: 'x', somethingNew: true }));
-  const head = Buffer.alloc(4); head.writeUInt32BE(body.length);
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(body.length);
   const s = connect(pa, '127.0.0.1', () => s.write(Buffer.concat([head, body])));
   s.on('error', () => undefined);
   t.teardown(() => s.destroy());
-  await until('future listed', () => a.heard().some((h) => h.reason === 'incompatible-version' && h.nodeId === 'future'));
-  await until('dead peer listed', () => a.heard().some((h) => h.reason === 'unreachable' && h.address === `127.0.0.1:${deadPort}`), 10000);
+  await until('future listed', () =>
+    a.heard().some((h) => h.reason === 'incompatible-version' && h.nodeId === 'future'),
+  );
+  await until(
+    'dead peer listed',
+    () => a.heard().some((h) => h.reason === 'unreachable' && h.address === `127.0.0.1:${deadPort}`),
+    10000,
+  );
   t.pass('both listed');
 });

@@ -9,21 +9,41 @@ import type { ClusterState } from '../../../src/actors/topology-keeper/state.js'
 import { TorusError } from '../../../src/protocols/errors.js';
 import { sleep, until } from './fixtures/until.js';
 
-const timings = { heartbeatMs: 100, failureTimeoutMs: 1000, settleMs: 300, electionStaggerMs: 100, candidateTimeoutMs: 500, gapRetryMs: 200 };
+const timings = {
+  heartbeatMs: 100,
+  failureTimeoutMs: 1000,
+  settleMs: 300,
+  electionStaggerMs: 100,
+  candidateTimeoutMs: 500,
+  gapRetryMs: 200,
+};
 const KEY = '5eed'.repeat(16);
-
 
 function makeNode(t: { teardown(fn: () => unknown): void }, id: string, peers: string[]): ClusterNode<ClusterState> {
   const node = new ClusterNode<ClusterState>({
-    nodeId: id, incarnation: 1, clusterName: 'test', replica: topologyReplica, peers, host: '127.0.0.1', mdns: false,
-    addresses: ['127.0.0.1'], timings, tickMs: 20, secret: KEY, commandTimeoutMs: 3000,
+    nodeId: id,
+    incarnation: 1,
+    clusterName: 'test',
+    replica: topologyReplica,
+    peers,
+    host: '127.0.0.1',
+    mdns: false,
+    addresses: ['127.0.0.1'],
+    timings,
+    tickMs: 20,
+    secret: KEY,
+    commandTimeoutMs: 3000,
   });
   t.teardown(() => node.stop());
   return node;
 }
 
 const link = { type: 'LinkUp', source: 'a', sink: 'a', ip: '127.0.0.1', linkType: 'ethernet' };
-const code = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof TorusError ? e.code : String(e)));
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof TorusError ? e.code : String(e)),
+  );
 
 t.test('a node whose state lists dead members regains writes after the operator removes one', async (t) => {
   const a = makeNode(t, 'a', []);
@@ -34,8 +54,15 @@ t.test('a node whose state lists dead members regains writes after the operator 
   await c.start();
   const d = makeNode(t, 'd', [`127.0.0.1:${pa}`]);
   await d.start();
-  await until('four members', () => [a, b, c, d].every((n) => Object.keys(n.state.nodes).length === 4) && a.role().leader !== null);
-  t.equal(await code(a.removeMember('a')), 'TORUS_MEMBER_SELF', 'a node cannot remove itself (a conflict with state, 409)');
+  await until(
+    'four members',
+    () => [a, b, c, d].every((n) => Object.keys(n.state.nodes).length === 4) && a.role().leader !== null,
+  );
+  t.equal(
+    await code(a.removeMember('a')),
+    'TORUS_MEMBER_SELF',
+    'a node cannot remove itself (a conflict with state, 409)',
+  );
   t.equal(await code(a.removeMember('nobody')), 'TORUS_NODE_UNKNOWN', 'an unknown id is refused');
   t.equal(await code(a.removeMember('b')), 'TORUS_MEMBER_CONNECTED', 'a connected member is refused');
   t.equal(Object.keys(a.state.nodes).length, 4, 'nothing changed');
@@ -43,7 +70,10 @@ t.test('a node whose state lists dead members regains writes after the operator 
   // With a leader, removing a dead member is a command the leader writes at once (not after the failure timeout).
   await d.stop();
   const t0 = Date.now();
-  await until('d disconnected', () => !b.members().some((m) => m.nodeId === 'd') && !a.members().some((m) => m.nodeId === 'd'));
+  await until(
+    'd disconnected',
+    () => !b.members().some((m) => m.nodeId === 'd') && !a.members().some((m) => m.nodeId === 'd'),
+  );
   const r1 = await b.removeMember('d');
   t.equal(r1.status, 'removed', r1.message);
   await until('d gone everywhere', () => [a, b, c].every((n) => !n.state.nodes.d));

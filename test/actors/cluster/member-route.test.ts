@@ -6,7 +6,11 @@ import { runMembersCommand } from '../../../src/cli/members.js';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { io: { stdout: { write: (s: string) => out.push(s), isTTY: false }, stderr: { write: (s: string) => err.push(s) } }, out: () => out.join(''), err: () => err.join('') };
+  return {
+    io: { stdout: { write: (s: string) => out.push(s), isTTY: false }, stderr: { write: (s: string) => err.push(s) } },
+    out: () => out.join(''),
+    err: () => err.join(''),
+  };
 }
 
 t.test('the route removes a member and refuses itself and unknown ids; it needs the API token', async (t) => {
@@ -28,12 +32,20 @@ t.test('the route removes a member and refuses itself and unknown ids; it needs 
 t.test('members remove ID...: one request per id, in order; errors exit non-zero', async (t) => {
   const { api, node } = await startApi(t);
   const c = io();
-  t.equal(await runMembersCommand(['remove', 'node-b', 'node-c', '--api', api.url, '--token', TEST_TOKEN], c.io), 0, c.err());
+  t.equal(
+    await runMembersCommand(['remove', 'node-b', 'node-c', '--api', api.url, '--token', TEST_TOKEN], c.io),
+    0,
+    c.err(),
+  );
   t.match(c.out(), /removed node-b.*\nremoved node-c/s);
   t.same(Object.keys(node.cluster.nodes), ['node-a']);
   const bad = io();
   t.equal(await runMembersCommand(['remove', 'ghost', '--api', api.url, '--token', TEST_TOKEN], bad.io), 1);
   t.match(bad.err(), /not a member/);
   const usage = io();
-  t.equal(await runMembersCommand(['list', '--api', api.url, '--token', TEST_TOKEN], usage.io), 2, 'unknown verb → usage error');
+  t.equal(
+    await runMembersCommand(['list', '--api', api.url, '--token', TEST_TOKEN], usage.io),
+    2,
+    'unknown verb → usage error',
+  );
 });

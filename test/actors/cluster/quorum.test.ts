@@ -67,63 +67,100 @@ function lonelyLeaderWrites(net: SimNet, id: string, events: object[]): void {
   net.input(id, { kind: 'propose', now: net.now, events: events as { type: string }[] });
 }
 
-t.test('partition of a follower: it stays leaderless in its term, the majority keeps writing, the heal keeps the majority work', async (t) => {
-  const net = formed();
-  const out: string[] = [];
-  const mark = (title: string) => {
-    out.push(`## ${title}`, ...net.transcript.splice(0));
-    for (const [id, n] of [...net.nodes].sort()) {
-      out.push(`   ${id}: ${n.state.role} term=${n.state.term} leader=${n.state.leader ?? '-'} quorum=${n.state.quorum?.ok ? 'ok' : 'no'} members=${(n.state.members ?? []).join(',')} applied=${n.applied.map((e) => e.index).join(',') || '-'}`);
-    }
-  };
-  mark('formed: a leads {a, b, c}');
-  t.same(net.leaders(), ['a']);
-  const termBefore = net.nodes.get('c')!.state.term;
+t.test(
+  'partition of a follower: it stays leaderless in its term, the majority keeps writing, the heal keeps the majority work',
+  async (t) => {
+    const net = formed();
+    const out: string[] = [];
+    const mark = (title: string) => {
+      out.push(`## ${title}`, ...net.transcript.splice(0));
+      for (const [id, n] of [...net.nodes].sort()) {
+        out.push(
+          `   ${id}: ${n.state.role} term=${n.state.term} leader=${n.state.leader ?? '-'} quorum=${n.state.quorum?.ok ? 'ok' : 'no'} members=${(n.state.members ?? []).join(',')} applied=${n.applied.map((e) => e.index).join(',') || '-'}`,
+        );
+      }
+    };
+    mark('formed: a leads {a, b, c}');
+    t.same(net.leaders(), ['a']);
+    const termBefore = net.nodes.get('c')!.state.term;
 
-  net.partition(['c']);
-  net.run(5000);
-  lonelyLeaderWrites(net, 'c', [gone('a'), gone('b')]); // would be written if c could lead
-  net.propose([gone('c'), ev(2)]); // the majority declares c gone and does work
-  net.run(500);
-  mark('c cut off: it loses its leader and the quorum, never campaigns; a and b write');
-  t.same(net.leaders(), ['a'], 'only the majority has a leader');
-  t.equal(net.nodes.get('c')!.state.term, termBefore, 'the cut node did not start a term');
-  t.equal(net.nodes.get('c')!.state.quorum?.ok, false, 'the cut node knows it has no quorum');
-  t.same(net.nodes.get('c')!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), join('c'), ev(1)], 'its state is still readable, unchanged');
+    net.partition(['c']);
+    net.run(5000);
+    lonelyLeaderWrites(net, 'c', [gone('a'), gone('b')]); // would be written if c could lead
+    net.propose([gone('c'), ev(2)]); // the majority declares c gone and does work
+    net.run(500);
+    mark('c cut off: it loses its leader and the quorum, never campaigns; a and b write');
+    t.same(net.leaders(), ['a'], 'only the majority has a leader');
+    t.equal(net.nodes.get('c')!.state.term, termBefore, 'the cut node did not start a term');
+    t.equal(net.nodes.get('c')!.state.quorum?.ok, false, 'the cut node knows it has no quorum');
+    t.same(
+      net.nodes
+        .get('c')!
+        .applied.map((e) => e.event)
+        .filter(notNoop),
+      [join('a'), join('b'), join('c'), ev(1)],
+      'its state is still readable, unchanged',
+    );
 
-  net.mesh();
-  net.run(2000);
-  net.propose([join('c')]); // the leader re-admits it (the shell's NodeJoined)
-  net.run(500);
-  mark('healed: c follows a and catches up; a re-admits it');
-  t.same(net.leaders(), ['a'], 'the majority leader stays');
-  const want = [join('a'), join('b'), join('c'), ev(1), gone('c'), ev(2), join('c')];
-  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), want, `${id} holds the majority's log`);
-  t.same(membersOf(net.nodes.get('c')!.applied), ['a', 'b', 'c']);
+    net.mesh();
+    net.run(2000);
+    net.propose([join('c')]); // the leader re-admits it (the shell's NodeJoined)
+    net.run(500);
+    mark('healed: c follows a and catches up; a re-admits it');
+    t.same(net.leaders(), ['a'], 'the majority leader stays');
+    const want = [join('a'), join('b'), join('c'), ev(1), gone('c'), ev(2), join('c')];
+    for (const id of ['a', 'b', 'c'])
+      t.same(
+        net.nodes
+          .get(id)!
+          .applied.map((e) => e.event)
+          .filter(notNoop),
+        want,
+        `${id} holds the majority's log`,
+      );
+    t.same(membersOf(net.nodes.get('c')!.applied), ['a', 'b', 'c']);
 
-  const text = `${out.join('\n')}\n`;
-  const golden = fileURLToPath(new URL('./fixtures/partition.transcript.txt', import.meta.url));
-  if (process.env.TORUS_UPDATE_GOLDEN) writeFileSync(golden, text);
-  t.equal(text, readFileSync(golden, 'utf8'), 'golden transcript');
-});
+    const text = `${out.join('\n')}\n`;
+    const golden = fileURLToPath(new URL('./fixtures/partition.transcript.txt', import.meta.url));
+    if (process.env.TORUS_UPDATE_GOLDEN) writeFileSync(golden, text);
+    t.equal(text, readFileSync(golden, 'utf8'), 'golden transcript');
+  },
+);
 
-t.test('partition of the leader: it steps down on losing the quorum; the majority elects and its newer term wins', async (t) => {
-  const net = formed();
-  net.partition(['a']);
-  net.run(5000);
-  t.same(net.leaders(), ['b'], 'b leads the majority; a stepped down');
-  t.ok(net.transcript.some((l) => /a quorum lost 1\/3/.test(l)), 'a reports the lost quorum');
-  t.ok(net.nodes.get('a')!.log.some((l) => l.includes('lost the quorum')), 'and why it stepped down');
-  lonelyLeaderWrites(net, 'a', [gone('b'), gone('c')]);
-  t.equal(realEntries(net.nodes.get('a')!).length, 4, 'the cut node commits nothing');
-  net.propose([gone('a'), ev(2)]);
-  net.mesh();
-  net.run(2000);
-  net.propose([join('a')]);
-  net.run(500);
-  t.same(net.leaders(), ['b']);
-  for (const id of ['a', 'b', 'c']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), join('c'), ev(1), gone('a'), ev(2), join('a')], `${id} holds the majority's log`);
-});
+t.test(
+  'partition of the leader: it steps down on losing the quorum; the majority elects and its newer term wins',
+  async (t) => {
+    const net = formed();
+    net.partition(['a']);
+    net.run(5000);
+    t.same(net.leaders(), ['b'], 'b leads the majority; a stepped down');
+    t.ok(
+      net.transcript.some((l) => /a quorum lost 1\/3/.test(l)),
+      'a reports the lost quorum',
+    );
+    t.ok(
+      net.nodes.get('a')!.log.some((l) => l.includes('lost the quorum')),
+      'and why it stepped down',
+    );
+    lonelyLeaderWrites(net, 'a', [gone('b'), gone('c')]);
+    t.equal(realEntries(net.nodes.get('a')!).length, 4, 'the cut node commits nothing');
+    net.propose([gone('a'), ev(2)]);
+    net.mesh();
+    net.run(2000);
+    net.propose([join('a')]);
+    net.run(500);
+    t.same(net.leaders(), ['b']);
+    for (const id of ['a', 'b', 'c'])
+      t.same(
+        net.nodes
+          .get(id)!
+          .applied.map((e) => e.event)
+          .filter(notNoop),
+        [join('a'), join('b'), join('c'), ev(1), gone('a'), ev(2), join('a')],
+        `${id} holds the majority's log`,
+      );
+  },
+);
 
 t.test('two-node cluster: the lowest id keeps leading alone; the other keeps its state read-only', async (t) => {
   for (const cut of ['a', 'b']) {
@@ -143,7 +180,11 @@ t.test('two-node cluster: the lowest id keeps leading alone; the other keeps its
     net.propose([join('b')]);
     net.run(500);
     t.same(net.leaders(), ['a']);
-    t.same(b.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), ev(1), gone('b'), join('b')], 'b rejoins and catches up');
+    t.same(
+      b.applied.map((e) => e.event).filter(notNoop),
+      [join('a'), join('b'), ev(1), gone('b'), join('b')],
+      'b rejoins and catches up',
+    );
   }
 });
 
@@ -159,20 +200,31 @@ t.test('a fresh node (no membership known) still forms a cluster on its own', as
   t.equal(net.nodes.get('a')!.state.role, 'leader', 'a cluster of one keeps its quorum');
 });
 
-t.test('two nodes: the lowest id restarts without its state and leads alone before it meets b: it yields to b', async (t) => {
-  const net = formed(['a', 'b']);
-  net.kill('a');
-  net.run(5000);
-  t.same(net.leaders(), [], 'b alone, without the lowest id: no leader');
-  net.add('a', 9000); // restarted, empty log: may form a cluster on its own
-  net.run(1000);
-  t.same(net.leaders(), ['a'], 'the fresh a leads alone');
-  lonelyLeaderWrites(net, 'a', [join('a')]);
-  net.mesh();
-  net.run(3000);
-  t.same(net.leaders(), ['b'], 'b, with the more complete log and a quorum once a is back, leads: a yielded');
-  t.ok(net.nodes.get('a')!.log.some((l) => l.includes('yielding to a candidate with a more complete log')));
-  const terms = net.transcript.filter((l) => / candidate /.test(l)).length;
-  t.ok(terms <= 3, `no election storm (${terms} campaigns)`);
-  for (const id of ['a', 'b']) t.same(net.nodes.get(id)!.applied.map((e) => e.event).filter(notNoop), [join('a'), join('b'), ev(1)], `${id} holds b's log`);
-});
+t.test(
+  'two nodes: the lowest id restarts without its state and leads alone before it meets b: it yields to b',
+  async (t) => {
+    const net = formed(['a', 'b']);
+    net.kill('a');
+    net.run(5000);
+    t.same(net.leaders(), [], 'b alone, without the lowest id: no leader');
+    net.add('a', 9000); // restarted, empty log: may form a cluster on its own
+    net.run(1000);
+    t.same(net.leaders(), ['a'], 'the fresh a leads alone');
+    lonelyLeaderWrites(net, 'a', [join('a')]);
+    net.mesh();
+    net.run(3000);
+    t.same(net.leaders(), ['b'], 'b, with the more complete log and a quorum once a is back, leads: a yielded');
+    t.ok(net.nodes.get('a')!.log.some((l) => l.includes('yielding to a candidate with a more complete log')));
+    const terms = net.transcript.filter((l) => / candidate /.test(l)).length;
+    t.ok(terms <= 3, `no election storm (${terms} campaigns)`);
+    for (const id of ['a', 'b'])
+      t.same(
+        net.nodes
+          .get(id)!
+          .applied.map((e) => e.event)
+          .filter(notNoop),
+        [join('a'), join('b'), ev(1)],
+        `${id} holds b's log`,
+      );
+  },
+);

@@ -14,13 +14,22 @@ t.test('election, sequencing, leader crash, rejoin: transcript', async (t) => {
   const out: string[] = [];
   const mark = (title: string) => {
     out.push(`## ${title}`, ...net.transcript.splice(0));
-    for (const [id, n] of [...net.nodes].sort()) if (n.alive) out.push(`   ${id}: ${n.state.role} term=${n.state.term} leader=${n.state.leader ?? '-'} applied=${n.applied.map((e) => e.index).join(',') || '-'}`);
+    for (const [id, n] of [...net.nodes].sort())
+      if (n.alive)
+        out.push(
+          `   ${id}: ${n.state.role} term=${n.state.term} leader=${n.state.leader ?? '-'} applied=${n.applied.map((e) => e.index).join(',') || '-'}`,
+        );
   };
-  net.add('a', 100); net.add('b', 200); net.add('c', 300);
+  net.add('a', 100);
+  net.add('b', 200);
+  net.add('c', 300);
   net.mesh();
   net.run(1000);
   mark('cold start: a is the longest-lived');
-  net.propose([{ type: 'E', n: 1 }, { type: 'E', n: 2 }]);
+  net.propose([
+    { type: 'E', n: 1 },
+    { type: 'E', n: 2 },
+  ]);
   net.run(200);
   mark('a sequences two events');
   net.filter = (_f, to, f) => !(f.type === 'append' && to === 'b');

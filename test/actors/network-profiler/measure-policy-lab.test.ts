@@ -12,45 +12,86 @@ import { E2eCluster, e2eUnavailableReason, type NodeView } from '../../e2e/lab-c
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 type Link = NodeView['topology']['links'][number];
 const stamps = (vs: NodeView[]): Map<string, number | undefined> =>
-  new Map(vs.flatMap((v) => v.topology.links.map((l: Link) => [`${v.host}:${l.source}>${l.sink}@${l.ip}`, l.measuredAt] as const)));
+  new Map(
+    vs.flatMap((v) =>
+      v.topology.links.map((l: Link) => [`${v.host}:${l.source}>${l.sink}@${l.ip}`, l.measuredAt] as const),
+    ),
+  );
 
-t.test('no capacity probe on the links of an active instance; measured again after it is deleted', { timeout: 175_000, skip: why ? `skipped: ${why}` : false }, async (t) => {
-  await withLab(t, { hosts: 2, lanRate: '1gbit' }, async (lab) => {
-    const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
-    const measured = (vs: NodeView[]): boolean => vs.every((v) => v.topology.links.length === 2 && v.topology.links.every((l) => typeof l.measuredAt === 'number'));
-    await c.converged(90_000, measured);
-    t.pass('both links up and measured once (the confirmation pass is still ahead)');
+t.test(
+  'no capacity probe on the links of an active instance; measured again after it is deleted',
+  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  async (t) => {
+    await withLab(t, { hosts: 2, lanRate: '1gbit' }, async (lab) => {
+      const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--iface-type', 'lan0=ethernet'] });
+      const measured = (vs: NodeView[]): boolean =>
+        vs.every(
+          (v) => v.topology.links.length === 2 && v.topology.links.every((l) => typeof l.measuredAt === 'number'),
+        );
+      await c.converged(90_000, measured);
+      t.pass('both links up and measured once (the confirmation pass is still ahead)');
 
-    const placed = await c.cli(0, ['place', '--workload', 'busy', '--memory', '64MiB', '--layers', '2', '--min-nodes', '2', '--instance-id', 'busy-1'], 30_000);
-    t.equal(placed.code, 0, `place exits 0 ${placed.stderr}`);
-    // The instance is in the replicated state of both nodes: from here on nothing may be probed.
-    await c.until('instance visible on both nodes', async () => {
-      const all = await Promise.all(c.nodes.map((n) => n.tryGet<{ instances: { id: string }[] }>('/v1/instances')));
-      return all.every((x) => x?.instances.some((i) => i.id === 'busy-1'));
-    }, 15_000, 200);
-    // A probe that had already started when the instance appeared may still report: let it land, then freeze.
-    await new Promise((r) => setTimeout(r, 1500));
-    const during = stamps((await c.views())!);
+      const placed = await c.cli(
+        0,
+        [
+          'place',
+          '--workload',
+          'busy',
+          '--memory',
+          '64MiB',
+          '--layers',
+          '2',
+          '--min-nodes',
+          '2',
+          '--instance-id',
+          'busy-1',
+        ],
+        30_000,
+      );
+      t.equal(placed.code, 0, `place exits 0 ${placed.stderr}`);
+      // The instance is in the replicated state of both nodes: from here on nothing may be probed.
+      await c.until(
+        'instance visible on both nodes',
+        async () => {
+          const all = await Promise.all(c.nodes.map((n) => n.tryGet<{ instances: { id: string }[] }>('/v1/instances')));
+          return all.every((x) => x?.instances.some((i) => i.id === 'busy-1'));
+        },
+        15_000,
+        200,
+      );
+      // A probe that had already started when the instance appeared may still report: let it land, then freeze.
+      await new Promise((r) => setTimeout(r, 1500));
+      const during = stamps((await c.views())!);
 
-    for (const n of c.nodes) {
-      const asked = await n.fetch('/v1/links/measure', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      t.equal(asked.status, 202, `h${n.host}: a re-measurement request is accepted (queued)`);
-    }
-    // 20 s: past the confirmation pass (15 s after the first measurements) and two probe intervals (10 s).
-    await new Promise((r) => setTimeout(r, 20_000));
-    const still = stamps((await c.views())!);
-    t.same(still, during, 'no link of the busy nodes was capacity-probed while the instance was active');
+      for (const n of c.nodes) {
+        const asked = await n.fetch('/v1/links/measure', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+        t.equal(asked.status, 202, `h${n.host}: a re-measurement request is accepted (queued)`);
+      }
+      // 20 s: past the confirmation pass (15 s after the first measurements) and two probe intervals (10 s).
+      await new Promise((r) => setTimeout(r, 20_000));
+      const still = stamps((await c.views())!);
+      t.same(still, during, 'no link of the busy nodes was capacity-probed while the instance was active');
 
-    const deleted = await c.cli(0, ['delete', 'busy-1'], 30_000);
-    t.equal(deleted.code, 0, `delete exits 0 ${deleted.stderr}`);
-    const since = Date.now();
-    const after = await c.until('links measured again after the delete', async () => {
-      const vs = await c.views();
-      if (!vs) return null;
-      const now = stamps(vs);
-      return [...during].every(([k, at]) => (now.get(k) ?? 0) > (at ?? 0)) && now;
-    }, 60_000, 500);
-    t.pass(`every link re-measured ${Date.now() - since} ms after the delete (quiet time 5 s, probe interval 10 s)`);
-    t.equal(after.size, during.size);
-  });
-});
+      const deleted = await c.cli(0, ['delete', 'busy-1'], 30_000);
+      t.equal(deleted.code, 0, `delete exits 0 ${deleted.stderr}`);
+      const since = Date.now();
+      const after = await c.until(
+        'links measured again after the delete',
+        async () => {
+          const vs = await c.views();
+          if (!vs) return null;
+          const now = stamps(vs);
+          return [...during].every(([k, at]) => (now.get(k) ?? 0) > (at ?? 0)) && now;
+        },
+        60_000,
+        500,
+      );
+      t.pass(`every link re-measured ${Date.now() - since} ms after the delete (quiet time 5 s, probe interval 10 s)`);
+      t.equal(after.size, during.size);
+    });
+  },
+);

@@ -27,7 +27,10 @@ t.test('a session holds the gate between its own connections until all have come
   const a1 = g.admitStream('session-a', 2, false, 300);
   t.ok(a1, 'first connection of a two-connection session');
   a1?.release();
-  t.notOk(g.admitStream('session-b', 1, false, 300), "another session is refused while the first session's second connection is still due");
+  t.notOk(
+    g.admitStream('session-b', 1, false, 300),
+    "another session is refused while the first session's second connection is still due",
+  );
   t.notOk(g.acquire(false), 'and so is a bulk sink/source transfer');
   const a2 = g.admitStream('session-a', 2, false, 300);
   t.ok(a2, "the session's second connection is admitted");

@@ -15,21 +15,85 @@ const fails = (t: Test, fn: () => unknown, path: RegExp, label: string): void =>
 };
 
 t.test('state decoder: names the JSON path of the first problem', async (t) => {
-  const ok = makeState([{ id: 'a', mem: GB }, { id: 'b', mem: GB }]);
+  const ok = makeState([
+    { id: 'a', mem: GB },
+    { id: 'b', mem: GB },
+  ]);
   t.equal(decodeClusterState(ok).nodes.length, 2);
   fails(t, () => decodeClusterState(null), /state: expected an object, got null/, 'null');
-  fails(t, () => decodeClusterState({ nodes: 'x' }), /state\.nodes: expected an array, got string/, 'nodes not an array');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvailable: -1, ramTotal: 1 } }] }), /state\.nodes\[0\]\.memory\.ramAvailable: must be >= 0/, 'negative memory');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvaliable: 1, ramTotal: 1 } }] }), /memory\.ramAvailable: is required/, 'typo');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'a' }] }), /state\.nodes\[1\]\.id: duplicate/, 'duplicate id');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a', interfaces: [{ name: 'en0', ip: '10.77.0.1', type: 'fibre' }] }] }), /interfaces\[0\]\.type: expected one of thunderbolt/, 'bad type');
+  fails(
+    t,
+    () => decodeClusterState({ nodes: 'x' }),
+    /state\.nodes: expected an array, got string/,
+    'nodes not an array',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvailable: -1, ramTotal: 1 } }] }),
+    /state\.nodes\[0\]\.memory\.ramAvailable: must be >= 0/,
+    'negative memory',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvaliable: 1, ramTotal: 1 } }] }),
+    /memory\.ramAvailable: is required/,
+    'typo',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'a' }] }),
+    /state\.nodes\[1\]\.id: duplicate/,
+    'duplicate id',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a', interfaces: [{ name: 'en0', ip: '10.77.0.1', type: 'fibre' }] }] }),
+    /interfaces\[0\]\.type: expected one of thunderbolt/,
+    'bad type',
+  );
   fails(t, () => decodeClusterState({ nodes: [{ id: 'a', cached: { w: 2 } }] }), /cached\.w: must be <= 1/, 'fraction');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a', cached: null }] }), /cached: expected an object, got null/, 'cached null');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a' }], links: [{ source: 'a', sink: 'z', ip: '10.77.0.1' }] }), /links\[0\]\.sink: unknown node "z"/, 'unknown sink');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b' }] }), /links\[0\]\.ip: is required/, 'no ip');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b', ip: '1', bandwidthBps: 'fast' }] }), /bandwidthBps: expected a finite number, got string/, 'bandwidth');
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b', ip: '1', rdma: { sourceIface: 'x', sinkIface: 'y' } }] }), /links\[0\]\.ip: an rdma link/, 'mixed link');
-  const rd = decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b', rdma: { sourceIface: 'x', sinkIface: 'y' } }] });
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a', cached: null }] }),
+    /cached: expected an object, got null/,
+    'cached null',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a' }], links: [{ source: 'a', sink: 'z', ip: '10.77.0.1' }] }),
+    /links\[0\]\.sink: unknown node "z"/,
+    'unknown sink',
+  );
+  fails(
+    t,
+    () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b' }] }),
+    /links\[0\]\.ip: is required/,
+    'no ip',
+  );
+  fails(
+    t,
+    () =>
+      decodeClusterState({
+        nodes: [{ id: 'a' }, { id: 'b' }],
+        links: [{ source: 'a', sink: 'b', ip: '1', bandwidthBps: 'fast' }],
+      }),
+    /bandwidthBps: expected a finite number, got string/,
+    'bandwidth',
+  );
+  fails(
+    t,
+    () =>
+      decodeClusterState({
+        nodes: [{ id: 'a' }, { id: 'b' }],
+        links: [{ source: 'a', sink: 'b', ip: '1', rdma: { sourceIface: 'x', sinkIface: 'y' } }],
+      }),
+    /links\[0\]\.ip: an rdma link/,
+    'mixed link',
+  );
+  const rd = decodeClusterState({
+    nodes: [{ id: 'a' }, { id: 'b' }],
+    links: [{ source: 'a', sink: 'b', rdma: { sourceIface: 'x', sinkIface: 'y' } }],
+  });
   t.same(rd.links[0], { kind: 'rdma', source: 'a', sink: 'b', sourceIface: 'x', sinkIface: 'y' });
   fails(t, () => decodeClusterState({ nodes: 1 }, 'config'), /^config state/, 'config flavour');
 });
@@ -39,11 +103,26 @@ t.test('request decoder', async (t) => {
   t.same(r.requiredNodes, ['a']);
   t.equal(r.minNodes, 1);
   t.equal(r.workload.supportsTensor, false);
-  fails(t, () => decodePlacementRequest(request({ sharding: 'data' })), /request\.sharding: expected one of pipeline, tensor/, 'sharding');
+  fails(
+    t,
+    () => decodePlacementRequest(request({ sharding: 'data' })),
+    /request\.sharding: expected one of pipeline, tensor/,
+    'sharding',
+  );
   fails(t, () => decodePlacementRequest(request({ backend: 'nccl' })), /request\.backend/, 'backend');
   fails(t, () => decodePlacementRequest(request({ minNodes: 0 })), /request\.minNodes: must be >= 1/, 'minNodes');
-  fails(t, () => decodePlacementRequest(request({}, { layers: 1.5 })), /request\.workload\.layers: expected an integer/, 'layers');
-  fails(t, () => decodePlacementRequest(request({}, { memoryBytes: undefined })), /request\.workload\.memoryBytes: expected a finite number/, 'memory');
+  fails(
+    t,
+    () => decodePlacementRequest(request({}, { layers: 1.5 })),
+    /request\.workload\.layers: expected an integer/,
+    'layers',
+  );
+  fails(
+    t,
+    () => decodePlacementRequest(request({}, { memoryBytes: undefined })),
+    /request\.workload\.memoryBytes: expected a finite number/,
+    'memory',
+  );
   fails(t, () => decodePlacementRequest({ ...request(), extra: 1 }), /request\.extra: is not a known field/, 'extra');
   fails(t, () => decodePlacementRequest(request({ requiredNodes: [1] })), /requiredNodes\[0\]/, 'required');
 });

@@ -21,27 +21,42 @@ const lanIp = (i: number): string => `10.77.9.${i + 1}`;
  */
 function cableRing(lan: boolean, extra?: { type: 'wifi'; bw: number }): StateJson {
   const nodes = IDS.map((id, i) => ({
-    id, memory: { ramAvailable: 4 * GB, ramTotal: 8 * GB },
-    interfaces: [...(lan ? [{ name: 'lan0', ip: lanIp(i), type: 'ethernet' }] : []), ...(extra ? [{ name: 'wlan0', ip: `10.77.8.${i + 1}`, type: 'wifi' }] : [])],
+    id,
+    memory: { ramAvailable: 4 * GB, ramTotal: 8 * GB },
+    interfaces: [
+      ...(lan ? [{ name: 'lan0', ip: lanIp(i), type: 'ethernet' }] : []),
+      ...(extra ? [{ name: 'wlan0', ip: `10.77.8.${i + 1}`, type: 'wifi' }] : []),
+    ],
   }));
   const links: Record<string, unknown>[] = [];
-  IDS.forEach((source, s) => IDS.forEach((sink, k) => {
-    if (s === k) return;
-    if (lan) links.push({ source, sink, ip: lanIp(k), bandwidthBps: 1e9, rttMs: 0.4 });
-    if (extra) links.push({ source, sink, ip: `10.77.8.${k + 1}`, bandwidthBps: extra.bw, rttMs: 2 });
-  }));
+  IDS.forEach((source, s) =>
+    IDS.forEach((sink, k) => {
+      if (s === k) return;
+      if (lan) links.push({ source, sink, ip: lanIp(k), bandwidthBps: 1e9, rttMs: 0.4 });
+      if (extra) links.push({ source, sink, ip: `10.77.8.${k + 1}`, bandwidthBps: extra.bw, rttMs: 2 });
+    }),
+  );
   IDS.forEach((x, i) => {
-    const y = IDS[(i + 1) % 4] as string, j = (i + 1) % 4;
-    const xIp = `10.77.${20 + i}.1`, yIp = `10.77.${20 + i}.2`;
+    const y = IDS[(i + 1) % 4] as string,
+      j = (i + 1) % 4;
+    const xIp = `10.77.${20 + i}.1`,
+      yIp = `10.77.${20 + i}.2`;
     (nodes[i]!.interfaces as unknown[]).push({ name: `tb-${y}`, ip: xIp, type: 'thunderbolt' });
     (nodes[j]!.interfaces as unknown[]).push({ name: `tb-${x}`, ip: yIp, type: 'thunderbolt' });
-    links.push({ source: x, sink: y, ip: yIp, bandwidthBps: 20e9, rttMs: 0.05 }, { source: y, sink: x, ip: xIp, bandwidthBps: 20e9, rttMs: 0.05 });
+    links.push(
+      { source: x, sink: y, ip: yIp, bandwidthBps: 20e9, rttMs: 0.05 },
+      { source: y, sink: x, ip: xIp, bandwidthBps: 20e9, rttMs: 0.05 },
+    );
   });
   return { nodes, links };
 }
 
 function mustPlan(t: Test, state: StateJson): Plan {
-  const result = planPlacement(decodeClusterState(state), decodePlacementRequest(request({}, { memoryBytes: 15 * GB })), { seed: 3 });
+  const result = planPlacement(
+    decodeClusterState(state),
+    decodePlacementRequest(request({}, { memoryBytes: 15 * GB })),
+    { seed: 3 },
+  );
   if (isRefusal(result)) throw new Error(`unexpected refusal: ${result.refusal.message}`);
   t.equal(result.instance.nodes.length, 4, 'all four nodes placed');
   return result;
@@ -51,40 +66,71 @@ const runnerOf = (p: Plan): RunnerInstance => ({ ...p.instance, workload: { kind
 /** The addresses `source` has a link to on `sink` (what it can dial). */
 const reachable = (state: StateJson, source: string, sink: string): string[] =>
   state.links.filter((l) => l.source === source && l.sink === sink).map((l) => l.ip as string);
-const ifaceOf = (state: StateJson, node: string) => (ip: string): string | undefined =>
-  ((state.nodes.find((n) => n.id === node)?.interfaces ?? []) as { name: string; ip: string }[]).find((f) => f.ip === ip)?.name;
+const ifaceOf =
+  (state: StateJson, node: string) =>
+  (ip: string): string | undefined =>
+    ((state.nodes.find((n) => n.id === node)?.interfaces ?? []) as { name: string; ip: string }[]).find(
+      (f) => f.ip === ip,
+    )?.name;
 
-t.test('4-node cable ring + LAN: MASTER_ADDR and the socket interface are on the LAN, the MLX hostfile stays on the cables', async (t) => {
-  const state = cableRing(true);
-  const p = mustPlan(t, state);
-  const order = p.instance.nodes;
-  t.same(p.instance.meshAddresses, Object.fromEntries(IDS.map((id, i) => [id, lanIp(i)])), 'every node: its LAN address (the cables reach only neighbours)');
-  t.same(decodeInstancePlan(JSON.parse(JSON.stringify(p.instance)), 'instance').meshAddresses, p.instance.meshAddresses, 'the plan schema keeps it');
-  const inst = runnerOf(p);
-  const rank0 = order[0] as string;
-  for (const [rank, node] of order.entries()) {
-    const env = execEnv(inst, node, { hostfilePath: '/h', ifaceOf: ifaceOf(state, node) });
-    t.equal(env.MASTER_ADDR, lanIp(IDS.indexOf(rank0)), `rank ${rank}: MASTER_ADDR is rank 0's LAN address, the same on every rank`);
-    if (rank !== 0) t.ok(reachable(state, node, rank0).includes(env.MASTER_ADDR as string), `rank ${rank} (${node}) has a link to MASTER_ADDR`);
-    t.equal(env.GLOO_SOCKET_IFNAME, 'lan0', `rank ${rank}: Gloo binds the LAN interface`);
-    t.equal(env.NCCL_SOCKET_IFNAME, 'lan0');
-    t.equal(env.TP_SOCKET_IFNAME, 'lan0');
-    // The MLX ring hostfile is unchanged: both neighbours on their cable addresses.
-    const hosts = ringHosts(inst, node);
-    for (const nb of [(rank + 1) % 4, (rank + 3) % 4]) {
-      const ip = hosts[nb]!.split(':')[0] as string;
-      t.match(ip, /^10\.77\.2\d\.[12]$/, `rank ${rank}: neighbour ${nb} over its cable`);
-      t.ok(reachable(state, node, order[nb] as string).includes(ip));
+t.test(
+  '4-node cable ring + LAN: MASTER_ADDR and the socket interface are on the LAN, the MLX hostfile stays on the cables',
+  async (t) => {
+    const state = cableRing(true);
+    const p = mustPlan(t, state);
+    const order = p.instance.nodes;
+    t.same(
+      p.instance.meshAddresses,
+      Object.fromEntries(IDS.map((id, i) => [id, lanIp(i)])),
+      'every node: its LAN address (the cables reach only neighbours)',
+    );
+    t.same(
+      decodeInstancePlan(JSON.parse(JSON.stringify(p.instance)), 'instance').meshAddresses,
+      p.instance.meshAddresses,
+      'the plan schema keeps it',
+    );
+    const inst = runnerOf(p);
+    const rank0 = order[0] as string;
+    for (const [rank, node] of order.entries()) {
+      const env = execEnv(inst, node, { hostfilePath: '/h', ifaceOf: ifaceOf(state, node) });
+      t.equal(
+        env.MASTER_ADDR,
+        lanIp(IDS.indexOf(rank0)),
+        `rank ${rank}: MASTER_ADDR is rank 0's LAN address, the same on every rank`,
+      );
+      if (rank !== 0)
+        t.ok(
+          reachable(state, node, rank0).includes(env.MASTER_ADDR as string),
+          `rank ${rank} (${node}) has a link to MASTER_ADDR`,
+        );
+      t.equal(env.GLOO_SOCKET_IFNAME, 'lan0', `rank ${rank}: Gloo binds the LAN interface`);
+      t.equal(env.NCCL_SOCKET_IFNAME, 'lan0');
+      t.equal(env.TP_SOCKET_IFNAME, 'lan0');
+      // The MLX ring hostfile is unchanged: both neighbours on their cable addresses.
+      const hosts = ringHosts(inst, node);
+      for (const nb of [(rank + 1) % 4, (rank + 3) % 4]) {
+        const ip = hosts[nb]!.split(':')[0] as string;
+        t.match(ip, /^10\.77\.2\d\.[12]$/, `rank ${rank}: neighbour ${nb} over its cable`);
+        t.ok(reachable(state, node, order[nb] as string).includes(ip));
+      }
+      t.equal(hosts[(rank + 2) % 4], '198.51.100.1:0', 'the opposite node stays a placeholder');
     }
-    t.equal(hosts[(rank + 2) % 4], '198.51.100.1:0', 'the opposite node stays a placeholder');
-  }
-});
+  },
+);
 
 t.test('two common addresses: the faster one by measured bandwidth', async (t) => {
   const state = cableRing(true, { type: 'wifi', bw: 1e8 });
-  t.same(mustPlan(t, state).instance.meshAddresses, Object.fromEntries(IDS.map((id, i) => [id, lanIp(i)])), 'LAN (1 Gbit/s) over Wi-Fi (0.1)');
+  t.same(
+    mustPlan(t, state).instance.meshAddresses,
+    Object.fromEntries(IDS.map((id, i) => [id, lanIp(i)])),
+    'LAN (1 Gbit/s) over Wi-Fi (0.1)',
+  );
   const fastWifi = cableRing(true, { type: 'wifi', bw: 5e9 });
-  t.same(mustPlan(t, fastWifi).instance.meshAddresses, Object.fromEntries(IDS.map((id, i) => [id, `10.77.8.${i + 1}`])), 'measured 5 Gbit/s Wi-Fi over 1 Gbit/s LAN');
+  t.same(
+    mustPlan(t, fastWifi).instance.meshAddresses,
+    Object.fromEntries(IDS.map((id, i) => [id, `10.77.8.${i + 1}`])),
+    'measured 5 Gbit/s Wi-Fi over 1 Gbit/s LAN',
+  );
 });
 
 t.test('a LAN alone: the mesh address is the ring address', async (t) => {
@@ -94,7 +140,11 @@ t.test('a LAN alone: the mesh address is the ring address', async (t) => {
   const order = p.instance.nodes;
   for (const [rank, node] of order.entries()) {
     const nb = order[(rank + 1) % 4] as string;
-    t.equal(p.instance.meshAddresses?.[node], p.instance.hostsByNode?.[nb]?.[rank]?.ip, `${node}: the address its neighbour dials`);
+    t.equal(
+      p.instance.meshAddresses?.[node],
+      p.instance.hostsByNode?.[nb]?.[rank]?.ip,
+      `${node}: the address its neighbour dials`,
+    );
   }
 });
 
@@ -109,10 +159,13 @@ t.test('no address every node reaches: no mesh addresses, the ring-address rule 
   t.match(env.GLOO_SOCKET_IFNAME, /^tb-/, 'the interface of its planned (cable) address');
 });
 
-t.test('the plan schema: mesh addresses must be IPs of the instance\'s nodes', async (t) => {
+t.test("the plan schema: mesh addresses must be IPs of the instance's nodes", async (t) => {
   const p = mustPlan(t, cableRing(true));
   const plain = JSON.parse(JSON.stringify(p.instance)) as Record<string, unknown>;
-  t.throws(() => decodeInstancePlan({ ...plain, meshAddresses: { zz: '10.77.9.1' } }, 'instance'), /meshAddresses\.zz: not a node/);
+  t.throws(
+    () => decodeInstancePlan({ ...plain, meshAddresses: { zz: '10.77.9.1' } }, 'instance'),
+    /meshAddresses\.zz: not a node/,
+  );
   t.throws(() => decodeInstancePlan({ ...plain, meshAddresses: { a: 'not-an-ip' } }, 'instance'));
   const { meshAddresses: _, ...older } = plain;
   t.equal(decodeInstancePlan(older, 'instance').meshAddresses, undefined, 'a plan from before the field still decodes');

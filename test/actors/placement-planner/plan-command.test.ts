@@ -13,31 +13,62 @@ import { both, GB, makeState, request } from '../../fixtures/placement/build-sta
 const exec = promisify(execFile);
 
 async function run(args: string[]): Promise<{ code: number; out: unknown; raw: string; err: string }> {
-  let raw = '', err = '';
-  const code = await runPlanCommand(args, { stdout: { write: (s: string) => { raw += s; } }, stderr: { write: (s: string) => { err += s; } } });
+  let raw = '',
+    err = '';
+  const code = await runPlanCommand(args, {
+    stdout: {
+      write: (s: string) => {
+        raw += s;
+      },
+    },
+    stderr: {
+      write: (s: string) => {
+        err += s;
+      },
+    },
+  });
   let out: unknown;
-  try { out = JSON.parse(raw); } catch { out = undefined; }
+  try {
+    out = JSON.parse(raw);
+  } catch {
+    out = undefined;
+  }
   return { code, out, raw, err };
 }
 
 t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'torus-plan-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const state = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 4 * GB }, { id: 'c', mem: 4 * GB }]);
-  both(state, 'a', 'b', 'ethernet', { bw: 1e9 }); both(state, 'b', 'c', 'ethernet', { bw: 1e9 }); both(state, 'a', 'c', 'thunderbolt', { bw: 10e9 });
+  const state = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 4 * GB },
+    { id: 'c', mem: 4 * GB },
+  ]);
+  both(state, 'a', 'b', 'ethernet', { bw: 1e9 });
+  both(state, 'b', 'c', 'ethernet', { bw: 1e9 });
+  both(state, 'a', 'c', 'thunderbolt', { bw: 10e9 });
   const files = {
-    state: join(dir, 'state.json'), request: join(dir, 'request.json'), big: join(dir, 'big.json'),
-    broken: join(dir, 'broken.json'), invalid: join(dir, 'invalid.json'),
+    state: join(dir, 'state.json'),
+    request: join(dir, 'request.json'),
+    big: join(dir, 'big.json'),
+    broken: join(dir, 'broken.json'),
+    invalid: join(dir, 'invalid.json'),
   };
   await writeFile(files.state, JSON.stringify(state));
   await writeFile(files.request, JSON.stringify(request({}, { memoryBytes: 6 * GB })));
   await writeFile(files.big, JSON.stringify(request({}, { memoryBytes: 50 * GB })));
   await writeFile(files.broken, '{"nodes": [');
-  await writeFile(files.invalid, JSON.stringify({ nodes: [{ id: 'a', memory: { ramAvailable: 'lots', ramTotal: 1 } }] }));
+  await writeFile(
+    files.invalid,
+    JSON.stringify({ nodes: [{ id: 'a', memory: { ramAvailable: 'lots', ramTotal: 1 } }] }),
+  );
 
   const ok = await run(['--state', files.state, '--request', files.request, '--seed', '11']);
   t.equal(ok.code, 0);
-  const plan = ok.out as { instance: { nodes: string[]; port: number; hostsByNode: Record<string, unknown> }; explanation: { seed: number } };
+  const plan = ok.out as {
+    instance: { nodes: string[]; port: number; hostsByNode: Record<string, unknown> };
+    explanation: { seed: number };
+  };
   t.same(plan.instance.nodes, ['a', 'c'], 'the Thunderbolt pair');
   t.equal(plan.explanation.seed, 11);
   t.ok(plan.instance.hostsByNode.a);
@@ -56,8 +87,14 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
 
   for (const [args, pattern] of [
     [['--state', files.broken, '--request', files.request], /--state file .*broken\.json is not valid JSON/],
-    [['--state', files.invalid, '--request', files.request], /state\.nodes\[0\]\.memory\.ramAvailable: expected a finite number/],
-    [['--state', join(dir, 'missing.json'), '--request', files.request], /cannot read --state file .*missing\.json: ENOENT/],
+    [
+      ['--state', files.invalid, '--request', files.request],
+      /state\.nodes\[0\]\.memory\.ramAvailable: expected a finite number/,
+    ],
+    [
+      ['--state', join(dir, 'missing.json'), '--request', files.request],
+      /cannot read --state file .*missing\.json: ENOENT/,
+    ],
     [['--state', files.state, '--request', files.state], /request\.workload: is required/],
     [['--state', files.state], /--request REQUEST\.json is required/],
     [['--state', files.state, '--request', files.request, '--seed', '-1'], /--seed must be an integer/],
@@ -74,7 +111,17 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
 
   const previews = await run(['--state', files.state, '--request', files.request, '--previews', '--seed', '1']);
   t.equal(previews.code, 0);
-  const list = (previews.out as { previews: { sharding: string; backend: string; nodeCount: number; plan?: { instance: { nodes: string[] } }; refusal?: { message: string } }[] }).previews;
+  const list = (
+    previews.out as {
+      previews: {
+        sharding: string;
+        backend: string;
+        nodeCount: number;
+        plan?: { instance: { nodes: string[] } };
+        refusal?: { message: string };
+      }[];
+    }
+  ).previews;
   t.equal(list.length, 2 * 2 * 3, 'pipeline/tensor × ring/jaccl × 1..3 nodes');
   const ring2 = list.find((p) => p.sharding === 'pipeline' && p.backend === 'ring' && p.nodeCount === 2);
   t.same(ring2?.plan?.instance.nodes, ['a', 'c']);
@@ -82,22 +129,62 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
   t.match(ring1?.refusal?.message ?? '', /memory/);
   const jaccl3 = list.find((p) => p.backend === 'jaccl' && p.nodeCount === 3 && p.sharding === 'pipeline');
   t.match(jaccl3?.refusal?.message ?? '', /RDMA/);
-  t.ok(list.filter((p) => p.sharding === 'tensor').every((p) => p.refusal && /tensor/.test(p.refusal.message)), 'tensor refused: not supported');
+  t.ok(
+    list.filter((p) => p.sharding === 'tensor').every((p) => p.refusal && /tensor/.test(p.refusal.message)),
+    'tensor refused: not supported',
+  );
 
   // The same through a real process: direct invocation of the module (before main.ts wires `plan`).
-  const entry = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../src/cli/plan.ts' : '../../../src/cli/plan.js', import.meta.url));
-  const child = await exec(process.execPath, [...childExecArgv(import.meta.url), entry, '--state', files.state, '--request', files.request, '--seed', '11']);
+  const entry = fileURLToPath(
+    new URL(import.meta.url.endsWith('.ts') ? '../../../src/cli/plan.ts' : '../../../src/cli/plan.js', import.meta.url),
+  );
+  const child = await exec(process.execPath, [
+    ...childExecArgv(import.meta.url),
+    entry,
+    '--state',
+    files.state,
+    '--request',
+    files.request,
+    '--seed',
+    '11',
+  ]);
   t.equal(child.stdout, ok.raw, 'child prints the same plan');
-  const bad = await exec(process.execPath, [...childExecArgv(import.meta.url), entry, '--state', files.broken, '--request', files.request]).catch((e: { code: number; stdout: string }) => e);
+  const bad = await exec(process.execPath, [
+    ...childExecArgv(import.meta.url),
+    entry,
+    '--state',
+    files.broken,
+    '--request',
+    files.request,
+  ]).catch((e: { code: number; stdout: string }) => e);
   t.equal((bad as { code: number }).code, 2, 'child exits 2');
   t.match(JSON.parse((bad as { stdout: string }).stdout).error.message, /not valid JSON/);
 
   // And as the CLI ships it: `node dist/main.js plan ...` (needs `npm run build`, which `npm test` runs first).
   const main = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
-  if (!existsSync(main)) { t.comment('skipping dist/main.js plan: not built (run npm run build)'); return; }
-  const viaMain = await exec(process.execPath, [main, 'plan', '--state', files.state, '--request', files.request, '--seed', '11']);
+  if (!existsSync(main)) {
+    t.comment('skipping dist/main.js plan: not built (run npm run build)');
+    return;
+  }
+  const viaMain = await exec(process.execPath, [
+    main,
+    'plan',
+    '--state',
+    files.state,
+    '--request',
+    files.request,
+    '--seed',
+    '11',
+  ]);
   t.equal(viaMain.stdout, ok.raw, 'dist/main.js plan prints the same plan');
-  const refusedMain = await exec(process.execPath, [main, 'plan', '--state', files.state, '--request', files.big]).catch((e: { code: number; stdout: string }) => e);
+  const refusedMain = await exec(process.execPath, [
+    main,
+    'plan',
+    '--state',
+    files.state,
+    '--request',
+    files.big,
+  ]).catch((e: { code: number; stdout: string }) => e);
   t.equal((refusedMain as { code: number }).code, 2, 'dist/main.js plan exits 2 on a refusal');
   t.match(JSON.parse((refusedMain as { stdout: string }).stdout).error.message, /memory/);
 });

@@ -3,7 +3,12 @@ import { decodeClusterState } from '../../../src/actors/placement-planner/cluste
 import { allocateLayersProportionally } from '../../../src/actors/placement-planner/layer-split.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult, type Refusal } from '../../../src/actors/placement-planner/plan-result.js';
+import {
+  isRefusal,
+  type Plan,
+  type PlanResult,
+  type Refusal,
+} from '../../../src/actors/placement-planner/plan-result.js';
 import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
@@ -28,20 +33,35 @@ t.test('largest-remainder split, exo examples', async (t) => {
 
 function triangle(mems: number[]): StateJson {
   const s = makeState(mems.map((mem, i) => ({ id: 'abc'[i] as string, mem })));
-  both(s, 'a', 'b', 'ethernet'); both(s, 'b', 'c', 'ethernet'); both(s, 'a', 'c', 'ethernet');
+  both(s, 'a', 'b', 'ethernet');
+  both(s, 'b', 'c', 'ethernet');
+  both(s, 'a', 'c', 'ethernet');
   return s;
 }
 
 t.test('pipeline layers follow memory: 500/500/1000 with 12 layers → 3/3/6', async (t) => {
-  const p = mustPlan(t, plan(triangle([500 * GB, 500 * GB, 1000 * GB]), request({}, { memoryBytes: 1900 * GB, layers: 12 })));
+  const p = mustPlan(
+    t,
+    plan(triangle([500 * GB, 500 * GB, 1000 * GB]), request({}, { memoryBytes: 1900 * GB, layers: 12 })),
+  );
   t.same(p.instance.nodes, ['a', 'b', 'c']);
   t.same(layers(p), [3, 3, 6]);
-  t.same(p.instance.shards.map((s) => [s.startLayer, s.endLayer]), [[0, 3], [3, 6], [6, 12]]);
+  t.same(
+    p.instance.shards.map((s) => [s.startLayer, s.endLayer]),
+    [
+      [0, 3],
+      [3, 6],
+      [6, 12],
+    ],
+  );
   t.ok(p.instance.shards.every((s, rank) => s.rank === rank && s.worldSize === 3));
 });
 
 t.test('pipeline layers: 900/50/50 with 20 layers → 18/1/1 (the largest donates)', async (t) => {
-  const p = mustPlan(t, plan(triangle([900 * GB, 50 * GB, 50 * GB]), request({ minNodes: 3 }, { memoryBytes: 990 * GB, layers: 20 })));
+  const p = mustPlan(
+    t,
+    plan(triangle([900 * GB, 50 * GB, 50 * GB]), request({ minNodes: 3 }, { memoryBytes: 990 * GB, layers: 20 })),
+  );
   const byNode = Object.fromEntries(p.instance.shards.map((s) => [s.node, s.endLayer - s.startLayer]));
   t.same(byNode, { a: 18, b: 1, c: 1 });
 });
@@ -53,7 +73,11 @@ t.test('memory refusals name memory and the numbers', async (t) => {
   t.match(r.message, /5\.00 GB/);
   t.match(r.message, /3\.00 GB/);
   // Enough in total, but not within any set that can form a ring (c is cut off).
-  const s = makeState([{ id: 'a', mem: 2 * GB }, { id: 'b', mem: 2 * GB }, { id: 'c', mem: 8 * GB }]);
+  const s = makeState([
+    { id: 'a', mem: 2 * GB },
+    { id: 'b', mem: 2 * GB },
+    { id: 'c', mem: 8 * GB },
+  ]);
   both(s, 'a', 'b', 'ethernet');
   const r2 = mustRefuse(t, plan(s, request({ minNodes: 2 }, { memoryBytes: 5 * GB })));
   t.equal(r2.kind, 'ring', 'the sets with enough memory cannot form a ring');
@@ -61,7 +85,10 @@ t.test('memory refusals name memory and the numbers', async (t) => {
   t.match(r2.message, /3 node\(s\): ring: only 0 node/);
   t.ok(r2.explanation.sizes.length > 0, 'explains each size');
   // Per-node check: a node's pipeline share does not fit.
-  const r3 = mustRefuse(t, plan(triangle([900 * GB, 10 * GB, 90 * GB]), request({ minNodes: 3 }, { memoryBytes: 999 * GB, layers: 3 })));
+  const r3 = mustRefuse(
+    t,
+    plan(triangle([900 * GB, 10 * GB, 90 * GB]), request({ minNodes: 3 }, { memoryBytes: 999 * GB, layers: 3 })),
+  );
   t.equal(r3.kind, 'memory');
   t.match(r3.message, /not enough memory on b/);
   // A node without a memory figure can be in no plan.
@@ -76,10 +103,18 @@ t.test('other refusals say what is missing', async (t) => {
   const noTensor = mustRefuse(t, plan(tri, request({ sharding: 'tensor' }, { hiddenSize: 4096 })));
   t.equal(noTensor.kind, 'tensor');
   t.match(noTensor.message, /does not support tensor/);
-  t.match(mustRefuse(t, plan(tri, request({ requiredNodes: ['zz'] }))).message, /Required node zz is not in the cluster state/);
+  t.match(
+    mustRefuse(t, plan(tri, request({ requiredNodes: ['zz'] }))).message,
+    /Required node zz is not in the cluster state/,
+  );
   t.match(mustRefuse(t, plan(tri, request({ minNodes: 4 }))).message, /at least 4 nodes but only 3/);
-  const chain = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 4 * GB }, { id: 'c', mem: 4 * GB }]);
-  both(chain, 'a', 'b', 'ethernet'); both(chain, 'b', 'c', 'ethernet');
+  const chain = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 4 * GB },
+    { id: 'c', mem: 4 * GB },
+  ]);
+  both(chain, 'a', 'b', 'ethernet');
+  both(chain, 'b', 'c', 'ethernet');
   const noRing = mustRefuse(t, plan(chain, request({ minNodes: 3 })));
   t.equal(noRing.kind, 'ring');
   t.match(noRing.message, /ring/);
@@ -92,20 +127,35 @@ t.test('tensor sharding: the node count must divide hiddenSize and kvHeads', asy
   const two = mustPlan(t, plan(tri, request({ sharding: 'tensor' }, { ...w, hiddenSize: 4096 })));
   t.equal(two.instance.nodes.length, 2);
   t.equal(two.instance.sharding, 'tensor');
-  t.ok(two.instance.shards.every((s) => s.startLayer === 0 && s.endLayer === 12), 'every node holds all layers');
+  t.ok(
+    two.instance.shards.every((s) => s.startLayer === 0 && s.endLayer === 12),
+    'every node holds all layers',
+  );
   const r = mustRefuse(t, plan(tri, request({ sharding: 'tensor', minNodes: 3 }, { ...w, hiddenSize: 4096 })));
   t.equal(r.kind, 'tensor');
   t.match(r.message, /hidden size 4096 is not divisible by 3/);
-  const kv = mustRefuse(t, plan(tri, request({ sharding: 'tensor', minNodes: 3 }, { ...w, hiddenSize: 3072, kvHeads: 8 })));
+  const kv = mustRefuse(
+    t,
+    plan(tri, request({ sharding: 'tensor', minNodes: 3 }, { ...w, hiddenSize: 3072, kvHeads: 8 })),
+  );
   t.match(kv.message, /kv heads 8 is not divisible by 3/);
-  const three = mustPlan(t, plan(tri, request({ sharding: 'tensor', minNodes: 3 }, { ...w, hiddenSize: 3072, kvHeads: 6 })));
+  const three = mustPlan(
+    t,
+    plan(tri, request({ sharding: 'tensor', minNodes: 3 }, { ...w, hiddenSize: 3072, kvHeads: 6 })),
+  );
   t.equal(three.instance.nodes.length, 3);
   t.match(mustRefuse(t, plan(tri, request({ sharding: 'tensor' }, { supportsTensor: true }))).message, /hiddenSize/);
 });
 
 t.test('a single node is forced to pipeline + ring', async (t) => {
   const tri = triangle([4 * GB, 4 * GB, 8 * GB]);
-  const p = mustPlan(t, plan(tri, request({ sharding: 'tensor', backend: 'jaccl' }, { supportsTensor: true, hiddenSize: 7, memoryBytes: 6 * GB })));
+  const p = mustPlan(
+    t,
+    plan(
+      tri,
+      request({ sharding: 'tensor', backend: 'jaccl' }, { supportsTensor: true, hiddenSize: 7, memoryBytes: 6 * GB }),
+    ),
+  );
   t.same(p.instance.nodes, ['c']);
   t.equal(p.instance.sharding, 'pipeline');
   t.equal(p.instance.backend, 'ring');
@@ -116,8 +166,15 @@ t.test('a single node is forced to pipeline + ring', async (t) => {
 
 t.test('leaf preference on a daisy chain', async (t) => {
   // a – b – c – d: a and d are leaves. {b,c} has the most memory but holds no leaf; {c,d} beats {a,b} on memory.
-  const s = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 10 * GB }, { id: 'c', mem: 10 * GB }, { id: 'd', mem: 5 * GB }]);
-  both(s, 'a', 'b', 'ethernet'); both(s, 'b', 'c', 'ethernet'); both(s, 'c', 'd', 'ethernet');
+  const s = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 10 * GB },
+    { id: 'c', mem: 10 * GB },
+    { id: 'd', mem: 5 * GB },
+  ]);
+  both(s, 'a', 'b', 'ethernet');
+  both(s, 'b', 'c', 'ethernet');
+  both(s, 'c', 'd', 'ethernet');
   const p = mustPlan(t, plan(s, request({}, { memoryBytes: 12 * GB })));
   t.same(p.instance.nodes, ['c', 'd']);
   t.match(p.explanation.chosen?.why.join(' ') ?? '', /leaf node \(d\)/);
@@ -129,15 +186,24 @@ t.test('leaf preference on a daisy chain', async (t) => {
 });
 
 t.test('cached preference: more of the workload already on the nodes wins over memory', async (t) => {
-  const s = makeState([{ id: 'a', mem: 7 * GB }, { id: 'b', mem: 4 * GB, cached: { w: 1 } }, { id: 'c', mem: 5 * GB, cached: { w: 0.5, other: 1 } }]);
-  both(s, 'a', 'b', 'ethernet'); both(s, 'b', 'c', 'ethernet'); both(s, 'a', 'c', 'ethernet');
+  const s = makeState([
+    { id: 'a', mem: 7 * GB },
+    { id: 'b', mem: 4 * GB, cached: { w: 1 } },
+    { id: 'c', mem: 5 * GB, cached: { w: 0.5, other: 1 } },
+  ]);
+  both(s, 'a', 'b', 'ethernet');
+  both(s, 'b', 'c', 'ethernet');
+  both(s, 'a', 'c', 'ethernet');
   const p = mustPlan(t, plan(s, request({}, { memoryBytes: 8 * GB })));
   t.same(p.instance.nodes, ['b', 'c']);
   t.equal(p.explanation.chosen?.cachedScore, 1.5);
 });
 
 t.test('address choice: a measured link beats a label', async (t) => {
-  const s = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 4 * GB }]);
+  const s = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 4 * GB },
+  ]);
   both(s, 'a', 'b', 'thunderbolt', { bw: 1e9, rtt: 0.1 });
   both(s, 'a', 'b', 'ethernet', { bw: 9e9, rtt: 0.3 });
   const p = mustPlan(t, plan(s, request({ minNodes: 2 })));
@@ -147,13 +213,25 @@ t.test('address choice: a measured link beats a label', async (t) => {
   t.equal(p.explanation.chosen?.slowestHopBps, 9e9);
   t.ok((p.explanation.predictedAllReduce1GiB?.seconds ?? 0) > 0);
 
-  const u = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 4 * GB }]);
+  const u = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 4 * GB },
+  ]);
   both(u, 'a', 'b', 'thunderbolt');
   both(u, 'a', 'b', 'wifi', { bw: 1e8 });
-  t.equal(mustPlan(t, plan(u, request({ minNodes: 2 }))).explanation.hops?.[0]?.forward?.type, 'wifi', 'measured wifi beats an unmeasured label');
+  t.equal(
+    mustPlan(t, plan(u, request({ minNodes: 2 }))).explanation.hops?.[0]?.forward?.type,
+    'wifi',
+    'measured wifi beats an unmeasured label',
+  );
 
-  const l = makeState([{ id: 'a', mem: 4 * GB }, { id: 'b', mem: 4 * GB }]);
-  both(l, 'a', 'b', 'ethernet'); both(l, 'a', 'b', 'thunderbolt'); both(l, 'a', 'b', 'wifi');
+  const l = makeState([
+    { id: 'a', mem: 4 * GB },
+    { id: 'b', mem: 4 * GB },
+  ]);
+  both(l, 'a', 'b', 'ethernet');
+  both(l, 'a', 'b', 'thunderbolt');
+  both(l, 'a', 'b', 'wifi');
   const lp = mustPlan(t, plan(l, request({ minNodes: 2 })));
   t.equal(lp.explanation.hops?.[0]?.forward?.type, 'thunderbolt', 'unmeasured: exo ring table');
   t.equal(lp.explanation.predictedAllReduce1GiB?.seconds, null, 'no prediction from labels');
@@ -164,12 +242,29 @@ t.test('bottleneck ring order: Thunderbolt ring wired a–c–b–d plus a LAN b
     const s = makeState(['a', 'b', 'c', 'd'].map((id) => ({ id, mem: 4 * GB })));
     const tb = measured ? { bw: 20e9, rtt: 0.05 } : {};
     const lan = measured ? { bw: 1e9, rtt: 0.4 } : {};
-    for (const [x, y] of [['a', 'b'], ['a', 'c'], ['a', 'd'], ['b', 'c'], ['b', 'd'], ['c', 'd']] as const) both(s, x, y, 'ethernet', lan);
-    for (const [x, y] of [['a', 'c'], ['c', 'b'], ['b', 'd'], ['d', 'a']] as const) both(s, x, y, 'thunderbolt', tb);
+    for (const [x, y] of [
+      ['a', 'b'],
+      ['a', 'c'],
+      ['a', 'd'],
+      ['b', 'c'],
+      ['b', 'd'],
+      ['c', 'd'],
+    ] as const)
+      both(s, x, y, 'ethernet', lan);
+    for (const [x, y] of [
+      ['a', 'c'],
+      ['c', 'b'],
+      ['b', 'd'],
+      ['d', 'a'],
+    ] as const)
+      both(s, x, y, 'thunderbolt', tb);
     const p = mustPlan(t, plan(s, request({}, { memoryBytes: 15 * GB })));
     t.same(p.instance.nodes, ['a', 'c', 'b', 'd'], `ring order (measured: ${measured})`);
     t.equal(p.explanation.hops?.length, 4);
-    t.ok(p.explanation.hops?.every((h) => h.forward?.type === 'thunderbolt' && h.backward?.type === 'thunderbolt'), 'every hop over Thunderbolt');
+    t.ok(
+      p.explanation.hops?.every((h) => h.forward?.type === 'thunderbolt' && h.backward?.type === 'thunderbolt'),
+      'every hop over Thunderbolt',
+    );
     // hosts: rank 0 (a) reaches c (rank 1) and d (rank 3) over their Thunderbolt addresses; b is a placeholder.
     const hosts = p.instance.hostsByNode?.a ?? [];
     t.equal(hosts[0]?.ip, '0.0.0.0');
@@ -198,6 +293,9 @@ t.test('determinism: same input and seed → same output; the port avoids the re
     ports.add(p.instance.port);
   }
   t.ok(ports.size > 150, 'ports vary with the seed');
-  const reserved = planPlacement(decodeClusterState(tri), decodePlacementRequest(req), { seed: 1, reservedPorts: Array.from({ length: 16383 }, (_, i) => 49152 + i) });
+  const reserved = planPlacement(decodeClusterState(tri), decodePlacementRequest(req), {
+    seed: 1,
+    reservedPorts: Array.from({ length: 16383 }, (_, i) => 49152 + i),
+  });
   t.equal((reserved as Plan).instance.port, 65535, 'only one port left');
 });

@@ -1,6 +1,11 @@
 import t from 'tap';
 import { findHamiltonianCycle } from '../../../src/actors/placement-planner/hamiltonian.js';
-import { cycleStats, exactSearch, heuristicSearch, searchRing } from '../../../src/actors/placement-planner/ring-order.js';
+import {
+  cycleStats,
+  exactSearch,
+  heuristicSearch,
+  searchRing,
+} from '../../../src/actors/placement-planner/ring-order.js';
 import { createRng } from '../../../src/actors/placement-planner/rng.js';
 
 const NONE = Number.NEGATIVE_INFINITY;
@@ -22,14 +27,23 @@ function randomProblem(k: number, seed: number, density: number): { hop: Float64
 }
 
 /** Every Hamiltonian cycle through 0, by permutations: the reference the fast searches must match. */
-function bruteForce(k: number, hop: Float64Array, rtt: Float64Array): { bottleneck: number; rttSum: number } | undefined {
+function bruteForce(
+  k: number,
+  hop: Float64Array,
+  rtt: Float64Array,
+): { bottleneck: number; rttSum: number } | undefined {
   let best: { bottleneck: number; rttSum: number } | undefined;
   const rest = Array.from({ length: k - 1 }, (_, i) => i + 1);
   const permute = (prefix: number[], left: number[]): void => {
     if (left.length === 0) {
       const s = cycleStats([0, ...prefix], k, hop, rtt);
       if (s.bottleneck === NONE) return;
-      if (!best || s.bottleneck > best.bottleneck || (s.bottleneck === best.bottleneck && s.rttSum < best.rttSum - 1e-9)) best = s;
+      if (
+        !best ||
+        s.bottleneck > best.bottleneck ||
+        (s.bottleneck === best.bottleneck && s.rttSum < best.rttSum - 1e-9)
+      )
+        best = s;
       return;
     }
     left.forEach((v, i) => permute([...prefix, v], [...left.slice(0, i), ...left.slice(i + 1)]));
@@ -39,7 +53,9 @@ function bruteForce(k: number, hop: Float64Array, rtt: Float64Array): { bottlene
 }
 
 const isCycle = (order: readonly number[], k: number, hop: Float64Array): boolean =>
-  order.length === k && new Set(order).size === k && order.every((v, i) => (hop[v * k + (order[(i + 1) % k] as number)] as number) !== NONE);
+  order.length === k &&
+  new Set(order).size === k &&
+  order.every((v, i) => (hop[v * k + (order[(i + 1) % k] as number)] as number) !== NONE);
 
 t.test('exact search matches brute force on random graphs (3–8 nodes)', async (t) => {
   let feasible = 0;
@@ -48,7 +64,10 @@ t.test('exact search matches brute force on random graphs (3–8 nodes)', async 
     const { hop, rtt } = randomProblem(k, seed, seed % 3 === 0 ? 1 : 0.6);
     const want = bruteForce(k, hop, rtt);
     const got = searchRing(k, hop, rtt, createRng(seed));
-    if (!want) { t.equal(got, undefined, `seed ${seed}: no ring`); continue; }
+    if (!want) {
+      t.equal(got, undefined, `seed ${seed}: no ring`);
+      continue;
+    }
     feasible++;
     t.ok(got && isCycle(got.order, k, hop), `seed ${seed}: a valid ring`);
     t.equal(got?.bottleneck, want.bottleneck, `seed ${seed}: best bottleneck`);
@@ -79,9 +98,13 @@ t.test('planted fast ring in a slow complete graph (32 and 64 nodes)', async (t)
     const rtt = new Float64Array(k * k).fill(1);
     for (let a = 0; a < k; a++) for (let b = 0; b < k; b++) if (a !== b) hop[a * k + b] = 16 + rng.int(1, 1000) * 1e6;
     const perm = Array.from({ length: k }, (_, i) => i);
-    for (let i = k - 1; i > 0; i--) { const j = rng.int(0, i); [perm[i], perm[j]] = [perm[j] as number, perm[i] as number]; }
+    for (let i = k - 1; i > 0; i--) {
+      const j = rng.int(0, i);
+      [perm[i], perm[j]] = [perm[j] as number, perm[i] as number];
+    }
     for (let i = 0; i < k; i++) {
-      const a = perm[i] as number, b = perm[(i + 1) % k] as number;
+      const a = perm[i] as number,
+        b = perm[(i + 1) % k] as number;
       hop[a * k + b] = hop[b * k + a] = 16 + 10e9 + i;
     }
     const got = searchRing(k, hop, rtt, createRng(1));
@@ -97,8 +120,14 @@ t.test('sparse rings: a bare ring and a 2D torus are found; a path has none', as
   t.equal(order?.length, 40);
   const side = 6;
   const torus = Array.from({ length: side * side }, (_, v) => {
-    const x = v % side, y = Math.floor(v / side);
-    return [((x + 1) % side) + y * side, ((x + side - 1) % side) + y * side, x + ((y + 1) % side) * side, x + ((y + side - 1) % side) * side];
+    const x = v % side,
+      y = Math.floor(v / side);
+    return [
+      ((x + 1) % side) + y * side,
+      ((x + side - 1) % side) + y * side,
+      x + ((y + 1) % side) * side,
+      x + ((y + side - 1) % side) * side,
+    ];
   });
   t.equal(findHamiltonianCycle(torus, createRng(5), 200000)?.length, 36);
   const path = Array.from({ length: 20 }, (_, v) => [v - 1, v + 1].filter((u) => u >= 0 && u < 20));

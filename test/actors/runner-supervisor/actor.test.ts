@@ -17,32 +17,72 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
     if (!stopped) await runtime.shutdown();
   });
   runtime.onFault((actor, error) => t.comment(`fault ${actor}: ${error.message} ${JSON.stringify(error.details)}`));
-  await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir, allowExec: true } });
+  await runtime.supervise({
+    name: 'runner-supervisor',
+    module: workerModule,
+    options: { nodeId: 'a', dataDir: dir, allowExec: true },
+  });
   const out = join(dir, 'env.txt');
   const { workload: _w, ...plan } = await loopbackInstance('i1', ['a'], { kind: 'ring' });
   const created: ClusterEvent = {
-    type: 'InstanceCreated', instance: plan as never,
-    workload: { kind: 'exec', id: 'job', memoryBytes: 1, layers: 12, command: 'sh', args: ['-c', `env > ${out}; exec sleep 60`] },
+    type: 'InstanceCreated',
+    instance: plan as never,
+    workload: {
+      kind: 'exec',
+      id: 'job',
+      memoryBytes: 1,
+      layers: 12,
+      command: 'sh',
+      args: ['-c', `env > ${out}; exec sleep 60`],
+    },
   };
   runtime.send('runner-supervisor', { type: 'cluster.event', event: created as never });
-  await waitFor(() => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running'), 60_000, 'Running proposed');
+  await waitFor(
+    () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running'),
+    60_000,
+    'Running proposed',
+  );
   await waitFor(() => existsSync(out) && readFileSync(out, 'utf8').includes('WORLD_SIZE'), 10_000, 'env written');
   t.match(readFileSync(out, 'utf8'), /TORUS_RANK=0/);
-  const runners = await runtime.request<{ pid: number; status: { state: string } }[]>('runner-supervisor', { type: 'runners' });
+  const runners = await runtime.request<{ pid: number; status: { state: string } }[]>('runner-supervisor', {
+    type: 'runners',
+  });
   t.equal(runners.length, 1);
   const pid = runners[0]!.pid;
   t.ok(pid > 0, 'runner pid visible');
   const view = runtime.snapshot('runner-supervisor') as { instances: string[]; runners: { status: string }[] };
   t.same(view.instances, ['i1'], 'snapshot lists the instance');
-  runtime.send('runner-supervisor', { type: 'cluster.event', event: { type: 'InstanceDeleted', instanceId: 'i1', reason: 'test' } });
-  await waitFor(() => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'), 20_000, 'Shutdown proposed');
+  runtime.send('runner-supervisor', {
+    type: 'cluster.event',
+    event: { type: 'InstanceDeleted', instanceId: 'i1', reason: 'test' },
+  });
+  await waitFor(
+    () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'),
+    20_000,
+    'Shutdown proposed',
+  );
   const states = proposals.flatMap((e) => (e.type === 'RunnerStatusChanged' ? [e.status] : []));
-  t.same(states, ['Idle', 'Connecting', 'Connected', 'Loading', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'ShuttingDown', 'Shutdown']);
+  t.same(states, [
+    'Idle',
+    'Connecting',
+    'Connected',
+    'Loading',
+    'Loaded',
+    'WarmingUp',
+    'Ready',
+    'Running',
+    'ShuttingDown',
+    'Shutdown',
+  ]);
   t.same(await allGone([pid]), [], 'runner gone after deletion');
   // A second instance, then node shutdown with it mid-task: the runner goes with the node.
   const { workload: _w2, ...plan2 } = await loopbackInstance('i2', ['a'], { kind: 'ring' });
   runtime.send('runner-supervisor', { type: 'cluster.event', event: { ...created, instance: plan2 } as never });
-  await waitFor(() => proposals.filter((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running').length === 2, 60_000, 'second Running');
+  await waitFor(
+    () => proposals.filter((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running').length === 2,
+    60_000,
+    'second Running',
+  );
   const [second] = await runtime.request<{ pid: number }[]>('runner-supervisor', { type: 'runners' });
   stopped = true;
   await runtime.shutdown();
@@ -59,16 +99,44 @@ t.test('runner-supervisor actor without a forwarded log: follows the keeper stat
     return { ok: true };
   });
   const { workload: _w, ...plan } = await loopbackInstance('p1', ['a'], { kind: 'ring' });
-  const record = { plan, workload: { kind: 'ring', id: 'ring', memoryBytes: 1, layers: 12 }, status: 'active', generation: 1, runners: {} };
+  const record = {
+    plan,
+    workload: { kind: 'ring', id: 'ring', memoryBytes: 1, layers: 12 },
+    status: 'active',
+    generation: 1,
+    runners: {},
+  };
   let state: { state: unknown; lastIndex: number } = { state: { instances: {}, tasks: {} }, lastIndex: 0 };
   runtime.register('topology-keeper', () => state);
   t.teardown(() => runtime.shutdown());
-  await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir, pollMs: 100 } });
-  state = { state: { instances: { p1: record }, tasks: { t1: { id: 't1', instanceId: 'p1', kind: 'all-reduce', params: { count: 64 }, status: 'pending' } } }, lastIndex: 5 };
-  await waitFor(() => proposals.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'), 60_000, 'task run from the polled state');
+  await runtime.supervise({
+    name: 'runner-supervisor',
+    module: workerModule,
+    options: { nodeId: 'a', dataDir: dir, pollMs: 100 },
+  });
+  state = {
+    state: {
+      instances: { p1: record },
+      tasks: { t1: { id: 't1', instanceId: 'p1', kind: 'all-reduce', params: { count: 64 }, status: 'pending' } },
+    },
+    lastIndex: 5,
+  };
+  await waitFor(
+    () => proposals.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'),
+    60_000,
+    'task run from the polled state',
+  );
   const [runner] = await runtime.request<{ pid: number }[]>('runner-supervisor', { type: 'runners' });
   state = { state: { instances: {}, tasks: {} }, lastIndex: 6 };
-  await waitFor(() => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'), 20_000, 'stopped when gone from the state');
+  await waitFor(
+    () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'),
+    20_000,
+    'stopped when gone from the state',
+  );
   t.same(await allGone([runner!.pid]), [], 'runner gone');
-  t.equal(proposals.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length, 1, 'the task ran once despite repeated polls');
+  t.equal(
+    proposals.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length,
+    1,
+    'the task ran once despite repeated polls',
+  );
 });

@@ -28,7 +28,10 @@ t.test('shutdown racing cancel: sends on the closed channel are swallowed (Close
 
 t.test('a send on a closed channel in normal running marks the runner failed', async (t) => {
   const dir = tempDir(t);
-  const { proc, events } = await readyRunner(t, dir, { TORUS_RUNNER_TEST_HOOKS: '1', TORUS_RUNNER_TEST_HOOK: 'close-channel' });
+  const { proc, events } = await readyRunner(t, dir, {
+    TORUS_RUNNER_TEST_HOOKS: '1',
+    TORUS_RUNNER_TEST_HOOK: 'close-channel',
+  });
   const pid = proc.pid!;
   await proc.startTask({ type: 'task', taskId: 'x', op: 'close-channel', params: {} });
   await waitFor(() => proc.channelClosed, 10_000, 'the close reaches us');
@@ -37,7 +40,10 @@ t.test('a send on a closed channel in normal running marks the runner failed', a
   t.notOk(exit.expected, 'a fault, not a shutdown');
   t.match(exit.cause, /closed channel/);
   t.equal(proc.status.state, 'Failed');
-  t.ok(events.some((e) => e.type === 'status' && e.status.state === 'Failed'), 'Failed reported');
+  t.ok(
+    events.some((e) => e.type === 'status' && e.status.state === 'Failed'),
+    'Failed reported',
+  );
   t.same(await allGone([pid]), []);
 });
 

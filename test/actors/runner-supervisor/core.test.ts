@@ -2,23 +2,54 @@ import t from 'tap';
 import { createActor } from 'xstate';
 import { runnerLifecycle, statusOf, type LifecycleEvent } from '../../../src/actors/runner-supervisor/lifecycle.js';
 import { decideNextStep } from '../../../src/actors/runner-supervisor/coordination.js';
-import { backoffDelayMs, restartDecision, mayProceed, recordAttempt } from '../../../src/actors/runner-supervisor/backoff.js';
+import {
+  backoffDelayMs,
+  restartDecision,
+  mayProceed,
+  recordAttempt,
+} from '../../../src/actors/runner-supervisor/backoff.js';
 import { admitTask, emptyLedger, setTaskStatus } from '../../../src/actors/runner-supervisor/task-ledger.js';
 import { formatRunnerStatus, type RunnerStatus } from '../../../src/protocols/runner-status.js';
 
 t.test('lifecycle: the canonical sequence, and refusals outside it', async (t) => {
   const actor = createActor(runnerLifecycle).start();
   const seen: string[] = [formatRunnerStatus(statusOf(actor.getSnapshot()))];
-  const steps: LifecycleEvent[] = [{ type: 'connect' }, { type: 'connected' }, { type: 'load', totalLayers: 4 },
-    { type: 'progress', layersLoaded: 2 }, { type: 'loaded' }, { type: 'warmup' }, { type: 'ready' }, { type: 'run' },
-    { type: 'run' }, { type: 'taskDone' }, { type: 'taskDone' }, { type: 'shutdown' }, { type: 'stopped' }];
+  const steps: LifecycleEvent[] = [
+    { type: 'connect' },
+    { type: 'connected' },
+    { type: 'load', totalLayers: 4 },
+    { type: 'progress', layersLoaded: 2 },
+    { type: 'loaded' },
+    { type: 'warmup' },
+    { type: 'ready' },
+    { type: 'run' },
+    { type: 'run' },
+    { type: 'taskDone' },
+    { type: 'taskDone' },
+    { type: 'shutdown' },
+    { type: 'stopped' },
+  ];
   for (const e of steps) {
     t.ok(actor.getSnapshot().can(e), `accepts ${e.type} in ${String(actor.getSnapshot().value)}`);
     actor.send(e);
     seen.push(formatRunnerStatus(statusOf(actor.getSnapshot())));
   }
-  t.same(seen, ['Idle', 'Connecting', 'Connected', 'Loading(0/4)', 'Loading(2/4)', 'Loaded', 'WarmingUp', 'Ready', 'Running', 'Running',
-    'Running', 'Ready', 'ShuttingDown', 'Shutdown']);
+  t.same(seen, [
+    'Idle',
+    'Connecting',
+    'Connected',
+    'Loading(0/4)',
+    'Loading(2/4)',
+    'Loaded',
+    'WarmingUp',
+    'Ready',
+    'Running',
+    'Running',
+    'Running',
+    'Ready',
+    'ShuttingDown',
+    'Shutdown',
+  ]);
   const b = createActor(runnerLifecycle).start();
   t.notOk(b.getSnapshot().can({ type: 'warmup' }), 'Idle refuses warmup');
   t.notOk(b.getSnapshot().can({ type: 'run' }), 'Idle refuses a task');
@@ -27,31 +58,45 @@ t.test('lifecycle: the canonical sequence, and refusals outside it', async (t) =
   t.notOk(b.getSnapshot().can({ type: 'connect' }), 'Failed is final');
 });
 
-const S = (state: string): RunnerStatus => ({ state } as RunnerStatus);
+const S = (state: string): RunnerStatus => ({ state }) as RunnerStatus;
 const input = (rank: number, states: (string | undefined)[], pendingTasks: string[] = []) => ({
-  rank, worldSize: states.length, statuses: states.map((s) => (s ? S(s) : undefined)), stepInFlight: false, pendingTasks,
+  rank,
+  worldSize: states.length,
+  statuses: states.map((s) => (s ? S(s) : undefined)),
+  stepInFlight: false,
+  pendingTasks,
 });
 
-t.test('coordination: connect, last rank last; load when all connected; rank 0 warms up last; tasks when all ready', async (t) => {
-  t.same(decideNextStep(input(0, ['Idle', 'Idle', 'Idle'])), { kind: 'connect' });
-  t.same(decideNextStep(input(0, ['Idle', undefined, undefined])), { kind: 'connect' }, 'unreported peers count as Idle');
-  t.equal(decideNextStep(input(2, ['Idle', 'Connecting', 'Idle'])).kind, 'wait', 'last rank waits for all others');
-  t.same(decideNextStep(input(2, ['Connecting', 'Connected', 'Idle'])), { kind: 'connect' });
-  t.same(decideNextStep(input(0, ['Idle'])), { kind: 'connect' }, 'a single runner connects at once');
-  t.equal(decideNextStep(input(0, ['Connected', 'Connecting'])).kind, 'wait');
-  t.same(decideNextStep(input(0, ['Connected', 'Loading'])), { kind: 'load' });
-  t.same(decideNextStep(input(1, ['Loaded', 'Loaded'])), { kind: 'warmup' });
-  t.equal(decideNextStep(input(0, ['Loaded', 'Loaded'])).kind, 'wait', 'rank 0 waits for the others to warm up');
-  t.same(decideNextStep(input(0, ['Loaded', 'WarmingUp', 'Ready'])), { kind: 'warmup' });
-  t.equal(decideNextStep(input(0, ['Ready', 'WarmingUp'], ['t1'])).kind, 'wait', 'tasks wait for every runner Ready');
-  t.same(decideNextStep(input(0, ['Ready', 'Running'], ['t1', 't2'])), { kind: 'run', taskId: 't1' });
-  t.same(decideNextStep(input(1, ['Failed', 'Ready'])).kind, 'shutdown', 'a failed peer stops the others');
-  t.equal(decideNextStep({ ...input(0, ['Idle']), stepInFlight: true }).kind, 'wait');
-  t.equal(decideNextStep(input(0, [undefined])).kind, 'wait');
-});
+t.test(
+  'coordination: connect, last rank last; load when all connected; rank 0 warms up last; tasks when all ready',
+  async (t) => {
+    t.same(decideNextStep(input(0, ['Idle', 'Idle', 'Idle'])), { kind: 'connect' });
+    t.same(
+      decideNextStep(input(0, ['Idle', undefined, undefined])),
+      { kind: 'connect' },
+      'unreported peers count as Idle',
+    );
+    t.equal(decideNextStep(input(2, ['Idle', 'Connecting', 'Idle'])).kind, 'wait', 'last rank waits for all others');
+    t.same(decideNextStep(input(2, ['Connecting', 'Connected', 'Idle'])), { kind: 'connect' });
+    t.same(decideNextStep(input(0, ['Idle'])), { kind: 'connect' }, 'a single runner connects at once');
+    t.equal(decideNextStep(input(0, ['Connected', 'Connecting'])).kind, 'wait');
+    t.same(decideNextStep(input(0, ['Connected', 'Loading'])), { kind: 'load' });
+    t.same(decideNextStep(input(1, ['Loaded', 'Loaded'])), { kind: 'warmup' });
+    t.equal(decideNextStep(input(0, ['Loaded', 'Loaded'])).kind, 'wait', 'rank 0 waits for the others to warm up');
+    t.same(decideNextStep(input(0, ['Loaded', 'WarmingUp', 'Ready'])), { kind: 'warmup' });
+    t.equal(decideNextStep(input(0, ['Ready', 'WarmingUp'], ['t1'])).kind, 'wait', 'tasks wait for every runner Ready');
+    t.same(decideNextStep(input(0, ['Ready', 'Running'], ['t1', 't2'])), { kind: 'run', taskId: 't1' });
+    t.same(decideNextStep(input(1, ['Failed', 'Ready'])).kind, 'shutdown', 'a failed peer stops the others');
+    t.equal(decideNextStep({ ...input(0, ['Idle']), stepInFlight: true }).kind, 'wait');
+    t.equal(decideNextStep(input(0, [undefined])).kind, 'wait');
+  },
+);
 
 t.test('backoff: 0.5 s doubling, capped, bounded', async (t) => {
-  t.same([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n)), [500, 1000, 2000, 4000, 8000, 10000, 10000]);
+  t.same(
+    [1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n)),
+    [500, 1000, 2000, 4000, 8000, 10000, 10000],
+  );
   t.same(restartDecision(1, 'signal=SIGKILL'), { kind: 'restart', attempt: 1, delayMs: 500 });
   const gaveUp = restartDecision(6, 'signal=SIGKILL');
   t.equal(gaveUp.kind, 'give-up');

@@ -25,7 +25,9 @@ function processesWith(marker: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) out.push(Number(entry));
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return out;
 }
@@ -40,7 +42,10 @@ t.test('the allow-list matches a basename or an absolute path, never a relative 
   t.same(execDecision(list, '/opt/jobs/run.sh'), { allowed: true });
   t.match(execDecision(list, 'run.sh'), { allowed: false }, 'a path entry matches only that path');
   t.match(execDecision(list, './python3'), { allowed: false }, 'relative paths depend on cwd');
-  t.match(execDecision(list, 'sh'), { allowed: false, rule: '"sh" is not allowed by --allow-exec=python3,/opt/jobs/run.sh' });
+  t.match(execDecision(list, 'sh'), {
+    allowed: false,
+    rule: '"sh" is not allowed by --allow-exec=python3,/opt/jobs/run.sh',
+  });
   t.throws(() => parseExecPolicy('jobs/run.sh'), /must be absolute/);
   t.throws(() => parseExecPolicy(''), /expected/);
 });
@@ -67,44 +72,76 @@ async function supervisor(t: Test, options: Record<string, unknown>) {
   const runtime = new Runtime({ nodeId: 'a' });
   const proposals = echoCluster(runtime);
   t.teardown(() => runtime.shutdown());
-  await runtime.supervise({ name: 'runner-supervisor', module: workerModule, options: { nodeId: 'a', dataDir: dir, ...options } });
+  await runtime.supervise({
+    name: 'runner-supervisor',
+    module: workerModule,
+    options: { nodeId: 'a', dataDir: dir, ...options },
+  });
   const create = async (id: string, command: string, args: string[]): Promise<void> => {
     const { workload: _w, ...plan } = await loopbackInstance(id, ['a'], { kind: 'ring' });
-    const event: ClusterEvent = { type: 'InstanceCreated', instance: plan as never, workload: { kind: 'exec', id: 'job', memoryBytes: 1, layers: 12, command, args } };
+    const event: ClusterEvent = {
+      type: 'InstanceCreated',
+      instance: plan as never,
+      workload: { kind: 'exec', id: 'job', memoryBytes: 1, layers: 12, command, args },
+    };
     runtime.send('runner-supervisor', { type: 'cluster.event', event: event as never });
   };
   return { dir, runtime, proposals, create };
 }
 
-const failedOf = (proposals: ClusterEvent[], id: string) => proposals.find((e): e is Extract<ClusterEvent, { type: 'RunnerStatusChanged' }> =>
-  e.type === 'RunnerStatusChanged' && e.instanceId === id && e.status === 'Failed');
+const failedOf = (proposals: ClusterEvent[], id: string) =>
+  proposals.find(
+    (e): e is Extract<ClusterEvent, { type: 'RunnerStatusChanged' }> =>
+      e.type === 'RunnerStatusChanged' && e.instanceId === id && e.status === 'Failed',
+  );
 
-t.test('a node without --allow-exec refuses at spawn time: Failed with the reason, instance failed, no process', async (t) => {
-  const { dir, runtime, proposals, create } = await supervisor(t, {});
-  const marker = `torus-refused-${process.pid}-${Date.now()}`;
-  await create('r1', 'sh', ['-c', `echo ${marker} > ${dir}/ran; exec sleep 60 # ${marker}`]);
-  await waitFor(() => proposals.some((e) => e.type === 'InstanceFailed'), 20_000, 'InstanceFailed');
-  const failed = failedOf(proposals, 'r1');
-  t.ok(failed, 'the runner is reported Failed');
-  t.match(failed?.reason, /^node a refuses to run "sh": exec is off \(no --allow-exec\)/, 'the reason names the node and the rule');
-  t.match(proposals.find((e) => e.type === 'InstanceFailed'), { instanceId: 'r1', reason: /node a refuses/ });
-  t.notOk(proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status !== 'Failed'), 'no other status: nothing started');
-  const runners = await runtime.request<{ pid: number | undefined }[]>('runner-supervisor', { type: 'runners' });
-  t.ok(runners.every((r) => r.pid === undefined), 'no runner process (the failed instance is stopped: none listed)');
-  await new Promise((r) => setTimeout(r, 500));
-  t.same(processesWith(marker), [], 'no process with the marker command');
-  t.notOk(existsSync(join(dir, 'ran')), 'the command never ran');
-});
+t.test(
+  'a node without --allow-exec refuses at spawn time: Failed with the reason, instance failed, no process',
+  async (t) => {
+    const { dir, runtime, proposals, create } = await supervisor(t, {});
+    const marker = `torus-refused-${process.pid}-${Date.now()}`;
+    await create('r1', 'sh', ['-c', `echo ${marker} > ${dir}/ran; exec sleep 60 # ${marker}`]);
+    await waitFor(() => proposals.some((e) => e.type === 'InstanceFailed'), 20_000, 'InstanceFailed');
+    const failed = failedOf(proposals, 'r1');
+    t.ok(failed, 'the runner is reported Failed');
+    t.match(
+      failed?.reason,
+      /^node a refuses to run "sh": exec is off \(no --allow-exec\)/,
+      'the reason names the node and the rule',
+    );
+    t.match(
+      proposals.find((e) => e.type === 'InstanceFailed'),
+      { instanceId: 'r1', reason: /node a refuses/ },
+    );
+    t.notOk(
+      proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status !== 'Failed'),
+      'no other status: nothing started',
+    );
+    const runners = await runtime.request<{ pid: number | undefined }[]>('runner-supervisor', { type: 'runners' });
+    t.ok(
+      runners.every((r) => r.pid === undefined),
+      'no runner process (the failed instance is stopped: none listed)',
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    t.same(processesWith(marker), [], 'no process with the marker command');
+    t.notOk(existsSync(join(dir, 'ran')), 'the command never ran');
+  },
+);
 
 t.test('--allow-exec=python3: sh is refused, python3 runs', async (t) => {
   const { dir, runtime, proposals, create } = await supervisor(t, { allowExec: ['python3'] });
   await create('sh-job', 'sh', ['-c', `touch ${dir}/sh-ran`]);
-  await create('py-job', '/usr/bin/python3', ['-c', `open(${JSON.stringify(join(dir, 'py-ran'))}, 'w').write('ok'); import time; time.sleep(60)`]);
+  await create('py-job', '/usr/bin/python3', [
+    '-c',
+    `open(${JSON.stringify(join(dir, 'py-ran'))}, 'w').write('ok'); import time; time.sleep(60)`,
+  ]);
   await waitFor(() => existsSync(join(dir, 'py-ran')), 60_000, 'python3 ran');
   t.match(failedOf(proposals, 'sh-job')?.reason, /"sh" is not allowed by --allow-exec=python3/);
   t.notOk(failedOf(proposals, 'py-job'), 'python3 not refused');
   t.notOk(existsSync(join(dir, 'sh-ran')), 'sh never ran');
-  const runners = await runtime.request<{ instanceId: string; pid: number | undefined }[]>('runner-supervisor', { type: 'runners' });
+  const runners = await runtime.request<{ instanceId: string; pid: number | undefined }[]>('runner-supervisor', {
+    type: 'runners',
+  });
   t.ok(runners.find((r) => r.instanceId === 'py-job')?.pid, 'the python3 runner has a process');
 });
 
@@ -112,16 +149,32 @@ t.test('the runner quota: one more runner than --max-runners is refused naming t
   const dir = tempDir(t);
   const events: ManagerEvent[] = [];
   const limits: string[] = [];
-  const m = new RunnerManager({ nodeId: 'a', dataDir: dir, allowExec: true, maxRunners: 1, onEvent: (e) => events.push(e), onLimit: (msg) => limits.push(msg) });
+  const m = new RunnerManager({
+    nodeId: 'a',
+    dataDir: dir,
+    allowExec: true,
+    maxRunners: 1,
+    onEvent: (e) => events.push(e),
+    onLimit: (msg) => limits.push(msg),
+  });
   t.teardown(() => m.shutdown());
   m.instanceCreated(await loopbackInstance('q1', ['a'], { kind: 'exec', command: ['sleep', '60'] }));
   m.instanceCreated(await loopbackInstance('q2', ['a'], { kind: 'exec', command: ['sleep', '60'] }));
   m.instanceCreated(await loopbackInstance('q3', ['a'], { kind: 'exec', command: ['sleep', '60'] }));
   const refused = events.filter((e) => e.type === 'InstanceFailed');
-  t.same(refused.map((e) => e.type === 'InstanceFailed' && e.instanceId), ['q2', 'q3']);
+  t.same(
+    refused.map((e) => e.type === 'InstanceFailed' && e.instanceId),
+    ['q2', 'q3'],
+  );
   t.match(refused[0], { reason: 'node a is at its runner quota: 1 of 1 runners (--max-runners=1)' });
   t.equal(limits.length, 1, 'being at the limit is logged once');
-  t.same(m.runners().filter((r) => r.pid !== undefined).map((r) => r.instanceId), ['q1']);
+  t.same(
+    m
+      .runners()
+      .filter((r) => r.pid !== undefined)
+      .map((r) => r.instanceId),
+    ['q1'],
+  );
   await m.instanceDeleted('q1');
   m.instanceCreated(await loopbackInstance('q4', ['a'], { kind: 'exec', command: ['sleep', '60'] }));
   t.ok(m.runners().find((r) => r.instanceId === 'q4')?.pid, 'below the quota again: the next runner starts');
@@ -142,34 +195,45 @@ t.test('runner directories: distinct instance ids never share one; logs 0600, di
   const events: ManagerEvent[] = [];
   const m = new RunnerManager({ nodeId: 'n', dataDir: dir, allowExec: true, onEvent: (e) => events.push(e) });
   t.teardown(() => m.shutdown());
-  for (const id of ['a:b', 'a_b']) m.instanceCreated(await loopbackInstance(id, ['n'], { kind: 'exec', command: ['sh', '-c', `echo from-${id}; exec sleep 60`] }));
+  for (const id of ['a:b', 'a_b'])
+    m.instanceCreated(
+      await loopbackInstance(id, ['n'], { kind: 'exec', command: ['sh', '-c', `echo from-${id}; exec sleep 60`] }),
+    );
   const logOf = (id: string): string => join(runnerDir(dir, id, 'n'), 'stdout.log');
-  await waitFor(() => ['a:b', 'a_b'].every((id) => existsSync(logOf(id)) && readFileSync(logOf(id), 'utf8').includes('from-')), 60_000, 'both logs written');
+  await waitFor(
+    () => ['a:b', 'a_b'].every((id) => existsSync(logOf(id)) && readFileSync(logOf(id), 'utf8').includes('from-')),
+    60_000,
+    'both logs written',
+  );
   t.equal(readFileSync(logOf('a:b'), 'utf8').trim(), 'from-a:b', 'each log holds only its own runner');
   t.equal(readFileSync(logOf('a_b'), 'utf8').trim(), 'from-a_b');
   for (const id of ['a:b', 'a_b']) {
     const d = runnerDir(dir, id, 'n');
     t.equal(statSync(d).mode & 0o777, 0o700, `${id}: runner dir 0700`);
-    for (const f of ['stdout.log', 'stderr.log', 'hostfile.json']) t.equal(statSync(join(d, f)).mode & 0o777, 0o600, `${id}: ${f} 0600`);
+    for (const f of ['stdout.log', 'stderr.log', 'hostfile.json'])
+      t.equal(statSync(join(d, f)).mode & 0o777, 0o600, `${id}: ${f} 0600`);
   }
   t.equal(statSync(join(dir, 'runners')).mode & 0o777, 0o700, 'runners/ 0700');
 });
 
-t.test('the data dir is made 0700 (created, or an own dir others could enter); a shared sticky dir is left with a warning', async (t) => {
-  const dir = tempDir(t);
-  const fresh = join(dir, 'fresh', 'data');
-  const warnings: string[] = [];
-  secureDataDir(fresh, (m) => warnings.push(m));
-  t.equal(statSync(fresh).mode & 0o777, 0o700);
-  const open = join(dir, 'open');
-  mkdirSync(open);
-  chmodSync(open, 0o755);
-  secureDataDir(open, (m) => warnings.push(m));
-  t.equal(statSync(open).mode & 0o777, 0o700, 'tightened');
-  const shared = join(dir, 'shared');
-  mkdirSync(shared);
-  chmodSync(shared, 0o1777);
-  secureDataDir(shared, (m) => warnings.push(m));
-  t.equal(statSync(shared).mode & 0o7777, 0o1777, 'a sticky shared dir is not changed');
-  t.equal(warnings.length, 1, 'but warned about');
-});
+t.test(
+  'the data dir is made 0700 (created, or an own dir others could enter); a shared sticky dir is left with a warning',
+  async (t) => {
+    const dir = tempDir(t);
+    const fresh = join(dir, 'fresh', 'data');
+    const warnings: string[] = [];
+    secureDataDir(fresh, (m) => warnings.push(m));
+    t.equal(statSync(fresh).mode & 0o777, 0o700);
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o755);
+    secureDataDir(open, (m) => warnings.push(m));
+    t.equal(statSync(open).mode & 0o777, 0o700, 'tightened');
+    const shared = join(dir, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    secureDataDir(shared, (m) => warnings.push(m));
+    t.equal(statSync(shared).mode & 0o7777, 0o1777, 'a sticky shared dir is not changed');
+    t.equal(warnings.length, 1, 'but warned about');
+  },
+);

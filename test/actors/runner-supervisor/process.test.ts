@@ -1,15 +1,26 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { RunnerProcess, type RunnerProcessEvent } from '../../../src/actors/runner-supervisor/runners/runner-process.js';
+import {
+  RunnerProcess,
+  type RunnerProcessEvent,
+} from '../../../src/actors/runner-supervisor/runners/runner-process.js';
 import type { RunnerStartConfig } from '../../../src/protocols/runner.js';
 import { formatRunnerStatus } from '../../../src/protocols/runner-status.js';
 import { allGone, tempDir, waitFor } from './fixtures/helpers.js';
 
 function config(dir: string, command: string[]): RunnerStartConfig {
   return {
-    runnerId: 'i1@a', instanceId: 'i1', nodeId: 'a', rank: 0, worldSize: 1, layerStart: 0, layerEnd: 2,
-    workload: { kind: 'exec', command }, hosts: ['0.0.0.0:50000'], hostfilePath: join(dir, 'hostfile.json'),
+    runnerId: 'i1@a',
+    instanceId: 'i1',
+    nodeId: 'a',
+    rank: 0,
+    worldSize: 1,
+    layerStart: 0,
+    layerEnd: 2,
+    workload: { kind: 'exec', command },
+    hosts: ['0.0.0.0:50000'],
+    hostfilePath: join(dir, 'hostfile.json'),
     env: { TORUS_RANK: '0', MY_VAR: 'hello' },
   };
 }
@@ -18,7 +29,8 @@ t.test('exec runner: canonical sequence, task once, logs, clean exit', async (t)
   const dir = tempDir(t);
   const log: string[] = [];
   const proc = new RunnerProcess({
-    config: config(dir, ['sh', '-c', 'echo "rank=$TORUS_RANK var=$MY_VAR"; echo oops >&2']), logDir: join(dir, 'logs'),
+    config: config(dir, ['sh', '-c', 'echo "rank=$TORUS_RANK var=$MY_VAR"; echo oops >&2']),
+    logDir: join(dir, 'logs'),
     onEvent: (e: RunnerProcessEvent) => {
       if (e.type === 'status') log.push(formatRunnerStatus(e.status));
       else if (e.type === 'task-status') log.push(`${e.taskId} ${e.status}`);
@@ -40,9 +52,30 @@ t.test('exec runner: canonical sequence, task once, logs, clean exit', async (t)
   const exit = await proc.shutdown();
   t.ok(exit.expected, 'clean exit');
   t.equal(exit.code, 0);
-  t.same(log, ['Idle', 'c running', 'Connecting', 'c complete', 'Connected', 'l running', 'Loading(0/2)', 'Loading(2/2)', 'l complete', 'Loaded',
-    'w running', 'WarmingUp', 'w complete', 'Ready', 't running', 'Running', 't complete', 'Ready',
-    'shutdown:i1@a running', 'ShuttingDown', 'shutdown:i1@a complete', 'Shutdown']);
+  t.same(log, [
+    'Idle',
+    'c running',
+    'Connecting',
+    'c complete',
+    'Connected',
+    'l running',
+    'Loading(0/2)',
+    'Loading(2/2)',
+    'l complete',
+    'Loaded',
+    'w running',
+    'WarmingUp',
+    'w complete',
+    'Ready',
+    't running',
+    'Running',
+    't complete',
+    'Ready',
+    'shutdown:i1@a running',
+    'ShuttingDown',
+    'shutdown:i1@a complete',
+    'Shutdown',
+  ]);
   t.match(readFileSync(join(dir, 'logs', 'stdout.log'), 'utf8'), 'rank=0 var=hello');
   t.match(readFileSync(join(dir, 'logs', 'stderr.log'), 'utf8'), 'oops');
   t.same(JSON.parse(readFileSync(join(dir, 'hostfile.json'), 'utf8')), [['0.0.0.0:50000']]);

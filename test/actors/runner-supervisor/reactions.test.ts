@@ -7,10 +7,25 @@ import type { InstancePlan, WorkloadSpec } from '../../../src/protocols/events.j
 import { ValidationError } from '../../../src/protocols/errors.js';
 
 const plan: InstancePlan = {
-  id: 'i1', backend: 'ring', sharding: 'pipeline', nodes: ['a', 'b'], port: 5000,
-  shards: [{ node: 'a', rank: 0, worldSize: 2, startLayer: 0, endLayer: 6 }, { node: 'b', rank: 1, worldSize: 2, startLayer: 6, endLayer: 12 }],
+  id: 'i1',
+  backend: 'ring',
+  sharding: 'pipeline',
+  nodes: ['a', 'b'],
+  port: 5000,
+  shards: [
+    { node: 'a', rank: 0, worldSize: 2, startLayer: 0, endLayer: 6 },
+    { node: 'b', rank: 1, worldSize: 2, startLayer: 6, endLayer: 12 },
+  ],
 };
-const workload: WorkloadSpec = { kind: 'exec', id: 'w', memoryBytes: 1, layers: 12, command: 'python', args: ['train.py'], env: { A: '1' } };
+const workload: WorkloadSpec = {
+  kind: 'exec',
+  id: 'w',
+  memoryBytes: 1,
+  layers: 12,
+  command: 'python',
+  args: ['train.py'],
+  env: { A: '1' },
+};
 
 t.test('events → effects for this node', async (t) => {
   let r = reactToEvent('a', {}, { type: 'InstanceCreated', instance: plan, workload });
@@ -18,41 +33,92 @@ t.test('events → effects for this node', async (t) => {
   t.same(toRunnerInstance(plan, workload).workload, { kind: 'exec', command: ['python', 'train.py'], env: { A: '1' } });
   t.same(reactToEvent('c', {}, { type: 'InstanceCreated', instance: plan, workload }).effects, [], 'not on this node');
   const known = r.known;
-  t.same(reactToEvent('a', known, { type: 'RunnerStatusChanged', instanceId: 'i1', nodeId: 'b', status: 'Failed', reason: 'x' }).effects,
-    [{ type: 'peer', instanceId: 'i1', nodeId: 'b', status: { state: 'Failed', reason: 'x', diagnostics: [] } }]);
-  t.same(reactToEvent('a', known, { type: 'RunnerStatusChanged', instanceId: 'i1', nodeId: 'a', status: 'Ready' }).effects, [], 'own echo ignored');
-  t.same(reactToEvent('a', known, { type: 'TaskCreated', taskId: 't1', instanceId: 'i1', kind: 'barrier' }).effects,
-    [{ type: 'task', taskId: 't1', instanceId: 'i1', kind: 'barrier' }]);
-  t.same(reactToEvent('a', known, { type: 'TaskStatusChanged', taskId: 't1', status: 'cancelled' }).effects, [{ type: 'cancel', taskId: 't1' }]);
-  const moved: InstancePlan = { ...plan, nodes: ['b', 'c'], shards: [{ ...plan.shards[0]!, node: 'b' }, { ...plan.shards[1]!, node: 'c' }] };
-  t.match(reactToEvent('a', known, { type: 'InstanceReplaced', instance: moved, reason: 'node a gone' }).effects, [{ type: 'stop', instanceId: 'i1' }]);
-  t.match(reactToEvent('b', known, { type: 'InstanceReplaced', instance: moved, reason: 'x' }).effects, [{ type: 'replace' }]);
+  t.same(
+    reactToEvent('a', known, {
+      type: 'RunnerStatusChanged',
+      instanceId: 'i1',
+      nodeId: 'b',
+      status: 'Failed',
+      reason: 'x',
+    }).effects,
+    [{ type: 'peer', instanceId: 'i1', nodeId: 'b', status: { state: 'Failed', reason: 'x', diagnostics: [] } }],
+  );
+  t.same(
+    reactToEvent('a', known, { type: 'RunnerStatusChanged', instanceId: 'i1', nodeId: 'a', status: 'Ready' }).effects,
+    [],
+    'own echo ignored',
+  );
+  t.same(reactToEvent('a', known, { type: 'TaskCreated', taskId: 't1', instanceId: 'i1', kind: 'barrier' }).effects, [
+    { type: 'task', taskId: 't1', instanceId: 'i1', kind: 'barrier' },
+  ]);
+  t.same(reactToEvent('a', known, { type: 'TaskStatusChanged', taskId: 't1', status: 'cancelled' }).effects, [
+    { type: 'cancel', taskId: 't1' },
+  ]);
+  const moved: InstancePlan = {
+    ...plan,
+    nodes: ['b', 'c'],
+    shards: [
+      { ...plan.shards[0]!, node: 'b' },
+      { ...plan.shards[1]!, node: 'c' },
+    ],
+  };
+  t.match(reactToEvent('a', known, { type: 'InstanceReplaced', instance: moved, reason: 'node a gone' }).effects, [
+    { type: 'stop', instanceId: 'i1' },
+  ]);
+  t.match(reactToEvent('b', known, { type: 'InstanceReplaced', instance: moved, reason: 'x' }).effects, [
+    { type: 'replace' },
+  ]);
   r = reactToEvent('a', known, { type: 'InstanceDeleted', instanceId: 'i1', reason: 'user' });
   t.match(r.effects, [{ type: 'stop', instanceId: 'i1', reason: /deleted: user/ }]);
   t.same(r.known, {});
-  t.match(reactToEvent('a', known, { type: 'InstanceFailed', instanceId: 'i1', reason: 'gave up' }).effects, [{ type: 'stop' }]);
+  t.match(reactToEvent('a', known, { type: 'InstanceFailed', instanceId: 'i1', reason: 'gave up' }).effects, [
+    { type: 'stop' },
+  ]);
 });
 
 t.test('catch-up from a state', async (t) => {
-  const r = reactToState('b', {}, {
-    instances: { i1: { plan, workload, status: 'active', runners: { a: { status: 'Ready' } } } },
-    tasks: { t1: { id: 't1', instanceId: 'i1', kind: 'exec', status: 'pending' }, t2: { id: 't2', instanceId: 'i1', kind: 'exec', status: 'complete' } },
-  });
-  t.same(r.effects.map((e) => e.type), ['start', 'peer', 'task']);
+  const r = reactToState(
+    'b',
+    {},
+    {
+      instances: { i1: { plan, workload, status: 'active', runners: { a: { status: 'Ready' } } } },
+      tasks: {
+        t1: { id: 't1', instanceId: 'i1', kind: 'exec', status: 'pending' },
+        t2: { id: 't2', instanceId: 'i1', kind: 'exec', status: 'complete' },
+      },
+    },
+  );
+  t.same(
+    r.effects.map((e) => e.type),
+    ['start', 'peer', 'task'],
+  );
 });
 
 t.test('machine emits effects as data; messages are strict', async (t) => {
   const actor = createActor(runnerSupervisorMachine, { input: { nodeId: 'a' } }).start();
   const seen: unknown[] = [];
   actor.on('runners.effects', (e) => seen.push(...e.effects));
-  actor.send(decodeSupervisorMessage({ type: 'event', indexed: { index: 3, term: 1, event: { type: 'InstanceCreated', instance: plan, workload } } }));
+  actor.send(
+    decodeSupervisorMessage({
+      type: 'event',
+      indexed: { index: 3, term: 1, event: { type: 'InstanceCreated', instance: plan, workload } },
+    }),
+  );
   t.equal(seen.length, 1);
   t.equal(actor.getSnapshot().context.lastIndex, 3);
   actor.send({ type: 'stop' });
   actor.send({ type: 'cluster.events', events: [{ type: 'InstanceDeleted', instanceId: 'i1', reason: 'x' }] });
   t.equal(seen.length, 1, 'ignores the log once stopping');
-  for (const bad of [null, {}, { type: 'nope' }, { type: 'event' }, { type: 'event', indexed: { index: 0, term: 1, event: {} } },
-    { type: 'events', entries: 'x' }, { type: 'state', state: { instances: 1 } }, { type: 'stop', extra: 1 }]) {
+  for (const bad of [
+    null,
+    {},
+    { type: 'nope' },
+    { type: 'event' },
+    { type: 'event', indexed: { index: 0, term: 1, event: {} } },
+    { type: 'events', entries: 'x' },
+    { type: 'state', state: { instances: 1 } },
+    { type: 'stop', extra: 1 },
+  ]) {
     t.throws(() => decodeSupervisorMessage(bad), ValidationError, JSON.stringify(bad));
   }
 });
@@ -60,15 +126,43 @@ t.test('machine emits effects as data; messages are strict', async (t) => {
 t.test('catch-up stops what is gone or re-placed', async (t) => {
   const known = reactToEvent('a', {}, { type: 'InstanceCreated', instance: plan, workload }).known;
   t.match(reactToState('a', known, { instances: {}, tasks: {} }).effects, [{ type: 'stop', instanceId: 'i1' }]);
-  const r = reactToState('a', known, { instances: { i1: { plan: { ...plan, port: 6000 }, workload, status: 'active', runners: {} } }, tasks: {} });
-  t.same(r.effects.map((e) => e.type), ['stop', 'start'], 're-placed while behind: restart on the new plan');
-  t.same(reactToState('a', known, { instances: { i1: { plan, workload, status: 'active', runners: {} } }, tasks: {} }).effects.map((e) => e.type), ['start'],
-    'unchanged: start is idempotent');
+  const r = reactToState('a', known, {
+    instances: { i1: { plan: { ...plan, port: 6000 }, workload, status: 'active', runners: {} } },
+    tasks: {},
+  });
+  t.same(
+    r.effects.map((e) => e.type),
+    ['stop', 'start'],
+    're-placed while behind: restart on the new plan',
+  );
+  t.same(
+    reactToState('a', known, {
+      instances: { i1: { plan, workload, status: 'active', runners: {} } },
+      tasks: {},
+    }).effects.map((e) => e.type),
+    ['start'],
+    'unchanged: start is idempotent',
+  );
 });
 
 t.test('an older state never stops runners; key order does not count as a re-placement', async (t) => {
   const known = reactToEvent('a', {}, { type: 'InstanceCreated', instance: plan, workload }).known;
   t.same(reactToState('a', known, { instances: {}, tasks: {} }, false).effects, [], 'older state: nothing stopped');
-  const reordered = JSON.parse(JSON.stringify({ port: plan.port, shards: plan.shards, nodes: plan.nodes, sharding: plan.sharding, backend: plan.backend, id: plan.id }));
-  t.same(reactToState('a', known, { instances: { i1: { plan: reordered, workload, status: 'active', runners: {} } }, tasks: {} }).effects.map((e) => e.type), ['start']);
+  const reordered = JSON.parse(
+    JSON.stringify({
+      port: plan.port,
+      shards: plan.shards,
+      nodes: plan.nodes,
+      sharding: plan.sharding,
+      backend: plan.backend,
+      id: plan.id,
+    }),
+  );
+  t.same(
+    reactToState('a', known, {
+      instances: { i1: { plan: reordered, workload, status: 'active', runners: {} } },
+      tasks: {},
+    }).effects.map((e) => e.type),
+    ['start'],
+  );
 });

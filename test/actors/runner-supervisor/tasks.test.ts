@@ -25,9 +25,19 @@ t.test('tasks: acknowledged and run once, timed out, cancelled while queued or r
   t.equal(readFileSync(out, 'utf8'), 'once\n', 'a task sent three times ran once');
   t.same(taskStates(ev, 'dup'), ['running', 'complete']);
 
-  a.taskCreated({ taskId: 'slow', instanceId: 'tk', kind: 'exec', params: { command: ['sleep', '30'] }, timeoutMs: 300 });
+  a.taskCreated({
+    taskId: 'slow',
+    instanceId: 'tk',
+    kind: 'exec',
+    params: { command: ['sleep', '30'] },
+    timeoutMs: 300,
+  });
   await waitFor(() => taskStates(ev, 'slow').includes('timed_out'), 10_000, 'timed out');
-  t.same(taskStates(ev, 'slow'), ['running', 'timed_out'], 'a task past its timeout is cancelled and reported timed_out');
+  t.same(
+    taskStates(ev, 'slow'),
+    ['running', 'timed_out'],
+    'a task past its timeout is cancelled and reported timed_out',
+  );
 
   a.taskCreated({ taskId: 'long', instanceId: 'tk', kind: 'exec', params: { command: ['sleep', '30'] } });
   await waitFor(() => taskStates(ev, 'long').includes('running'), 10_000, 'long running');

@@ -16,7 +16,7 @@ function reorderKeys<T>(v: T, rand: () => number): T {
   }
   return v;
 }
-const rng = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rng = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
 // Keep the log before the final NodeGone/InstanceDeleted so the state is rich (links, instance, runners, tasks).
 const log = indexed(everyEvent.slice(0, 15));
@@ -59,12 +59,28 @@ t.test('snapshot decode refuses tampering and broken invariants', async (t) => {
       t.ok(e instanceof ValidationError && why.test(e.message), `${why.source} (${(e as Error).message})`);
     }
   };
-  bad((s) => { s.state.lastIndex = 99; }, /snapshot\.digest: does not match/);
-  bad((s) => { s.state.nodes.a.extra = 1; }, /snapshot\.state\.nodes\.a\.extra: unknown field/);
-  bad((s) => { s.state.nodes.x = s.state.nodes.a; }, /key does not match the id/);
-  bad((s) => { s.state.links.push(s.state.links[0]); }, /not sorted or duplicated/);
-  bad((s) => { s.state.links[0].sink = 'ghost'; }, /not between two known nodes/);
-  bad((s) => { s.state.tasks.t1.instanceId = 'ghost'; }, /unknown instance/);
-  bad((s) => { s.version = 2; }, /snapshot\.version/);
-  bad((s) => { s.state.instances['inst-1'].runners = { zz: { status: 'Ready' } }; }, /runner of a node outside the plan/);
+  bad((s) => {
+    s.state.lastIndex = 99;
+  }, /snapshot\.digest: does not match/);
+  bad((s) => {
+    s.state.nodes.a.extra = 1;
+  }, /snapshot\.state\.nodes\.a\.extra: unknown field/);
+  bad((s) => {
+    s.state.nodes.x = s.state.nodes.a;
+  }, /key does not match the id/);
+  bad((s) => {
+    s.state.links.push(s.state.links[0]);
+  }, /not sorted or duplicated/);
+  bad((s) => {
+    s.state.links[0].sink = 'ghost';
+  }, /not between two known nodes/);
+  bad((s) => {
+    s.state.tasks.t1.instanceId = 'ghost';
+  }, /unknown instance/);
+  bad((s) => {
+    s.version = 2;
+  }, /snapshot\.version/);
+  bad((s) => {
+    s.state.instances['inst-1'].runners = { zz: { status: 'Ready' } };
+  }, /runner of a node outside the plan/);
 });

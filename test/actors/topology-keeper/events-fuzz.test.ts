@@ -9,18 +9,53 @@ import { emptyState } from '../../../src/actors/topology-keeper/state.js';
 import { everyEvent, indexed } from '../../fixtures/topology/events.js';
 
 let seed = 12345;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-const strings = ['', 'a', 'b', 'inst-1', 't1', '__proto__', 'constructor', '10.77.0.2', '::1', 'x'.repeat(5000), 'Ready', 'ring', 'exec', 'ethernet', 'NodeGone', 'LinkUp'];
+const strings = [
+  '',
+  'a',
+  'b',
+  'inst-1',
+  't1',
+  '__proto__',
+  'constructor',
+  '10.77.0.2',
+  '::1',
+  'x'.repeat(5000),
+  'Ready',
+  'ring',
+  'exec',
+  'ethernet',
+  'NodeGone',
+  'LinkUp',
+];
 function randomValue(depth = 3): unknown {
   const r = rand();
   if (depth <= 0 || r < 0.5) {
-    return pick<unknown>([null, undefined, true, false, 0, -1, 1.5, 2 ** 60, NaN, Infinity, pick(strings), new Date(0), new Map(), new Uint8Array(2), Symbol('s'), () => 1]);
+    return pick<unknown>([
+      null,
+      undefined,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      2 ** 60,
+      NaN,
+      Infinity,
+      pick(strings),
+      new Date(0),
+      new Map(),
+      new Uint8Array(2),
+      Symbol('s'),
+      () => 1,
+    ]);
   }
   if (r < 0.7) return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(depth - 1));
   const o: Record<string, unknown> = {};
-  for (let i = 0; i < rand() * 4; i++) o[pick(['type', 'nodeId', 'instance', 'event', 'index', 'term', ...strings])] = randomValue(depth - 1);
+  for (let i = 0; i < rand() * 4; i++)
+    o[pick(['type', 'nodeId', 'instance', 'event', 'index', 'term', ...strings])] = randomValue(depth - 1);
   return o;
 }
 
@@ -28,7 +63,8 @@ function mutate(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object' || (depth > 0 && rand() < 0.3)) return randomValue(2);
   if (Array.isArray(v)) {
     const copy = [...v];
-    if (copy.length && rand() < 0.5) copy[Math.floor(rand() * copy.length)] = mutate(copy[Math.floor(rand() * copy.length)], depth + 1);
+    if (copy.length && rand() < 0.5)
+      copy[Math.floor(rand() * copy.length)] = mutate(copy[Math.floor(rand() * copy.length)], depth + 1);
     else copy.push(randomValue(1));
     return copy;
   }
@@ -37,11 +73,24 @@ function mutate(v: unknown, depth = 0): unknown {
   const r = rand();
   if (r < 0.2 && keys.length) delete copy[pick(keys)];
   else if (r < 0.3) copy[pick(strings) || 'extra'] = randomValue(1);
-  else if (keys.length) { const k = pick(keys); copy[k] = mutate(copy[k], depth + 1); }
+  else if (keys.length) {
+    const k = pick(keys);
+    copy[k] = mutate(copy[k], depth + 1);
+  }
   return copy;
 }
 
-const hostile = new Proxy({}, { get() { throw new Error('getter bomb'); }, ownKeys() { throw new Error('keys bomb'); } });
+const hostile = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error('getter bomb');
+    },
+    ownKeys() {
+      throw new Error('keys bomb');
+    },
+  },
+);
 
 t.test('decoders only ever throw ValidationError', async (t) => {
   const rich = applyEvents(emptyState, indexed(everyEvent.slice(0, 12)));
@@ -50,7 +99,11 @@ t.test('decoders only ever throw ValidationError', async (t) => {
   const inputs: unknown[] = [hostile, Object.create(null), [], 'x', 1];
   for (let i = 0; i < 4000; i++) inputs.push(i % 2 ? randomValue(4) : mutate(pick(everyEvent)));
   for (const input of inputs) {
-    for (const decode of [decodeClusterEvent, decodeCommand, (v: unknown) => decodeIndexedEvent({ index: 1, term: 1, event: v })]) {
+    for (const decode of [
+      decodeClusterEvent,
+      decodeCommand,
+      (v: unknown) => decodeIndexedEvent({ index: 1, term: 1, event: v }),
+    ]) {
       try {
         const value = decode(input);
         decoded++;

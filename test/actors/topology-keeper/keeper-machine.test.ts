@@ -2,7 +2,16 @@ import t from 'tap';
 import { createActor } from 'xstate';
 import { topologyKeeperMachine, type KeeperEmitted } from '../../../src/actors/topology-keeper/machine.js';
 import { decodeKeeperEvent, decodeApplyRequest } from '../../../src/actors/topology-keeper/messages.js';
-import { instanceAnswer, instancesAnswer, keeperView, placementStateAnswer, snapshotAnswer, stateAnswer, toReplaceAnswer, topologyAnswer } from '../../../src/actors/topology-keeper/queries.js';
+import {
+  instanceAnswer,
+  instancesAnswer,
+  keeperView,
+  placementStateAnswer,
+  snapshotAnswer,
+  stateAnswer,
+  toReplaceAnswer,
+  topologyAnswer,
+} from '../../../src/actors/topology-keeper/queries.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 import { applyEvents } from '../../../src/actors/topology-keeper/apply.js';
 import { stateDigest } from '../../../src/actors/topology-keeper/digest.js';
@@ -15,7 +24,14 @@ const log = indexed(everyEvent.slice(0, 12));
 t.test('machine: live/waiting, emits for gaps, rejections and changes', async (t) => {
   const actor = createActor(topologyKeeperMachine, { input: {} }).start();
   const emitted: string[] = [];
-  const listen = (e: KeeperEmitted) => emitted.push(e.type === 'topology.gap' ? `gap ${e.from}-${e.to}` : e.type === 'topology.changed' ? `changed ${e.lastIndex}` : `rejected ${e.rejection.index}`);
+  const listen = (e: KeeperEmitted) =>
+    emitted.push(
+      e.type === 'topology.gap'
+        ? `gap ${e.from}-${e.to}`
+        : e.type === 'topology.changed'
+          ? `changed ${e.lastIndex}`
+          : `rejected ${e.rejection.index}`,
+    );
   actor.on('*', listen);
   actor.send({ type: 'event', indexed: log[0]! });
   t.equal(actor.getSnapshot().value, 'live');
@@ -29,7 +45,12 @@ t.test('machine: live/waiting, emits for gaps, rejections and changes', async (t
   t.equal(ctx.rejectedCount, 1);
   t.match(ctx.lastRejection, { index: 2, error: { code: 'TORUS_EVENT_CONFLICT' } });
   t.match(keeperView(actor.getSnapshot().value, ctx.buffer, ctx.rejectedCount, ctx.lastRejection), {
-    value: 'live', lastIndex: 4, pending: 0, rejected: 1, lastRejection: { index: 2, code: 'TORUS_EVENT_CONFLICT' }, counts: { nodes: 2 },
+    value: 'live',
+    lastIndex: 4,
+    pending: 0,
+    rejected: 1,
+    lastRejection: { index: 2, code: 'TORUS_EVENT_CONFLICT' },
+    counts: { nodes: 2 },
   });
   actor.stop();
 });
@@ -60,7 +81,11 @@ t.test('messages are decoded strictly', async (t) => {
     [null, /body/],
   ] as const) {
     t.throws(() => decodeKeeperEvent(bad), ValidationError);
-    try { decodeKeeperEvent(bad); } catch (e) { t.match((e as Error).message, why); }
+    try {
+      decodeKeeperEvent(bad);
+    } catch (e) {
+      t.match((e as Error).message, why);
+    }
   }
 });
 
@@ -71,9 +96,15 @@ t.test('queries answer plain data from the buffer', async (t) => {
   const s = stateAnswer(b);
   t.equal(s.digest, stateDigest(s.state));
   t.equal(s.lastIndex, 12);
-  t.same(topologyAnswer(b).nodes.map((n) => n.id), ['a', 'b']);
+  t.same(
+    topologyAnswer(b).nodes.map((n) => n.id),
+    ['a', 'b'],
+  );
   t.equal(topologyAnswer(b).links.length, 2);
-  t.same(instancesAnswer(b).instances.map((i) => [i.id, i.status]), [['inst-1', 'active']]);
+  t.same(
+    instancesAnswer(b).instances.map((i) => [i.id, i.status]),
+    [['inst-1', 'active']],
+  );
   t.match(instanceAnswer(b, 'inst-1'), { id: 'inst-1', generation: 1, tasks: ['t1'] });
   t.throws(() => instanceAnswer(b, 'nope'), { code: 'TORUS_INSTANCE_UNKNOWN' });
   t.throws(() => instanceAnswer(b, 'constructor'), { code: 'TORUS_INSTANCE_UNKNOWN' });

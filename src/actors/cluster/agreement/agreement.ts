@@ -21,7 +21,18 @@ import type { AgreementConfig, AgreementFrame, AgreementInput, AgreementState, R
 import { emptyBuffer } from './ordered-buffer.js';
 import { appendEntries, emptyLog, GENESIS_HASH, lastIndex, lastTerm, type LogState } from './log.js';
 import { onAppend, onGapRequest, onSnapshot, requestCatchUp } from './replication.js';
-import { announce, appendFrame, broadcast, enforceQuorum, heartbeatFrame, loseLeader, send, sendSnapshot, startResync, type Ctx } from './context.js';
+import {
+  announce,
+  appendFrame,
+  broadcast,
+  enforceQuorum,
+  heartbeatFrame,
+  loseLeader,
+  send,
+  sendSnapshot,
+  startResync,
+  type Ctx,
+} from './context.js';
 import { onAppendAck, onPersisted } from './commit.js';
 import { checkWin, giveUp, maybeCampaign, onHeartbeat, onVote, onVoteRequest } from './election.js';
 import { quorumOf } from './quorum.js';
@@ -38,26 +49,65 @@ export interface Restart {
  * `commit` are applied, the rest are held uncommitted until a leader says otherwise; the saved vote keeps the
  * node from voting twice in a term it already voted in.
  */
-export function initialAgreement(now: number, log: LogState = emptyLog, restart: Restart = { commit: lastIndex(log) }): AgreementState {
+export function initialAgreement(
+  now: number,
+  log: LogState = emptyLog,
+  restart: Restart = { commit: lastIndex(log) },
+): AgreementState {
   const vote = restart.vote;
   return {
-    role: 'discovering', term: Math.max(lastTerm(log), vote?.term ?? 0, vote?.votedTerm ?? 0), leader: null,
-    votedTerm: vote?.votedTerm ?? 0, votedFor: vote?.votedFor ?? null, votes: [], candidateSince: 0, bootAt: now,
-    leaderContact: 0, leaderSince: 0, noLeaderSince: now, retryAt: 0, lastHeartbeatAt: -Infinity, peers: {}, lastHeard: {},
-    log, buffer: emptyBuffer(lastIndex(log) + 1), gap: null, resync: null, members: [], quorum: quorumOf([], '', []),
-    commit: Math.min(restart.commit, lastIndex(log)), durable: lastIndex(log), match: {}, mustJoin: restart.mustJoin ?? false,
+    role: 'discovering',
+    term: Math.max(lastTerm(log), vote?.term ?? 0, vote?.votedTerm ?? 0),
+    leader: null,
+    votedTerm: vote?.votedTerm ?? 0,
+    votedFor: vote?.votedFor ?? null,
+    votes: [],
+    candidateSince: 0,
+    bootAt: now,
+    leaderContact: 0,
+    leaderSince: 0,
+    noLeaderSince: now,
+    retryAt: 0,
+    lastHeartbeatAt: -Infinity,
+    peers: {},
+    lastHeard: {},
+    log,
+    buffer: emptyBuffer(lastIndex(log) + 1),
+    gap: null,
+    resync: null,
+    members: [],
+    quorum: quorumOf([], '', []),
+    commit: Math.min(restart.commit, lastIndex(log)),
+    durable: lastIndex(log),
+    match: {},
+    mustJoin: restart.mustJoin ?? false,
   };
 }
 
 export function step(cfg: AgreementConfig, state: AgreementState, input: AgreementInput): Ready {
-  const c: Ctx = { cfg, now: input.now, s: { ...state, peers: { ...state.peers }, lastHeard: { ...state.lastHeard }, match: { ...state.match } }, fx: [] };
+  const c: Ctx = {
+    cfg,
+    now: input.now,
+    s: { ...state, peers: { ...state.peers }, lastHeard: { ...state.lastHeard }, match: { ...state.match } },
+    fx: [],
+  };
   let sequenced: IndexedEnvelope[] | undefined;
   switch (input.kind) {
-    case 'tick': tick(c); break;
-    case 'joined': joined(c, input.nodeId, input.incarnation, input.startedAt); break;
-    case 'left': left(c, input.nodeId); break;
-    case 'frame': frame(c, input.from, input.frame); break;
-    case 'propose': sequenced = propose(c, input.events); break;
+    case 'tick':
+      tick(c);
+      break;
+    case 'joined':
+      joined(c, input.nodeId, input.incarnation, input.startedAt);
+      break;
+    case 'left':
+      left(c, input.nodeId);
+      break;
+    case 'frame':
+      frame(c, input.from, input.frame);
+      break;
+    case 'propose':
+      sequenced = propose(c, input.events);
+      break;
     case 'members':
       c.s.members = [...new Set(input.members)].sort();
       enforceQuorum(c);
@@ -66,7 +116,11 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
       onPersisted(c, input.index);
       break;
     case 'apply-failed':
-      c.fx.push({ kind: 'warn', msg: 'apply failed; fetching a snapshot', fields: { index: input.index, reason: input.reason } });
+      c.fx.push({
+        kind: 'warn',
+        msg: 'apply failed; fetching a snapshot',
+        fields: { index: input.index, reason: input.reason },
+      });
       startResync(c);
       break;
   }
@@ -113,14 +167,31 @@ function tick(c: Ctx): void {
   }
 }
 
-
 function joined(c: Ctx, nodeId: string, incarnation: number, startedAt: number): void {
-  c.s.peers[nodeId] = { nodeId, incarnation, startedAt, lastHeard: c.now, term: 0, role: 'discovering', leader: null, lastIndex: 0, lastTerm: 0, lastHash: GENESIS_HASH, commit: 0 };
+  c.s.peers[nodeId] = {
+    nodeId,
+    incarnation,
+    startedAt,
+    lastHeard: c.now,
+    term: 0,
+    role: 'discovering',
+    leader: null,
+    lastIndex: 0,
+    lastTerm: 0,
+    lastHash: GENESIS_HASH,
+    commit: 0,
+  };
   c.s.lastHeard[nodeId] = c.now;
   delete c.s.match[nodeId]; // a new connection may be a restart without its old log: it acknowledges again
   enforceQuorum(c);
   send(c, nodeId, heartbeatFrame(c));
-  if (c.s.role === 'candidate') send(c, nodeId, { type: 'vote-request', term: c.s.term, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log) });
+  if (c.s.role === 'candidate')
+    send(c, nodeId, {
+      type: 'vote-request',
+      term: c.s.term,
+      lastIndex: lastIndex(c.s.log),
+      lastTerm: lastTerm(c.s.log),
+    });
 }
 
 function left(c: Ctx, nodeId: string): void {
@@ -156,15 +227,22 @@ function frame(c: Ctx, from: string, f: AgreementFrame): void {
   c.s.lastHeard[from] = c.now;
   if (c.s.leader === from) c.s.leaderContact = c.now;
   switch (f.type) {
-    case 'heartbeat': return onHeartbeat(c, from, f);
-    case 'vote-request': return onVoteRequest(c, from, f);
-    case 'vote': return onVote(c, from, f);
-    case 'append': return onAppend(c, from, f);
-    case 'append-ack': return onAppendAck(c, from, f.index, f.hash, f.term);
-    case 'gap-request': return onGapRequest(c, from, f);
+    case 'heartbeat':
+      return onHeartbeat(c, from, f);
+    case 'vote-request':
+      return onVoteRequest(c, from, f);
+    case 'vote':
+      return onVote(c, from, f);
+    case 'append':
+      return onAppend(c, from, f);
+    case 'append-ack':
+      return onAppendAck(c, from, f.index, f.hash, f.term);
+    case 'gap-request':
+      return onGapRequest(c, from, f);
     case 'snapshot-request':
       if (c.s.role === 'leader') sendSnapshot(c, from);
       return;
-    case 'snapshot': return onSnapshot(c, from, f);
+    case 'snapshot':
+      return onSnapshot(c, from, f);
   }
 }

@@ -51,7 +51,11 @@ export function learnCommit(c: Ctx, commit: number, hash: string): void {
       s.mustJoin = false; // caught up with a leader's committed log: a repaired node may vote and lead again
       return commitTo(c, target);
     }
-    c.fx.push({ kind: 'warn', msg: 'log differs from the leader at its commit index; fetching a snapshot', fields: { index: commit } });
+    c.fx.push({
+      kind: 'warn',
+      msg: 'log differs from the leader at its commit index; fetching a snapshot',
+      fields: { index: commit },
+    });
     startResync(c, s.commit + 1); // our commit index was checked against a leader's chain: the difference is after it
   }
   // Shorter than the leader's commit: wait until the missing entries arrive (only then can the chain be checked).
@@ -77,6 +81,7 @@ export function onPersisted(c: Ctx, index: number): void {
   if (s.role === 'leader') return advanceCommit(c);
   if (s.leader && s.leader !== c.cfg.selfId && !s.resync) {
     const hash = hashAt(s.log, s.durable);
-    if (hash !== undefined) c.fx.push({ kind: 'send', to: s.leader, frame: { type: 'append-ack', term: s.term, index: s.durable, hash } });
+    if (hash !== undefined)
+      c.fx.push({ kind: 'send', to: s.leader, frame: { type: 'append-ack', term: s.term, index: s.durable, hash } });
   }
 }

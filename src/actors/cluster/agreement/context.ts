@@ -4,7 +4,11 @@ import type { AgreementConfig, AgreementEffect, AgreementState, PeerView } from 
 import { hashAt, lastHash, lastIndex, lastTerm, termAt } from './log.js';
 import { quorumOf, sameVerdict } from './quorum.js';
 
-export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & { peers: Record<string, PeerView>; lastHeard: Record<string, number>; match: Record<string, number> };
+export type Draft = { -readonly [K in keyof AgreementState]: AgreementState[K] } & {
+  peers: Record<string, PeerView>;
+  lastHeard: Record<string, number>;
+  match: Record<string, number>;
+};
 
 export interface Ctx {
   readonly cfg: AgreementConfig;
@@ -12,7 +16,6 @@ export interface Ctx {
   readonly s: Draft;
   readonly fx: AgreementEffect[];
 }
-
 
 export function send(c: Ctx, to: string, frame: PeerFrame): void {
   c.fx.push({ kind: 'send', to, frame });
@@ -23,7 +26,16 @@ export function broadcast(c: Ctx, frame: PeerFrame): void {
 }
 
 export function heartbeatFrame(c: Ctx): PeerFrame {
-  return { type: 'heartbeat', term: c.s.term, role: c.s.role, leader: c.s.leader, lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), lastHash: lastHash(c.s.log), ...commitInfo(c) };
+  return {
+    type: 'heartbeat',
+    term: c.s.term,
+    role: c.s.role,
+    leader: c.s.leader,
+    lastIndex: lastIndex(c.s.log),
+    lastTerm: lastTerm(c.s.log),
+    lastHash: lastHash(c.s.log),
+    ...commitInfo(c),
+  };
 }
 
 /** The commit index with its chain hash, so a follower applies it only when its own log agrees there. */
@@ -69,7 +81,6 @@ export function startResync(c: Ctx, divergedAt: number | null = null): void {
   if (c.s.leader && c.s.leader !== c.cfg.selfId) send(c, c.s.leader, { type: 'snapshot-request' });
 }
 
-
 /**
  * The shell's state is at the commit index (only committed entries are applied): the snapshot is taken there.
  * The follower may drop what it holds beyond it (entries that differ from ours), so its acknowledgements beyond
@@ -78,7 +89,14 @@ export function startResync(c: Ctx, divergedAt: number | null = null): void {
 export function sendSnapshot(c: Ctx, to: string): void {
   const at = c.s.commit;
   if ((c.s.match[to] ?? 0) > at) c.s.match[to] = at;
-  c.fx.push({ kind: 'send-snapshot', to, term: c.s.term, index: at, lastTerm: termAt(c.s.log, at) ?? c.s.log.baseTerm, lastHash: hashAt(c.s.log, at) ?? c.s.log.baseHash });
+  c.fx.push({
+    kind: 'send-snapshot',
+    to,
+    term: c.s.term,
+    index: at,
+    lastTerm: termAt(c.s.log, at) ?? c.s.log.baseTerm,
+    lastHash: hashAt(c.s.log, at) ?? c.s.log.baseHash,
+  });
 }
 
 /**

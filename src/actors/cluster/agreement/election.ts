@@ -7,7 +7,18 @@ import { emptyBuffer } from './ordered-buffer.js';
 import { compareLogs, lastIndex, lastTerm } from './log.js';
 import { requestCatchUp } from './replication.js';
 import { learnCommit, onPersisted } from './commit.js';
-import { announce, broadcast, enforceQuorum, follow, heartbeatFrame, loseLeader, saveVote, send, startResync, type Ctx } from './context.js';
+import {
+  announce,
+  broadcast,
+  enforceQuorum,
+  follow,
+  heartbeatFrame,
+  loseLeader,
+  saveVote,
+  send,
+  startResync,
+  type Ctx,
+} from './context.js';
 
 /** Election order: positive when a should lead rather than b. */
 function outranks(a: { lastIndex: number; lastTerm: number; startedAt: number; nodeId: string }, b: typeof a): boolean {
@@ -18,7 +29,12 @@ function outranks(a: { lastIndex: number; lastTerm: number; startedAt: number; n
 }
 
 function selfRank(c: Ctx): { lastIndex: number; lastTerm: number; startedAt: number; nodeId: string } {
-  return { lastIndex: lastIndex(c.s.log), lastTerm: lastTerm(c.s.log), startedAt: c.cfg.startedAt, nodeId: c.cfg.selfId };
+  return {
+    lastIndex: lastIndex(c.s.log),
+    lastTerm: lastTerm(c.s.log),
+    startedAt: c.cfg.startedAt,
+    nodeId: c.cfg.selfId,
+  };
 }
 
 /** A leader is "still heard" for voting purposes only if it spoke within a few heartbeats. */
@@ -91,7 +107,16 @@ function leaderBumps(c: Ctx, seenTerm: number): void {
 export function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'heartbeat' }>): void {
   const { s } = c;
   const peer = s.peers[from]!;
-  s.peers[from] = { ...peer, term: f.term, role: f.role, leader: f.leader, lastIndex: f.lastIndex, lastTerm: f.lastTerm, lastHash: f.lastHash, commit: f.commit };
+  s.peers[from] = {
+    ...peer,
+    term: f.term,
+    role: f.role,
+    leader: f.leader,
+    lastIndex: f.lastIndex,
+    lastTerm: f.lastTerm,
+    lastHash: f.lastHash,
+    commit: f.commit,
+  };
   if (f.role !== 'leader' || f.leader !== from) {
     // Our leader stepped down (lost its quorum, or yielded): stop following it, so our vote is free again.
     if (s.leader === from && s.role !== 'leader') loseLeader(c, 'the leader stepped down');
@@ -107,7 +132,11 @@ export function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 
     if (outranks(me, other)) {
       if (f.term >= s.term) leaderBumps(c, f.term);
     } else {
-      c.fx.push({ kind: 'warn', msg: 'stepping down for a better-ranked leader', fields: { other: from, term: f.term } });
+      c.fx.push({
+        kind: 'warn',
+        msg: 'stepping down for a better-ranked leader',
+        fields: { other: from, term: f.term },
+      });
       if (f.term > s.term) follow(c, from, f.term);
       else loseLeader(c, 'outranked by another leader');
       // What this node sequenced alone is not in the winner's log: take the winner's state.
@@ -120,7 +149,11 @@ export function onHeartbeat(c: Ctx, from: string, f: Extract<PeerFrame, { type: 
     // comes back): the most complete log must survive.
     const mine = { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) };
     if (s.leader !== from && !s.resync && compareLogs(f, mine) < 0) {
-      c.fx.push({ kind: 'warn', msg: 'not following a leader with a less complete log', fields: { leader: from, term: f.term, theirs: f.lastIndex, mine: mine.lastIndex } });
+      c.fx.push({
+        kind: 'warn',
+        msg: 'not following a leader with a less complete log',
+        fields: { leader: from, term: f.term, theirs: f.lastIndex, mine: mine.lastIndex },
+      });
       send(c, from, heartbeatFrame(c));
       return;
     }
@@ -140,7 +173,11 @@ export function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type
   if (s.role === 'leader' && compareLogs(f, mine) > 0) {
     // A candidate (so it has a quorum) holds a more complete log than ours, e.g. we restarted without our state
     // and led alone before meeting it: the most complete log must lead, so yield rather than hold it off forever.
-    c.fx.push({ kind: 'warn', msg: 'yielding to a candidate with a more complete log', fields: { candidate: from, theirs: f.lastIndex, mine: mine.lastIndex } });
+    c.fx.push({
+      kind: 'warn',
+      msg: 'yielding to a candidate with a more complete log',
+      fields: { candidate: from, theirs: f.lastIndex, mine: mine.lastIndex },
+    });
     loseLeader(c, 'a candidate holds a more complete log');
     startResync(c);
   }
@@ -148,7 +185,8 @@ export function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type
   if (f.term < s.term) why = 'stale term';
   else if (hearsLeader(c)) why = 'a leader is alive';
   else if (s.mustJoin) why = 'this node repaired its saved state and has not caught up with a leader yet';
-  else if (compareLogs(f, { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) }) < 0) why = 'candidate log is behind';
+  else if (compareLogs(f, { lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) }) < 0)
+    why = 'candidate log is behind';
   else if (s.votedTerm === f.term && s.votedFor !== from) why = 'already voted in this term';
   if (why === null) {
     if (f.term > s.term && s.role !== 'discovering') s.role = 'follower';
@@ -159,11 +197,17 @@ export function onVoteRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type
     // Do not compete with the candidate we just voted for.
     s.retryAt = c.now + c.cfg.candidateTimeoutMs;
     saveVote(c); // before the grant leaves: a restart must not vote for someone else in this term
-
   } else if (s.role === 'leader' && f.term >= s.term) {
     leaderBumps(c, f.term);
   }
-  send(c, from, { type: 'vote', term: s.term, granted: why === null, leader: hearsLeader(c) ? s.leader : null, lastIndex: lastIndex(s.log), lastTerm: lastTerm(s.log) });
+  send(c, from, {
+    type: 'vote',
+    term: s.term,
+    granted: why === null,
+    leader: hearsLeader(c) ? s.leader : null,
+    lastIndex: lastIndex(s.log),
+    lastTerm: lastTerm(s.log),
+  });
 }
 
 export function onVote(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'vote' }>): void {

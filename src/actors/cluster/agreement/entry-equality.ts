@@ -5,9 +5,14 @@ export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
     const rec = value as Record<string, unknown>;
-    return `{${Object.keys(rec).filter((k) => rec[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(rec[k])}`).join(',')}}`;
+    return `{${Object.keys(rec)
+      .filter((k) => rec[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(rec[k])}`)
+      .join(',')}}`;
   }
-  if (ArrayBuffer.isView(value)) return `bin:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+  if (ArrayBuffer.isView(value))
+    return `bin:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
   return JSON.stringify(value) ?? 'undefined';
 }
 

@@ -77,7 +77,13 @@ export function compactLog(log: LogState, committed: number, retain: number): Lo
   const drop = upTo - log.base;
   if (drop <= 0) return log;
   const last = log.entries[drop - 1]!;
-  return { base: last.index, baseTerm: last.term, baseHash: log.hashes[drop - 1]!, entries: log.entries.slice(drop), hashes: log.hashes.slice(drop) };
+  return {
+    base: last.index,
+    baseTerm: last.term,
+    baseHash: log.hashes[drop - 1]!,
+    entries: log.entries.slice(drop),
+    hashes: log.hashes.slice(drop),
+  };
 }
 
 /** Term of the entry at `index` (the base's term at the base), or undefined when not held. */
@@ -106,6 +112,9 @@ export function resetTo(index: number, term: number, hash: string): LogState {
 }
 
 /** Log completeness order used by elections: later last term first, then longer log. Positive when a is more complete. */
-export function compareLogs(a: { lastIndex: number; lastTerm: number }, b: { lastIndex: number; lastTerm: number }): number {
+export function compareLogs(
+  a: { lastIndex: number; lastTerm: number },
+  b: { lastIndex: number; lastTerm: number },
+): number {
   return a.lastTerm !== b.lastTerm ? a.lastTerm - b.lastTerm : a.lastIndex - b.lastIndex;
 }

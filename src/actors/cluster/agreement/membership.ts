@@ -47,8 +47,11 @@ export function membershipChanges(input: MembershipInput): MembershipChanges {
     if (input.now - seen > input.failureTimeoutMs) gone.push({ nodeId: id, silentMs: Math.round(input.now - seen) });
   }
   if (gone.length === 0) return { joined, gone };
-  const fresh = input.live.map((d) => d.nodeId).filter((id) => id !== input.selfId && input.now - (input.lastHeard[id] ?? -Infinity) <= input.freshMs);
+  const fresh = input.live
+    .map((d) => d.nodeId)
+    .filter((id) => id !== input.selfId && input.now - (input.lastHeard[id] ?? -Infinity) <= input.freshMs);
   const q = quorumOf([...members.keys()], input.selfId, fresh);
-  if (!q.ok) return { joined, gone: [], held: `no recent quorum of the members: ${q.why} heard within ${input.freshMs} ms` };
+  if (!q.ok)
+    return { joined, gone: [], held: `no recent quorum of the members: ${q.why} heard within ${input.freshMs} ms` };
   return { joined, gone };
 }

@@ -18,7 +18,11 @@ export function emptyBuffer(next = 1): OrderedBuffer {
   return { next, pending: new Map() };
 }
 
-export function ingest(buffer: OrderedBuffer, entry: IndexedEnvelope, maxPending: number): { buffer: OrderedBuffer; outcome: IngestOutcome } {
+export function ingest(
+  buffer: OrderedBuffer,
+  entry: IndexedEnvelope,
+  maxPending: number,
+): { buffer: OrderedBuffer; outcome: IngestOutcome } {
   if (entry.index < buffer.next) return { buffer, outcome: 'stale' };
   const held = buffer.pending.get(entry.index);
   // Same index twice: identical is a harmless retransmission; different payloads mean two writers, keep the first.

@@ -27,7 +27,8 @@ export interface QuorumVerdict {
 
 export function quorumOf(members: readonly string[], selfId: string, live: Iterable<string>): QuorumVerdict {
   const all = new Set(members);
-  if (all.size === 0) return { ok: true, members: 0, reached: 0, needed: 0, why: 'no membership known yet: may form a cluster' };
+  if (all.size === 0)
+    return { ok: true, members: 0, reached: 0, needed: 0, why: 'no membership known yet: may form a cluster' };
   const reached = new Set<string>();
   if (all.has(selfId)) reached.add(selfId);
   for (const id of live) if (all.has(id)) reached.add(id);
@@ -37,9 +38,21 @@ export function quorumOf(members: readonly string[], selfId: string, live: Itera
   if (r >= needed) return { ok: true, members: n, reached: r, needed, why: `reaches ${r} of ${n} members` };
   const lowest = [...all].sort()[0]!;
   if (2 * r === n && reached.has(lowest)) {
-    return { ok: true, members: n, reached: r, needed, why: `reaches exactly half (${r} of ${n}) including the lowest member id ${lowest}` };
+    return {
+      ok: true,
+      members: n,
+      reached: r,
+      needed,
+      why: `reaches exactly half (${r} of ${n}) including the lowest member id ${lowest}`,
+    };
   }
-  return { ok: false, members: n, reached: r, needed, why: `reaches ${r} of ${n} members, needs ${needed}${2 * r === n ? ` (or half with the lowest id ${lowest})` : ''}` };
+  return {
+    ok: false,
+    members: n,
+    reached: r,
+    needed,
+    why: `reaches ${r} of ${n} members, needs ${needed}${2 * r === n ? ` (or half with the lowest id ${lowest})` : ''}`,
+  };
 }
 
 /**
@@ -63,6 +76,9 @@ export function sameVerdict(a: QuorumVerdict, b: QuorumVerdict): boolean {
 export function noQuorumError(q: QuorumVerdict, leader: string | null, role: Role): TorusError | null {
   // While still discovering (just started) peers may yet show up: the request waits for a leader instead.
   if (q.ok || leader !== null || role === 'discovering') return null;
-  return new TorusError('TORUS_NO_QUORUM', `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
-    { members: q.members, reached: q.reached, needed: q.needed });
+  return new TorusError(
+    'TORUS_NO_QUORUM',
+    `no quorum: this node ${q.why}; the cluster state is readable but takes no writes until a majority of its members is reachable`,
+    { members: q.members, reached: q.reached, needed: q.needed },
+  );
 }

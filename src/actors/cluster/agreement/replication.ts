@@ -2,7 +2,17 @@
 import { MAX_BATCH, type IndexedEnvelope, type PeerFrame } from '../../../protocols/peer-frames.js';
 import { appendFrame, follow, heartbeatFrame, send, sendSnapshot, startResync, type Ctx } from './context.js';
 import { learnCommit } from './commit.js';
-import { appendEntries, entryAt, hashAt, lastHash, lastIndex, lastTerm, resetTo, sliceLog, type LogState } from './log.js';
+import {
+  appendEntries,
+  entryAt,
+  hashAt,
+  lastHash,
+  lastIndex,
+  lastTerm,
+  resetTo,
+  sliceLog,
+  type LogState,
+} from './log.js';
 import { drain, firstPending, ingest, skipTo } from './ordered-buffer.js';
 import { sameEntry } from './entry-equality.js';
 
@@ -25,7 +35,8 @@ export function requestCatchUp(c: Ctx, fresh = false): void {
   if (fresh && (view.lastIndex < mine || (view.lastIndex === mine && view.lastHash !== lastHash(s.log)))) {
     // Our log has entries the leader does not: it diverged under an older leader. Where: right after the leader's last
     // entry when our chain agrees there, else somewhere after our commit index (not known where).
-    if (view.term === s.term) startResync(c, hashAt(s.log, view.lastIndex) === view.lastHash ? view.lastIndex + 1 : s.commit + 1);
+    if (view.term === s.term)
+      startResync(c, hashAt(s.log, view.lastIndex) === view.lastHash ? view.lastIndex + 1 : s.commit + 1);
     return;
   }
   const end = firstPending(s.buffer);
@@ -45,7 +56,11 @@ export function requestCatchUp(c: Ctx, fresh = false): void {
 export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'append' }>): void {
   const { s } = c;
   if (f.term < s.term) {
-    c.fx.push({ kind: 'warn', msg: 'append from a stale term refused', fields: { from, term: f.term, current: s.term } });
+    c.fx.push({
+      kind: 'warn',
+      msg: 'append from a stale term refused',
+      fields: { from, term: f.term, current: s.term },
+    });
     send(c, from, heartbeatFrame(c));
     return;
   }
@@ -55,7 +70,11 @@ export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'ap
   }
   if (f.term > s.term || s.leader === null) follow(c, from, f.term);
   else if (s.leader !== from) {
-    c.fx.push({ kind: 'warn', msg: 'append from a node that is not the leader ignored', fields: { from, leader: s.leader } });
+    c.fx.push({
+      kind: 'warn',
+      msg: 'append from a node that is not the leader ignored',
+      fields: { from, leader: s.leader },
+    });
     return;
   }
   for (const entry of f.entries) {
@@ -64,17 +83,32 @@ export function onAppend(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'ap
       const held = entryAt(s.log, entry.index);
       if (!held) continue; // folded into our snapshot: nothing to compare
       if (held.term !== entry.term) {
-        c.fx.push({ kind: 'warn', msg: 'log diverged from the leader; fetching a snapshot', fields: { index: entry.index, mine: held.term, theirs: entry.term } });
+        c.fx.push({
+          kind: 'warn',
+          msg: 'log diverged from the leader; fetching a snapshot',
+          fields: { index: entry.index, mine: held.term, theirs: entry.term },
+        });
         startResync(c, entry.index);
         return;
       }
-      if (!sameEntry(held, entry)) c.fx.push({ kind: 'warn', msg: 'duplicate index with a different payload ignored', fields: { index: entry.index } });
+      if (!sameEntry(held, entry))
+        c.fx.push({
+          kind: 'warn',
+          msg: 'duplicate index with a different payload ignored',
+          fields: { index: entry.index },
+        });
       continue;
     }
     const r = ingest(s.buffer, entry, c.cfg.maxBuffered);
     s.buffer = r.buffer;
-    if (r.outcome === 'conflict') c.fx.push({ kind: 'warn', msg: 'duplicate index with a different payload ignored', fields: { index: entry.index } });
-    if (r.outcome === 'full') c.fx.push({ kind: 'warn', msg: 'entry too far ahead dropped', fields: { index: entry.index } });
+    if (r.outcome === 'conflict')
+      c.fx.push({
+        kind: 'warn',
+        msg: 'duplicate index with a different payload ignored',
+        fields: { index: entry.index },
+      });
+    if (r.outcome === 'full')
+      c.fx.push({ kind: 'warn', msg: 'entry too far ahead dropped', fields: { index: entry.index } });
   }
   release(c);
   learnCommit(c, f.commit, f.commitHash);
@@ -92,7 +126,11 @@ function release(c: Ctx): void {
   const good = [];
   for (const entry of r.ready) {
     if (entry.term < prevTerm) {
-      c.fx.push({ kind: 'warn', msg: 'entry with a term older than its predecessor; fetching a snapshot', fields: { index: entry.index, term: entry.term } });
+      c.fx.push({
+        kind: 'warn',
+        msg: 'entry with a term older than its predecessor; fetching a snapshot',
+        fields: { index: entry.index, term: entry.term },
+      });
       s.log = appendEntries(s.log, good);
       if (good.length > 0) c.fx.push({ kind: 'persist', entries: good });
       s.buffer = skipTo(s.buffer, lastIndex(s.log) + 1);
@@ -130,10 +168,16 @@ export function onGapRequest(c: Ctx, from: string, f: Extract<PeerFrame, { type:
  * log is known to differ (`keepBelow`). Unproven entries go, as before: two lone leaders of the same term can hold
  * different entries under equal terms, and a kept foreign suffix would never be acknowledged nor replaced.
  */
-function keptOverSnapshot(log: LogState, f: { index: number }, leaderLast: { lastIndex: number; lastHash: string } | undefined, keepBelow: number | null): IndexedEnvelope[] {
-  if (!leaderLast || leaderLast.lastIndex <= f.index || hashAt(log, leaderLast.lastIndex) !== leaderLast.lastHash) return [];
+function keptOverSnapshot(
+  log: LogState,
+  f: { index: number },
+  leaderLast: { lastIndex: number; lastHash: string } | undefined,
+  keepBelow: number | null,
+): IndexedEnvelope[] {
+  if (!leaderLast || leaderLast.lastIndex <= f.index || hashAt(log, leaderLast.lastIndex) !== leaderLast.lastHash)
+    return [];
   const to = Math.min(leaderLast.lastIndex, (keepBelow ?? Infinity) - 1);
-  return to > f.index ? sliceLog(log, f.index + 1, to) ?? [] : [];
+  return to > f.index ? (sliceLog(log, f.index + 1, to) ?? []) : [];
 }
 
 /** The first index of the log whose entry has a term newer than `term` (the log's end + 1 when none). */
@@ -145,14 +189,21 @@ function firstNewerThan(log: LogState, term: number): number {
 export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'snapshot' }>): void {
   const { s } = c;
   if (f.term < s.term || s.role === 'leader') {
-    c.fx.push({ kind: 'warn', msg: 'snapshot from a stale term or while leader ignored', fields: { from, term: f.term } });
+    c.fx.push({
+      kind: 'warn',
+      msg: 'snapshot from a stale term or while leader ignored',
+      fields: { from, term: f.term },
+    });
     return;
   }
   if (f.term > s.term || s.leader === null) follow(c, from, f.term);
   else if (s.leader !== from) return;
   if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
   c.fx.push({ kind: 'install', snapshot: f });
-  s.log = appendEntries(resetTo(f.index, f.lastTerm, f.lastHash), keptOverSnapshot(s.log, f, s.peers[from], s.resync?.keepBelow ?? null));
+  s.log = appendEntries(
+    resetTo(f.index, f.lastTerm, f.lastHash),
+    keptOverSnapshot(s.log, f, s.peers[from], s.resync?.keepBelow ?? null),
+  );
   // The snapshot is the leader's committed state; the shell saves it with the kept entries (its saved log) at once.
   s.commit = f.index;
   s.durable = f.index;

@@ -107,12 +107,40 @@ export interface SavedVote {
 }
 
 /** Frames the core consumes (the shell handles hello/auth/refuse/forward/peers itself). */
-export type AgreementFrame = Extract<PeerFrame, { type: 'heartbeat' | 'vote-request' | 'vote' | 'append' | 'append-ack' | 'gap-request' | 'snapshot-request' | 'snapshot' }>;
-export const AGREEMENT_FRAME_TYPES: readonly AgreementFrame['type'][] = ['heartbeat', 'vote-request', 'vote', 'append', 'append-ack', 'gap-request', 'snapshot-request', 'snapshot'];
+export type AgreementFrame = Extract<
+  PeerFrame,
+  {
+    type:
+      | 'heartbeat'
+      | 'vote-request'
+      | 'vote'
+      | 'append'
+      | 'append-ack'
+      | 'gap-request'
+      | 'snapshot-request'
+      | 'snapshot';
+  }
+>;
+export const AGREEMENT_FRAME_TYPES: readonly AgreementFrame['type'][] = [
+  'heartbeat',
+  'vote-request',
+  'vote',
+  'append',
+  'append-ack',
+  'gap-request',
+  'snapshot-request',
+  'snapshot',
+];
 
 export type AgreementInput =
   | { readonly kind: 'tick'; readonly now: number }
-  | { readonly kind: 'joined'; readonly now: number; readonly nodeId: string; readonly incarnation: number; readonly startedAt: number }
+  | {
+      readonly kind: 'joined';
+      readonly now: number;
+      readonly nodeId: string;
+      readonly incarnation: number;
+      readonly startedAt: number;
+    }
   | { readonly kind: 'left'; readonly now: number; readonly nodeId: string }
   | { readonly kind: 'frame'; readonly now: number; readonly from: string; readonly frame: AgreementFrame }
   /** Leader only: sequence these (already validated) events. */
@@ -139,7 +167,14 @@ export type AgreementEffect =
   | { readonly kind: 'apply'; readonly entry: IndexedEnvelope }
   | { readonly kind: 'install'; readonly snapshot: Extract<PeerFrame, { type: 'snapshot' }> }
   /** Send `to` a snapshot frame with these fields plus the shell's state (which is at `index`) and its digest. */
-  | { readonly kind: 'send-snapshot'; readonly to: string; readonly term: number; readonly index: number; readonly lastTerm: number; readonly lastHash: string }
+  | {
+      readonly kind: 'send-snapshot';
+      readonly to: string;
+      readonly term: number;
+      readonly index: number;
+      readonly lastTerm: number;
+      readonly lastHash: string;
+    }
   | { readonly kind: 'close'; readonly nodeId: string; readonly reason: string }
   | { readonly kind: 'role'; readonly role: Role; readonly term: number; readonly leader: string | null }
   /** The quorum verdict changed (gained or lost, or the counts moved). */

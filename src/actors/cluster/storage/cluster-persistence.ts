@@ -54,8 +54,15 @@ export class ClusterPersistence<S> {
     const o = this.#o;
     if (!o.dataDir) return null;
     const store = new StateStore<S>({
-      dataDir: o.dataDir, replica: o.replica, cluster: o.cluster, retain: o.retain, repair: o.repair ?? false,
-      ...(o.compactEvery !== undefined ? { compactEvery: o.compactEvery } : {}), ...(o.fs ? { fs: o.fs } : {}), log: o.log, now: o.now,
+      dataDir: o.dataDir,
+      replica: o.replica,
+      cluster: o.cluster,
+      retain: o.retain,
+      repair: o.repair ?? false,
+      ...(o.compactEvery !== undefined ? { compactEvery: o.compactEvery } : {}),
+      ...(o.fs ? { fs: o.fs } : {}),
+      log: o.log,
+      now: o.now,
     });
     const r = store.load();
     this.#store = store;

@@ -37,10 +37,19 @@ export async function readIdentity(dataDir: string): Promise<NodeIdentity | null
     throw new TorusError('TORUS_CONFIG_INVALID', `${IDENTITY_FILE} in ${dataDir} is not JSON`, { dataDir });
   }
   const r = raw as Partial<NodeIdentity>;
-  if (typeof r.nodeId !== 'string' || !ID_RE.test(r.nodeId) || !Number.isSafeInteger(r.incarnation) || (r.incarnation as number) < 0) {
+  if (
+    typeof r.nodeId !== 'string' ||
+    !ID_RE.test(r.nodeId) ||
+    !Number.isSafeInteger(r.incarnation) ||
+    (r.incarnation as number) < 0
+  ) {
     throw new TorusError('TORUS_CONFIG_INVALID', `${IDENTITY_FILE} in ${dataDir} is malformed`, { dataDir });
   }
-  return { nodeId: r.nodeId, incarnation: r.incarnation as number, createdAt: typeof r.createdAt === 'number' ? r.createdAt : 0 };
+  return {
+    nodeId: r.nodeId,
+    incarnation: r.incarnation as number,
+    createdAt: typeof r.createdAt === 'number' ? r.createdAt : 0,
+  };
 }
 
 /** Atomic and durable (temp file, fsync, rename, fsync of the directory): a crash never leaves half a file. */
@@ -52,10 +61,15 @@ function writeIdentity(dataDir: string, identity: NodeIdentity, fs?: DurableFs):
  * Loads the identity (creating it on first start, optionally with a requested id) and bumps the incarnation.
  * Returns the identity of *this* process start.
  */
-export async function loadOrCreateIdentity(dataDir: string, options: { nodeId?: string; now?: number; fs?: DurableFs } = {}): Promise<NodeIdentity> {
+export async function loadOrCreateIdentity(
+  dataDir: string,
+  options: { nodeId?: string; now?: number; fs?: DurableFs } = {},
+): Promise<NodeIdentity> {
   const existing = await readIdentity(dataDir);
   if (options.nodeId !== undefined && !ID_RE.test(options.nodeId)) {
-    throw new TorusError('TORUS_CONFIG_INVALID', `node id ${JSON.stringify(options.nodeId)} is not a valid id`, { nodeId: options.nodeId });
+    throw new TorusError('TORUS_CONFIG_INVALID', `node id ${JSON.stringify(options.nodeId)} is not a valid id`, {
+      nodeId: options.nodeId,
+    });
   }
   const next: NodeIdentity = existing
     ? { ...existing, nodeId: options.nodeId ?? existing.nodeId, incarnation: existing.incarnation + 1 }

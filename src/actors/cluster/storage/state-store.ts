@@ -20,8 +20,17 @@ import { lastIndex, sliceLog, type LogState } from '../agreement/log.js';
 import type { SavedVote } from '../agreement/types.js';
 import type { ReplicatedState } from '../agreement/replicated-state.js';
 import {
-  encodeCommitLine, encodeLogLine, encodeStored, LOG_FILE, parseLog, positionOf, PREV_SNAPSHOT_FILE, restoreStored, SNAPSHOT_FILE,
-  StateCorruptError, type Restored,
+  encodeCommitLine,
+  encodeLogLine,
+  encodeStored,
+  LOG_FILE,
+  parseLog,
+  positionOf,
+  PREV_SNAPSHOT_FILE,
+  restoreStored,
+  SNAPSHOT_FILE,
+  StateCorruptError,
+  type Restored,
 } from './stored-state.js';
 import type { TorusError } from '../../../protocols/errors.js';
 
@@ -63,7 +72,13 @@ function readOrNull(path: string): string | null {
 function decodeVote(text: string): SavedVote {
   const r = JSON.parse(text) as Record<string, unknown>;
   const int = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-  if (!r || typeof r !== 'object' || !int(r.term) || !int(r.votedTerm) || !(r.votedFor === null || (typeof r.votedFor === 'string' && r.votedFor.length <= 128))) {
+  if (
+    !r ||
+    typeof r !== 'object' ||
+    !int(r.term) ||
+    !int(r.votedTerm) ||
+    !(r.votedFor === null || (typeof r.votedFor === 'string' && r.votedFor.length <= 128))
+  ) {
     throw new Error('expected {term, votedTerm, votedFor}');
   }
   return { term: r.term, votedTerm: r.votedTerm, votedFor: r.votedFor };
@@ -87,9 +102,15 @@ export class StateStore<S> {
     this.dir = join(options.dataDir, STATE_DIR);
   }
 
-  get snapshotPath(): string { return join(this.dir, SNAPSHOT_FILE); }
-  get logPath(): string { return join(this.dir, LOG_FILE); }
-  get votePath(): string { return join(this.dir, VOTE_FILE); }
+  get snapshotPath(): string {
+    return join(this.dir, SNAPSHOT_FILE);
+  }
+  get logPath(): string {
+    return join(this.dir, LOG_FILE);
+  }
+  get votePath(): string {
+    return join(this.dir, VOTE_FILE);
+  }
 
   /** Reads what was saved; throws StateCorruptError on damage (unless repairing). */
   load(): Loaded<S> {
@@ -97,13 +118,18 @@ export class StateStore<S> {
     this.#repairPending = existsSync(join(this.dir, REPAIR_MARK));
     let r: Restored<S> | null = null;
     for (let attempt = 0; r === null; attempt++) {
-      const texts = { snapshot: readOrNull(this.snapshotPath), prevSnapshot: readOrNull(join(this.dir, PREV_SNAPSHOT_FILE)), log: readOrNull(this.logPath) };
+      const texts = {
+        snapshot: readOrNull(this.snapshotPath),
+        prevSnapshot: readOrNull(join(this.dir, PREV_SNAPSHOT_FILE)),
+        log: readOrNull(this.logPath),
+      };
       try {
         r = restoreStored(this.#o.replica, this.#o.cluster, texts, this.#o.retain);
       } catch (err) {
         if (!(err instanceof StateCorruptError)) throw err;
         // Name the file by its full path: the operator must find it.
-        if (!this.#o.repair || attempt > 2) throw new StateCorruptError(join(this.dir, err.file), err.record, err.offset, err.details.detail as string);
+        if (!this.#o.repair || attempt > 2)
+          throw new StateCorruptError(join(this.dir, err.file), err.record, err.offset, err.details.detail as string);
         this.#repair(err, texts.log);
       }
     }
@@ -135,11 +161,19 @@ export class StateStore<S> {
       const aside = `${this.logPath}.damaged-${this.#o.now()}`;
       writeFileAtomicSync(aside, bytes.subarray(err.offset), { fs: this.#fs });
       writeFileAtomicSync(this.logPath, bytes.subarray(0, err.offset), { fs: this.#fs });
-      this.#o.log.warn('repair: kept the readable part of the log, moved the rest aside', { file: this.logPath, record: err.record, offset: err.offset, aside });
+      this.#o.log.warn('repair: kept the readable part of the log, moved the rest aside', {
+        file: this.logPath,
+        record: err.record,
+        offset: err.offset,
+        aside,
+      });
     } else {
       // No usable snapshot: nothing after it can be applied either. Everything goes aside; the leader sends a snapshot.
       for (const f of [SNAPSHOT_FILE, PREV_SNAPSHOT_FILE, LOG_FILE]) this.#moveAside(join(this.dir, f));
-      this.#o.log.warn('repair: the saved snapshot is unusable; moved the saved state aside, the node catches up from the leader', { dir: this.dir, problem: err.message });
+      this.#o.log.warn(
+        'repair: the saved snapshot is unusable; moved the saved state aside, the node catches up from the leader',
+        { dir: this.dir, problem: err.message },
+      );
     }
     this.#markRepair(err);
   }
@@ -151,7 +185,11 @@ export class StateStore<S> {
   }
 
   #markRepair(err: TorusError): void {
-    writeFileAtomicSync(join(this.dir, REPAIR_MARK), `${JSON.stringify({ at: this.#o.now(), problem: err.message })}\n`, { fs: this.#fs });
+    writeFileAtomicSync(
+      join(this.dir, REPAIR_MARK),
+      `${JSON.stringify({ at: this.#o.now(), problem: err.message })}\n`,
+      { fs: this.#fs },
+    );
     this.#repairPending = true;
   }
 
@@ -207,7 +245,11 @@ export class StateStore<S> {
       this.#fs.renameSync(this.snapshotPath, join(this.dir, PREV_SNAPSHOT_FILE));
       fsyncDir(this.dir, this.#fs);
     }
-    writeFileAtomicSync(this.snapshotPath, encodeStored(this.#o.replica, this.#o.cluster, state, positionOf(log, commit), this.#o.now()), { fs: this.#fs });
+    writeFileAtomicSync(
+      this.snapshotPath,
+      encodeStored(this.#o.replica, this.#o.cluster, state, positionOf(log, commit), this.#o.now()),
+      { fs: this.#fs },
+    );
     this.#snapshotIndex = commit;
     this.#sinceSnapshot = 0;
   }
@@ -218,7 +260,11 @@ export class StateStore<S> {
 
   close(): void {
     if (this.#logFd !== null) {
-      try { this.#fs.closeSync(this.#logFd); } catch { /* closed */ }
+      try {
+        this.#fs.closeSync(this.#logFd);
+      } catch {
+        /* closed */
+      }
       this.#logFd = null;
     }
   }
@@ -226,7 +272,7 @@ export class StateStore<S> {
   /** Replaces the log file with the held entries after `from` and the commit mark, durably; reopens it. */
   #rewriteLog(log: LogState, commit: number, from = this.#snapshotIndex): void {
     const start = Math.max(from, log.base) + 1;
-    const entries = start <= lastIndex(log) ? sliceLog(log, start, lastIndex(log)) ?? [] : [];
+    const entries = start <= lastIndex(log) ? (sliceLog(log, start, lastIndex(log)) ?? []) : [];
     this.close();
     writeFileAtomicSync(this.logPath, entries.map(encodeLogLine).join('') + encodeCommitLine(commit), { fs: this.#fs });
     this.#logFd = this.#fs.openSync(this.logPath, 'a', 0o600);

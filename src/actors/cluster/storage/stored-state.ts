@@ -11,7 +11,18 @@
 import { crc32 } from 'node:zlib';
 import { TorusError, ValidationError } from '../../../protocols/errors.js';
 import type { IndexedEnvelope } from '../../../protocols/peer-frames.js';
-import { appendEntries, compactLog, emptyLog, hashAt, lastHash, lastIndex, lastTerm, resetTo, termAt, type LogState } from '../agreement/log.js';
+import {
+  appendEntries,
+  compactLog,
+  emptyLog,
+  hashAt,
+  lastHash,
+  lastIndex,
+  lastTerm,
+  resetTo,
+  termAt,
+  type LogState,
+} from '../agreement/log.js';
 import type { ReplicatedState } from '../agreement/replicated-state.js';
 
 export const STORED_VERSION = 1;
@@ -49,17 +60,39 @@ export interface Restored<S> {
 
 /** Where a saved file is damaged: the node refuses to start and says how to recover. */
 export class StateCorruptError extends TorusError {
-  constructor(readonly file: string, readonly record: number | null, readonly offset: number | null, detail: string) {
-    super('TORUS_STATE_CORRUPT',
+  constructor(
+    readonly file: string,
+    readonly record: number | null,
+    readonly offset: number | null,
+    detail: string,
+  ) {
+    super(
+      'TORUS_STATE_CORRUPT',
       `saved cluster state is damaged: ${file}${record !== null ? ` record ${record}` : ''}${offset !== null ? ` at byte offset ${offset}` : ''}: ${detail}. ` +
-      'The node refuses to start rather than drop what it cannot read. To recover, start it once with --repair-state: it keeps the readable ' +
-      'part, moves the rest aside (next to the file, named *.damaged-<time>), and catches up from the cluster leader before it votes or leads.',
-      { file, record, offset, detail });
+        'The node refuses to start rather than drop what it cannot read. To recover, start it once with --repair-state: it keeps the readable ' +
+        'part, moves the rest aside (next to the file, named *.damaged-<time>), and catches up from the cluster leader before it votes or leads.',
+      { file, record, offset, detail },
+    );
   }
 }
 
-export function encodeStored<S>(replica: ReplicatedState<S>, cluster: string, state: S, at: { index: number; lastTerm: number; lastHash: string }, savedAt: number): string {
-  const snap: StoredSnapshot = { v: STORED_VERSION, cluster, index: at.index, lastTerm: at.lastTerm, lastHash: at.lastHash, digest: replica.digest(state), savedAt, state: replica.encode(state) };
+export function encodeStored<S>(
+  replica: ReplicatedState<S>,
+  cluster: string,
+  state: S,
+  at: { index: number; lastTerm: number; lastHash: string },
+  savedAt: number,
+): string {
+  const snap: StoredSnapshot = {
+    v: STORED_VERSION,
+    cluster,
+    index: at.index,
+    lastTerm: at.lastTerm,
+    lastHash: at.lastHash,
+    digest: replica.digest(state),
+    savedAt,
+    state: replica.encode(state),
+  };
   return `${JSON.stringify(snap)}\n`;
 }
 
@@ -79,17 +112,25 @@ const isInt = (v: unknown, min = 0): v is number => typeof v === 'number' && Num
 
 /** Strict header check (the state itself is checked by the replica's decoder and the digest). */
 export function decodeStoredHeader(raw: unknown): StoredSnapshot {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError('config', 'snapshot', 'expected an object');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ValidationError('config', 'snapshot', 'expected an object');
   const r = raw as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (!['v', 'cluster', 'index', 'lastTerm', 'lastHash', 'digest', 'savedAt', 'state'].includes(k)) throw new ValidationError('config', `snapshot.${k}`, 'unknown field');
+  for (const k of Object.keys(r))
+    if (!['v', 'cluster', 'index', 'lastTerm', 'lastHash', 'digest', 'savedAt', 'state'].includes(k))
+      throw new ValidationError('config', `snapshot.${k}`, 'unknown field');
   if (r.v !== STORED_VERSION) throw new ValidationError('config', 'snapshot.v', `expected version ${STORED_VERSION}`);
-  if (typeof r.cluster !== 'string' || r.cluster.length > 64) throw new ValidationError('config', 'snapshot.cluster', 'expected a cluster hash');
-  if (!isInt(r.index) || !isInt(r.lastTerm) || !isInt(r.savedAt)) throw new ValidationError('config', 'snapshot.index', 'expected non-negative integers (index, lastTerm, savedAt)');
-  if (typeof r.lastHash !== 'string' || r.lastHash.length > 32 || typeof r.digest !== 'string' || r.digest.length > 128) throw new ValidationError('config', 'snapshot.lastHash', 'expected hash strings');
+  if (typeof r.cluster !== 'string' || r.cluster.length > 64)
+    throw new ValidationError('config', 'snapshot.cluster', 'expected a cluster hash');
+  if (!isInt(r.index) || !isInt(r.lastTerm) || !isInt(r.savedAt))
+    throw new ValidationError('config', 'snapshot.index', 'expected non-negative integers (index, lastTerm, savedAt)');
+  if (typeof r.lastHash !== 'string' || r.lastHash.length > 32 || typeof r.digest !== 'string' || r.digest.length > 128)
+    throw new ValidationError('config', 'snapshot.lastHash', 'expected hash strings');
   return r as unknown as StoredSnapshot;
 }
 
-type LogRecord = { readonly kind: 'entry'; readonly entry: IndexedEnvelope } | { readonly kind: 'commit'; readonly commit: number };
+type LogRecord =
+  | { readonly kind: 'entry'; readonly entry: IndexedEnvelope }
+  | { readonly kind: 'commit'; readonly commit: number };
 
 function decodeRecord(line: string): LogRecord {
   const m = /^([0-9a-f]{8}) (.*)$/s.exec(line);
@@ -100,7 +141,8 @@ function decodeRecord(line: string): LogRecord {
   const r = raw as Record<string, unknown>;
   if (Object.keys(r).length === 1 && isInt(r.commit)) return { kind: 'commit', commit: r.commit };
   const ev = r.event as Record<string, unknown> | null;
-  if (!isInt(r.index, 1) || !isInt(r.term) || !ev || typeof ev !== 'object' || typeof ev.type !== 'string') throw new Error('expected {index, term, event} or {commit}');
+  if (!isInt(r.index, 1) || !isInt(r.term) || !ev || typeof ev !== 'object' || typeof ev.type !== 'string')
+    throw new Error('expected {index, term, event} or {commit}');
   if (r.at !== undefined && typeof r.at !== 'number') throw new Error('bad at');
   return { kind: 'entry', entry: r as unknown as IndexedEnvelope };
 }
@@ -131,7 +173,8 @@ export function parseLog(text: string, file = LOG_FILE): ParsedLog {
       throw new StateCorruptError(file, n, offset, (err as Error).message);
     }
     if (rec.kind === 'entry') {
-      if (prev !== null && rec.entry.index !== prev + 1) throw new StateCorruptError(file, n, offset, `entry ${rec.entry.index} does not follow entry ${prev}`);
+      if (prev !== null && rec.entry.index !== prev + 1)
+        throw new StateCorruptError(file, n, offset, `entry ${rec.entry.index} does not follow entry ${prev}`);
       prev = rec.entry.index;
     }
     records.push({ record: rec, offset });
@@ -141,7 +184,12 @@ export function parseLog(text: string, file = LOG_FILE): ParsedLog {
   return { records, validBytes: offset, torn: false };
 }
 
-interface Base<S> { readonly state: S; readonly index: number; readonly lastTerm: number; readonly lastHash: string }
+interface Base<S> {
+  readonly state: S;
+  readonly index: number;
+  readonly lastTerm: number;
+  readonly lastHash: string;
+}
 
 function decodeSnapshot<S>(replica: ReplicatedState<S>, cluster: string, text: string, file: string): Base<S> {
   let snap: StoredSnapshot;
@@ -151,7 +199,11 @@ function decodeSnapshot<S>(replica: ReplicatedState<S>, cluster: string, text: s
     throw new StateCorruptError(file, null, null, (err as Error).message);
   }
   if (snap.cluster !== cluster) {
-    throw new TorusError('TORUS_STATE_CORRUPT', `${file} belongs to another cluster (hash ${snap.cluster}, this one ${cluster}): use another --data-dir, or remove its cluster-state directory to join this cluster as a new node`, { file });
+    throw new TorusError(
+      'TORUS_STATE_CORRUPT',
+      `${file} belongs to another cluster (hash ${snap.cluster}, this one ${cluster}): use another --data-dir, or remove its cluster-state directory to join this cluster as a new node`,
+      { file },
+    );
   }
   try {
     const state = replica.decode(snap.state);
@@ -172,10 +224,16 @@ export interface StoredTexts {
  * Restores from the saved texts (null: no file). The newest snapshot is used when it decodes; a damaged one is
  * rebuilt from the older snapshot (or from nothing) plus the log when the log covers the range between.
  */
-export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, texts: StoredTexts, retain: number): Restored<S> {
+export function restoreStored<S>(
+  replica: ReplicatedState<S>,
+  cluster: string,
+  texts: StoredTexts,
+  retain: number,
+): Restored<S> {
   const warnings: string[] = [];
   const parsed = texts.log ? parseLog(texts.log) : { records: [], validBytes: 0, torn: false };
-  if (parsed.torn) warnings.push(`${LOG_FILE} ends in a partial record (a crash while writing, never acknowledged): dropped`);
+  if (parsed.torn)
+    warnings.push(`${LOG_FILE} ends in a partial record (a crash while writing, never acknowledged): dropped`);
   const entries = parsed.records.flatMap((r) => (r.record.kind === 'entry' ? [r.record.entry] : []));
   const marks = parsed.records.flatMap((r) => (r.record.kind === 'commit' ? [r.record.commit] : []));
   const firstLogged = entries[0]?.index;
@@ -186,11 +244,19 @@ export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, t
       base = decodeSnapshot(replica, cluster, texts.snapshot, SNAPSHOT_FILE);
     } catch (err) {
       if (!(err instanceof StateCorruptError)) throw err;
-      const older = texts.prevSnapshot !== null ? decodeSnapshot(replica, cluster, texts.prevSnapshot, PREV_SNAPSHOT_FILE) : empty;
+      const older =
+        texts.prevSnapshot !== null ? decodeSnapshot(replica, cluster, texts.prevSnapshot, PREV_SNAPSHOT_FILE) : empty;
       if (firstLogged === undefined || firstLogged > older.index + 1) {
-        throw new StateCorruptError(SNAPSHOT_FILE, null, null, `${err.details.detail as string}; the log does not cover the range from ${texts.prevSnapshot !== null ? 'the older snapshot' : 'the start'} (it begins at entry ${firstLogged ?? 'none'}), so it cannot be rebuilt`);
+        throw new StateCorruptError(
+          SNAPSHOT_FILE,
+          null,
+          null,
+          `${err.details.detail as string}; the log does not cover the range from ${texts.prevSnapshot !== null ? 'the older snapshot' : 'the start'} (it begins at entry ${firstLogged ?? 'none'}), so it cannot be rebuilt`,
+        );
       }
-      warnings.push(`${SNAPSHOT_FILE} is damaged (${err.details.detail as string}): rebuilt from ${texts.prevSnapshot !== null ? PREV_SNAPSHOT_FILE : 'the start'} and ${LOG_FILE}`);
+      warnings.push(
+        `${SNAPSHOT_FILE} is damaged (${err.details.detail as string}): rebuilt from ${texts.prevSnapshot !== null ? PREV_SNAPSHOT_FILE : 'the start'} and ${LOG_FILE}`,
+      );
       base = older;
     }
   } else if (texts.prevSnapshot !== null) {
@@ -202,7 +268,12 @@ export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, t
   const tail = entries.filter((e) => e.index > base.index);
   if (tail.length > 0 && tail[0]!.index !== base.index + 1) {
     const at = parsed.records.find((r) => r.record.kind === 'entry' && r.record.entry.index === tail[0]!.index)!;
-    throw new StateCorruptError(LOG_FILE, parsed.records.indexOf(at) + 1, at.offset, `entry ${tail[0]!.index} does not follow the snapshot at ${base.index}`);
+    throw new StateCorruptError(
+      LOG_FILE,
+      parsed.records.indexOf(at) + 1,
+      at.offset,
+      `entry ${tail[0]!.index} does not follow the snapshot at ${base.index}`,
+    );
   }
   log = appendEntries(log, tail);
   const commit = Math.min(Math.max(base.index, ...marks), lastIndex(log));
@@ -214,7 +285,12 @@ export function restoreStored<S>(replica: ReplicatedState<S>, cluster: string, t
       state = replica.apply(state, e);
     } catch (err) {
       const at = parsed.records.find((r) => r.record.kind === 'entry' && r.record.entry.index === e.index)!;
-      throw new StateCorruptError(LOG_FILE, parsed.records.indexOf(at) + 1, at.offset, `entry ${e.index} does not apply: ${(err as Error).message}`);
+      throw new StateCorruptError(
+        LOG_FILE,
+        parsed.records.indexOf(at) + 1,
+        at.offset,
+        `entry ${e.index} does not apply: ${(err as Error).message}`,
+      );
     }
     replayed++;
   }

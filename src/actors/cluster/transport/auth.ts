@@ -21,13 +21,30 @@ export function clusterNameHash(name: string): string {
 
 /** Every field of a hello in a fixed order (both ends hash the same bytes whatever the msgpack key order). */
 function helloDigest(h: Hello): Buffer {
-  const fields = [h.v, h.nodeId, h.cluster, h.incarnation, h.startedAt, h.port, h.apiPort, h.nonce, h.auth, h.name, h.version, h.addresses];
+  const fields = [
+    h.v,
+    h.nodeId,
+    h.cluster,
+    h.incarnation,
+    h.startedAt,
+    h.port,
+    h.apiPort,
+    h.nonce,
+    h.auth,
+    h.name,
+    h.version,
+    h.addresses,
+  ];
   return createHash('sha256').update(JSON.stringify(fields)).digest();
 }
 
 /** The handshake transcript: the dialer's hello, then the listener's. */
 export function transcript(dialer: Hello, listener: Hello): Buffer {
-  return createHash('sha256').update('torus-v3 transcript\0').update(helloDigest(dialer)).update(helloDigest(listener)).digest();
+  return createHash('sha256')
+    .update('torus-v3 transcript\0')
+    .update(helloDigest(dialer))
+    .update(helloDigest(listener))
+    .digest();
 }
 
 function authKey(key: string | null, th: Buffer): Buffer {

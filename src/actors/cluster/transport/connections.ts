@@ -90,12 +90,20 @@ export class ConnectionManager {
     const server = createServer((socket) => {
       if (this.#stopped || !this.#local) return void socket.destroy();
       const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-      const why = this.#pending.refusal(from) ?? (this.#all.size - this.#pending.pending >= MAX_CONNECTIONS ? `${MAX_CONNECTIONS} connections established` : null);
+      const why =
+        this.#pending.refusal(from) ??
+        (this.#all.size - this.#pending.pending >= MAX_CONNECTIONS
+          ? `${MAX_CONNECTIONS} connections established`
+          : null);
       if (why) {
         // Logged once a minute at most: a flood must not become a log flood.
         if (this.#o.now() - this.#atLimitLoggedAt > 60_000) {
           this.#atLimitLoggedAt = this.#o.now();
-          this.#o.log.warn('cluster port at a limit: refusing connections', { why, from, refused: this.#pending.refused });
+          this.#o.log.warn('cluster port at a limit: refusing connections', {
+            why,
+            from,
+            refused: this.#pending.refused,
+          });
         }
         return void socket.destroy();
       }
@@ -151,8 +159,16 @@ export class ConnectionManager {
     }
     if (source === 'mdns' && !this.#roomForMdnsTarget()) return;
     this.#targets.set(key, {
-      host, port, source, failures: 0, nextAt: 0, refusals: NO_REFUSALS, everJoined: false, self: false,
-      ...(nodeId !== undefined ? { nodeId } : {}), ...(incarnation !== undefined ? { incarnation } : {}),
+      host,
+      port,
+      source,
+      failures: 0,
+      nextAt: 0,
+      refusals: NO_REFUSALS,
+      everJoined: false,
+      self: false,
+      ...(nodeId !== undefined ? { nodeId } : {}),
+      ...(incarnation !== undefined ? { incarnation } : {}),
     });
   }
 
@@ -162,7 +178,9 @@ export class ConnectionManager {
     if (mdns.length < MAX_MDNS_TARGETS) return true;
     const idle = mdns.filter(([, t]) => !t.everJoined && !t.conn && (t.failures > 0 || t.refusals.count > 0));
     if (idle.length === 0) return false;
-    const [key] = idle.reduce((a, b) => (b[1].failures + b[1].refusals.count > a[1].failures + a[1].refusals.count ? b : a));
+    const [key] = idle.reduce((a, b) =>
+      b[1].failures + b[1].refusals.count > a[1].failures + a[1].refusals.count ? b : a,
+    );
     this.#targets.delete(key);
     return true;
   }
@@ -170,7 +188,12 @@ export class ConnectionManager {
   /** A peer that refused us shows a new incarnation (restarted, perhaps reconfigured): dial it again now. */
   #maybeReset(t: Target, incarnation: number, how: string): void {
     if (!shouldReset(t.refusals, incarnation)) return;
-    this.#o.log.info('peer that refused us restarted: dialing again', { address: `${t.host}:${t.port}`, nodeId: t.nodeId, how, incarnation });
+    this.#o.log.info('peer that refused us restarted: dialing again', {
+      address: `${t.host}:${t.port}`,
+      nodeId: t.nodeId,
+      how,
+      incarnation,
+    });
     t.refusals = NO_REFUSALS;
     t.nextAt = 0;
     const key = `${t.host}:${t.port}`;
@@ -223,7 +246,11 @@ export class ConnectionManager {
 
   #adopt(socket: Socket, outbound: boolean): PeerConnection {
     const conn = new PeerConnection({
-      socket, outbound, local: this.#local!, secret: this.#o.secret, log: this.#o.log,
+      socket,
+      outbound,
+      local: this.#local!,
+      secret: this.#o.secret,
+      log: this.#o.log,
       handshakeTimeoutMs: this.#o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
       ...(this.#o.maxFrameBytes !== undefined ? { maxFrameBytes: this.#o.maxFrameBytes } : {}),
       onReady: (c) => this.#onReady(c),
@@ -245,10 +272,12 @@ export class ConnectionManager {
       t.everJoined = true;
     }
     for (const other of this.#targets.values()) if (other.nodeId === id) other.refusals = NO_REFUSALS;
-    for (const [key, h] of this.#heard) if (h.nodeId === id || key === (t ? `${t.host}:${t.port}` : '')) this.#heard.delete(key);
+    for (const [key, h] of this.#heard)
+      if (h.nodeId === id || key === (t ? `${t.host}:${t.port}` : '')) this.#heard.delete(key);
     const existing = this.#joined.get(id);
     if (existing?.remote) {
-      if (remote.incarnation < existing.remote.incarnation) return this.#drop(conn, 'an older incarnation of a joined node');
+      if (remote.incarnation < existing.remote.incarnation)
+        return this.#drop(conn, 'an older incarnation of a joined node');
       if (remote.incarnation === existing.remote.incarnation) {
         const dialer = (c: PeerConnection) => (c.outbound ? this.#o.local.nodeId : id);
         const keeper = this.#o.local.nodeId < id ? this.#o.local.nodeId : id;
@@ -308,7 +337,13 @@ export class ConnectionManager {
         t.nextAt = now + Math.min(5000, 250 * 2 ** Math.min(t.failures, 5));
       }
       if (!info.refused && !t.everJoined && t.failures >= UNREACHABLE_AFTER) {
-        this.noteHeard({ address: `${t.host}:${t.port}`, ...(t.nodeId ? { nodeId: t.nodeId } : {}), reason: 'unreachable', detail: info.reason, via: t.source });
+        this.noteHeard({
+          address: `${t.host}:${t.port}`,
+          ...(t.nodeId ? { nodeId: t.nodeId } : {}),
+          reason: 'unreachable',
+          detail: info.reason,
+          via: t.source,
+        });
       }
     }
     const listed = listedReason(info.refused);
@@ -317,12 +352,21 @@ export class ConnectionManager {
       const nodeId = info.remote?.nodeId ?? t?.nodeId;
       // (An inbound refusal from a peer we also dial keeps showing our dial's backoff: same address, same entry.)
       const dialed = t ?? this.#targets.get(address);
-      const retry = dialed && dialed.refusals.count > 0 ? { attempts: dialed.refusals.count, nextRetryAt: dialed.nextAt } : {};
-      this.noteHeard({ address, ...(nodeId ? { nodeId } : {}), reason: listed, detail: info.reason, via: t?.source ?? 'inbound', ...retry });
+      const retry =
+        dialed && dialed.refusals.count > 0 ? { attempts: dialed.refusals.count, nextRetryAt: dialed.nextAt } : {};
+      this.noteHeard({
+        address,
+        ...(nodeId ? { nodeId } : {}),
+        reason: listed,
+        detail: info.reason,
+        via: t?.source ?? 'inbound',
+        ...retry,
+      });
       this.#o.log.warn('peer not joined', { address, nodeId, reason: listed, detail: info.reason, ...retry });
       // It dialed us: if it is a newer process than the one that refused our dials, try it again now.
       if (!t && nodeId !== undefined && info.remote?.incarnation !== undefined) {
-        for (const other of this.#targets.values()) if (other.nodeId === nodeId) this.#maybeReset(other, info.remote.incarnation, 'dialed us');
+        for (const other of this.#targets.values())
+          if (other.nodeId === nodeId) this.#maybeReset(other, info.remote.incarnation, 'dialed us');
       }
     }
     const id = conn.nodeId;

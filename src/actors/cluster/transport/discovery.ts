@@ -50,7 +50,9 @@ export class MdnsDiscovery {
         const advert = decodeTxt(rr.data);
         if (!advert || advert.nodeId === this.#o.advert.nodeId) continue;
         const host = `${advert.nodeId}.local`;
-        const advertised = records.flatMap((a) => (a.type === 'A' && a.name === host && typeof a.data === 'string' ? [a.data] : []));
+        const advertised = records.flatMap((a) =>
+          a.type === 'A' && a.name === host && typeof a.data === 'string' ? [a.data] : [],
+        );
         this.#o.onAdvert(advert, rinfo.address, advertised);
       }
     });
@@ -88,7 +90,8 @@ export class MdnsDiscovery {
     this.#respond();
     this.#send(() => this.#mdns?.query({ questions: [{ name: SERVICE, type: 'PTR' }] }));
     this.#sent++;
-    if (this.#sent >= (this.#o.settleAnnouncements ?? 5)) this.#interval = Math.min(this.#interval * 2, this.#o.maxIntervalMs ?? 30_000);
+    if (this.#sent >= (this.#o.settleAnnouncements ?? 5))
+      this.#interval = Math.min(this.#interval * 2, this.#o.maxIntervalMs ?? 30_000);
     this.#timer = setTimeout(() => this.#cycle(), this.#interval);
     this.#timer.unref();
   }
@@ -98,7 +101,12 @@ export class MdnsDiscovery {
     const host = `${this.#o.advert.nodeId}.local`;
     const answers = [
       { name: SERVICE, type: 'PTR' as const, ttl: 120, data: instance },
-      { name: instance, type: 'SRV' as const, ttl: 120, data: { port: this.#o.advert.port, target: host, priority: 0, weight: 0 } },
+      {
+        name: instance,
+        type: 'SRV' as const,
+        ttl: 120,
+        data: { port: this.#o.advert.port, target: host, priority: 0, weight: 0 },
+      },
       { name: instance, type: 'TXT' as const, ttl: 120, data: encodeTxt(this.#o.advert) },
       ...this.#o.addresses.map((ip) => ({ name: host, type: 'A' as const, ttl: 120, data: ip })),
     ];
@@ -115,6 +123,7 @@ export class MdnsDiscovery {
 
   #onError(err: Error): void {
     // Without a multicast route every send fails: say so once in a while, keep going (static peers may work).
-    if (this.#errors++ % 30 === 0) this.#o.log.warn('mDNS send/receive failed', { err: err.message, count: this.#errors });
+    if (this.#errors++ % 30 === 0)
+      this.#o.log.warn('mDNS send/receive failed', { err: err.message, count: this.#errors });
   }
 }

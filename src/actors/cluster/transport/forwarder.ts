@@ -66,13 +66,25 @@ export class Forwarder<_S> {
     if (this.#o.role().role === 'leader') return this.#o.execute(kind, body);
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        reject(new TorusError('TORUS_ACTOR_TIMEOUT', `the leader ${leader} did not answer within ${this.#o.timeoutMs} ms`, { leader }));
-      }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.#pending.delete(id);
+          reject(
+            new TorusError(
+              'TORUS_ACTOR_TIMEOUT',
+              `the leader ${leader} did not answer within ${this.#o.timeoutMs} ms`,
+              { leader },
+            ),
+          );
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       this.#pending.set(id, { to: leader, resolve, reject, timer });
       if (!this.#o.send(leader, { type: 'forward', id, kind, body })) {
-        this.#settle(id, new TorusError('TORUS_NO_LEADER', `cannot reach the leader ${leader}`, { leader, retryable: true }));
+        this.#settle(
+          id,
+          new TorusError('TORUS_NO_LEADER', `cannot reach the leader ${leader}`, { leader, retryable: true }),
+        );
       }
     });
   }
@@ -80,7 +92,11 @@ export class Forwarder<_S> {
   /** Leader side: run a forwarded request and answer it. */
   async serve(from: string, f: Extract<PeerFrame, { type: 'forward' }>): Promise<void> {
     try {
-      if (this.#o.role().role !== 'leader') throw new TorusError('TORUS_NO_LEADER', 'this node is not the leader', { leader: this.#o.role().leader, retryable: true });
+      if (this.#o.role().role !== 'leader')
+        throw new TorusError('TORUS_NO_LEADER', 'this node is not the leader', {
+          leader: this.#o.role().leader,
+          retryable: true,
+        });
       const outcome = await this.#o.execute(f.kind, f.body);
       this.#o.send(from, { type: 'forward-reply', id: f.id, ok: true, outcome: outcome ?? null });
     } catch (err) {
@@ -102,7 +118,13 @@ export class Forwarder<_S> {
 
   peerLost(nodeId: string): void {
     for (const [id, p] of this.#pending) {
-      if (p.to === nodeId) this.#settle(id, new TorusError('TORUS_NO_LEADER', `the leader ${nodeId} was lost before answering; the outcome is unknown`, { leader: nodeId }));
+      if (p.to === nodeId)
+        this.#settle(
+          id,
+          new TorusError('TORUS_NO_LEADER', `the leader ${nodeId} was lost before answering; the outcome is unknown`, {
+            leader: nodeId,
+          }),
+        );
     }
   }
 
@@ -135,10 +157,13 @@ export class Forwarder<_S> {
         this.#o.offRoleChange(cb);
         resolve(r.leader);
       };
-      const timer = setTimeout(() => {
-        this.#o.offRoleChange(cb);
-        reject(new TorusError('TORUS_NO_LEADER', `no leader elected within ${this.#o.timeoutMs} ms`));
-      }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.#o.offRoleChange(cb);
+          reject(new TorusError('TORUS_NO_LEADER', `no leader elected within ${this.#o.timeoutMs} ms`));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       this.#o.onRoleChange(cb);
     });
   }

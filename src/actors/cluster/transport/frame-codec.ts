@@ -8,7 +8,15 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
 import { ValidationError } from '../../../protocols/errors.js';
-import { decodePeerFrame, isHandshakeFrame, MAX_FRAME_BYTES, MAX_HANDSHAKE_BYTES, peekHello, PROTOCOL_VERSION, type PeerFrame } from '../../../protocols/peer-frames.js';
+import {
+  decodePeerFrame,
+  isHandshakeFrame,
+  MAX_FRAME_BYTES,
+  MAX_HANDSHAKE_BYTES,
+  peekHello,
+  PROTOCOL_VERSION,
+  type PeerFrame,
+} from '../../../protocols/peer-frames.js';
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
@@ -16,7 +24,10 @@ const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsTyp
 export const TAG_BYTES = 16;
 
 /** One direction of a keyed connection: its AEAD key and the counter of the next frame. */
-export interface CipherState { readonly key: Buffer; counter: bigint }
+export interface CipherState {
+  readonly key: Buffer;
+  counter: bigint;
+}
 
 export function cipherState(key: Buffer): CipherState {
   return { key, counter: 0n };
@@ -44,7 +55,11 @@ export function encodeFrame(frame: PeerFrame, cipher?: CipherState | null): Buff
 }
 
 /** `incompatible` is set when the failure is a hello of another protocol version (listed, not just dropped). */
-export type DecodeResult = { readonly frames: readonly PeerFrame[]; readonly error?: string; readonly incompatible?: { v: number; nodeId?: string; cluster?: string } };
+export type DecodeResult = {
+  readonly frames: readonly PeerFrame[];
+  readonly error?: string;
+  readonly incompatible?: { v: number; nodeId?: string; cluster?: string };
+};
 
 export class FrameDecoder {
   /** Received bytes not yet consumed; the first chunk may be partly consumed (`#offset`). */
@@ -97,7 +112,8 @@ export class FrameDecoder {
         this.#want = -1;
         const raw = this.#take(length);
         const payload = this.#cipher ? this.#open(raw, length) : raw;
-        if (payload === null) return this.#fail(frames, 'frame failed to decrypt (wrong key, or a replayed, reordered or altered frame)');
+        if (payload === null)
+          return this.#fail(frames, 'frame failed to decrypt (wrong key, or a replayed, reordered or altered frame)');
         let value: unknown;
         try {
           value = unpackr.unpack(payload);
@@ -112,7 +128,8 @@ export class FrameDecoder {
           }
         }
         const frame = decodePeerFrame(value);
-        if (this.#handshake && !isHandshakeFrame(frame)) return this.#fail(frames, `${frame.type} frame before the handshake completed`);
+        if (this.#handshake && !isHandshakeFrame(frame))
+          return this.#fail(frames, `${frame.type} frame before the handshake completed`);
         frames.push(frame);
         // A hello/auth may switch the phase: the caller must call established() before more frames are read.
         if (this.#handshake) {
@@ -121,7 +138,8 @@ export class FrameDecoder {
         }
       }
     } catch (err) {
-      const why = err instanceof ValidationError ? err.message : `decoder failure: ${(err as Error)?.message ?? String(err)}`;
+      const why =
+        err instanceof ValidationError ? err.message : `decoder failure: ${(err as Error)?.message ?? String(err)}`;
       return this.#fail(frames, why.slice(0, 300));
     }
     return { frames };

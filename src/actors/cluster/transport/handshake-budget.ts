@@ -25,9 +25,12 @@ export class HandshakeBudget<C> {
 
   /** Why a connection from `from` cannot start a handshake now (null: it can). Counts a refusal. */
   refusal(from: string): string | null {
-    const why = this.#count >= this.#max ? `${this.#max} handshakes pending (--max-pending-handshakes)`
-      : (this.#byAddress.get(from)?.size ?? 0) >= Math.min(MAX_PENDING_PER_ADDRESS, this.#max) ? `${MAX_PENDING_PER_ADDRESS} handshakes pending from ${from}`
-        : null;
+    const why =
+      this.#count >= this.#max
+        ? `${this.#max} handshakes pending (--max-pending-handshakes)`
+        : (this.#byAddress.get(from)?.size ?? 0) >= Math.min(MAX_PENDING_PER_ADDRESS, this.#max)
+          ? `${MAX_PENDING_PER_ADDRESS} handshakes pending from ${from}`
+          : null;
     if (why) this.refused++;
     return why;
   }

@@ -20,10 +20,15 @@ export type TargetSource = 'static' | 'mdns' | 'gossip';
 
 export function listedReason(r: CloseInfo['refused']): HeardReason | undefined {
   switch (r) {
-    case 'other-cluster': return 'other-cluster';
-    case 'incompatible-version': return 'incompatible-version';
-    case 'auth-failure': return 'auth-failure';
-    case 'auth-required': return 'auth-required';
-    default: return undefined;
+    case 'other-cluster':
+      return 'other-cluster';
+    case 'incompatible-version':
+      return 'incompatible-version';
+    case 'auth-failure':
+      return 'auth-failure';
+    case 'auth-required':
+      return 'auth-required';
+    default:
+      return undefined;
   }
 }

@@ -13,8 +13,15 @@ import { authProof, frameKey, proofMatches, transcript } from './auth.js';
 import { cipherState, encodeFrame, FrameDecoder, type CipherState } from './frame-codec.js';
 
 export interface LocalHello {
-  readonly nodeId: string; readonly cluster: string; readonly incarnation: number; readonly startedAt: number;
-  readonly port: number; readonly apiPort: number; readonly name: string; readonly version: string; readonly addresses: readonly string[];
+  readonly nodeId: string;
+  readonly cluster: string;
+  readonly incarnation: number;
+  readonly startedAt: number;
+  readonly port: number;
+  readonly apiPort: number;
+  readonly name: string;
+  readonly version: string;
+  readonly addresses: readonly string[];
 }
 
 export interface CloseInfo {
@@ -59,7 +66,9 @@ export class PeerConnection {
     this.#o = options;
     this.outbound = options.outbound;
     this.remoteAddress = (options.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    this.#decoder = new FrameDecoder(options.maxFrameBytes === undefined ? {} : { maxFrameBytes: options.maxFrameBytes });
+    this.#decoder = new FrameDecoder(
+      options.maxFrameBytes === undefined ? {} : { maxFrameBytes: options.maxFrameBytes },
+    );
     const { socket } = options;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 2000);
@@ -68,8 +77,21 @@ export class PeerConnection {
     socket.on('close', () => this.#end({ reason: 'socket closed by peer' }));
     this.#timer = setTimeout(() => this.close('handshake timed out'), options.handshakeTimeoutMs ?? 5000);
     const l = options.local;
-    this.#hello = { type: 'hello', v: PROTOCOL_VERSION, nodeId: l.nodeId, cluster: l.cluster, incarnation: l.incarnation, startedAt: l.startedAt,
-      port: l.port, apiPort: l.apiPort, nonce: this.#nonce, auth: options.secret !== null, name: l.name, version: l.version, addresses: [...l.addresses] };
+    this.#hello = {
+      type: 'hello',
+      v: PROTOCOL_VERSION,
+      nodeId: l.nodeId,
+      cluster: l.cluster,
+      incarnation: l.incarnation,
+      startedAt: l.startedAt,
+      port: l.port,
+      apiPort: l.apiPort,
+      nonce: this.#nonce,
+      auth: options.secret !== null,
+      name: l.name,
+      version: l.version,
+      addresses: [...l.addresses],
+    };
     this.#write(this.#hello);
   }
 
@@ -91,7 +113,16 @@ export class PeerConnection {
   }
 
   #remoteSummary(): Pick<CloseInfo, 'remote'> {
-    return this.remote ? { remote: { nodeId: this.remote.nodeId, cluster: this.remote.cluster, v: this.remote.v, incarnation: this.remote.incarnation } } : {};
+    return this.remote
+      ? {
+          remote: {
+            nodeId: this.remote.nodeId,
+            cluster: this.remote.cluster,
+            v: this.remote.v,
+            incarnation: this.remote.incarnation,
+          },
+        }
+      : {};
   }
 
   #write(frame: PeerFrame): boolean {
@@ -129,8 +160,14 @@ export class PeerConnection {
       for (const frame of r.frames) {
         if (this.closed) return;
         if (this.ready) {
-          if (frame.type === 'refuse') return this.#end({ reason: `refused by peer: ${frame.reason}${frame.detail ? ` (${frame.detail})` : ''}`, refused: frame.reason, ...this.#remoteSummary() });
-          if (frame.type === 'hello' || frame.type === 'auth') return this.close('handshake frame after the handshake', 'protocol-error');
+          if (frame.type === 'refuse')
+            return this.#end({
+              reason: `refused by peer: ${frame.reason}${frame.detail ? ` (${frame.detail})` : ''}`,
+              refused: frame.reason,
+              ...this.#remoteSummary(),
+            });
+          if (frame.type === 'hello' || frame.type === 'auth')
+            return this.close('handshake frame after the handshake', 'protocol-error');
           this.#o.onFrame(this, frame);
         } else {
           this.#handshake(frame);
@@ -138,13 +175,20 @@ export class PeerConnection {
       }
       if (r.error) {
         if (r.incompatible) {
-          const remote = { v: r.incompatible.v, ...(r.incompatible.nodeId ? { nodeId: r.incompatible.nodeId } : {}), ...(r.incompatible.cluster ? { cluster: r.incompatible.cluster } : {}) };
+          const remote = {
+            v: r.incompatible.v,
+            ...(r.incompatible.nodeId ? { nodeId: r.incompatible.nodeId } : {}),
+            ...(r.incompatible.cluster ? { cluster: r.incompatible.cluster } : {}),
+          };
           return this.#end({ reason: r.error, refused: 'incompatible-version', remote });
         }
-        this.#o.log.warn('closing peer connection: bad frame', { peer: this.remote?.nodeId ?? this.remoteAddress, reason: r.error });
+        this.#o.log.warn('closing peer connection: bad frame', {
+          peer: this.remote?.nodeId ?? this.remoteAddress,
+          reason: r.error,
+        });
         return this.close(`bad frame: ${r.error}`);
       }
-      if (this.closed || this.ready === false && r.frames.length === 0) return;
+      if (this.closed || (this.ready === false && r.frames.length === 0)) return;
       // During the handshake the decoder stops after each frame so the phase can change before reading on.
       const more = this.#decoder.drain();
       if (more.frames.length === 0 && !more.error) return;
@@ -156,19 +200,28 @@ export class PeerConnection {
     const o = this.#o;
     switch (frame.type) {
       case 'refuse':
-        return this.#end({ reason: `refused by peer: ${frame.reason}${frame.detail ? ` (${frame.detail})` : ''}`, refused: frame.reason, ...this.#remoteSummary() });
+        return this.#end({
+          reason: `refused by peer: ${frame.reason}${frame.detail ? ` (${frame.detail})` : ''}`,
+          refused: frame.reason,
+          ...this.#remoteSummary(),
+        });
       case 'hello': {
         if (this.remote) return this.close('second hello', 'protocol-error');
         this.remote = frame;
         if (frame.nodeId === o.local.nodeId) return this.close('connected to myself', 'self');
         if (frame.cluster !== o.local.cluster) return this.close(`other cluster (${frame.cluster})`, 'other-cluster');
-        if (o.secret === null && frame.auth) return this.close('peer requires the cluster key and this node has none (--insecure-open)', 'auth-required');
-        if (o.secret !== null && !frame.auth) return this.close('peer has no cluster key (started with --insecure-open)', 'auth-required');
+        if (o.secret === null && frame.auth)
+          return this.close('peer requires the cluster key and this node has none (--insecure-open)', 'auth-required');
+        if (o.secret !== null && !frame.auth)
+          return this.close('peer has no cluster key (started with --insecure-open)', 'auth-required');
         const th = this.outbound ? transcript(this.#hello, frame) : transcript(frame, this.#hello);
         this.#transcript = th;
         this.#write({ type: 'auth', proof: authProof(o.secret, th, o.local.nodeId) });
         // Everything this side sends after its proof is sealed with its direction's key.
-        if (o.secret !== null) this.#cipherOut = cipherState(frameKey(o.secret, th, this.outbound ? 'dialer-to-listener' : 'listener-to-dialer'));
+        if (o.secret !== null)
+          this.#cipherOut = cipherState(
+            frameKey(o.secret, th, this.outbound ? 'dialer-to-listener' : 'listener-to-dialer'),
+          );
         return;
       }
       case 'auth': {
@@ -176,9 +229,15 @@ export class PeerConnection {
         const th = this.#transcript;
         if (!remote || !th) return this.close('auth before hello', 'protocol-error');
         if (!proofMatches(authProof(o.secret, th, remote.nodeId), frame.proof)) {
-          return o.secret === null ? this.close('bad open-mode proof', 'protocol-error') : this.close('wrong cluster key', 'auth-failure');
+          return o.secret === null
+            ? this.close('bad open-mode proof', 'protocol-error')
+            : this.close('wrong cluster key', 'auth-failure');
         }
-        return this.#established(o.secret === null ? null : cipherState(frameKey(o.secret, th, this.outbound ? 'listener-to-dialer' : 'dialer-to-listener')));
+        return this.#established(
+          o.secret === null
+            ? null
+            : cipherState(frameKey(o.secret, th, this.outbound ? 'listener-to-dialer' : 'dialer-to-listener')),
+        );
       }
       default:
         return this.close(`${frame.type} before the handshake`, 'protocol-error');

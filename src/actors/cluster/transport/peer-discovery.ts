@@ -23,14 +23,22 @@ export interface PeerDiscoveryOptions<S> {
 }
 
 /** Adds the static peers as targets and starts mDNS (unless disabled); returns the mDNS discovery to stop later. */
-export function startPeerDiscovery<S>({ options: o, conns, port, addresses, log, gate = new AdvertGate() }: PeerDiscoveryOptions<S>): MdnsDiscovery | null {
+export function startPeerDiscovery<S>({
+  options: o,
+  conns,
+  port,
+  addresses,
+  log,
+  gate = new AdvertGate(),
+}: PeerDiscoveryOptions<S>): MdnsDiscovery | null {
   for (const p of parsePeers(o.peers ?? [])) conns.addTarget(p.host, p.port + (o.peerPortOffset ?? 0), 'static');
   if (o.mdns === false) return null;
   const cluster = clusterNameHash(o.clusterName);
   const onAdvert = advertHandler(conns, cluster, gate);
   const mdns = new MdnsDiscovery({
     advert: { nodeId: o.nodeId, cluster, port, v: PROTOCOL_VERSION, incarnation: o.incarnation },
-    addresses, log,
+    addresses,
+    log,
     onAdvert: (a, host, advertised) => onAdvert(a, host, advertised),
   });
   mdns.start();
@@ -38,11 +46,29 @@ export function startPeerDiscovery<S>({ options: o, conns, port, addresses, log,
 }
 
 /** What an advert heard from `host` (the packet source) does: nothing, a heard entry, or a dial target. */
-export function advertHandler(conns: ConnectionManager, cluster: string, gate: AdvertGate): (a: Advert, host: string, advertised: readonly string[]) => void {
+export function advertHandler(
+  conns: ConnectionManager,
+  cluster: string,
+  gate: AdvertGate,
+): (a: Advert, host: string, advertised: readonly string[]) => void {
   return (a, host, advertised) => {
     if (gate.check(host, advertised) !== 'accept') return;
-    if (a.cluster !== cluster) conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'other-cluster', detail: `cluster hash ${a.cluster}`, via: 'mdns' });
-    else if (a.v !== PROTOCOL_VERSION) conns.noteHeard({ address: `${host}:${a.port}`, nodeId: a.nodeId, reason: 'incompatible-version', detail: `protocol v${a.v}, mine v${PROTOCOL_VERSION}`, via: 'mdns' });
+    if (a.cluster !== cluster)
+      conns.noteHeard({
+        address: `${host}:${a.port}`,
+        nodeId: a.nodeId,
+        reason: 'other-cluster',
+        detail: `cluster hash ${a.cluster}`,
+        via: 'mdns',
+      });
+    else if (a.v !== PROTOCOL_VERSION)
+      conns.noteHeard({
+        address: `${host}:${a.port}`,
+        nodeId: a.nodeId,
+        reason: 'incompatible-version',
+        detail: `protocol v${a.v}, mine v${PROTOCOL_VERSION}`,
+        via: 'mdns',
+      });
     else conns.addTarget(host, a.port, 'mdns', a.nodeId, a.incarnation);
     conns.tick();
   };

@@ -30,11 +30,21 @@ export function refusedDelayMs(count: number, policy: RedialPolicy = DEFAULT_RED
 }
 
 /** Records one more refusal at `now`; returns the new record and when to dial next. */
-export function refused(prev: Refusals, now: number, incarnation: number | undefined, policy: RedialPolicy = DEFAULT_REDIAL): { refusals: Refusals; nextAt: number } {
+export function refused(
+  prev: Refusals,
+  now: number,
+  incarnation: number | undefined,
+  policy: RedialPolicy = DEFAULT_REDIAL,
+): { refusals: Refusals; nextAt: number } {
   // A refusal from a newer process than the one that refused before counts as the first again.
   const restarted = incarnation !== undefined && prev.incarnation !== undefined && incarnation !== prev.incarnation;
   const count = restarted ? 1 : prev.count + 1;
-  const refusals: Refusals = incarnation !== undefined ? { count, incarnation } : prev.incarnation !== undefined ? { count, incarnation: prev.incarnation } : { count };
+  const refusals: Refusals =
+    incarnation !== undefined
+      ? { count, incarnation }
+      : prev.incarnation !== undefined
+        ? { count, incarnation: prev.incarnation }
+        : { count };
   return { refusals, nextAt: now + refusedDelayMs(count, policy) };
 }
 
@@ -45,5 +55,7 @@ export function refused(prev: Refusals, now: number, incarnation: number | undef
  * misconfigured peers re-dial each other in a loop.
  */
 export function shouldReset(prev: Refusals, incarnation: number | undefined): boolean {
-  return prev.count > 0 && incarnation !== undefined && prev.incarnation !== undefined && incarnation !== prev.incarnation;
+  return (
+    prev.count > 0 && incarnation !== undefined && prev.incarnation !== undefined && incarnation !== prev.incarnation
+  );
 }

@@ -24,29 +24,50 @@ export function httpGetJson(host: string, port: number, path: string, opts: GetO
       if (error) reject(error);
       else resolve(value);
     };
-    const req = http.request({ host, port, path, method: opts.method ?? 'GET', agent: opts.agent ?? false, headers: { accept: 'application/json', ...opts.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      let n = 0;
-      res.on('data', (c: Buffer) => {
-        n += c.length;
-        if (n > maxBytes) {
-          req.destroy();
-          done(new TorusError('TORUS_PROTOCOL_INVALID', `${host}:${port}${path}: response larger than ${maxBytes} bytes`));
-        } else chunks.push(c);
-      });
-      res.on('end', () => {
-        if (res.statusCode !== 200) return done(new TorusError('TORUS_PROTOCOL_INVALID', `${host}:${port}${path}: HTTP ${res.statusCode}`));
-        try {
-          done(undefined, JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch {
-          done(new TorusError('TORUS_PROTOCOL_INVALID', `${host}:${port}${path}: not JSON`));
-        }
-      });
-      res.on('error', (e) => done(e));
-    });
+    const req = http.request(
+      {
+        host,
+        port,
+        path,
+        method: opts.method ?? 'GET',
+        agent: opts.agent ?? false,
+        headers: { accept: 'application/json', ...opts.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let n = 0;
+        res.on('data', (c: Buffer) => {
+          n += c.length;
+          if (n > maxBytes) {
+            req.destroy();
+            done(
+              new TorusError(
+                'TORUS_PROTOCOL_INVALID',
+                `${host}:${port}${path}: response larger than ${maxBytes} bytes`,
+              ),
+            );
+          } else chunks.push(c);
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200)
+            return done(new TorusError('TORUS_PROTOCOL_INVALID', `${host}:${port}${path}: HTTP ${res.statusCode}`));
+          try {
+            done(undefined, JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch {
+            done(new TorusError('TORUS_PROTOCOL_INVALID', `${host}:${port}${path}: not JSON`));
+          }
+        });
+        res.on('error', (e) => done(e));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
-      done(new TorusError('TORUS_RING_TIMEOUT', `${host}:${port}${path}: no answer within ${opts.timeoutMs} ms`, { host, port }));
+      done(
+        new TorusError('TORUS_RING_TIMEOUT', `${host}:${port}${path}: no answer within ${opts.timeoutMs} ms`, {
+          host,
+          port,
+        }),
+      );
     }, opts.timeoutMs);
     const onAbort = (): void => {
       req.destroy();

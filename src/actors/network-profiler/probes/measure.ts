@@ -7,7 +7,15 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { TorusError } from '../../../protocols/errors.js';
-import { decodeSinkReport, MAX_PROBE_BYTES, MAX_PROBE_MS, PROBE_BUSY_BUDGET_MS, PROBE_FORCE_HEADER, PROBE_PATHS, type SinkReport } from '../../../protocols/probe.js';
+import {
+  decodeSinkReport,
+  MAX_PROBE_BYTES,
+  MAX_PROBE_MS,
+  PROBE_BUSY_BUDGET_MS,
+  PROBE_FORCE_HEADER,
+  PROBE_PATHS,
+  type SinkReport,
+} from '../../../protocols/probe.js';
 import { httpGetJson } from './http-get.js';
 import { proofHeaders, type ProbeSigner } from '../../../protocols/probe-proof.js';
 import { median } from './rate.js';
@@ -21,13 +29,21 @@ export interface RttOptions {
   readonly signer?: ProbeSigner | null;
 }
 
-export async function measureRtt(ip: string, port: number, opts: RttOptions = {}): Promise<{ rttMs: number; samples: number[] }> {
+export async function measureRtt(
+  ip: string,
+  port: number,
+  opts: RttOptions = {},
+): Promise<{ rttMs: number; samples: number[] }> {
   const n = Math.max(1, Math.min(opts.samples ?? 7, 100));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const get = (): Promise<unknown> => httpGetJson(ip, port, PROBE_PATHS.echo, {
-      timeoutMs: opts.timeoutMs ?? 1000, agent, headers: proofHeaders(opts.signer, 'GET', PROBE_PATHS.echo), ...(opts.signal ? { signal: opts.signal } : {}),
-    });
+    const get = (): Promise<unknown> =>
+      httpGetJson(ip, port, PROBE_PATHS.echo, {
+        timeoutMs: opts.timeoutMs ?? 1000,
+        agent,
+        headers: proofHeaders(opts.signer, 'GET', PROBE_PATHS.echo),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
     await get(); // warm-up: connection set-up is not part of the round trip
     const samples: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -73,26 +89,41 @@ export function measureThroughput(ip: string, port: number, opts: ThroughputOpti
     };
     // Expect: 100-continue: a busy sink refuses before any byte is sent. Without it the refusal raced the upload
     // and the client often saw `write EPIPE` (the server closes after answering) instead of the 503.
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', expect: '100-continue', ...proofHeaders(opts.signer, 'POST', PROBE_PATHS.sink) };
+    const headers: Record<string, string> = {
+      'content-type': 'application/octet-stream',
+      expect: '100-continue',
+      ...proofHeaders(opts.signer, 'POST', PROBE_PATHS.sink),
+    };
     if (opts.force) headers[PROBE_FORCE_HEADER] = '1';
-    const req = http.request({ host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers }, (res) => {
-      if (res.statusCode === 503) {
-        res.resume();
-        return finish(new TorusError('TORUS_PROBE_BUSY', `${ip}:${port} sink: busy with another probe`));
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        if (res.statusCode !== 200) return finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} sink: HTTP ${res.statusCode}`));
-        try {
-          finish(undefined, decodeSinkReport(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-        } catch (error) {
-          finish(error as Error);
+    const req = http.request(
+      { host: ip, port, path: PROBE_PATHS.sink, method: 'POST', agent: false, headers },
+      (res) => {
+        if (res.statusCode === 503) {
+          res.resume();
+          return finish(new TorusError('TORUS_PROBE_BUSY', `${ip}:${port} sink: busy with another probe`));
         }
-      });
-    });
-    const timer = setTimeout(() => finish(new TorusError('TORUS_RING_TIMEOUT', `${ip}:${port} sink: no report within ${timeoutMs} ms`)), timeoutMs);
-    opts.signal?.addEventListener('abort', () => finish(new TorusError('TORUS_CANCELLED', 'throughput probe cancelled')), { once: true });
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200)
+            return finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} sink: HTTP ${res.statusCode}`));
+          try {
+            finish(undefined, decodeSinkReport(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+          } catch (error) {
+            finish(error as Error);
+          }
+        });
+      },
+    );
+    const timer = setTimeout(
+      () => finish(new TorusError('TORUS_RING_TIMEOUT', `${ip}:${port} sink: no report within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    opts.signal?.addEventListener(
+      'abort',
+      () => finish(new TorusError('TORUS_CANCELLED', 'throughput probe cancelled')),
+      { once: true },
+    );
     req.on('error', (e) => finish(e));
     let sent = 0;
     let t0 = 0;
@@ -145,7 +176,12 @@ export interface CapacityOptions extends StreamProbeOptions {
 }
 
 /** One transfer that waits its turn: a busy sink is retried after a random 100–600 ms until the budget ends. */
-async function exclusiveTransfer(ip: string, port: number, opts: CapacityOptions, budgetEnd: number): Promise<StreamReport> {
+async function exclusiveTransfer(
+  ip: string,
+  port: number,
+  opts: CapacityOptions,
+  budgetEnd: number,
+): Promise<StreamReport> {
   for (;;) {
     const force = opts.force === true || Date.now() >= budgetEnd;
     opts.onTransfer?.(true);
@@ -181,7 +217,11 @@ export interface LinkMetrics {
   readonly measuredAt: number;
 }
 
-export async function measureLink(ip: string, port: number, opts: { rtt?: RttOptions; throughput?: CapacityOptions; now?: () => number } = {}): Promise<LinkMetrics> {
+export async function measureLink(
+  ip: string,
+  port: number,
+  opts: { rtt?: RttOptions; throughput?: CapacityOptions; now?: () => number } = {},
+): Promise<LinkMetrics> {
   const { rttMs } = await measureRtt(ip, port, opts.rtt);
   const report = await measureCapacity(ip, port, opts.throughput);
   return { rttMs, bandwidthBps: report.bps, measuredAt: (opts.now ?? Date.now)() };

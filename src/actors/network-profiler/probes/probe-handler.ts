@@ -9,7 +9,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PROBE_PROOF_HEADER, ProofChecker } from '../../../protocols/probe-proof.js';
-import { decodeSourceQuery, MAX_ECHO_BODY_BYTES, MAX_PROBE_BYTES, MAX_PROBES_IN_FLIGHT, MAX_PROBE_MS, PROBE_FORCE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS, type ProbeIdentity } from '../../../protocols/probe.js';
+import {
+  decodeSourceQuery,
+  MAX_ECHO_BODY_BYTES,
+  MAX_PROBE_BYTES,
+  MAX_PROBES_IN_FLIGHT,
+  MAX_PROBE_MS,
+  PROBE_FORCE_HEADER,
+  PROBE_PATHS,
+  PROBE_STREAM_GRACE_MS,
+  type ProbeIdentity,
+} from '../../../protocols/probe.js';
 import { ProbeGate } from './probe-gate.js';
 import { serveStream } from './stream-source.js';
 import { steadyRate, type Sample } from './rate.js';
@@ -24,7 +34,11 @@ const ZEROS = Buffer.alloc(256 * 1024);
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }
 
@@ -33,7 +47,9 @@ function refuseBusy(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
   req.on('error', () => undefined);
   res.setHeader('retry-after', '1');
-  sendJson(res, 503, { error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} } });
+  sendJson(res, 503, {
+    error: { code: 'TORUS_PROBE_BUSY', message: 'another throughput probe is running on this node', details: {} },
+  });
 }
 
 /** `refuse`, for a route handler that answers "handled". */
@@ -49,7 +65,13 @@ function refuse(req: IncomingMessage, res: ServerResponse, status: number, code:
   sendJson(res, status, { error: { code, message, details: {} } });
 }
 
-function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaitingContinue: boolean, force: boolean): void {
+function sink(
+  req: IncomingMessage,
+  res: ServerResponse,
+  gate: ProbeGate,
+  awaitingContinue: boolean,
+  force: boolean,
+): void {
   const lease = gate.acquire(force);
   if (!lease) return refuseBusy(req, res);
   if (awaitingContinue) res.writeContinue();
@@ -84,7 +106,9 @@ function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaiti
     else samples.push([t, total]);
     if (!over && (total > MAX_PROBE_BYTES || t > MAX_PROBE_MS * 2)) {
       over = true;
-      sendJson(res, 413, { error: { code: 'TORUS_API_BODY_TOO_LARGE', message: 'probe transfer exceeds its bounds', details: {} } });
+      sendJson(res, 413, {
+        error: { code: 'TORUS_API_BODY_TOO_LARGE', message: 'probe transfer exceeds its bounds', details: {} },
+      });
       req.destroy();
     }
   });
@@ -95,7 +119,13 @@ function sink(req: IncomingMessage, res: ServerResponse, gate: ProbeGate, awaiti
   req.on('error', () => undefined);
 }
 
-function source(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, gate: ProbeGate, force: boolean): void {
+function source(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: URLSearchParams,
+  gate: ProbeGate,
+  force: boolean,
+): void {
   let bounds: { bytes: number; ms: number };
   try {
     bounds = decodeSourceQuery(params);
@@ -132,7 +162,8 @@ function source(req: IncomingMessage, res: ServerResponse, params: URLSearchPara
 
 function echo(req: IncomingMessage, res: ServerResponse): void {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_ECHO_BODY_BYTES) return refuse(req, res, 413, 'TORUS_API_BODY_TOO_LARGE', `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`);
+  if (declared > MAX_ECHO_BODY_BYTES)
+    return refuse(req, res, 413, 'TORUS_API_BODY_TOO_LARGE', `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`);
   let n = 0;
   let over = false;
   req.on('data', (c: Buffer) => {
@@ -140,7 +171,13 @@ function echo(req: IncomingMessage, res: ServerResponse): void {
     if (n > MAX_ECHO_BODY_BYTES && !over) {
       over = true;
       res.shouldKeepAlive = false;
-      sendJson(res, 413, { error: { code: 'TORUS_API_BODY_TOO_LARGE', message: `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`, details: {} } });
+      sendJson(res, 413, {
+        error: {
+          code: 'TORUS_API_BODY_TOO_LARGE',
+          message: `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`,
+          details: {},
+        },
+      });
       req.destroy();
     }
   });
@@ -165,7 +202,8 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
   return (req, res, awaitingContinue = false) => {
     const url = new URL(req.url ?? '/', 'http://probe');
     const method = req.method ?? 'GET';
-    if (url.pathname !== PROBE_PATHS.nodeId && !(Object.values(PROBE_PATHS) as string[]).includes(url.pathname)) return false;
+    if (url.pathname !== PROBE_PATHS.nodeId && !(Object.values(PROBE_PATHS) as string[]).includes(url.pathname))
+      return false;
     const isSink = url.pathname === PROBE_PATHS.sink && method === 'POST';
     const handled = (): true => {
       if (awaitingContinue && !isSink) res.writeContinue();
@@ -180,7 +218,13 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
     if (checker) {
       const verdict = checker.check(req.headers[PROBE_PROOF_HEADER], method, req.url ?? '/');
       if (!verdict.ok) {
-        refuse(req, res, 401, 'TORUS_UNAUTHENTICATED', `probe routes need a proof of the cluster key (${PROBE_PROOF_HEADER}): ${verdict.why}`);
+        refuse(
+          req,
+          res,
+          401,
+          'TORUS_UNAUTHENTICATED',
+          `probe routes need a proof of the cluster key (${PROBE_PROOF_HEADER}): ${verdict.why}`,
+        );
         return true;
       }
     }
@@ -195,7 +239,8 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
     res.once('close', () => inFlight--);
     switch (url.pathname) {
       case PROBE_PATHS.identity: {
-        if (method !== 'GET' && method !== 'HEAD') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only');
+        if (method !== 'GET' && method !== 'HEAD')
+          return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'GET only');
         handled();
         const { nodeId, clusterName, incarnation } = identity();
         sendJson(res, 200, { nodeId, clusterName, incarnation });

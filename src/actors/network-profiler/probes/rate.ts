@@ -7,7 +7,10 @@ export type Sample = readonly [number, number];
  * Rate over the part of the transfer after `skip` of its duration. The start is discarded because TCP slow start
  * and the token bucket of a tbf-shaped link (which lets its burst through at line rate) both distort it.
  */
-export function steadyRate(samples: readonly Sample[], skip = 0.3): { bytes: number; seconds: number; steadyBytes: number; steadySeconds: number; bps: number } {
+export function steadyRate(
+  samples: readonly Sample[],
+  skip = 0.3,
+): { bytes: number; seconds: number; steadyBytes: number; steadySeconds: number; bps: number } {
   const last = samples[samples.length - 1];
   if (!last) return { bytes: 0, seconds: 0, steadyBytes: 0, steadySeconds: 0, bps: 0 };
   const [tEnd, total] = last;

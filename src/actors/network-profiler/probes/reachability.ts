@@ -65,28 +65,51 @@ export interface ReachFailed {
 
 export type ReachResult = ReachVerified | ReachFailed;
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const done = (): void => {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', done);
-    resolve();
-  };
-  const timer = setTimeout(done, ms);
-  signal?.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
-async function probeOne(peer: PeerTarget, a: PeerAddress, opts: Required<Omit<ReachOptions, 'signal' | 'includeFailures'>> & { signal: AbortSignal }, t0: number): Promise<ReachResult> {
+async function probeOne(
+  peer: PeerTarget,
+  a: PeerAddress,
+  opts: Required<Omit<ReachOptions, 'signal' | 'includeFailures'>> & { signal: AbortSignal },
+  t0: number,
+): Promise<ReachResult> {
   const port = a.port ?? peer.port;
   const type = a.type ?? 'unknown';
   let lastError = '';
   let invalid = false;
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
     try {
-      const answered = decodeNodeIdResponse(await httpGetJson(a.ip, port, PROBE_PATHS.nodeId, { timeoutMs: opts.timeoutMs, signal: opts.signal, maxBytes: 1024 }));
+      const answered = decodeNodeIdResponse(
+        await httpGetJson(a.ip, port, PROBE_PATHS.nodeId, {
+          timeoutMs: opts.timeoutMs,
+          signal: opts.signal,
+          maxBytes: 1024,
+        }),
+      );
       const elapsedMs = performance.now() - t0;
-      if (answered === peer.nodeId) return { ok: true, address: a.ip, port, nodeId: answered, type, attempts: attempt, elapsedMs };
+      if (answered === peer.nodeId)
+        return { ok: true, address: a.ip, port, nodeId: answered, type, attempts: attempt, elapsedMs };
       // A definite answer from someone else (a loopback, a VPN address, a reused IP): no retry.
-      return { ok: false, address: a.ip, port, expectedNodeId: peer.nodeId, type, reason: 'mismatch', answeredBy: answered, attempts: attempt, elapsedMs };
+      return {
+        ok: false,
+        address: a.ip,
+        port,
+        expectedNodeId: peer.nodeId,
+        type,
+        reason: 'mismatch',
+        answeredBy: answered,
+        attempts: attempt,
+        elapsedMs,
+      };
     } catch (error) {
       const e = asTorusError(error);
       lastError = e.message;
@@ -95,20 +118,38 @@ async function probeOne(peer: PeerTarget, a: PeerAddress, opts: Required<Omit<Re
       if (attempt < opts.attempts) await sleep(opts.retryDelayMs, opts.signal);
     }
   }
-  return { ok: false, address: a.ip, port, expectedNodeId: peer.nodeId, type, reason: invalid ? 'invalid' : 'unreachable', error: lastError, attempts: opts.attempts, elapsedMs: performance.now() - t0 };
+  return {
+    ok: false,
+    address: a.ip,
+    port,
+    expectedNodeId: peer.nodeId,
+    type,
+    reason: invalid ? 'invalid' : 'unreachable',
+    error: lastError,
+    attempts: opts.attempts,
+    elapsedMs: performance.now() - t0,
+  };
 }
 
 /**
  * Yields results in completion order. Breaking out of the loop (or aborting `signal`) cancels every probe
  * still in flight.
  */
-export async function* probeReachability(peers: readonly PeerTarget[], options: ReachOptions = {}): AsyncGenerator<ReachResult, void, undefined> {
+export async function* probeReachability(
+  peers: readonly PeerTarget[],
+  options: ReachOptions = {},
+): AsyncGenerator<ReachResult, void, undefined> {
   const controller = new AbortController();
   // Every in-flight probe listens on this one signal: many peers × addresses is expected, not a leak.
   setMaxListeners(0, controller.signal);
   const onAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  const opts = { attempts: Math.max(1, Math.min(options.attempts ?? 3, 10)), timeoutMs: options.timeoutMs ?? 1000, retryDelayMs: options.retryDelayMs ?? 100, signal: controller.signal };
+  const opts = {
+    attempts: Math.max(1, Math.min(options.attempts ?? 3, 10)),
+    timeoutMs: options.timeoutMs ?? 1000,
+    retryDelayMs: options.retryDelayMs ?? 100,
+    signal: controller.signal,
+  };
   const t0 = performance.now();
   const queue: ReachResult[] = [];
   let wake: (() => void) | undefined;
@@ -136,7 +177,9 @@ export async function* probeReachability(peers: readonly PeerTarget[], options: 
         continue;
       }
       if (controller.signal.aborted) return;
-      await new Promise<void>((resolve) => { wake = resolve; });
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
       wake = undefined;
     }
   } finally {

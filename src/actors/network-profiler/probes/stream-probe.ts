@@ -15,7 +15,16 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { TorusError } from '../../../protocols/errors.js';
-import { MAX_PROBE_BYTES, MAX_PROBE_HEAD_BYTES, MAX_PROBE_MS, MAX_PROBE_STREAMS, PROBE_FORCE_HEADER, PROBE_NODE_HEADER, PROBE_PATHS, PROBE_STREAM_GRACE_MS } from '../../../protocols/probe.js';
+import {
+  MAX_PROBE_BYTES,
+  MAX_PROBE_HEAD_BYTES,
+  MAX_PROBE_MS,
+  MAX_PROBE_STREAMS,
+  PROBE_FORCE_HEADER,
+  PROBE_NODE_HEADER,
+  PROBE_PATHS,
+  PROBE_STREAM_GRACE_MS,
+} from '../../../protocols/probe.js';
 import { steadyRate, type Sample } from './rate.js';
 import { proofHeaders, type ProbeSigner } from '../../../protocols/probe-proof.js';
 
@@ -55,7 +64,11 @@ export interface StreamReport {
 export function parseResponseHead(text: string): { status: number; headers: Record<string, string> } {
   const lines = text.split('\r\n');
   const m = /^HTTP\/1\.[01] (\d{3})(?: [^\r\n]*)?$/.exec(lines[0] ?? '');
-  if (!m) throw new TorusError('TORUS_PROTOCOL_INVALID', `stream probe: bad status line ${JSON.stringify((lines[0] ?? '').slice(0, 60))}`);
+  if (!m)
+    throw new TorusError(
+      'TORUS_PROTOCOL_INVALID',
+      `stream probe: bad status line ${JSON.stringify((lines[0] ?? '').slice(0, 60))}`,
+    );
   const headers: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const line of lines.slice(1)) {
     const i = line.indexOf(':');
@@ -78,7 +91,9 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
   const host = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
   // One proof per connection: a proof is single-use.
   const request = (): string => {
-    const proof = Object.entries(proofHeaders(opts.signer, 'GET', `${PROBE_PATHS.stream}?${query}`)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const proof = Object.entries(proofHeaders(opts.signer, 'GET', `${PROBE_PATHS.stream}?${query}`))
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     return `GET ${PROBE_PATHS.stream}?${query} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n${opts.force ? `${PROBE_FORCE_HEADER}: 1\r\n` : ''}${proof}\r\n`;
   };
 
@@ -100,7 +115,10 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
       resolve({ ...r, streams, method: 'stream' });
     };
     const onAbort = (): void => finish(new TorusError('TORUS_CANCELLED', 'stream probe cancelled'));
-    const timer = setTimeout(() => finish(new TorusError('TORUS_RING_TIMEOUT', `${ip}:${port} stream probe: not done within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new TorusError('TORUS_RING_TIMEOUT', `${ip}:${port} stream probe: not done within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     if (opts.signal?.aborted) return onAbort();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -114,7 +132,13 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
       const prev = samples[samples.length - 1];
       if (prev && t - prev[0] < 0.5) samples[samples.length - 1] = [prev[0], total];
       else samples.push([t, total]);
-      if (total > maxBytes + streams * (1 << 20) || t > durationMs + PROBE_STREAM_GRACE_MS) finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: the server exceeded the bounds it was given`));
+      if (total > maxBytes + streams * (1 << 20) || t > durationMs + PROBE_STREAM_GRACE_MS)
+        finish(
+          new TorusError(
+            'TORUS_PROTOCOL_INVALID',
+            `${ip}:${port} stream probe: the server exceeded the bounds it was given`,
+          ),
+        );
     };
 
     for (let i = 0; i < streams; i++) {
@@ -128,16 +152,21 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
         head = Buffer.concat([head, buf.subarray(0, n)]);
         const end = head.indexOf(CRLF2);
         if (end < 0) {
-          if (head.length > MAX_PROBE_HEAD_BYTES) finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: response head too large`));
+          if (head.length > MAX_PROBE_HEAD_BYTES)
+            finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: response head too large`));
           return true;
         }
         try {
           const { status, headers } = parseResponseHead(head.subarray(0, end).toString('latin1'));
           if (status === 503) throw new TorusError('TORUS_PROBE_BUSY', `${ip}:${port} stream: busy with another probe`);
-          if (status !== 200) throw new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: HTTP ${status}`);
+          if (status !== 200)
+            throw new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: HTTP ${status}`);
           const node = headers[PROBE_NODE_HEADER];
           if (opts.expectNodeId !== undefined && node !== opts.expectNodeId) {
-            throw new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: answered by ${JSON.stringify(node ?? null)}, expected ${opts.expectNodeId}`);
+            throw new TorusError(
+              'TORUS_PROTOCOL_INVALID',
+              `${ip}:${port} stream probe: answered by ${JSON.stringify(node ?? null)}, expected ${opts.expectNodeId}`,
+            );
           }
         } catch (error) {
           finish(error as Error);
@@ -148,12 +177,23 @@ export function measureStream(ip: string, port: number, opts: StreamProbeOptions
         count(rest);
         return true;
       };
-      const socket = net.connect({ host: ip, port, noDelay: true, onread: { buffer: Buffer.allocUnsafe(1 << 20), callback: onread } }, () => socket.write(request()));
+      const socket = net.connect(
+        { host: ip, port, noDelay: true, onread: { buffer: Buffer.allocUnsafe(1 << 20), callback: onread } },
+        () => socket.write(request()),
+      );
       sockets.push(socket);
       socket.on('error', (e) => finish(e));
       socket.on('end', () => {
-        if (head) return finish(new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: connection closed before a response`));
-        if (++ended === streams) finish(total > 0 ? undefined : new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: no bytes received`));
+        if (head)
+          return finish(
+            new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: connection closed before a response`),
+          );
+        if (++ended === streams)
+          finish(
+            total > 0
+              ? undefined
+              : new TorusError('TORUS_PROTOCOL_INVALID', `${ip}:${port} stream probe: no bytes received`),
+          );
       });
     }
   });

@@ -11,19 +11,43 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { decodeStreamQuery, PROBE_NODE_HEADER, PROBE_STREAM_GRACE_MS, type StreamQuery } from '../../../protocols/probe.js';
+import {
+  decodeStreamQuery,
+  PROBE_NODE_HEADER,
+  PROBE_STREAM_GRACE_MS,
+  type StreamQuery,
+} from '../../../protocols/probe.js';
 import type { ProbeGate } from './probe-gate.js';
 
 const BLOCK = Buffer.alloc(1 << 20);
 
-function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify({ error: { code, message, details: {} } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', connection: 'close', ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    connection: 'close',
+    ...headers,
+  });
   res.end(text);
 }
 
 /** `force`: the caller proved the key and asks to skip the gate (probe-handler.ts decides). */
-export function serveStream(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, gate: ProbeGate, nodeId: string, force: boolean): void {
+export function serveStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: URLSearchParams,
+  gate: ProbeGate,
+  nodeId: string,
+  force: boolean,
+): void {
   req.resume();
   req.on('error', () => undefined);
   let q: StreamQuery;
@@ -33,7 +57,10 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, params: U
     return answer(res, 400, 'TORUS_API_VALIDATION', (error as Error).message);
   }
   const lease = gate.admitStream(q.session, q.streams, force, q.ms);
-  if (!lease) return answer(res, 503, 'TORUS_PROBE_BUSY', 'another throughput probe is running on this node', { 'retry-after': '1' });
+  if (!lease)
+    return answer(res, 503, 'TORUS_PROBE_BUSY', 'another throughput probe is running on this node', {
+      'retry-after': '1',
+    });
   let done = false;
   const finish = (): void => {
     if (done) return;
@@ -45,8 +72,16 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, params: U
   // Raw body until close: with both framing headers removed Node writes neither and ends the connection after it.
   res.removeHeader('content-length');
   res.removeHeader('transfer-encoding');
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', connection: 'close', [PROBE_NODE_HEADER]: nodeId });
-  const cut = setTimeout(() => { finish(); res.destroy(); }, q.ms + PROBE_STREAM_GRACE_MS);
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'cache-control': 'no-store',
+    connection: 'close',
+    [PROBE_NODE_HEADER]: nodeId,
+  });
+  const cut = setTimeout(() => {
+    finish();
+    res.destroy();
+  }, q.ms + PROBE_STREAM_GRACE_MS);
   res.once('close', finish);
   const t0 = performance.now();
   let sent = 0;

@@ -40,13 +40,17 @@ export function execWorkload(config: RunnerStartConfig, diagnostic: (message: st
     async warmup() {},
     run(op, params, signal) {
       const override = params.command;
-      const command = Array.isArray(override) && override.every((x) => typeof x === 'string') && override.length > 0
-        ? (override as string[]) : [...workload.command];
+      const command =
+        Array.isArray(override) && override.every((x) => typeof x === 'string') && override.length > 0
+          ? (override as string[])
+          : [...workload.command];
       const [file, ...args] = command as [string, ...string[]];
       return new Promise((resolve, reject) => {
         const started = performance.now();
         const child = spawn(file, args, {
-          cwd: workload.cwd, env: { ...process.env, ...config.env }, stdio: ['ignore', 'inherit', 'inherit'],
+          cwd: workload.cwd,
+          env: { ...process.env, ...config.env },
+          stdio: ['ignore', 'inherit', 'inherit'],
         });
         running.add(child);
         const onAbort = (): void => stop(child);
@@ -63,16 +67,26 @@ export function execWorkload(config: RunnerStartConfig, diagnostic: (message: st
           const result = { op, exitCode: code, signal: sig, durationMs: Math.round(performance.now() - started) };
           if (signal.aborted) reject(signal.reason);
           else if (code === 0) resolve(result);
-          else reject(new TorusError('TORUS_RUNNER_FAILED', `${file} exited with ${code !== null ? `code ${code}` : `signal ${sig}`}`, result));
+          else
+            reject(
+              new TorusError(
+                'TORUS_RUNNER_FAILED',
+                `${file} exited with ${code !== null ? `code ${code}` : `signal ${sig}`}`,
+                result,
+              ),
+            );
         });
       });
     },
     async close() {
-      const waits = [...running].map((child) => new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) resolve();
-        else child.once('exit', () => resolve());
-        stop(child);
-      }));
+      const waits = [...running].map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve();
+            else child.once('exit', () => resolve());
+            stop(child);
+          }),
+      );
       await Promise.all(waits);
     },
   };

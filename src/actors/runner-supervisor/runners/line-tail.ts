@@ -28,7 +28,8 @@ export class LineTail {
 
   lines(): string[] {
     const tail = [...this.#lines];
-    for (const [stream, rest] of Object.entries(this.#partial)) if (rest.trim()) tail.push(stream === 'stderr' ? rest : `[stdout] ${rest}`);
+    for (const [stream, rest] of Object.entries(this.#partial))
+      if (rest.trim()) tail.push(stream === 'stderr' ? rest : `[stdout] ${rest}`);
     return tail.slice(-this.#max);
   }
 }

@@ -55,13 +55,26 @@ export interface LocalRunner {
 
 export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: number): LocalRunner {
   return {
-    instance, runnerId: runnerIdOf(instance.id, nodeId), rank, proc: undefined, generation: 0, status: undefined, failures: 0,
-    gaveUp: false, parked: false, deleting: false, stepInFlight: undefined, queue: [], sent: new Map(), autoQueued: false,
+    instance,
+    runnerId: runnerIdOf(instance.id, nodeId),
+    rank,
+    proc: undefined,
+    generation: 0,
+    status: undefined,
+    failures: 0,
+    gaveUp: false,
+    parked: false,
+    deleting: false,
+    stepInFlight: undefined,
+    queue: [],
+    sent: new Map(),
+    autoQueued: false,
   };
 }
 
 /** Percent-style escaping of everything but [A-Za-z0-9._-] ('@' included): injective, and safe as a file name. */
-const escapeId = (id: string): string => id.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+const escapeId = (id: string): string =>
+  id.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
 /** File names stay under the usual 255-byte limit; longer names keep a prefix plus a hash of both ids. */
 const MAX_NAME = 200;
 
@@ -72,28 +85,51 @@ const MAX_NAME = 200;
  */
 export function runnerDir(dataDir: string, instanceId: string, nodeId: string): string {
   let name = `${escapeId(instanceId)}@${escapeId(nodeId)}`;
-  if (name.length > MAX_NAME) name = `${name.slice(0, MAX_NAME - 34)}~${createHash('sha256').update(`${instanceId}\0${nodeId}`).digest('hex').slice(0, 32)}`;
+  if (name.length > MAX_NAME)
+    name = `${name.slice(0, MAX_NAME - 34)}~${createHash('sha256').update(`${instanceId}\0${nodeId}`).digest('hex').slice(0, 32)}`;
   return join(dataDir, 'runners', name);
 }
 
 /** The interface holding `ip` on this machine (what this node's profile lists), or undefined. */
 export function localInterfaceOf(ip: string): string | undefined {
-  for (const [name, addrs] of Object.entries(networkInterfaces())) if (addrs?.some((a) => a.address === ip)) return name;
+  for (const [name, addrs] of Object.entries(networkInterfaces()))
+    if (addrs?.some((a) => a.address === ip)) return name;
   return undefined;
 }
 
-export function startConfig(instance: RunnerInstance, nodeId: string, runnerId: string, dir: string): RunnerStartConfig {
+export function startConfig(
+  instance: RunnerInstance,
+  nodeId: string,
+  runnerId: string,
+  dir: string,
+): RunnerStartConfig {
   const shard = shardOf(instance, nodeId);
   if (!shard) throw new Error(`node ${nodeId} has no shard in instance ${instance.id}`);
   const hostfilePath = join(dir, 'hostfile.json');
   const { workload } = instance;
   return {
-    runnerId, instanceId: instance.id, nodeId, rank: shard.rank, worldSize: shard.worldSize, layerStart: shard.startLayer, layerEnd: shard.endLayer,
-    workload: workload.kind === 'exec' ? { kind: 'exec', command: workload.command, ...(workload.cwd ? { cwd: workload.cwd } : {}) } : { kind: 'ring' },
-    hosts: ringHosts(instance, nodeId), hostfilePath,
+    runnerId,
+    instanceId: instance.id,
+    nodeId,
+    rank: shard.rank,
+    worldSize: shard.worldSize,
+    layerStart: shard.startLayer,
+    layerEnd: shard.endLayer,
+    workload:
+      workload.kind === 'exec'
+        ? { kind: 'exec', command: workload.command, ...(workload.cwd ? { cwd: workload.cwd } : {}) }
+        : { kind: 'ring' },
+    hosts: ringHosts(instance, nodeId),
+    hostfilePath,
     // The placement's variables, then the workload's own: what the user set wins (as with torchrun).
-    env: { ...execEnv(instance, nodeId, {
-      hostfilePath, ifaceOf: localInterfaceOf, restartCount: instance.restarts ?? 0, maxRestarts: workload.kind === 'exec' ? workload.maxRestarts ?? 0 : 0,
-    }), ...(workload.kind === 'exec' ? workload.env ?? {} : {}) },
+    env: {
+      ...execEnv(instance, nodeId, {
+        hostfilePath,
+        ifaceOf: localInterfaceOf,
+        restartCount: instance.restarts ?? 0,
+        maxRestarts: workload.kind === 'exec' ? (workload.maxRestarts ?? 0) : 0,
+      }),
+      ...(workload.kind === 'exec' ? (workload.env ?? {}) : {}),
+    },
   };
 }

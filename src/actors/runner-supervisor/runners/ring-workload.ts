@@ -28,7 +28,13 @@ function ringIdOf(instanceId: string): number {
   return h & 0x7fffffff;
 }
 
-function intParam(params: Readonly<Record<string, unknown>>, key: string, fallback: number, min: number, max: number): number {
+function intParam(
+  params: Readonly<Record<string, unknown>>,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const v = params[key] ?? fallback;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
     throw new TorusError('TORUS_API_VALIDATION', `ring task: ${key} must be an integer in [${min}, ${max}]`, { key });
@@ -47,11 +53,16 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
     await comm?.close();
   };
   const need = (): RingCommunicator => {
-    if (!comm || closed) throw new TorusError('TORUS_RING_PEER_LOST', 'ring is not connected (closed or never connected)');
+    if (!comm || closed)
+      throw new TorusError('TORUS_RING_PEER_LOST', 'ring is not connected (closed or never connected)');
     return comm;
   };
 
-  async function collective(op: string, params: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<unknown> {
+  async function collective(
+    op: string,
+    params: Readonly<Record<string, unknown>>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const c = need();
     if (op === 'barrier') {
       const t0 = performance.now();
@@ -66,26 +77,41 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
       throw new TorusError('TORUS_API_VALIDATION', 'ring task: dtype must be float32, int32 or float16');
     }
     const reduce = params.op ?? 'sum';
-    if (reduce !== 'sum' && reduce !== 'max' && reduce !== 'min') throw new TorusError('TORUS_API_VALIDATION', 'ring task: op must be sum, max or min');
+    if (reduce !== 'sum' && reduce !== 'max' && reduce !== 'min')
+      throw new TorusError('TORUS_API_VALIDATION', 'ring task: op must be sum, max or min');
     const root = intParam(params, 'root', 0, 0, n - 1);
     const bidirectional = params.bidirectional;
     if (bidirectional !== undefined && bidirectional !== true && bidirectional !== false && bidirectional !== 'auto') {
       throw new TorusError('TORUS_API_VALIDATION', "ring task: bidirectional must be true, false or 'auto'");
     }
-    if (op !== 'all-reduce' && op !== 'all-gather' && op !== 'broadcast' && op !== 'send-recv') throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
+    if (op !== 'all-reduce' && op !== 'all-gather' && op !== 'broadcast' && op !== 'send-recv')
+      throw new TorusError('TORUS_API_VALIDATION', `ring task: unknown op ${op}`);
     // nccl-tests timing (barrier, warm-up, timed loop; fill and check outside it): src/ring/timed-collective.ts
-    return timedCollective(c, { op, count, dtype, reduce, root, iters, warmup, ...(bidirectional !== undefined ? { bidirectional } : {}) }, signal);
+    return timedCollective(
+      c,
+      { op, count, dtype, reduce, root, iters, warmup, ...(bidirectional !== undefined ? { bidirectional } : {}) },
+      signal,
+    );
   }
 
   let tasks: Promise<void> = Promise.resolve();
   return {
     async connect(signal) {
       const hosts = config.hosts.map((h, i) => parseHostPort(h, `hosts[${i}]`));
-      const connecting = RingCommunicator.connect({ rank, hosts, connectTimeoutMs: CONNECT_TIMEOUT_MS, ringId: ringIdOf(config.instanceId), key: config.ringKey ?? null });
+      const connecting = RingCommunicator.connect({
+        rank,
+        hosts,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        ringId: ringIdOf(config.instanceId),
+        key: config.ringKey ?? null,
+      });
       try {
         comm = await Promise.race([connecting, abortPromise(signal)]);
       } catch (err) {
-        void connecting.then((c) => c.close(), () => {});
+        void connecting.then(
+          (c) => c.close(),
+          () => {},
+        );
         throw err;
       }
     },
@@ -109,7 +135,10 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
           signal.removeEventListener('abort', onAbort);
         }
       });
-      tasks = turn.then(() => undefined, () => undefined);
+      tasks = turn.then(
+        () => undefined,
+        () => undefined,
+      );
       return turn;
     },
     close,

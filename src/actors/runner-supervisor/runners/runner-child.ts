@@ -56,7 +56,11 @@ export class RunnerChild {
     }
   }
 
-  #taskStatus(taskId: string, status: 'running' | 'complete' | 'failed' | 'cancelled', extra: { result?: unknown; error?: string } = {}): void {
+  #taskStatus(
+    taskId: string,
+    status: 'running' | 'complete' | 'failed' | 'cancelled',
+    extra: { result?: unknown; error?: string } = {},
+  ): void {
     const next = setTaskStatus(this.#ledger, taskId, status);
     if (next === this.#ledger) return;
     this.#ledger = next;
@@ -72,8 +76,12 @@ export class RunnerChild {
       return;
     }
     this.#ledger = admitted.ledger;
-    const event: LifecycleEvent = frame.type === 'task' ? { type: 'run' } : frame.type === 'load'
-      ? { type: 'load', totalLayers: totalLayers(this.#config) } : { type: frame.type };
+    const event: LifecycleEvent =
+      frame.type === 'task'
+        ? { type: 'run' }
+        : frame.type === 'load'
+          ? { type: 'load', totalLayers: totalLayers(this.#config) }
+          : { type: frame.type };
     if (!this.#actor.getSnapshot().can(event)) {
       const error = `${frame.type === 'task' ? `task ${frame.op}` : frame.type} refused in state ${String(this.#actor.getSnapshot().value)}`;
       this.#safeSend({ type: 'ack', taskId: frame.taskId });
@@ -138,7 +146,8 @@ export class RunnerChild {
     // A broken workload (ring closed by a cancel, a peer lost) cannot run more tasks: fail, so the supervisor
     // restarts it. Not while shutting down: closing is then the point.
     const state = String(this.#actor.getSnapshot().value);
-    const broken = frame.type === 'task' && (state === 'Ready' || state === 'Running') ? this.#workload.broken?.() : undefined;
+    const broken =
+      frame.type === 'task' && (state === 'Ready' || state === 'Running') ? this.#workload.broken?.() : undefined;
     if (broken) this.fail(broken);
   }
 

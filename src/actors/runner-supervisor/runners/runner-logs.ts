@@ -58,14 +58,23 @@ export function rankMayWrite(state: ClusterState, id: string, nodeId: string): b
 /** Which node holds `rank` of the instance (404 / 400 as TorusErrors). */
 export function holderOf(state: ClusterState, req: LogRequest): string {
   const record = Object.hasOwn(state.instances, req.instanceId) ? state.instances[req.instanceId] : undefined;
-  if (!record) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${req.instanceId}`, { instanceId: req.instanceId });
+  if (!record)
+    throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${req.instanceId}`, { instanceId: req.instanceId });
   const node = record.plan.nodes[req.rank];
-  if (node === undefined) throw new TorusError('TORUS_API_VALIDATION', `rank ${req.rank} is not in instance ${req.instanceId} (world size ${record.plan.nodes.length})`);
+  if (node === undefined)
+    throw new TorusError(
+      'TORUS_API_VALIDATION',
+      `rank ${req.rank} is not in instance ${req.instanceId} (world size ${record.plan.nodes.length})`,
+    );
   return node;
 }
 
 /** The rank's log as chunks: local file, or the holder's answer. */
-export async function openRunnerLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+export async function openRunnerLog(
+  deps: LogDeps,
+  req: LogRequest,
+  signal: AbortSignal,
+): Promise<AsyncIterable<Uint8Array>> {
   const state = await deps.state();
   const holder = holderOf(state, req);
   if (holder === deps.nodeId) return localLog(deps, req, signal);
@@ -129,7 +138,13 @@ function apiUrlOf(state: ClusterState, self: string, holder: string): string {
   return ip.includes(':') ? `http://[${ip}]:${node.apiPort}` : `http://${ip}:${node.apiPort}`;
 }
 
-async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
+async function* proxiedLog(
+  deps: LogDeps,
+  state: ClusterState,
+  holder: string,
+  req: LogRequest,
+  signal: AbortSignal,
+): AsyncIterable<Uint8Array> {
   const query = `rank=${req.rank}&stream=${req.stream}${req.follow ? '&follow=1' : ''}${req.tail !== undefined ? `&tail=${req.tail}` : ''}`;
   const path = `/v1/instances/${encodeURIComponent(req.instanceId)}/logs?${query}`;
   const url = `${apiUrlOf(state, deps.nodeId, holder)}${path}`;
@@ -141,7 +156,11 @@ async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, r
     try {
       res = await getStream(url, deps.signPeer('GET', path), signal); // a fresh proof per attempt: each is single use
     } catch (error) {
-      throw new TorusError('TORUS_API_UNREACHABLE', `cannot fetch the log from node ${holder}: ${(error as Error).message}`, { node: holder });
+      throw new TorusError(
+        'TORUS_API_UNREACHABLE',
+        `cannot fetch the log from node ${holder}: ${(error as Error).message}`,
+        { node: holder },
+      );
     }
     if (res.statusCode !== 404 || Date.now() >= deadline || signal.aborted) break;
     res.resume();
@@ -153,7 +172,10 @@ async function* proxiedLog(deps: LogDeps, state: ClusterState, holder: string, r
   }
   if (res.statusCode !== 200) {
     res.resume();
-    throw new TorusError('TORUS_API_UNREACHABLE', `node ${holder} answered HTTP ${res.statusCode} for the log`, { node: holder, status: res.statusCode });
+    throw new TorusError('TORUS_API_UNREACHABLE', `node ${holder} answered HTTP ${res.statusCode} for the log`, {
+      node: holder,
+      status: res.statusCode,
+    });
   }
   try {
     for await (const chunk of res) yield chunk as Buffer;

@@ -18,7 +18,9 @@ let channel: FrameChannel<DownFrame, UpFrame>;
  * runner, for the SIGKILL escalation test); `close-channel` (a task op) closes fd 3 but stays alive (a
  * channel closed in normal running).
  */
-const hooks = new Set(process.env.TORUS_RUNNER_TEST_HOOKS === '1' ? (process.env.TORUS_RUNNER_TEST_HOOK ?? '').split(',') : []);
+const hooks = new Set(
+  process.env.TORUS_RUNNER_TEST_HOOKS === '1' ? (process.env.TORUS_RUNNER_TEST_HOOK ?? '').split(',') : [],
+);
 let keepAlive: NodeJS.Timeout | undefined;
 
 function exit(code: number): void {
@@ -47,7 +49,7 @@ function onFrame(frame: DownFrame): void {
   }
   starting = true;
   start(frame.config).catch((err: unknown) => {
-    process.stderr.write(`runner: cannot start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`runner: cannot start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });
 }
@@ -57,24 +59,32 @@ async function start(config: Extract<DownFrame, { type: 'start' }>['config']): P
   const diagnostic = (message: string): void => {
     try {
       channel.send({ type: 'diagnostic', level: 'warn', message });
-    } catch { /* channel closed */ }
+    } catch {
+      /* channel closed */
+    }
   };
-  const factory: WorkloadFactory = config.workload.kind === 'exec'
-    ? (await import('./exec-workload.js')).execWorkload
-    : (await import('./ring-workload.js')).ringWorkload;
+  const factory: WorkloadFactory =
+    config.workload.kind === 'exec'
+      ? (await import('./exec-workload.js')).execWorkload
+      : (await import('./ring-workload.js')).ringWorkload;
   child = new RunnerChild(config, factory(config, diagnostic), { send: (f) => channel.send(f), exit });
   for (const frame of early.splice(0)) child.handle(frame);
 }
 
-channel = new FrameChannel<DownFrame, UpFrame>('runner channel', new net.Socket({ fd: 3, readable: true, writable: true }), decodeDownFrame, {
-  onFrame,
-  onInvalid: (err: ValidationError) => process.stderr.write(`runner: invalid frame: ${err.message}\n`),
-  onClose: () => {
-    if (keepAlive) return;
-    if (child) void child.orphaned();
-    else process.exit(0);
+channel = new FrameChannel<DownFrame, UpFrame>(
+  'runner channel',
+  new net.Socket({ fd: 3, readable: true, writable: true }),
+  decodeDownFrame,
+  {
+    onFrame,
+    onInvalid: (err: ValidationError) => process.stderr.write(`runner: invalid frame: ${err.message}\n`),
+    onClose: () => {
+      if (keepAlive) return;
+      if (child) void child.orphaned();
+      else process.exit(0);
+    },
   },
-});
+);
 
 process.on('SIGTERM', () => {
   if (hooks.has('hang')) return;
@@ -86,7 +96,9 @@ process.on('SIGTERM', () => {
 process.on('uncaughtException', (err) => {
   try {
     channel.send({ type: 'fatal', message: err.stack ?? err.message });
-  } catch { /* channel closed */ }
+  } catch {
+    /* channel closed */
+  }
   process.stderr.write(`runner: uncaught ${err.stack ?? err.message}\n`);
   if (child) child.fail(`uncaught: ${err.message}`);
   else process.exit(1);

@@ -13,7 +13,12 @@ import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../../../pro
 import { shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
 import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
 import type { RunnerStartConfig } from '../../../protocols/runner.js';
-import type { InstanceCompleted, InstanceFailed, RunnerStatusChanged, TaskStatusChanged } from '../../../protocols/events.js';
+import type {
+  InstanceCompleted,
+  InstanceFailed,
+  RunnerStatusChanged,
+  TaskStatusChanged,
+} from '../../../protocols/events.js';
 import { jobFailure } from './job-outcome.js';
 import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
@@ -56,9 +61,11 @@ export interface RunnerManagerOptions {
    * is missing), with the runner's environment naming their paths; rejects with the reason it cannot have them.
    * `cancelled()` turns true when the runner is no longer wanted. Absent: such an instance is refused.
    */
-  readonly awaitArtifacts?: (instance: RunnerInstance, cancelled: () => boolean) => Promise<Readonly<Record<string, string>>>;
+  readonly awaitArtifacts?: (
+    instance: RunnerInstance,
+    cancelled: () => boolean,
+  ) => Promise<Readonly<Record<string, string>>>;
 }
-
 
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
@@ -82,11 +89,29 @@ export class RunnerManager {
     return this.#pids;
   }
 
-  runners(): { instanceId: string; runnerId: string; rank: number; pid: number | undefined; status: RunnerStatus | undefined;
-    failures: number; gaveUp: boolean; queued: number; running: number; diagnostics: string[] }[] {
+  runners(): {
+    instanceId: string;
+    runnerId: string;
+    rank: number;
+    pid: number | undefined;
+    status: RunnerStatus | undefined;
+    failures: number;
+    gaveUp: boolean;
+    queued: number;
+    running: number;
+    diagnostics: string[];
+  }[] {
     return [...this.#locals.values()].map((l) => ({
-      instanceId: l.instance.id, runnerId: l.runnerId, rank: l.rank, pid: l.proc?.pid, status: l.status, failures: l.failures,
-      gaveUp: l.gaveUp, queued: l.queue.length, running: l.sent.size, diagnostics: l.proc?.diagnostics ?? [],
+      instanceId: l.instance.id,
+      runnerId: l.runnerId,
+      rank: l.rank,
+      pid: l.proc?.pid,
+      status: l.status,
+      failures: l.failures,
+      gaveUp: l.gaveUp,
+      queued: l.queue.length,
+      running: l.sent.size,
+      diagnostics: l.proc?.diagnostics ?? [],
     }));
   }
 
@@ -107,10 +132,21 @@ export class RunnerManager {
   #spawnWithArtifacts(local: Local): void {
     const node = this.#o.nodeId;
     const gone = (): boolean => this.#stopping || local.deleting || this.#locals.get(local.instance.id) !== local;
-    if (!this.#o.awaitArtifacts) return this.#refuse(local, `node ${node} runs no artifact service: cannot provide artifacts ${local.instance.artifacts!.join(', ')}`);
+    if (!this.#o.awaitArtifacts)
+      return this.#refuse(
+        local,
+        `node ${node} runs no artifact service: cannot provide artifacts ${local.instance.artifacts!.join(', ')}`,
+      );
     this.#o.awaitArtifacts(local.instance, gone).then(
-      (env) => { if (!gone()) { local.artifactEnv = env; this.#spawn(local); } },
-      (error: unknown) => { if (!gone()) this.#refuse(local, (error instanceof Error ? error.message : String(error)).slice(0, 900)); },
+      (env) => {
+        if (!gone()) {
+          local.artifactEnv = env;
+          this.#spawn(local);
+        }
+      },
+      (error: unknown) => {
+        if (!gone()) this.#refuse(local, (error instanceof Error ? error.message : String(error)).slice(0, 900));
+      },
     );
   }
 
@@ -120,7 +156,8 @@ export class RunnerManager {
     if (instance.workload.kind === 'exec') {
       const command = instance.workload.command[0] ?? '';
       const decision = execDecision(this.#o.allowExec ?? false, command);
-      if (!decision.allowed) return `node ${node} refuses to run ${JSON.stringify(command.slice(0, 200))}: ${decision.rule}`.slice(0, 900);
+      if (!decision.allowed)
+        return `node ${node} refuses to run ${JSON.stringify(command.slice(0, 200))}: ${decision.rule}`.slice(0, 900);
     }
     const max = this.#o.maxRunners ?? DEFAULT_MAX_RUNNERS;
     const held = [...this.#locals.values()].filter((l) => !l.gaveUp && !l.deleting).length;
@@ -173,7 +210,11 @@ export class RunnerManager {
     const done = this.#exitedOk.get(local.instance.id) ?? new Set<string>();
     this.#exitedOk.set(local.instance.id, done.add(nodeId));
     if (local.instance.nodes.every((n) => done.has(n)) && done.has(this.#o.nodeId)) {
-      this.#emit({ type: 'InstanceCompleted', instanceId: local.instance.id, reason: `every rank (${local.instance.nodes.length}) exited with code 0` });
+      this.#emit({
+        type: 'InstanceCompleted',
+        instanceId: local.instance.id,
+        reason: `every rank (${local.instance.nodes.length}) exited with code 0`,
+      });
     }
   }
 
@@ -230,7 +271,13 @@ export class RunnerManager {
     local.stepInFlight = undefined;
     const dir = runnerDir(this.#o.dataDir, local.instance.id, this.#o.nodeId);
     const proc: RunnerProcess = new RunnerProcess({
-      config: withArtifactEnv({ ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir), ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}) }, local.artifactEnv),
+      config: withArtifactEnv(
+        {
+          ...startConfig(local.instance, this.#o.nodeId, local.runnerId, dir),
+          ...(this.#o.dataKey ? { ringKey: this.#o.dataKey } : {}),
+        },
+        local.artifactEnv,
+      ),
       logDir: dir,
       onEvent: (event) => this.#onProcEvent(local, proc, event),
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
@@ -253,8 +300,12 @@ export class RunnerManager {
     if (status.state === local.lastProposed && status.state !== 'Failed') return;
     local.lastProposed = status.state;
     this.#emit({
-      type: 'RunnerStatusChanged', instanceId: local.instance.id, nodeId: this.#o.nodeId, status: status.state,
-      ...(status.state === 'Failed' ? { reason: status.reason, diagnostics: [...status.diagnostics] } : {}), ...extra,
+      type: 'RunnerStatusChanged',
+      instanceId: local.instance.id,
+      nodeId: this.#o.nodeId,
+      status: status.state,
+      ...(status.state === 'Failed' ? { reason: status.reason, diagnostics: [...status.diagnostics] } : {}),
+      ...extra,
     });
   }
 
@@ -268,9 +319,19 @@ export class RunnerManager {
         if (event.status.state === 'Ready') {
           clearTimeout(local.stableTimer);
           local.stableTimer = setTimeout(() => (local.failures = 0), this.#o.stableResetMs ?? 60_000);
-          if (local.instance.workload.kind === 'exec' && (this.#o.autoExec ?? true) && !local.autoQueued && !proc.exit) {
+          if (
+            local.instance.workload.kind === 'exec' &&
+            (this.#o.autoExec ?? true) &&
+            !local.autoQueued &&
+            !proc.exit
+          ) {
             local.autoQueued = true;
-            local.queue.push({ taskId: `${local.runnerId}#${local.generation}:exec`, instanceId: local.instance.id, kind: 'exec', local: true });
+            local.queue.push({
+              taskId: `${local.runnerId}#${local.generation}:exec`,
+              instanceId: local.instance.id,
+              kind: 'exec',
+              local: true,
+            });
           }
         }
         this.#tick(local);
@@ -307,7 +368,16 @@ export class RunnerManager {
     this.#tick(local);
   }
 
-  #onExit(local: Local, exit: { expected: boolean; cause: string; diagnostics: readonly string[]; code: number | null; signal: string | null }): void {
+  #onExit(
+    local: Local,
+    exit: {
+      expected: boolean;
+      cause: string;
+      diagnostics: readonly string[];
+      code: number | null;
+      signal: string | null;
+    },
+  ): void {
     local.proc = undefined;
     local.stepInFlight = undefined;
     clearTimeout(local.stableTimer);
@@ -320,16 +390,26 @@ export class RunnerManager {
       return;
     }
     local.failures += 1;
-    const status: RunnerStatus = { state: 'Failed', reason: `Terminated (${exit.cause})`, diagnostics: exit.diagnostics };
+    const status: RunnerStatus = {
+      state: 'Failed',
+      reason: `Terminated (${exit.cause})`,
+      diagnostics: exit.diagnostics,
+    };
     local.status = status;
     this.#proposeStatus(local, status, {
-      attempt: local.failures, ...(exit.code !== null ? { exitCode: exit.code } : {}), ...(exit.signal ? { signal: exit.signal } : {}),
+      attempt: local.failures,
+      ...(exit.code !== null ? { exitCode: exit.code } : {}),
+      ...(exit.signal ? { signal: exit.signal } : {}),
     });
     if (this.#stopping || local.deleting) return;
     const decision = restartDecision(local.failures, exit.cause, this.#o.policy ?? DEFAULT_RESTART_POLICY);
     if (decision.kind === 'give-up') {
       local.gaveUp = true;
-      this.#emit({ type: 'InstanceFailed', instanceId: local.instance.id, reason: `runner ${local.runnerId}: ${decision.reason}` });
+      this.#emit({
+        type: 'InstanceFailed',
+        instanceId: local.instance.id,
+        reason: `runner ${local.runnerId}: ${decision.reason}`,
+      });
       return;
     }
     local.restartTimer = setTimeout(() => {
@@ -354,8 +434,13 @@ export class RunnerManager {
       return node === undefined ? undefined : peers.get(node);
     });
     for (;;) {
-      const step = decideNextStep({ rank: local.rank, worldSize, statuses, stepInFlight: local.stepInFlight !== undefined,
-        pendingTasks: local.queue.map((q) => q.taskId) });
+      const step = decideNextStep({
+        rank: local.rank,
+        worldSize,
+        statuses,
+        stepInFlight: local.stepInFlight !== undefined,
+        pendingTasks: local.queue.map((q) => q.taskId),
+      });
       switch (step.kind) {
         case 'wait':
           return;
@@ -378,6 +463,9 @@ export class RunnerManager {
 }
 
 /** The artifacts' paths go under the placement's variables and the workload's own (what the user set wins). */
-function withArtifactEnv(config: RunnerStartConfig, env: Readonly<Record<string, string>> | undefined): RunnerStartConfig {
+function withArtifactEnv(
+  config: RunnerStartConfig,
+  env: Readonly<Record<string, string>> | undefined,
+): RunnerStartConfig {
   return env ? { ...config, env: { ...env, ...config.env } } : config;
 }

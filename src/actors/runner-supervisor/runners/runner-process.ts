@@ -14,7 +14,13 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ClosedResourceError } from '../../../protocols/errors.js';
 import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
-import { decodeUpFrame, RUNNER_PROTOCOL_VERSION, type DownFrame, type RunnerStartConfig, type UpFrame } from '../../../protocols/runner.js';
+import {
+  decodeUpFrame,
+  RUNNER_PROTOCOL_VERSION,
+  type DownFrame,
+  type RunnerStartConfig,
+  type UpFrame,
+} from '../../../protocols/runner.js';
 import { childExecArgv, siblingModule } from '../../../runtime/module-url.js';
 import { FrameChannel } from './frame-channel.js';
 import { LineTail } from './line-tail.js';
@@ -41,7 +47,13 @@ export interface RunnerExit {
 
 export type RunnerProcessEvent =
   | { readonly type: 'status'; readonly status: RunnerStatus }
-  | { readonly type: 'task-status'; readonly taskId: string; readonly status: TaskStatus; readonly result?: unknown; readonly error?: string }
+  | {
+      readonly type: 'task-status';
+      readonly taskId: string;
+      readonly status: TaskStatus;
+      readonly result?: unknown;
+      readonly error?: string;
+    }
   | { readonly type: 'diagnostic'; readonly level: string; readonly message: string }
   | { readonly type: 'exit'; readonly exit: RunnerExit };
 
@@ -120,13 +132,24 @@ export class RunnerProcess {
     chmodSync(logDir, 0o700);
     const entry = siblingModule(import.meta.url, './runner-main');
     const child = spawn(process.execPath, [...childExecArgv(import.meta.url), entry.pathname], {
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...this.#opts.env },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ...this.#opts.env },
     });
     this.#child = child;
-    for (const [name, stream] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
+    for (const [name, stream] of [
+      ['stdout', child.stdout],
+      ['stderr', child.stderr],
+    ] as const) {
       const path = join(logDir, `${name}.log`);
       const file = createWriteStream(path, { flags: 'a', mode: 0o600 });
-      file.once('open', () => { try { chmodSync(path, 0o600); } catch { /* gone: nothing to protect */ } });
+      file.once('open', () => {
+        try {
+          chmodSync(path, 0o600);
+        } catch {
+          /* gone: nothing to protect */
+        }
+      });
       file.on('error', () => {}); // a full disk must not take the supervisor down
       this.#logs.push(file);
       stream?.on('data', (chunk: Buffer) => {
@@ -134,11 +157,16 @@ export class RunnerProcess {
         this.#tail.push(chunk, name === 'stderr' ? 'stderr' : 'stdout');
       });
     }
-    this.#channel = new FrameChannel<UpFrame, DownFrame>(`runner ${config.runnerId} channel`, child.stdio[3] as Duplex, decodeUpFrame, {
-      onFrame: (frame) => this.#onFrame(frame),
-      onInvalid: (err) => this.#tail.note(`invalid frame from runner: ${err.message}`),
-      onClose: () => {},
-    });
+    this.#channel = new FrameChannel<UpFrame, DownFrame>(
+      `runner ${config.runnerId} channel`,
+      child.stdio[3] as Duplex,
+      decodeUpFrame,
+      {
+        onFrame: (frame) => this.#onFrame(frame),
+        onInvalid: (err) => this.#tail.note(`invalid frame from runner: ${err.message}`),
+        onClose: () => {},
+      },
+    );
     child.once('error', (err) => this.#onGone(null, null, `spawn failed: ${err.message}`));
     child.once('exit', (code, signal) => this.#onGone(code, signal));
     this.#send({ type: 'start', v: RUNNER_PROTOCOL_VERSION, config });
@@ -201,7 +229,8 @@ export class RunnerProcess {
     void this.#up.then(() => {
       if (settled) return;
       timer = setTimeout(() => {
-        if (!this.#stopping && !this.#exit) this.fault(`no ack for ${frame.type} ${frame.taskId} within ${ackTimeoutMs} ms`);
+        if (!this.#stopping && !this.#exit)
+          this.fault(`no ack for ${frame.type} ${frame.taskId} within ${ackTimeoutMs} ms`);
         resolve(false);
       }, ackTimeoutMs);
     });
@@ -251,12 +280,17 @@ export class RunnerProcess {
     } catch {
       try {
         process.kill(pid, signal);
-      } catch { /* already gone */ }
+      } catch {
+        /* already gone */
+      }
     }
   }
 
   /** Graceful shutdown with escalation; resolves with the exit. Idempotent. */
-  async shutdown(deadlines: ShutdownDeadlines = DEFAULT_DEADLINES, taskId = `shutdown:${this.#opts.config.runnerId}`): Promise<RunnerExit> {
+  async shutdown(
+    deadlines: ShutdownDeadlines = DEFAULT_DEADLINES,
+    taskId = `shutdown:${this.#opts.config.runnerId}`,
+  ): Promise<RunnerExit> {
     this.#stopping = true;
     if (this.#exit) return this.#exit;
     if (!this.#child) {
@@ -264,13 +298,14 @@ export class RunnerProcess {
       return this.#exited;
     }
     void this.startTask({ type: 'shutdown', taskId });
-    const within = (ms: number): Promise<boolean> => new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
-      void this.#exited.then(() => {
-        clearTimeout(timer);
-        resolve(true);
+    const within = (ms: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), ms);
+        void this.#exited.then(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
       });
-    });
     if (await within(deadlines.gracefulMs)) return this.#exited;
     this.#tail.note(`supervisor: no exit within ${deadlines.gracefulMs} ms of shutdown, SIGTERM`);
     this.#killGroup('SIGTERM');
@@ -299,7 +334,9 @@ export class RunnerProcess {
       for (const done of [...this.#cancelAcks.values()]) done(false);
       this.#channel?.close();
       for (const log of this.#logs) log.end();
-      const final: RunnerStatus = exit.expected ? { state: 'Shutdown' } : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
+      const final: RunnerStatus = exit.expected
+        ? { state: 'Shutdown' }
+        : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
       if (this.#status.state !== final.state || final.state === 'Failed') {
         this.#status = final;
         this.#opts.onEvent({ type: 'status', status: final });

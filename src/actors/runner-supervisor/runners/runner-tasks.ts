@@ -27,7 +27,13 @@ export function dispatchNext(local: LocalRunner, proc: RunnerProcess): void {
  * A status the runner sent for a task: null when this runner was not given that task; otherwise the bookkeeping
  * is settled and `report` is the event this node reports (null when another rank reports it, or a local task).
  */
-export function settleTaskStatus(local: LocalRunner, taskId: string, status: TaskStatus, result?: unknown, error?: string): { report: TaskStatusChanged | null } | null {
+export function settleTaskStatus(
+  local: LocalRunner,
+  taskId: string,
+  status: TaskStatus,
+  result?: unknown,
+  error?: string,
+): { report: TaskStatusChanged | null } | null {
   const sent = local.sent.get(taskId);
   if (!sent) return null;
   const reported: TaskStatus = status === 'cancelled' && sent.timedOut ? 'timed_out' : status;
@@ -38,8 +44,15 @@ export function settleTaskStatus(local: LocalRunner, taskId: string, status: Tas
   if (sent.task.local && sent.task.kind === 'exec') local.commandOutcome = commandOutcome(reported, result, error);
   const mine = reported === 'running' || reported === 'complete' ? local.rank === 0 : true;
   if (sent.task.local || !mine) return { report: null };
-  return { report: { type: 'TaskStatusChanged', taskId, status: reported,
-    ...(reported === 'complete' && result !== undefined ? { result: result as Json } : {}), ...(error ? { error } : {}) } };
+  return {
+    report: {
+      type: 'TaskStatusChanged',
+      taskId,
+      status: reported,
+      ...(reported === 'complete' && result !== undefined ? { result: result as Json } : {}),
+      ...(error ? { error } : {}),
+    },
+  };
 }
 
 /** The runner process is gone: every task it held fails (cluster tasks are reported through `report`, in order). */
@@ -47,7 +60,12 @@ export function failSentTasks(local: LocalRunner, cause: string, report: (event:
   for (const [taskId, s] of local.sent) {
     clearTimeout(s.timer);
     if (!s.task.local) {
-      report({ type: 'TaskStatusChanged', taskId, status: 'failed', error: `Runner shutdown before completing the task (${cause})` });
+      report({
+        type: 'TaskStatusChanged',
+        taskId,
+        status: 'failed',
+        error: `Runner shutdown before completing the task (${cause})`,
+      });
     }
   }
   local.sent.clear();
