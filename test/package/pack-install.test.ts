@@ -56,7 +56,7 @@ t.test(
       existsSync(join(app, 'node_modules', 'torus', 'benchmarks', 'ring', 'gloo_rank.py')),
       'the Gloo script is installed where bench ring --gloo looks',
     );
-    const lookup = join(app, 'node_modules', 'torus', 'dist', 'ring', 'bench', 'gloo.js');
+    const lookup = join(app, 'node_modules', 'torus', 'dist', 'bench', 'ring', 'gloo.js');
     const found = spawnSync(
       process.execPath,
       [

@@ -30,7 +30,8 @@ t.test(
         'rec-1',
       ]);
       t.equal(pl.code, 0, `place exits 0 (${pl.stdout.trim()} ${pl.stderr.trim()})`);
-      const inst = (await instanceOn(c, 0, 'rec-1'))!;
+      // Placed through h1: h0 applies the entry a moment later (replication), so wait for it there, bounded.
+      const inst = await c.until('h0 applied rec-1', () => instanceOn(c, 0, 'rec-1'), 10_000, 100);
       t.equal(inst.nodes.length, 3, `placed on three nodes: ${inst.nodes.join(' → ')}`);
       await c.until(
         'every rank ran its command',

@@ -44,7 +44,7 @@ t.test(
           'mv-1',
         ]);
         t.equal(pl.code, 0, `place exits 0 (${pl.stdout.trim()} ${pl.stderr.trim()})`);
-        const before = (await instanceOn(c, 0, 'mv-1'))!;
+        const before = await c.until('h0 applied mv-1', () => instanceOn(c, 0, 'mv-1'), 10_000, 100);
         t.equal(before.nodes.length, 2, `placed on two of three: ${before.nodes.join(' → ')}`);
         await c.until('both ranks ran', async () => [0, 1].every((r) => seen(out, 'mv-1', 2, r)), 60_000, 500);
         const ids = c.nodes.map((n) => n.id);
