@@ -17,8 +17,7 @@ import {
 } from '../protocols/exec-policy.js';
 import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
 
-export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
-export type InterfaceType = (typeof INTERFACE_TYPES)[number];
+import { INTERFACE_TYPES, type InterfaceType } from '../protocols/interface-types.js';
 
 export const DEFAULT_PORT = 52_515;
 

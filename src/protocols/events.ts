@@ -36,8 +36,9 @@ export type { Json } from './schema-kit.js';
 
 export const EVENTS_PROTOCOL_VERSION = 1;
 
-export const INTERFACE_TYPES = ['thunderbolt', 'ethernet', 'wifi', 'maybe_ethernet', 'unknown'] as const;
-export type InterfaceType = (typeof INTERFACE_TYPES)[number];
+import { INTERFACE_TYPES, type InterfaceType } from './interface-types.js';
+
+export { INTERFACE_TYPES, type InterfaceType };
 
 export const RUNNER_STATUSES = [
   'Idle',

@@ -1,25 +1,28 @@
-import type { InterfaceType, NodeState, SocketLink } from './cluster-state.js';
+import type { NodeState, SocketLink } from './cluster-state.js';
+import {
+  INTERFACE_TYPES,
+  JACCL_COORDINATOR_PREFERENCE,
+  preferenceRank,
+  RING_HOST_PREFERENCE,
+  type InterfaceType,
+} from '../../protocols/interface-types.js';
 
 /**
  * Which of a neighbour's working addresses to use. Measured first: a link with a measured bandwidth always beats
  * one known only by its interface label. Labels decide only among unmeasured links, with exo's tables.
  */
-export const RING_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> = {
-  thunderbolt: 0,
-  maybe_ethernet: 1,
-  ethernet: 2,
-  wifi: 3,
-  unknown: 4,
-};
+export const RING_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> = priorities(RING_HOST_PREFERENCE);
 
 /** The jaccl coordinator channel carries little data: it keeps exo's type preference, RTT breaks ties. */
-export const COORDINATOR_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> = {
-  ethernet: 0,
-  wifi: 1,
-  unknown: 2,
-  maybe_ethernet: 3,
-  thunderbolt: 4,
-};
+export const COORDINATOR_TYPE_PRIORITY: Readonly<Record<InterfaceType, number>> =
+  priorities(JACCL_COORDINATOR_PREFERENCE);
+
+function priorities(order: readonly InterfaceType[]): Readonly<Record<InterfaceType, number>> {
+  return Object.fromEntries(INTERFACE_TYPES.map((type) => [type, preferenceRank(order, type)])) as Record<
+    InterfaceType,
+    number
+  >;
+}
 
 export interface AddressChoice {
   readonly ip: string;

@@ -8,8 +8,9 @@ export type InputWhere = 'body' | 'config';
  * The cluster state the planner reads (the `--state` file of `torus plan`, or the live topology turned into
  * this shape). Memory is in bytes; `bandwidthBps` is bits per second, as iperf3 and the profiler report it.
  */
-export const INTERFACE_TYPES = ['thunderbolt', 'maybe_ethernet', 'ethernet', 'wifi', 'unknown'] as const;
-export type InterfaceType = (typeof INTERFACE_TYPES)[number];
+import { INTERFACE_TYPES, type InterfaceType } from '../../protocols/interface-types.js';
+
+export type { InterfaceType };
 
 export interface NodeInterface {
   readonly name: string;
