@@ -1,7 +1,16 @@
 export { Runtime, type RuntimeOptions, type RemoteTransport, type ServiceHandler } from './runtime.js';
 export { serveActor, type ActorDefinition, type ActorContext, type RequestHandler } from './serve-actor.js';
 export type { ActorSpec } from './actor-host.js';
-export { decideRestart, DEFAULT_RESTART_POLICY, type RestartPolicy, type RestartDecision } from './restart-policy.js';
+export {
+  backoffDelayMs,
+  decideRestart,
+  decideRestartInRow,
+  DEFAULT_RESTART_POLICY,
+  RUNNER_RESTART_POLICY,
+  type RestartPolicy,
+  type RestartDecision,
+  type InRowDecision,
+} from './restart-policy.js';
 export {
   exposeRuntime,
   connectRuntime,

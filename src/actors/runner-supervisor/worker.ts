@@ -9,7 +9,7 @@
  * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners.
  */
 import { asTorusError } from '../../protocols/errors.js';
-import type { RestartPolicy } from './backoff.js';
+import type { RestartPolicy } from '../../runtime/restart-policy.js';
 import type { ExecPolicy } from '../../protocols/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';

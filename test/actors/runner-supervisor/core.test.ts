@@ -2,12 +2,7 @@ import t from 'tap';
 import { createActor } from 'xstate';
 import { runnerLifecycle, statusOf, type LifecycleEvent } from '../../../src/actors/runner-supervisor/lifecycle.js';
 import { decideNextStep } from '../../../src/actors/runner-supervisor/coordination.js';
-import {
-  backoffDelayMs,
-  restartDecision,
-  mayProceed,
-  recordAttempt,
-} from '../../../src/actors/runner-supervisor/backoff.js';
+import { backoffDelayMs, decideRestartInRow, RUNNER_RESTART_POLICY } from '../../../src/runtime/restart-policy.js';
 import { admitTask, emptyLedger, setTaskStatus } from '../../../src/actors/runner-supervisor/task-ledger.js';
 import { formatRunnerStatus, type RunnerStatus } from '../../../src/protocols/runner-status.js';
 
@@ -94,19 +89,13 @@ t.test(
 
 t.test('backoff: 0.5 s doubling, capped, bounded', async (t) => {
   t.same(
-    [1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n)),
+    [1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n, RUNNER_RESTART_POLICY)),
     [500, 1000, 2000, 4000, 8000, 10000, 10000],
   );
-  t.same(restartDecision(1, 'signal=SIGKILL'), { kind: 'restart', attempt: 1, delayMs: 500 });
-  const gaveUp = restartDecision(6, 'signal=SIGKILL');
+  t.same(decideRestartInRow(1, 'signal=SIGKILL'), { kind: 'restart', attempt: 1, delayMs: 500 });
+  const gaveUp = decideRestartInRow(6, 'signal=SIGKILL');
   t.equal(gaveUp.kind, 'give-up');
   t.match(gaveUp.kind === 'give-up' ? gaveUp.reason : '', /5 restarts.*signal=SIGKILL/);
-  let e = recordAttempt(undefined, 1000);
-  t.notOk(mayProceed(e, 1500), 'exo keyed backoff: 1 s after the first attempt');
-  t.ok(mayProceed(e, 2000));
-  e = recordAttempt(e, 2000);
-  t.notOk(mayProceed(e, 3999));
-  t.ok(mayProceed(e, 4000));
 });
 
 t.test('task ledger: a task sent twice runs once; terminal sticks', async (t) => {

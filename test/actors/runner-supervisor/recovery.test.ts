@@ -7,7 +7,7 @@ t.test(
   'kill -9 a runner: Failed with the signal, restarted with growing delays, given up after the limit',
   async (t) => {
     const dir = tempDir(t);
-    const policy = { baseMs: 300, factor: 2, capMs: 10_000, maxAttempts: 3 };
+    const policy = { initialDelayMs: 300, factor: 2, maxDelayMs: 10_000, maxRestarts: 3, periodMs: 60_000 };
     const spawnedAt: number[] = [];
     const { managers, events, log } = localCluster(t, ['a'], dir, {
       policy,
@@ -70,7 +70,7 @@ function readFileSyncDir(dir: string): number[] {
 t.test('a failed rank stops its siblings; after its restart the whole instance comes back to Ready', async (t) => {
   const dir = tempDir(t);
   const { managers, events } = localCluster(t, ['a', 'b'], dir, {
-    policy: { baseMs: 200, factor: 2, capMs: 2000, maxAttempts: 3 },
+    policy: { initialDelayMs: 200, factor: 2, maxDelayMs: 2000, maxRestarts: 3, periodMs: 60_000 },
   });
   const instance = await loopbackInstance('f2', ['a', 'b'], { kind: 'ring' });
   for (const m of managers.values()) m.instanceCreated(instance);

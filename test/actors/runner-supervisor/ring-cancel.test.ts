@@ -4,7 +4,7 @@ import { localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fi
 t.test('a cancelled ring collective: cancelled, the ring is set up again, later tasks run', async (t) => {
   const dir = tempDir(t);
   const { managers, events } = localCluster(t, ['a', 'b'], dir, {
-    policy: { baseMs: 100, factor: 2, capMs: 1000, maxAttempts: 5 },
+    policy: { initialDelayMs: 100, factor: 2, maxDelayMs: 1000, maxRestarts: 5, periodMs: 60_000 },
   });
   const instance = await loopbackInstance('cx', ['a', 'b'], { kind: 'ring' });
   for (const m of managers.values()) m.instanceCreated(instance);

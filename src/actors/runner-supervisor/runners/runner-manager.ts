@@ -7,7 +7,7 @@
  * runner-supervisor actor. The tasks handed to each runner, and which of their statuses this node reports,
  * are in runner-tasks.ts.
  */
-import { DEFAULT_RESTART_POLICY, restartDecision, type RestartPolicy } from '../backoff.js';
+import { decideRestartInRow, RUNNER_RESTART_POLICY, type RestartPolicy } from '../../../runtime/restart-policy.js';
 import { decideNextStep } from '../coordination.js';
 import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../../../protocols/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
@@ -318,7 +318,10 @@ export class RunnerManager {
         this.#proposeStatus(local, event.status, event.status.state === 'Ready' ? this.#takeOutcome(local) : {});
         if (event.status.state === 'Ready') {
           clearTimeout(local.stableTimer);
-          local.stableTimer = setTimeout(() => (local.failures = 0), this.#o.stableResetMs ?? 60_000);
+          local.stableTimer = setTimeout(
+            () => (local.failures = 0),
+            this.#o.stableResetMs ?? (this.#o.policy ?? RUNNER_RESTART_POLICY).periodMs,
+          );
           if (
             local.instance.workload.kind === 'exec' &&
             (this.#o.autoExec ?? true) &&
@@ -402,7 +405,7 @@ export class RunnerManager {
       ...(exit.signal ? { signal: exit.signal } : {}),
     });
     if (this.#stopping || local.deleting) return;
-    const decision = restartDecision(local.failures, exit.cause, this.#o.policy ?? DEFAULT_RESTART_POLICY);
+    const decision = decideRestartInRow(local.failures, exit.cause, this.#o.policy ?? RUNNER_RESTART_POLICY);
     if (decision.kind === 'give-up') {
       local.gaveUp = true;
       this.#emit({
