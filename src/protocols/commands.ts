@@ -3,7 +3,7 @@
  * `decodeCommand` checks strictly (unknown fields and types are refused) and throws only `ValidationError`
  * naming the JSON path.
  */
-import { json } from './reader.js';
+import { boundedJson } from './bounded-json.js';
 import { CLOSED, Count, Id, IdField, Reason, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
 import { canonical, compile, JsonData, StringEnum, Type, type Shape } from './schema-kit.js';
@@ -106,7 +106,7 @@ export function decodeCommand(v: unknown): Command {
         workload: withWorkloadDefaults(c.workload),
       };
     case 'SubmitTask':
-      return c.params === undefined ? c : { ...c, params: json(W, c.params, 'command.params') };
+      return c.params === undefined ? c : { ...c, params: boundedJson(W, c.params, 'command.params') };
     default:
       return c;
   }

@@ -2,8 +2,11 @@
  * Field schemas shared by the cluster events (events.ts), commands (commands.ts), plans and workloads: ids, IP
  * addresses, endpoints, reasons, counts. TypeBox (./schema-kit.ts): the same object types, checks and documents.
  */
-import { ID_PATTERN, type Where } from './reader.js';
-import { compile, Type, type Shape } from './schema-kit.js';
+
+import { compile, Type, type Shape, type Where } from './schema-kit.js';
+
+/** Identifiers (node, instance, task, workload ids): printable, bounded, never a prototype key. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,255}$/;
 
 export type NodeId = string;
 export type InstanceId = string;

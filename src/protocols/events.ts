@@ -9,7 +9,7 @@
  * wall-clock stamps (`measuredAt`, the envelope's `at`) in milliseconds since the Unix epoch.
  * Indices start at 1: an empty state has `lastIndex` 0 (raft's convention).
  */
-import { json } from './reader.js';
+import { boundedJson } from './bounded-json.js';
 import { ArtifactDropped, ArtifactHeld, checkArtifactHeld } from './artifact-events.js';
 import { Amount, CLOSED, Count, Endpoint, ExitCode, Id, Ip, Port, Reason, Signal, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
@@ -290,9 +290,9 @@ function afterCheck(e: Shape<typeof ClusterEvent> & ClusterEvent, p: string): Cl
     case 'InstanceReplaced':
       return { ...e, instance: checkPlanRules(e.instance, `${p}.instance`) };
     case 'TaskCreated':
-      return e.params === undefined ? e : { ...e, params: json(W, e.params, `${p}.params`) };
+      return e.params === undefined ? e : { ...e, params: boundedJson(W, e.params, `${p}.params`) };
     case 'TaskStatusChanged':
-      return e.result === undefined ? e : { ...e, result: json(W, e.result, `${p}.result`) };
+      return e.result === undefined ? e : { ...e, result: boundedJson(W, e.result, `${p}.result`) };
     case 'ArtifactHeld':
       return checkArtifactHeld(e, p);
     default:

@@ -7,7 +7,7 @@
  */
 import { finishIndexedEvent, IndexedEvent } from '../../protocols/events.js';
 import { Id } from '../../protocols/event-fields.js';
-import { guarded } from '../../protocols/reader.js';
+import { guarded } from '../../protocols/bounded-json.js';
 import { finishSnapshot, StateSnapshotSchema } from './snapshot.js';
 import { compile, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import type { KeeperEvent } from './machine.js';

@@ -8,7 +8,7 @@ import { ValidationError } from '../../protocols/errors.js';
 import { checkPlanRules } from '../../protocols/instance-plan.js';
 import { canonical, compile, type Shape } from '../../protocols/schema-kit.js';
 import { withWorkloadDefaults } from '../../protocols/workload-spec.js';
-import { guarded, json } from '../../protocols/reader.js';
+import { boundedJson, guarded } from '../../protocols/bounded-json.js';
 import { ClusterStateSchema, SNAPSHOT_VERSION, StateSnapshotSchema } from './snapshot-schema.js';
 import { compareLinks, type ArtifactRecord, type ClusterState, type InstanceRecord, type TaskRecord } from './state.js';
 import { stateDigest } from './digest.js';
@@ -61,8 +61,8 @@ function stateRules(checked: Shape<typeof ClusterStateSchema>, p: string): Clust
     if (!Object.hasOwn(s.instances, t.instanceId)) fail(`${q}.instanceId`, 'unknown instance');
     const bounded = {
       ...t,
-      ...(t.params !== undefined ? { params: json(W, t.params, `${q}.params`) } : {}),
-      ...(t.result !== undefined ? { result: json(W, t.result, `${q}.result`) } : {}),
+      ...(t.params !== undefined ? { params: boundedJson(W, t.params, `${q}.params`) } : {}),
+      ...(t.result !== undefined ? { result: boundedJson(W, t.result, `${q}.result`) } : {}),
     };
     tasks[k] = bounded;
   }
