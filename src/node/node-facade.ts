@@ -6,6 +6,7 @@
 import { TorusError } from '../protocols/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
+import { waitForState } from '../api/wait-for-state.js';
 import type {
   InstanceView,
   MeasureLinksAnswer,
@@ -154,25 +155,33 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   async createInstance(request: unknown): Promise<InstanceView> {
+    const before = this.#ctx.feed.lastIndex;
     const outcome = (await this.#command({ ...(request as Record<string, unknown>), type: 'PlaceInstance' })) as {
       instanceId?: string;
     } | null;
     const id = outcome?.instanceId;
     if (!id)
       throw new TorusError('TORUS_INTERNAL', 'the leader accepted the placement but named no instance', { outcome });
-    return this.#untilApplied((state) => instanceView(state, id), `instance ${id}`);
+    return this.#untilApplied(before, (state) => instanceView(state, id), `instance ${id}`);
   }
 
-  /** A command is committed on the leader; wait until this node applied it too (`done` reads local state). */
-  async #untilApplied<T>(done: (state: StateAnswer['state']) => T | undefined, what: string): Promise<T> {
-    const end = Date.now() + 10_000;
-    for (;;) {
-      const result = done((await this.#stateAnswer()).state);
-      if (result !== undefined) return result;
-      if (Date.now() > end)
-        throw new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  /**
+   * A command is committed on the leader; wait until this node applied it too (`done` reads local state). It
+   * follows the applied events after `afterIndex` (taken before the command) and reads the state again only on an
+   * instance event, bounded in time; waitForState's slow safety check covers a catch-up by snapshot.
+   */
+  async #untilApplied<T>(
+    afterIndex: number,
+    done: (state: StateAnswer['state']) => T | undefined,
+    what: string,
+  ): Promise<T> {
+    return waitForState(this.#ctx.feed, {
+      afterIndex,
+      relevant: (event) => event.type.startsWith('Instance'),
+      check: async () => done((await this.#stateAnswer()).state),
+      timeoutMs: 10_000,
+      onTimeout: () => new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`),
+    });
   }
 
   async listInstances(): Promise<readonly InstanceView[]> {
@@ -187,8 +196,13 @@ export class ActorNodeFacade implements NodeFacade {
 
   async deleteInstance(id: string): Promise<void> {
     await this.getInstance(id);
+    const before = this.#ctx.feed.lastIndex;
     await this.#command({ type: 'DeleteInstance', instanceId: id, reason: 'deleted through the API' });
-    await this.#untilApplied((state) => (instanceView(state, id) ? undefined : true), `the delete of instance ${id}`);
+    await this.#untilApplied(
+      before,
+      (state) => (instanceView(state, id) ? undefined : true),
+      `the delete of instance ${id}`,
+    );
   }
 
   events(afterIndex: number, signal: AbortSignal): AsyncIterable<IndexedEvent> {
