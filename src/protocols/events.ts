@@ -37,26 +37,14 @@ export type { Json } from './schema-kit.js';
 export const EVENTS_PROTOCOL_VERSION = 1;
 
 import { INTERFACE_TYPES, type InterfaceType } from './interface-types.js';
+import { RUNNER_STATES, TASK_STATUSES, type RunnerState, type TaskStatus } from './runner-status.js';
 
 export { INTERFACE_TYPES, type InterfaceType };
 
-export const RUNNER_STATUSES = [
-  'Idle',
-  'Connecting',
-  'Connected',
-  'Loading',
-  'Loaded',
-  'WarmingUp',
-  'Ready',
-  'Running',
-  'ShuttingDown',
-  'Shutdown',
-  'Failed',
-] as const;
-export type RunnerStatus = (typeof RUNNER_STATUSES)[number];
-
-export const TASK_STATUSES = ['pending', 'running', 'complete', 'failed', 'cancelled', 'timed_out'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
+/** The runner lifecycle and task states, as the events carry them (one list, src/protocols/runner-status.ts). */
+export const RUNNER_STATUSES = RUNNER_STATES;
+export type RunnerStatus = RunnerState;
+export { TASK_STATUSES, type TaskStatus };
 
 const opt = Type.Optional;
 
