@@ -1,20 +1,29 @@
 import type { IndexedEvent } from './node-facade.js';
 
+/** 8 MiB of recent events for SSE clients that reconnect with Last-Event-ID. */
+export const DEFAULT_FEED_BYTES = 8 * 1024 * 1024;
+
 /**
  * A bounded, append-only buffer of applied events that hands out `NodeFacade.events()` iterables:
  * retained events after the requested index first, then live ones, until the caller's signal aborts.
  * Push (append) and pull (iterate) meet here so a slow SSE client only costs its own queue, which is
  * capped: a client that falls `maxQueued` events behind is ended and reconnects with Last-Event-ID.
+ * The buffer is bounded in events (`retain`) and in bytes (`retainBytes`, an event's JSON text): a cluster whose
+ * events are large keeps fewer of them, not more memory. Clients read the one buffer, so it bounds them too.
  */
 export class EventFeed {
   readonly #retain: number;
   readonly #maxQueued: number;
+  readonly #retainBytes: number;
   #buffer: IndexedEvent[] = [];
+  #sizes: number[] = [];
+  #bytes = 0;
   #lastIndex = 0;
   readonly #listeners = new Set<() => void>();
 
-  constructor(options: { retain?: number; maxQueued?: number } = {}) {
+  constructor(options: { retain?: number; maxQueued?: number; retainBytes?: number } = {}) {
     this.#retain = options.retain ?? 1000;
+    this.#retainBytes = options.retainBytes ?? DEFAULT_FEED_BYTES;
     this.#maxQueued = options.maxQueued ?? 10_000;
   }
 
@@ -23,6 +32,11 @@ export class EventFeed {
   }
 
   /** Open iterators (SSE clients); tests use it to prove disconnects release their subscription. */
+  /** Bytes the retained events take (their JSON text). */
+  get retainedBytes(): number {
+    return this.#bytes;
+  }
+
   get subscribers(): number {
     return this.#listeners.size;
   }
@@ -31,13 +45,24 @@ export class EventFeed {
   append(entry: IndexedEvent): void {
     if (entry.index <= this.#lastIndex) return;
     this.#lastIndex = entry.index;
+    const size = Buffer.byteLength(JSON.stringify(entry));
     this.#buffer.push(entry);
-    if (this.#buffer.length > this.#retain) this.#buffer.splice(0, this.#buffer.length - this.#retain);
+    this.#sizes.push(size);
+    this.#bytes += size;
+    let drop = Math.max(0, this.#buffer.length - this.#retain);
+    for (let i = 0; i < drop; i++) this.#bytes -= this.#sizes[i]!;
+    // The newest event always stays, even alone over the budget: a live client must still see it.
+    while (this.#bytes > this.#retainBytes && drop < this.#buffer.length - 1) this.#bytes -= this.#sizes[drop++]!;
+    if (drop > 0) {
+      this.#buffer.splice(0, drop);
+      this.#sizes.splice(0, drop);
+    }
     for (const wake of this.#listeners) wake();
   }
 
   async *events(afterIndex: number, signal: AbortSignal): AsyncGenerator<IndexedEvent> {
     let cursor = afterIndex;
+    let started = false;
     let wake: (() => void) | undefined;
     const listener = (): void => wake?.();
     const onAbort = (): void => wake?.();
@@ -47,6 +72,9 @@ export class EventFeed {
       while (!signal.aborted) {
         const pending = this.#buffer.filter((e) => e.index > cursor);
         if (pending.length > this.#maxQueued) return;
+        // Fell behind what is retained while connected: end, so it reconnects and the API reports the gap.
+        if (started && (this.#buffer[0]?.index ?? 0) > cursor + 1) return;
+        started = true;
         for (const entry of pending) {
           if (signal.aborted) return;
           cursor = entry.index;

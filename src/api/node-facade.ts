@@ -75,6 +75,8 @@ export interface RingBenchStarted {
 export interface NodeMetrics {
   /** Restarts per supervised actor name (and `runner:<instance>` entries if the node counts them). */
   readonly restarts: Readonly<Record<string, number>>;
+  /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer in time). */
+  readonly threadHeapBytes?: Readonly<Record<string, number>>;
 }
 
 /** POST /v1/links/measure: what the profiler will measure. */

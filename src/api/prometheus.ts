@@ -108,6 +108,14 @@ export function renderMetrics(input: MetricsInput): string {
       .map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)),
   );
   family(
+    'torus_thread_heap_used_bytes',
+    'gauge',
+    'V8 heap in use per thread: main and each actor worker',
+    Object.entries(input.metrics.threadHeapBytes ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([thread, n]) => series('torus_thread_heap_used_bytes', { thread }, n)),
+  );
+  family(
     'torus_limit_rejections_total',
     'counter',
     'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',

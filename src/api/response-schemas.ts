@@ -69,6 +69,15 @@ const workloadSpec = Type.Object(
     hiddenSize: opt(int),
     kvHeads: opt(int),
     supportsTensor: opt(bool),
+    logs: opt(
+      Type.Object(
+        { maxFiles: opt(int), maxFileBytes: opt(int) },
+        {
+          ...CLOSED,
+          description: "how each rank's stdout and stderr rotate on its node (src/protocols/log-rotation.ts)",
+        },
+      ),
+    ),
     artifacts: opt(
       Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
     ),

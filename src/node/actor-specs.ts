@@ -73,7 +73,14 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
     },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
-    'runner-supervisor': { ...common, dataKey, allowExec: config.allowExec, maxRunners: config.maxRunners },
+    'runner-supervisor': {
+      ...common,
+      dataKey,
+      allowExec: config.allowExec,
+      maxRunners: config.maxRunners,
+      logRotation: config.logRotation,
+      runRetention: config.runRetention,
+    },
   };
   return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({
     name,

@@ -16,12 +16,19 @@ import {
   type ExecPolicy,
 } from '../protocols/exec-policy.js';
 import { API_CONFIG_KEYS, API_FLAGS, API_USAGE, parseApiConfig, type ApiConfig } from './api-config.js';
+import {
+  parseRunnerFilesConfig,
+  RUNNER_FILES_CONFIG_KEYS,
+  RUNNER_FILES_FLAGS,
+  RUNNER_FILES_USAGE,
+  type RunnerFilesConfig,
+} from './runner-files-config.js';
 
 import { INTERFACE_TYPES, type InterfaceType } from '../protocols/interface-types.js';
 
 export const DEFAULT_PORT = 52_515;
 
-export interface NodeConfig extends ApiConfig {
+export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   readonly dataDir: string;
   readonly port: number;
   /** Address the API and cluster listeners bind to. */
@@ -82,6 +89,7 @@ export const NODE_FLAGS = {
   'repair-state': { type: 'boolean' },
   'max-pending-handshakes': { type: 'string' },
   ...API_FLAGS,
+  ...RUNNER_FILES_FLAGS,
 } as const;
 
 export const NODE_USAGE = `Usage: node dist/main.js [start] [options]
@@ -116,6 +124,7 @@ Options:
   --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
                           (default 64; members are counted apart)
 ${API_USAGE}
+${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
   --config FILE           a JSON file with any of these options (camelCase keys); flags win
   -h, --help              show this help`;
@@ -205,6 +214,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     'failureTimeoutMs',
     'maxPendingHandshakes',
     ...API_CONFIG_KEYS,
+    ...RUNNER_FILES_CONFIG_KEYS,
     'allowExec',
     'maxRunners',
     'maxInstances',
@@ -393,6 +403,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       repairState: values['repair-state'] === true,
       maxPendingHandshakes,
       ...parseApiConfig(pick),
+      ...parseRunnerFilesConfig(pick),
     },
   };
 }

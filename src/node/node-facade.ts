@@ -217,7 +217,22 @@ export class ActorNodeFacade implements NodeFacade {
   async metrics(): Promise<NodeMetrics> {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
-    return { restarts };
+    const threadHeapBytes: Record<string, number> = { main: process.memoryUsage().heapUsed };
+    await Promise.all(
+      this.#ctx.runtime.actors().map(async (name) => {
+        try {
+          const heap = await this.#ctx.runtime.request<{ usedBytes: number }>(
+            name,
+            { type: 'heap' },
+            { timeoutMs: 1000 },
+          );
+          if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
+        } catch {
+          /* busy or restarting: left out of this sample */
+        }
+      }),
+    );
+    return { restarts, threadHeapBytes };
   }
 
   /** POST /v1/links/measure: the network profiler queues the matching links (its `measure` request). */

@@ -3,6 +3,8 @@
  * shards, port, MLX ring hosts by node, jaccl coordinators) plus the workload to run on it.
  * Structural on purpose, so the placement and topology types fit without an import.
  */
+import type { LogsSpec } from './log-rotation.js';
+
 export type Workload =
   | { readonly kind: 'ring' }
   | {
@@ -47,6 +49,8 @@ export interface RunnerInstance {
   readonly restarts?: number;
   /** Artifact ids the runner needs on its node before it starts (workload.artifacts, docs/artifacts.md). */
   readonly artifacts?: readonly string[];
+  /** How each runner keeps its stdout and stderr (absent: the node's defaults). */
+  readonly logs?: LogsSpec;
 }
 
 /** One runner per (instance, node): its id is derived, so every node names the same runner the same way. */

@@ -6,6 +6,7 @@
  */
 import { ARTIFACT_ID_PATTERN } from './artifact-events.js';
 import { CLOSED, Count, IdField, W } from './event-fields.js';
+import { LogsSpec } from './log-rotation.js';
 import { canonical, compile, SAFE_KEY, StringEnum, Type, type Shape } from './schema-kit.js';
 
 const ONE_PIB = 2 ** 50; // a pebibyte: anything above is a typo, not a workload
@@ -18,6 +19,7 @@ export const workloadFields = {
   hiddenSize: Type.Optional(Count(1, 10_000_000)),
   kvHeads: Type.Optional(Count(1, 100_000)),
   supportsTensor: Type.Optional(Type.Boolean()),
+  logs: Type.Optional(LogsSpec),
   artifacts: Type.Optional(
     Type.Array(Type.String({ pattern: ARTIFACT_ID_PATTERN.source, minLength: 64, maxLength: 64 }), {
       maxItems: 64,

@@ -3,6 +3,7 @@
  * incoming frame, answers requests, pushes snapshot views, and reports failures to its supervisor as frames
  * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
  */
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   createActor,
@@ -175,6 +176,8 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     let result: unknown;
     try {
       if (frame.body.type === 'snapshot') result = viewOf(actor.getSnapshot() as SnapshotFrom<TMachine>);
+      else if (frame.body.type === 'heap')
+        result = threadHeap(); // every actor answers it (metrics, soak benchmark)
       else {
         const handler = definition.requests?.[frame.body.type];
         if (!handler)
@@ -260,4 +263,10 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       report(true, error);
     }
   })();
+}
+
+/** This thread's V8 heap: each worker has its own, which the main thread's process figures do not show. */
+function threadHeap(): { usedBytes: number; totalBytes: number } {
+  const h = getHeapStatistics();
+  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
 }

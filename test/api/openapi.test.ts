@@ -41,3 +41,10 @@ t.test('every error code of the registry is in the Error schema; request schemas
   const refs = JSON.stringify(body).match(/#\/components\/schemas\/\w+/g) ?? [];
   for (const ref of new Set(refs)) t.ok(body.components.schemas[ref.split('/').at(-1)!], `resolves ${ref}`);
 });
+
+t.test('an instance request may set how its logs rotate (workload.logs), and the document says so', async (t) => {
+  const { api } = await startApi(t);
+  const text = JSON.stringify((await getJson(api.url, '/v1/openapi.json')).body);
+  t.match(text, /"logs":\{[^}]*"maxFiles"/, 'workload.logs with maxFiles');
+  t.match(text, /"maxFileBytes":\{[^}]*"minimum":1024/, 'and maxFileBytes, at least 1024');
+});

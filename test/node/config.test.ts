@@ -90,3 +90,25 @@ t.test('bad input names where it is', async (t) => {
     t.throws(() => parseNodeArgs(args, {}), { message: pattern });
   }
 });
+
+t.test('runner files: rotation and retention from flags and config keys, bad values named', async (t) => {
+  const d = parseNodeArgs([]).config;
+  t.same(d.logRotation, { maxFiles: 10, maxFileBytes: 10 * 1024 * 1024 }, 'Nomad-like defaults');
+  t.same(d.runRetention, { keepFinished: 50, maxAgeMs: 7 * 24 * 3_600_000, diskUsagePercent: 80 });
+  const f = parseNodeArgs([
+    '--log-max-files',
+    '3',
+    '--log-max-file-bytes',
+    '65536',
+    '--keep-finished-runs',
+    '0',
+    '--finished-run-max-age-hours',
+    '0',
+    '--gc-disk-usage-percent',
+    '95',
+  ]).config;
+  t.same(f.logRotation, { maxFiles: 3, maxFileBytes: 65536 });
+  t.same(f.runRetention, { keepFinished: 0, maxAgeMs: 0, diskUsagePercent: 95 });
+  t.throws(() => parseNodeArgs(['--log-max-file-bytes', '10']), /log-max-file-bytes/, 'below 1024 refused');
+  t.throws(() => parseNodeArgs(['--gc-disk-usage-percent', '0']), /gc-disk-usage-percent/);
+});

@@ -118,6 +118,7 @@ export class ClusterNode<S> extends EventEmitter {
       replica: options.replica,
       cluster: clusterNameHash(options.clusterName),
       retain: this.#cfg.retainEntries,
+      retainBytes: this.#cfg.retainBytes,
       compactEvery: options.persistCompactEvery,
       repair: options.repairState,
       fs: options.fs,

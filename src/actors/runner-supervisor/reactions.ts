@@ -43,7 +43,11 @@ export function toRunnerInstance(
   workload: WorkloadSpec,
   record?: { readonly restarts?: number },
 ): RunnerInstance {
-  const base = { ...plan, ...(workload.artifacts?.length ? { artifacts: workload.artifacts } : {}) };
+  const base = {
+    ...plan,
+    ...(workload.artifacts?.length ? { artifacts: workload.artifacts } : {}),
+    ...(workload.logs ? { logs: workload.logs } : {}),
+  };
   if (workload.kind === 'ring') return { ...base, workload: { kind: 'ring' } };
   return {
     ...base,

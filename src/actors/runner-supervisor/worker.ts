@@ -6,7 +6,8 @@
  * SIGKILL), so no runner outlives its node.
  *
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
- * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners.
+ * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners,
+ * logRotation, runRetention, collectEveryMs. Each state poll also collects finished runs (runners/run-collector.ts).
  */
 import { asTorusError } from '../../protocols/errors.js';
 import type { RestartPolicy } from '../../runtime/restart-policy.js';
@@ -14,6 +15,10 @@ import type { ExecPolicy } from '../../protocols/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';
 import { RunnerManager } from './runners/runner-manager.js';
+import { diskUsagePercent, RunCollector } from './runners/run-collector.js';
+import type { LogRotation } from '../../protocols/log-rotation.js';
+import { DEFAULT_RUN_RETENTION, type RunRetention } from '../../protocols/run-retention.js';
+import type { StateView } from './reactions.js';
 import type { ShutdownDeadlines } from './runners/runner-process.js';
 import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
 import { ARTIFACTS_SERVICE, awaitArtifacts } from './await-artifacts.js';
@@ -37,6 +42,12 @@ interface SupervisorOptions {
   readonly allowExec?: ExecPolicy;
   /** Runners held at once (default 8). */
   readonly maxRunners?: number;
+  /** How each runner's stdout and stderr rotate (default 10 × 10 MiB). */
+  readonly logRotation?: LogRotation;
+  /** When finished runs' directories are removed (default: keep 50, a week, at once above 80 % disk use). */
+  readonly runRetention?: RunRetention;
+  /** A retention pass at most this often (ms, default 10 s); the disk is checked at every state poll. */
+  readonly collectEveryMs?: number;
 }
 
 /** The node's own stop deadline must cover these: 2 + 1.5 + 1 s. */
@@ -94,6 +105,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       ...(options.runnerEnv ? { runnerEnv: options.runnerEnv } : {}),
       allowExec: options.allowExec ?? false,
       ...(options.maxRunners !== undefined ? { maxRunners: options.maxRunners } : {}),
+      ...(options.logRotation ? { logRotation: options.logRotation } : {}),
       onLimit: (message) => log.warn('runner quota reached; further runners are refused', { message }),
       ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
@@ -123,6 +135,24 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
     const pollMs = options.pollMs ?? 1000;
     let pollTimer: NodeJS.Timeout | undefined;
     let syncedDigest: string | undefined;
+    // Finished runs are collected only from a state this node has read: before it, every directory may be live.
+    let view: StateView | undefined;
+    const retention = options.runRetention ?? DEFAULT_RUN_RETENTION;
+    const collector = new RunCollector({
+      dataDir: options.dataDir,
+      nodeId: options.nodeId,
+      retention,
+      onRemoved: (name, why) => log.info('finished run removed', { name, why }),
+    });
+    let collectedAt = 0;
+    const collect = async (): Promise<void> => {
+      if (!view) return;
+      const due = Date.now() - collectedAt >= (options.collectEveryMs ?? 10_000);
+      const full = ((await diskUsagePercent(options.dataDir)) ?? 0) >= retention.diskUsagePercent;
+      if (!due && !full) return;
+      collectedAt = Date.now();
+      await collector.collect({ instances: view.instances, held: manager.runners().map((r) => r.instanceId) });
+    };
     const poll = async (): Promise<void> => {
       try {
         const answer = await ctx.request<{ state: unknown; lastIndex?: number; digest?: string }>(
@@ -136,14 +166,16 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
         // that changed at an index we already passed means our view may hold instances that no longer exist.
         const replaced = answer.digest !== undefined && answer.digest !== syncedDigest && keeperIndex >= lastIndex;
         if (!synced || keeperIndex > lastIndex || replaced) {
+          view = decodeStateView(answer.state);
           actor.send({
             type: 'cluster.state',
-            state: decodeStateView(answer.state),
+            state: view,
             authoritative: keeperIndex >= lastIndex,
             ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}),
           });
           syncedDigest = answer.digest;
         }
+        await collect();
       } catch (err) {
         log.debug('state poll failed', { error: err });
       }

@@ -13,6 +13,7 @@ import { execDecision, parseExecPolicy } from '../../../src/protocols/exec-polic
 import { parseNodeArgs } from '../../../src/node/config.js';
 import { secureDataDir } from '../../../src/node/data-dir.js';
 import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
+import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
 import { RunnerManager, type ManagerEvent } from '../../../src/actors/runner-supervisor/runners/runner-manager.js';
 import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
 
@@ -199,7 +200,7 @@ t.test('runner directories: distinct instance ids never share one; logs 0600, di
     m.instanceCreated(
       await loopbackInstance(id, ['n'], { kind: 'exec', command: ['sh', '-c', `echo from-${id}; exec sleep 60`] }),
     );
-  const logOf = (id: string): string => join(runnerDir(dir, id, 'n'), 'stdout.log');
+  const logOf = (id: string): string => join(runnerDir(dir, id, 'n'), segmentName('stdout', 0));
   await waitFor(
     () => ['a:b', 'a_b'].every((id) => existsSync(logOf(id)) && readFileSync(logOf(id), 'utf8').includes('from-')),
     60_000,
@@ -210,7 +211,7 @@ t.test('runner directories: distinct instance ids never share one; logs 0600, di
   for (const id of ['a:b', 'a_b']) {
     const d = runnerDir(dir, id, 'n');
     t.equal(statSync(d).mode & 0o777, 0o700, `${id}: runner dir 0700`);
-    for (const f of ['stdout.log', 'stderr.log', 'hostfile.json'])
+    for (const f of [segmentName('stdout', 0), 'hostfile.json'])
       t.equal(statSync(join(d, f)).mode & 0o777, 0o600, `${id}: ${f} 0600`);
   }
   t.equal(statSync(join(dir, 'runners')).mode & 0o777, 0o700, 'runners/ 0700');

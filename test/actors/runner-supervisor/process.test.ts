@@ -1,4 +1,5 @@
 import t from 'tap';
+import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import {
@@ -76,8 +77,8 @@ t.test('exec runner: canonical sequence, task once, logs, clean exit', async (t)
     'shutdown:i1@a complete',
     'Shutdown',
   ]);
-  t.match(readFileSync(join(dir, 'logs', 'stdout.log'), 'utf8'), 'rank=0 var=hello');
-  t.match(readFileSync(join(dir, 'logs', 'stderr.log'), 'utf8'), 'oops');
+  t.match(readFileSync(join(dir, 'logs', segmentName('stdout', 0)), 'utf8'), 'rank=0 var=hello');
+  t.match(readFileSync(join(dir, 'logs', segmentName('stderr', 0)), 'utf8'), 'oops');
   t.same(JSON.parse(readFileSync(join(dir, 'hostfile.json'), 'utf8')), [['0.0.0.0:50000']]);
   t.same(await allGone([pid]), [], 'runner gone');
 });

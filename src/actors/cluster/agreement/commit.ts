@@ -17,7 +17,7 @@ function commitTo(c: Ctx, upTo: number): void {
   if (to <= s.commit) return;
   for (let i = s.commit + 1; i <= to; i++) c.fx.push({ kind: 'apply', entry: entryAt(s.log, i)! });
   s.commit = to;
-  s.log = compactLog(s.log, s.commit, c.cfg.retainEntries);
+  s.log = compactLog(s.log, s.commit, c.cfg.retainEntries, c.cfg.retainBytes);
 }
 
 /** Leader: the highest own-term index a quorum of the members holds durably becomes committed. */

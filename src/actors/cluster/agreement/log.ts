@@ -14,17 +14,36 @@ export interface LogState {
   /** Entries base+1 .. lastIndex, consecutive, with their chain hashes. */
   readonly entries: readonly IndexedEnvelope[];
   readonly hashes: readonly string[];
+  /** Each entry's size in bytes (entrySize), and their sum: what the retained tail holds, bounded by compaction. */
+  readonly sizes: readonly number[];
+  readonly bytes: number;
 }
 
 export const GENESIS_HASH = '0';
-export const emptyLog: LogState = { base: 0, baseTerm: 0, baseHash: GENESIS_HASH, entries: [], hashes: [] };
+export const emptyLog: LogState = {
+  base: 0,
+  baseTerm: 0,
+  baseHash: GENESIS_HASH,
+  entries: [],
+  hashes: [],
+  sizes: [],
+  bytes: 0,
+};
+
+/** Room for the envelope around the event (index, term, the chain hash kept with it). */
+const ENVELOPE_BYTES = 64;
+
+/** An entry's size: its event's canonical JSON text (what its chain hash is computed over) plus the envelope. */
+export function entrySize(eventText: string): number {
+  return Buffer.byteLength(eventText) + ENVELOPE_BYTES;
+}
 
 /**
  * Chain hash (cyrb53 over the previous hash and the canonical entry). Terms alone cannot tell two logs apart
  * when two lone nodes led the same term before they met; the chain can. Not cryptographic, not needed to be.
  */
-export function chainHash(prev: string, entry: IndexedEnvelope): string {
-  const text = `${prev}|${entry.index}|${entry.term}|${canonical(entry.event)}`;
+export function chainHash(prev: string, entry: IndexedEnvelope, eventText = canonical(entry.event)): string {
+  const text = `${prev}|${entry.index}|${entry.term}|${eventText}`;
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {
@@ -63,18 +82,31 @@ export function entryAt(log: LogState, index: number): IndexedEnvelope | undefin
 export function appendEntries(log: LogState, entries: readonly IndexedEnvelope[]): LogState {
   if (entries.length === 0) return log;
   const hashes = [...log.hashes];
+  const sizes = [...log.sizes];
+  let bytes = log.bytes;
   let prev = lastHash(log);
-  for (const e of entries) hashes.push((prev = chainHash(prev, e)));
-  return { ...log, entries: [...log.entries, ...entries], hashes };
+  for (const e of entries) {
+    const text = canonical(e.event);
+    hashes.push((prev = chainHash(prev, e, text)));
+    const size = entrySize(text);
+    sizes.push(size);
+    bytes += size;
+  }
+  return { ...log, entries: [...log.entries, ...entries], hashes, sizes, bytes };
 }
 
 /**
- * Folds entries into the snapshot so that at most `retain` stay, but never past `committed`: an uncommitted
- * entry may still be needed by a follower, and the shell's snapshot only covers what was applied.
+ * Folds entries into the snapshot so that at most `retain` entries and `retainBytes` bytes stay, but never past
+ * `committed`: an uncommitted entry may still be needed by a follower, and the shell's snapshot only covers what
+ * was applied. A follower that needs a folded entry gets a snapshot instead.
  */
-export function compactLog(log: LogState, committed: number, retain: number): LogState {
+export function compactLog(log: LogState, committed: number, retain: number, retainBytes = Infinity): LogState {
   const upTo = Math.min(committed, lastIndex(log) - retain);
-  const drop = upTo - log.base;
+  let drop = Math.max(0, upTo - log.base);
+  let bytes = log.bytes;
+  for (let i = 0; i < drop; i++) bytes -= log.sizes[i]!;
+  // Large entries: fold more, oldest first, until the rest fits the budget (committed ones only).
+  while (bytes > retainBytes && log.base + drop < committed) bytes -= log.sizes[drop++]!;
   if (drop <= 0) return log;
   const last = log.entries[drop - 1]!;
   return {
@@ -83,6 +115,8 @@ export function compactLog(log: LogState, committed: number, retain: number): Lo
     baseHash: log.hashes[drop - 1]!,
     entries: log.entries.slice(drop),
     hashes: log.hashes.slice(drop),
+    sizes: log.sizes.slice(drop),
+    bytes,
   };
 }
 
@@ -96,7 +130,14 @@ export function termAt(log: LogState, index: number): number | undefined {
 export function truncateAfter(log: LogState, index: number): LogState {
   if (index >= lastIndex(log)) return log;
   const keep = Math.max(0, index - log.base);
-  return { ...log, entries: log.entries.slice(0, keep), hashes: log.hashes.slice(0, keep) };
+  const sizes = log.sizes.slice(0, keep);
+  return {
+    ...log,
+    entries: log.entries.slice(0, keep),
+    hashes: log.hashes.slice(0, keep),
+    sizes,
+    bytes: sizes.reduce((sum, n) => sum + n, 0),
+  };
 }
 
 /** Entries in [from, to] still held, or null when `from` was compacted away (the caller sends a snapshot). */
@@ -108,7 +149,7 @@ export function sliceLog(log: LogState, from: number, to: number): IndexedEnvelo
 
 /** The log after installing a snapshot that covers everything up to `index`. */
 export function resetTo(index: number, term: number, hash: string): LogState {
-  return { base: index, baseTerm: term, baseHash: hash, entries: [], hashes: [] };
+  return { base: index, baseTerm: term, baseHash: hash, entries: [], hashes: [], sizes: [], bytes: 0 };
 }
 
 /** Log completeness order used by elections: later last term first, then longer log. Positive when a is more complete. */

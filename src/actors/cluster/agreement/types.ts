@@ -23,9 +23,14 @@ export interface AgreementConfig {
   readonly gapRetryMs: number;
   /** Entries kept after they are applied, to answer gap requests; older ones live only in the snapshot. */
   readonly retainEntries: number;
+  /** And at most this many bytes of them (entrySize): large entries are folded sooner. */
+  readonly retainBytes: number;
   /** Most out-of-order entries held while waiting for a gap to fill. */
   readonly maxBuffered: number;
 }
+
+/** 16 MiB of retained entries: 4096 entries of 4 KiB; a cluster with larger entries keeps fewer. */
+export const DEFAULT_RETAIN_BYTES = 16 * 1024 * 1024;
 
 export type Timings = Omit<AgreementConfig, 'selfId' | 'startedAt'>;
 
@@ -37,6 +42,7 @@ export const DEFAULT_TIMINGS: Timings = {
   candidateTimeoutMs: 1000,
   gapRetryMs: 500,
   retainEntries: 4096,
+  retainBytes: DEFAULT_RETAIN_BYTES,
   maxBuffered: 4096,
 };
 

@@ -18,6 +18,7 @@ export interface ClusterPersistenceOptions<S> {
   /** Cluster name hash. */
   readonly cluster: string;
   readonly retain: number;
+  readonly retainBytes?: number;
   readonly compactEvery: number | undefined;
   readonly repair?: boolean | undefined;
   readonly fs?: DurableFs | undefined;
@@ -58,6 +59,7 @@ export class ClusterPersistence<S> {
       replica: o.replica,
       cluster: o.cluster,
       retain: o.retain,
+      ...(o.retainBytes !== undefined ? { retainBytes: o.retainBytes } : {}),
       repair: o.repair ?? false,
       ...(o.compactEvery !== undefined ? { compactEvery: o.compactEvery } : {}),
       ...(o.fs ? { fs: o.fs } : {}),

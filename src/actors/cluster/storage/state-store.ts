@@ -45,6 +45,8 @@ export interface StateStoreOptions<S> {
   readonly cluster: string;
   /** Entries the restored log keeps for gap requests (the agreement's retainEntries). */
   readonly retain: number;
+  /** And the bytes it keeps (the agreement's retainBytes). */
+  readonly retainBytes?: number;
   readonly compactEvery?: number;
   /** Keep the readable part of a damaged state and move the rest aside (`--repair-state`), instead of refusing. */
   readonly repair?: boolean;
@@ -124,7 +126,7 @@ export class StateStore<S> {
         log: readOrNull(this.logPath),
       };
       try {
-        r = restoreStored(this.#o.replica, this.#o.cluster, texts, this.#o.retain);
+        r = restoreStored(this.#o.replica, this.#o.cluster, texts, this.#o.retain, this.#o.retainBytes);
       } catch (err) {
         if (!(err instanceof StateCorruptError)) throw err;
         // Name the file by its full path: the operator must find it.

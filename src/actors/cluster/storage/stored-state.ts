@@ -229,6 +229,7 @@ export function restoreStored<S>(
   cluster: string,
   texts: StoredTexts,
   retain: number,
+  retainBytes = Infinity,
 ): Restored<S> {
   const warnings: string[] = [];
   const parsed = texts.log ? parseLog(texts.log) : { records: [], validBytes: 0, torn: false };
@@ -294,7 +295,14 @@ export function restoreStored<S>(
     }
     replayed++;
   }
-  return { state, log: compactLog(log, commit, retain), commit, replayed, warnings, snapshotIndex: base.index };
+  return {
+    state,
+    log: compactLog(log, commit, retain, retainBytes),
+    commit,
+    replayed,
+    warnings,
+    snapshotIndex: base.index,
+  };
 }
 
 /** The snapshot header fields for a state at `index` of `log` (index must be held: the base or later). */

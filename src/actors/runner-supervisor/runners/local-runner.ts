@@ -79,7 +79,7 @@ const escapeId = (id: string): string =>
 const MAX_NAME = 200;
 
 /**
- * `<dataDir>/runners/<instance>@<node>/` (hostfile.json, stdout.log, stderr.log), each id escaped so that distinct
+ * `<dataDir>/runners/<instance>@<node>/` (hostfile.json, stdout.*.log, stderr.*.log), each id escaped so that distinct
  * (instance, node) pairs never share a directory (`a:b` and `a_b` used to). Over-long names end in `~<hash>`;
  * `~` never appears in an escaped id, so a hashed name cannot equal a plain one.
  */

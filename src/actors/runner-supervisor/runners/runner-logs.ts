@@ -1,14 +1,12 @@
 /**
  * A rank's log, from whichever node is asked (`GET /v1/instances/:id/logs?rank=N&follow=1`). The node
- * that holds the rank's runner reads its log file (and with `follow`, what is appended until the rank's command
+ * that holds the rank's runner reads its log files in order across rotations (stream-reader.ts; and with `follow`, what is appended until the rank's command
  * has ended for good: `rankMayWrite`); any other node proxies to the holder's API at an address this node reached it by (a measured
  * link), with a peer proof of its own (protocols/peer-http-proof.ts: bound to this one request, single use), never
  * the API token: that token is for people and their programs, and a node's requests cross the LAN. Bytes pass
  * through unchanged.
  */
-import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../../../protocols/errors.js';
 import type { ClusterState } from '../../topology-keeper/state.js';
@@ -16,8 +14,10 @@ import { restartable } from '../../topology-keeper/placement-state.js';
 import { getStream } from '../../../http/http-stream.js';
 import type { PeerSigner } from '../../../protocols/peer-http-proof.js';
 import { runnerDir } from './local-runner.js';
+import { listSegments, streamEnd, type LogStream } from './log-segments.js';
+import { StreamReader } from './stream-reader.js';
 
-export type LogStream = 'stdout' | 'stderr';
+export type { LogStream } from './log-segments.js';
 
 export interface LogRequest {
   readonly instanceId: string;
@@ -82,49 +82,33 @@ export async function openRunnerLog(
 }
 
 async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): AsyncIterable<Uint8Array> {
-  const path = join(runnerDir(deps.dataDir, req.instanceId, deps.nodeId), `${req.stream}.log`);
-  let offset = req.tail === undefined ? 0 : Math.max(0, (await sizeOf(path)) - req.tail);
+  const dir = runnerDir(deps.dataDir, req.instanceId, deps.nodeId);
+  const reader = new StreamReader(
+    dir,
+    req.stream,
+    req.tail === undefined ? 0 : Math.max(0, (await streamEnd(await listSegments(dir, req.stream))) - req.tail),
+  );
   let quietAfterEnd = 0;
-  for (;;) {
-    const chunk = await readFrom(path, offset);
-    if (chunk.length > 0) {
-      offset += chunk.length;
-      yield chunk;
-      continue;
+  try {
+    for (;;) {
+      const chunk = await reader.next();
+      if (chunk.length > 0) {
+        quietAfterEnd = 0;
+        yield chunk;
+        continue;
+      }
+      if (!req.follow || signal.aborted) return;
+      // Stop once the rank can no longer write and two checks found nothing new (the last bytes are flushed).
+      if (!rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) quietAfterEnd += 1;
+      if (quietAfterEnd >= 2) return;
+      try {
+        await sleep(deps.pollMs ?? 200, undefined, { signal });
+      } catch {
+        return;
+      }
     }
-    if (!req.follow || signal.aborted) return;
-    // Stop once the rank can no longer write and two checks found nothing new (the last bytes are flushed).
-    if (!rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) quietAfterEnd += 1;
-    if (quietAfterEnd >= 2) return;
-    try {
-      await sleep(deps.pollMs ?? 200, undefined, { signal });
-    } catch {
-      return;
-    }
-  }
-}
-
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0; // not written yet
-  }
-}
-
-async function readFrom(path: string, offset: number): Promise<Uint8Array> {
-  let file: FileHandle;
-  try {
-    file = await open(path, 'r');
-  } catch {
-    return new Uint8Array(0); // not written yet
-  }
-  try {
-    const buffer = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
-    return buffer.subarray(0, bytesRead);
   } finally {
-    await file.close();
+    await reader.close();
   }
 }
 

@@ -19,6 +19,7 @@ import type {
   RunnerStatusChanged,
   TaskStatusChanged,
 } from '../../../protocols/events.js';
+import { DEFAULT_LOG_ROTATION, rotationFor, type LogRotation } from '../../../protocols/log-rotation.js';
 import { jobFailure } from './job-outcome.js';
 import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
@@ -30,8 +31,10 @@ export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFai
 
 export interface RunnerManagerOptions {
   readonly nodeId: string;
-  /** Runner files go to `<dataDir>/runners/<runnerId>/` (hostfile.json, stdout.log, stderr.log). */
+  /** Runner files go to `<dataDir>/runners/<runnerId>/` (hostfile.json, stdout.*.log, stderr.*.log). */
   readonly dataDir: string;
+  /** This node's default log rotation (an instance's `workload.logs` wins); default 10 files × 10 MiB per stream. */
+  readonly logRotation?: LogRotation;
   readonly onEvent: (event: ManagerEvent) => void;
   readonly policy?: RestartPolicy;
   readonly deadlines?: ShutdownDeadlines;
@@ -279,6 +282,7 @@ export class RunnerManager {
         local.artifactEnv,
       ),
       logDir: dir,
+      logRotation: rotationFor(this.#o.logRotation ?? DEFAULT_LOG_ROTATION, local.instance.logs),
       onEvent: (event) => this.#onProcEvent(local, proc, event),
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
       ...(this.#o.ackTimeoutMs !== undefined ? { ackTimeoutMs: this.#o.ackTimeoutMs } : {}),

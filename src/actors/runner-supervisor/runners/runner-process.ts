@@ -1,16 +1,15 @@
 /**
  * Supervisor side of one runner process (exo's supervisor.py). Spawns `runner-main` in its own process
- * group (so a kill reaches an `exec` command too), captures stdout/stderr into `<logDir>/stdout.log` and
- * `stderr.log` and keeps the last lines as diagnostics, hands over tasks and waits for their acks, cancels
+ * group (so a kill reaches an `exec` command too), captures stdout/stderr into rotating files under `<logDir>`
+ * (`stdout.<offset>.log`, rotating-log.ts) and keeps the last lines as diagnostics, hands over tasks and waits for their acks, cancels
  * within a bound, and shuts down by escalation: shutdown frame → SIGTERM → SIGKILL, each with a deadline.
  *
  * ClosedResourceError rule: a send on the closed channel while stopping is swallowed; in normal running it
  * is a fault — the runner is killed and reported Failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ClosedResourceError } from '../../../protocols/errors.js';
 import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
@@ -24,6 +23,8 @@ import {
 import { childExecArgv, siblingModule } from '../../../runtime/module-url.js';
 import { FrameChannel } from './frame-channel.js';
 import { LineTail } from './line-tail.js';
+import { RotatingLog } from './rotating-log.js';
+import { DEFAULT_LOG_ROTATION, type LogRotation } from '../../../protocols/log-rotation.js';
 
 export interface ShutdownDeadlines {
   /** Wait this long for a clean exit after the shutdown frame. */
@@ -60,6 +61,8 @@ export type RunnerProcessEvent =
 export interface RunnerProcessOptions {
   readonly config: RunnerStartConfig;
   readonly logDir: string;
+  /** How stdout and stderr rotate (default 10 files × 10 MiB each). */
+  readonly logRotation?: LogRotation;
   readonly onEvent: (event: RunnerProcessEvent) => void;
   readonly diagnosticLines?: number;
   /** A cancel not acknowledged within this is a fault (exo: 0.5 s). */
@@ -79,7 +82,7 @@ export class RunnerProcess {
   readonly #tail: LineTail;
   #child: ChildProcess | undefined;
   #channel: FrameChannel<UpFrame, DownFrame> | undefined;
-  #logs: WriteStream[] = [];
+  #logs: RotatingLog[] = [];
   #status: RunnerStatus = { state: 'Idle' };
   #stopping = false;
   #fault: string | undefined;
@@ -141,21 +144,12 @@ export class RunnerProcess {
       ['stdout', child.stdout],
       ['stderr', child.stderr],
     ] as const) {
-      const path = join(logDir, `${name}.log`);
-      const file = createWriteStream(path, { flags: 'a', mode: 0o600 });
-      file.once('open', () => {
-        try {
-          chmodSync(path, 0o600);
-        } catch {
-          /* gone: nothing to protect */
-        }
-      });
-      file.on('error', () => {}); // a full disk must not take the supervisor down
+      const file = new RotatingLog(logDir, name, this.#opts.logRotation ?? DEFAULT_LOG_ROTATION);
+      file.on('error', () => {}); // a log must not take the supervisor down
       this.#logs.push(file);
-      stream?.on('data', (chunk: Buffer) => {
-        file.write(chunk);
-        this.#tail.push(chunk, name === 'stderr' ? 'stderr' : 'stdout');
-      });
+      if (!stream) continue;
+      stream.pipe(file); // paused while the disk is behind
+      stream.on('data', (chunk: Buffer) => this.#tail.push(chunk, name));
     }
     this.#channel = new FrameChannel<UpFrame, DownFrame>(
       `runner ${config.runnerId} channel`,
@@ -333,7 +327,7 @@ export class RunnerProcess {
       for (const { resolve } of this.#acks.values()) resolve(false);
       for (const done of [...this.#cancelAcks.values()]) done(false);
       this.#channel?.close();
-      for (const log of this.#logs) log.end();
+      for (const log of this.#logs) if (!log.writableEnded) log.end(); // the pipe ends it once the child's side closes
       const final: RunnerStatus = exit.expected
         ? { state: 'Shutdown' }
         : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };

@@ -1,0 +1,145 @@
+/**
+ * Soak: three lab nodes under placement churn (one exec placement a second, each deleted once it has run) and link
+ * re-measures (every 20 s), for `--minutes` (default 10). Every 10 s each node process is sampled (samples.ts);
+ * printed per node: RSS, the heap of each thread, data-dir bytes, open fds and threads at the start, at the end,
+ * and as a slope per hour over the last two thirds (the first third is warm-up).
+ *   npm run bench -- soak [--minutes 10] [--json]   (root; needs `ip`)
+ */
+import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest } from '../../src/lab/index.js';
+import { args, flag } from '../args.js';
+import { printTable, type BenchRow } from '../table.js';
+import { nodePid, sampleProcess, slopePerHour, type Sample } from './samples.js';
+
+const json = args.includes('--json');
+const minutes = Number(flag('--minutes') ?? 10);
+const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
+const MEASURE_EVERY_MS = 20_000;
+const MIB = 2 ** 20;
+
+class Owner implements ClusterTest {
+  readonly #teardowns: (() => unknown)[] = [];
+  ok = true;
+  teardown(fn: () => unknown): void {
+    this.#teardowns.push(fn);
+  }
+  comment(...parts: unknown[]): void {
+    process.stderr.write(`${parts.join(' ')}\n`);
+  }
+  passing(): boolean {
+    return this.ok;
+  }
+  async close(): Promise<void> {
+    for (const fn of this.#teardowns.reverse())
+      await Promise.resolve()
+        .then(fn)
+        .catch((e: unknown) => this.comment(`teardown: ${String(e)}`));
+  }
+}
+
+const progress = (line: string): void => void process.stderr.write(`[soak] ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<void> {
+  const why = Lab.unavailableReason() ?? nodeUnavailableReason();
+  if (why) {
+    progress(`skipped: ${why}`);
+    return;
+  }
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('--minutes must be a positive number');
+  const owner = new Owner();
+  const samples: Sample[][] = [[], [], []];
+  let placed = 0;
+  let refused = 0;
+  let measures = 0;
+  try {
+    const lab = await Lab.create({ hosts: 3 });
+    const c = await NodeCluster.start(owner, lab, {
+      nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'],
+    });
+    await c.converged(240_000, profiled);
+    progress(`3 nodes agreed and profiled; churn for ${minutes} min`);
+    const pids = c.nodes.map((n) => nodePid(n.proc!.pid!));
+    const sampleAll = async (): Promise<void> => {
+      await Promise.all(
+        c.nodes.map(async (n, i) => {
+          const res = await n.fetch('/metrics').catch(() => undefined);
+          const text = res?.ok ? await res.text() : '';
+          samples[i]!.push(sampleProcess(pids[i]!, n.dataDir, text));
+        }),
+      );
+    };
+    await sampleAll();
+    const end = Date.now() + minutes * 60_000;
+    let nextSample = Date.now() + SAMPLE_EVERY_MS;
+    let nextMeasure = Date.now() + MEASURE_EVERY_MS;
+    let previous: string | undefined;
+    for (let i = 0; Date.now() < end; i++) {
+      const tick = Date.now();
+      const node = c.nodes[i % 3]!;
+      const id = `soak-${i}`;
+      const res = await node
+        .fetch('/v1/instances', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            instanceId: id,
+            minNodes: 1,
+            workload: { id: 'soak', kind: 'exec', memoryBytes: 1 << 20, layers: 1, command: '/bin/true' },
+          }),
+        })
+        .catch(() => undefined);
+      if (res?.status === 201) placed += 1;
+      else refused += 1;
+      await res?.body?.cancel();
+      // The one before has had a second to run: delete it (the cluster's instance quota stays free).
+      if (previous) await node.fetch(`/v1/instances/${previous}`, { method: 'DELETE' }).catch(() => undefined);
+      previous = res?.status === 201 ? id : undefined;
+      if (Date.now() >= nextMeasure) {
+        nextMeasure += MEASURE_EVERY_MS;
+        const m = await node.fetch('/v1/links/measure', { method: 'POST' }).catch(() => undefined);
+        if (m?.status === 202) measures += 1;
+        await m?.body?.cancel();
+      }
+      if (Date.now() >= nextSample) {
+        nextSample += SAMPLE_EVERY_MS;
+        await sampleAll();
+      }
+      await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+    }
+    await sampleAll();
+  } finally {
+    await owner.close();
+  }
+  const rows: BenchRow[] = [];
+  for (const [i, series] of samples.entries()) {
+    const first = series[0];
+    const last = series.at(-1);
+    if (!first || !last) continue;
+    const warm = series.filter((s) => s.atMs >= first.atMs + (last.atMs - first.atMs) / 3);
+    const row = (what: string, pick: (s: Sample) => number, scale: number, unit: string): void => {
+      const slope = slopePerHour(warm.map((s) => ({ atMs: s.atMs, y: pick(s) })));
+      rows.push({
+        node: `h${i}`,
+        what: `${what} (${unit})`,
+        start: +(pick(first) / scale).toFixed(1),
+        end: +(pick(last) / scale).toFixed(1),
+        'slope /h': +(slope / scale).toFixed(1),
+      });
+    };
+    row('RSS', (s) => s.rssBytes, MIB, 'MiB');
+    for (const thread of Object.keys(last.heapBytes).sort())
+      row(`heap ${thread}`, (s) => s.heapBytes[thread] ?? NaN, MIB, 'MiB');
+    row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');
+    row('open fds', (s) => s.fds, 1, 'count');
+    row('threads', (s) => s.threads, 1, 'count');
+  }
+  printTable(
+    `soak: 3 lab nodes, ${minutes} min, ${placed} placements (${refused} refused), ${measures} re-measures`,
+    rows,
+    json,
+    'slope: least squares over the last two thirds of the run, per hour; samples every ' +
+      `${(SAMPLE_EVERY_MS / 1000).toFixed(0)} s`,
+  );
+}
+
+await main();

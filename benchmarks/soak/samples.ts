@@ -1,0 +1,85 @@
+/**
+ * What the soak benchmark samples of one node process, and the slope of a series (least squares): /proc for RSS,
+ * threads and open fds, a walk of the data dir for its bytes, and `/metrics` for the heap of each thread.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface Sample {
+  readonly atMs: number;
+  readonly rssBytes: number;
+  readonly threads: number;
+  readonly fds: number;
+  readonly dataDirBytes: number;
+  /** V8 heap in use per thread (main and each actor), from torus_thread_heap_used_bytes. */
+  readonly heapBytes: Readonly<Record<string, number>>;
+}
+
+/** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
+export function nodePid(pid: number): number {
+  for (let depth = 0, p = pid; depth < 3; depth++) {
+    if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'node') return p;
+    const children = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    if (!children[0]) break;
+    p = Number(children[0]);
+  }
+  return pid;
+}
+
+function statusField(pid: number, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+export function dirBytes(dir: string): number {
+  let total = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const s = statSync(path);
+      total += s.isDirectory() ? dirBytes(path) : s.size;
+    } catch {
+      /* removed meanwhile */
+    }
+  }
+  return total;
+}
+
+export function heapFromMetrics(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^torus_thread_heap_used_bytes\{thread="([^"]+)"\} (\d+(?:\.\d+)?)/gm))
+    out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
+  return {
+    atMs: Date.now(),
+    rssBytes: statusField(pid, 'VmRSS') * 1024,
+    threads: statusField(pid, 'Threads'),
+    fds: readdirSync(`/proc/${pid}/fd`).length,
+    dataDirBytes: dirBytes(dataDir),
+    heapBytes: heapFromMetrics(metricsText),
+  };
+}
+
+/** Least-squares slope of (t ms, y) in y per hour; NaN with fewer than two points. */
+export function slopePerHour(points: readonly { atMs: number; y: number }[]): number {
+  if (points.length < 2) return NaN;
+  const n = points.length;
+  const mt = points.reduce((s, p) => s + p.atMs, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const p of points) {
+    num += (p.atMs - mt) * (p.y - my);
+    den += (p.atMs - mt) ** 2;
+  }
+  return den === 0 ? 0 : (num / den) * 3_600_000;
+}

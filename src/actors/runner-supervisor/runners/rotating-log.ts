@@ -1,0 +1,138 @@
+/**
+ * The writing side of a runner stream (log-segments.ts): appends to the newest file, starts a new one when it
+ * would pass `maxFileBytes` (cut after the last whole line that fits, so files begin at a line), and removes the
+ * oldest files beyond `maxFiles`. On disk a stream never holds more than maxFiles × maxFileBytes.
+ *
+ * A Writable, so the child's pipe is paused while the disk is behind (memory stays bounded by the high-water
+ * mark). A write that fails (a full disk) drops that piece of output and the stream goes on: the job must not die
+ * of its log, and the supervisor must not either. Written by hand: the rotating-file libraries on npm rename
+ * files on rotation (`out.log` → `out.log.1`), which a reader following by name cannot tell from a truncation.
+ */
+import { chmod, open, unlink, type FileHandle } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import { join } from 'node:path';
+import type { LogRotation } from '../../../protocols/log-rotation.js';
+import { listSegments, segmentName, sizeOf, type LogStream, type Segment } from './log-segments.js';
+
+interface Current {
+  readonly base: number;
+  readonly file: FileHandle;
+  size: number;
+}
+
+export class RotatingLog extends Writable {
+  readonly #dir: string;
+  readonly #stream: LogStream;
+  readonly #rotation: LogRotation;
+  #current: Current | undefined;
+  #segments: Segment[] | undefined;
+  #dropped = 0;
+
+  constructor(dir: string, stream: LogStream, rotation: LogRotation) {
+    super({ highWaterMark: 1024 * 1024 });
+    this.#dir = dir;
+    this.#stream = stream;
+    this.#rotation = rotation;
+  }
+
+  /** Bytes of output that could not be written (disk errors). */
+  get droppedBytes(): number {
+    return this.#dropped;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.#append(chunk).then(
+      () => done(),
+      () => {
+        this.#dropped += chunk.length; // no file could be opened (a full disk): this chunk is lost, counted
+        done();
+      },
+    );
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    this.#closeCurrent().then(
+      () => done(),
+      () => done(),
+    );
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.#closeCurrent().then(
+      () => done(error),
+      () => done(error),
+    );
+  }
+
+  async #append(chunk: Buffer): Promise<void> {
+    let rest = chunk;
+    while (rest.length > 0) {
+      const current = this.#current ?? (await this.#openNewest());
+      const room = this.#rotation.maxFileBytes - current.size;
+      let piece = rest;
+      if (rest.length > room) {
+        const cut = room > 0 ? rest.lastIndexOf(0x0a, room - 1) : -1;
+        if (cut >= 0) piece = rest.subarray(0, cut + 1);
+        else if (current.size > 0) {
+          await this.#rotate(current); // the line does not fit: it starts the next file
+          continue;
+        } else piece = rest.subarray(0, room); // a line longer than a whole file is cut
+      }
+      await this.#writeAll(current, piece);
+      rest = rest.subarray(piece.length);
+      if (current.size >= this.#rotation.maxFileBytes && rest.length > 0) await this.#rotate(current);
+    }
+  }
+
+  async #writeAll(current: Current, piece: Buffer): Promise<void> {
+    let at = 0;
+    try {
+      while (at < piece.length) {
+        const { bytesWritten } = await current.file.write(piece, at, piece.length - at);
+        if (bytesWritten <= 0) break;
+        at += bytesWritten;
+        current.size += bytesWritten;
+      }
+    } catch {
+      /* a full disk: what did not fit is counted, not fatal */
+    }
+    this.#dropped += piece.length - at;
+  }
+
+  /** The newest file of the stream (a restarted runner appends to it), or the first one. */
+  async #openNewest(): Promise<Current> {
+    this.#segments ??= await listSegments(this.#dir, this.#stream);
+    const last = this.#segments.at(-1);
+    if (last) {
+      this.#current = { base: last.base, file: await open(last.path, 'a', 0o600), size: await sizeOf(last.path) };
+      return this.#current;
+    }
+    return this.#openAt(0);
+  }
+
+  async #openAt(base: number): Promise<Current> {
+    const path = join(this.#dir, segmentName(this.#stream, base));
+    const file = await open(path, 'a', 0o600);
+    await chmod(path, 0o600).catch(() => {}); // an older file may have been 0644
+    this.#segments = [...(this.#segments ?? []), { base, path }];
+    this.#current = { base, file, size: 0 };
+    return this.#current;
+  }
+
+  async #rotate(current: Current): Promise<void> {
+    await this.#closeCurrent();
+    // Room first, then the new file: at no moment does the stream hold more than maxFiles files.
+    const segments = this.#segments ?? [];
+    while (segments.length >= this.#rotation.maxFiles) {
+      const oldest = segments.shift();
+      if (oldest) await unlink(oldest.path).catch(() => {}); // already gone: nothing to free
+    }
+    await this.#openAt(current.base + current.size);
+  }
+
+  async #closeCurrent(): Promise<void> {
+    const current = this.#current;
+    this.#current = undefined;
+    await current?.file.close().catch(() => {});
+  }
+}
