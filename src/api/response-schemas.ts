@@ -69,6 +69,10 @@ const workloadSpec = Type.Object(
     hiddenSize: opt(int),
     kvHeads: opt(int),
     supportsTensor: opt(bool),
+    bytesPerLayer: opt(int),
+    activationBytesPerToken: opt(int),
+    flopsPerTokenPerLayer: opt(num),
+    tokensPerStep: opt(int),
     artifacts: opt(
       Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
     ),
