@@ -19,6 +19,8 @@ export interface Prediction {
   readonly stepMs: number | null;
   /** latency objective: tokensPerStep / stepMs; throughput: tokensPerStep / slowest stage or hop (pipeline full). */
   readonly tokensPerS: number | null;
+  /** Time per step with the pipeline full (the slowest stage or hop; tensor: the step itself), ms. */
+  readonly periodMs: number | null;
   readonly objective: Objective;
   readonly breakdown: readonly BreakdownEntry[];
   /** What the prediction lacked, e.g. `mac-a: gflops`, `a→b: bandwidth`. */
@@ -176,6 +178,7 @@ function finish(
   const paceMs = objective === 'throughput' ? slowest : step;
   return {
     stepMs: step === null ? null : round(step),
+    periodMs: slowest === null ? null : round(slowest),
     tokensPerS: paceMs === null || paceMs <= 0 ? null : round((workload.tokensPerStep * 1e3) / paceMs),
     objective,
     breakdown,
@@ -185,6 +188,6 @@ function finish(
 
 /** Lower is better: the step time for latency, the time per step at full pipeline for throughput. */
 export function predictionScore(p: Prediction): number | undefined {
-  if (p.stepMs === null || p.tokensPerS === null) return undefined;
-  return p.objective === 'throughput' ? 1e3 / p.tokensPerS : p.stepMs;
+  if (p.stepMs === null || p.periodMs === null) return undefined;
+  return p.objective === 'throughput' ? p.periodMs : p.stepMs;
 }

@@ -72,6 +72,7 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
         index,
         outcome.evaluated,
         artifactBytesToMove(request.workload.artifactBytes, ctx.cached),
+        `best predicted: ${describe(outcome.best.prediction)}`,
       );
       return buildPlan(
         ctx,

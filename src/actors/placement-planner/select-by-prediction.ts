@@ -65,7 +65,9 @@ export function selectByPrediction(
   const notes: SizeNote[] = [];
   const all: Evaluated[] = [];
   const options: PredictedOption[] = [];
+  // The best two so far: a set is pruned only when its bound cannot beat the second, so the runner-up is exact.
   let best: PredictedOption | undefined;
+  let second: PredictedOption | undefined;
   for (const k of sizes) {
     const why = skip(k);
     if (why) {
@@ -94,7 +96,7 @@ export function selectByPrediction(
     );
     let feasible = 0;
     for (const { e, bound } of bounded) {
-      if (best && !better(bound, best.score)) {
+      if (best && second && !better(bound, second.score)) {
         e.dropped = {
           kind: 'predicted',
           why: `predicted slower: at best ${formatScoreMs(bound, request.objective)}, the chosen option's is ${formatScoreMs(best.score, request.objective)}`,
@@ -110,7 +112,10 @@ export function selectByPrediction(
         continue;
       }
       options.push(option);
-      if (!best || better(option.score, best.score)) best = option;
+      if (!best || better(option.score, best.score)) {
+        second = best;
+        best = option;
+      } else if (!second || better(option.score, second.score)) second = option;
     }
     const dropped: Partial<Record<DropKind, number>> = {};
     for (const e of evaluated) if (e.dropped) dropped[e.dropped.kind] = (dropped[e.dropped.kind] ?? 0) + 1;
