@@ -120,6 +120,18 @@ const topologyNode = Type.Object(
         description: 'one entry per address',
       }),
     ),
+    device: opt(
+      Type.Object(
+        {
+          memoryBandwidthGBps: opt(num),
+          gflops: opt(num),
+          memoryBandwidthSource: opt(StringEnum(['measured', 'declared'])),
+          gflopsSource: opt(StringEnum(['measured', 'declared'])),
+          measuredAt: opt(num),
+        },
+        { ...CLOSED, description: 'memory bandwidth (GB/s) and f32 compute (GFLOP/s), measured or declared' },
+      ),
+    ),
   },
   CLOSED,
 );
