@@ -1,4 +1,3 @@
-import { ValidationError } from '../../protocols/errors.js';
 import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 import type { InputWhere } from './cluster-state.js';
 
@@ -74,12 +73,6 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   const input = codecs[where].decode(value, root);
   const w = input.workload;
   const bytesPerLayer = w.bytesPerLayer ?? Math.max(1, Math.round(w.memoryBytes / w.layers));
-  if (w.bytesPerLayer !== undefined && w.bytesPerLayer !== null && w.bytesPerLayer * w.layers > w.memoryBytes)
-    throw new ValidationError(
-      where,
-      `${root}.workload.bytesPerLayer`,
-      `layers × bytesPerLayer (${w.layers * w.bytesPerLayer}) exceeds memoryBytes (${w.memoryBytes})`,
-    );
   const workload: { -readonly [K in keyof Workload]: Workload[K] } = {
     id: w.id,
     memoryBytes: w.memoryBytes,
