@@ -79,6 +79,7 @@ export interface NodeMetrics {
 
 /** POST /v1/links/measure: what the profiler will measure. */
 export type MeasureLinksAnswer = Answer<'MeasureLinksQueued'>;
+export type DeviceMeasuredAnswer = Answer<'DeviceMeasured'>;
 
 /** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/actors/cluster/member-removal.ts). */
 export type MemberRemovalAnswer = Answer<'MemberRemoved'> | Answer<'MemberRemovalPending'>;
@@ -132,6 +133,8 @@ export interface NodeFacade {
     readonly peer?: string | undefined;
     readonly ip?: string | undefined;
   }): Promise<MeasureLinksAnswer>;
+  /** Measures this node's memory bandwidth and compute again (about 2 s); optional like `measureLinks`. */
+  measureDevice?(): Promise<DeviceMeasuredAnswer>;
   /** The node's artifact service (src/artifacts); absent: the artifact routes answer 503. */
   readonly artifacts?: import('../artifacts/service.js').ArtifactService | undefined;
 }

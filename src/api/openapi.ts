@@ -71,6 +71,17 @@ const paths: Record<string, Record<string, Op>> = {
   '/v1/peers': {
     get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } },
   },
+  '/v1/device/measure': {
+    post: {
+      summary:
+        "measure this node's memory bandwidth (GB/s) and f32 compute (GFLOP/s) again; declared figures (--device-gflops, --device-mem-bandwidth) stay",
+      responses: {
+        '200': json(ref('DeviceMeasured'), "this node's device figures"),
+        ...rateLimited,
+        '503': error('this node runs no network profiler'),
+      },
+    },
+  },
   '/v1/links/measure': {
     post: {
       summary:

@@ -345,6 +345,24 @@ export const responseSchemas = {
       { description: 'ring ÷ Gloo busbw per all-reduce size' },
     ),
   }),
+  DeviceMeasured: Type.Object(
+    {
+      device: Type.Union([
+        Type.Object(
+          {
+            memoryBandwidthGBps: opt(num),
+            gflops: opt(num),
+            memoryBandwidthSource: opt(StringEnum(['measured', 'declared'])),
+            gflopsSource: opt(StringEnum(['measured', 'declared'])),
+            measuredAt: opt(epochMs('when the CPU was measured')),
+          },
+          CLOSED,
+        ),
+        Type.Null(),
+      ]),
+    },
+    { ...CLOSED, description: "this node's device figures after the measurement (also in its profile)" },
+  ),
   MeasureLinksQueued: Type.Object(
     {
       links: Type.Array(

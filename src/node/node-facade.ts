@@ -8,6 +8,7 @@ import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import type {
   InstanceView,
+  DeviceMeasuredAnswer,
   MeasureLinksAnswer,
   MemberRemovalAnswer,
   NodeFacade,
@@ -204,6 +205,17 @@ export class ActorNodeFacade implements NodeFacade {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
     return { restarts };
+  }
+
+  /** POST /v1/device/measure: the network profiler measures this node's device again (its `measureDevice` request). */
+  async measureDevice(): Promise<DeviceMeasuredAnswer> {
+    if (!this.#ctx.runtime.actors().includes('network-profiler'))
+      throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no network profiler');
+    return this.#ctx.runtime.request<DeviceMeasuredAnswer>(
+      'network-profiler',
+      { type: 'measureDevice' },
+      { timeoutMs: 30_000 },
+    );
   }
 
   /** POST /v1/links/measure: the network profiler queues the matching links (its `measure` request). */
