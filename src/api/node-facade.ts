@@ -112,6 +112,8 @@ export interface NodeFacade {
    * unknown node, no leader, placement refused). `onProgress` is called as it proceeds.
    */
   startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
+  /** POST /v1/bench/pipeline: place, run the pipeline task, answer measured beside predicted; optional. */
+  benchPipeline?(request: unknown): Promise<unknown>;
   metrics(): Promise<NodeMetrics>;
   /** A rank's log (stdout or stderr), from the node holding it; with `follow`, until the instance is no longer live. */
   runnerLog?(

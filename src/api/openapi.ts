@@ -203,6 +203,20 @@ const paths: Record<string, Record<string, Op>> = {
       },
     },
   },
+  '/v1/bench/pipeline': {
+    post: {
+      summary:
+        'place the described workload, run a pipeline step through its stages and answer measured step time and tokens/s beside the prediction',
+      requestBody: body(ref('PipelineBenchRequest')),
+      responses: {
+        '200': json(ref('PipelineBenchResult'), 'measured beside predicted'),
+        ...bodyErrors,
+        '409': error('cannot place the workload'),
+        ...rateLimited,
+        ...common,
+      },
+    },
+  },
   '/v1/bench/ring/{id}': {
     get: {
       summary: 'a benchmark run',

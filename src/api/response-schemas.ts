@@ -295,6 +295,26 @@ export const responseSchemas = {
     },
     { ...CLOSED, description: 'every sharding × backend × node count option' },
   ),
+  PipelineBenchResult: Type.Object(
+    {
+      instanceId: str,
+      nodes: Type.Array(str, { description: 'ring (rank) order' }),
+      layers: Type.Array(int, { description: 'layers per rank' }),
+      predicted: open("the cost model's prediction for this plan (src/actors/placement-planner/cost-model.ts)"),
+      measured: Type.Object(
+        {
+          stepMs: Type.Union([num, Type.Null()]),
+          tokensPerS: Type.Union([num, Type.Null()]),
+          activationBytes: int,
+          verifiedBytes: int,
+          wrong: int,
+        },
+        { ...CLOSED, description: "rank 0's median step through every stage and hop; activations checked bit for bit" },
+      ),
+      errorPercent: Type.Union([num, Type.Null()], { description: '(measured − predicted) / predicted step time, %' }),
+    },
+    { ...CLOSED, description: 'a pipeline benchmark: measured beside predicted' },
+  ),
   BenchRun: Type.Object(
     {
       id: str,

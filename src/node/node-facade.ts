@@ -6,6 +6,11 @@
 import { TorusError } from '../protocols/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
+import {
+  runLivePipelineBench,
+  type PipelineBenchRequest,
+  type PipelineBenchResult,
+} from '../bench/live/pipeline-bench-live.js';
 import type {
   InstanceView,
   DeviceMeasuredAnswer,
@@ -205,6 +210,11 @@ export class ActorNodeFacade implements NodeFacade {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
     return { restarts };
+  }
+
+  /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */
+  async benchPipeline(request: unknown): Promise<PipelineBenchResult> {
+    return runLivePipelineBench(this.#ctx.runtime, this.#ctx.feed, request as PipelineBenchRequest);
   }
 
   /** POST /v1/device/measure: the network profiler measures this node's device again (its `measureDevice` request). */

@@ -102,6 +102,13 @@ const cases: [string, string, unknown, string, RegExp][] = [
     'objective',
     /one of latency, throughput/,
   ],
+  [
+    '/v1/bench/pipeline',
+    'pipeline bench steps',
+    { workload: { ...workload, hiddenSize: 64 }, steps: 0 },
+    'steps',
+    />= 1/,
+  ],
   ['/v1/bench/ring', 'bench empty node list', { nodes: [] }, 'nodes', /at least 1 items/],
   ['/v1/bench/ring', 'bench op', { ops: ['all-to-all'] }, 'ops[0]', /one of/],
   ['/v1/bench/ring', 'bench __proto__ key', JSON.parse('{"__proto__": {"x": 1}}'), '__proto__', /not a known field/],
