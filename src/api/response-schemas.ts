@@ -300,6 +300,7 @@ export const responseSchemas = {
       instanceId: str,
       nodes: Type.Array(str, { description: 'ring (rank) order' }),
       layers: Type.Array(int, { description: 'layers per rank' }),
+      nextHop: Type.Array(str, { description: 'per rank, the address it dials the next rank at' }),
       predicted: open("the cost model's prediction for this plan (src/actors/placement-planner/cost-model.ts)"),
       measured: Type.Object(
         {

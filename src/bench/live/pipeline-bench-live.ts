@@ -29,6 +29,8 @@ export interface PipelineBenchResult {
   /** ring order (rank order) */
   readonly nodes: readonly string[];
   readonly layers: readonly number[];
+  /** per rank, the address it dials its right neighbour at (the plan's ring hostfile) */
+  readonly nextHop: readonly string[];
   readonly predicted: Prediction;
   readonly measured: {
     readonly stepMs: number | null;
@@ -99,6 +101,10 @@ export async function runLivePipelineBench(
       instanceId,
       nodes: plan.nodes,
       layers,
+      nextHop: plan.nodes.map((node, rank) => {
+        const next = (rank + 1) % plan.nodes.length;
+        return plan.hostsByNode?.[node]?.[next]?.ip ?? '';
+      }),
       predicted,
       measured: {
         stepMs,
