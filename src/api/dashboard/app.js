@@ -134,7 +134,15 @@ function drawTopology() {
     g.append(el('text', { y: 4 }, role));
     const mem = node.memory ? `${gib(node.memory.ramAvailable)}/${gib(node.memory.ramTotal)} GiB` : 'memory ?';
     g.append(el('text', { y: 20 }, mem));
-    g.append(el('title', {}, node.id));
+    // What the node can do (measured at start, or declared by flags): the planner's speed inputs.
+    const d = node.device;
+    if (d && (d.memoryBandwidthGBps !== undefined || d.gflops !== undefined)) {
+      const bw = d.memoryBandwidthGBps === undefined ? '?' : Math.round(d.memoryBandwidthGBps);
+      const gf = d.gflops === undefined ? '?' : Math.round(d.gflops);
+      g.append(el('text', { y: 34, class: 'device' }, `${bw} GB/s · ${gf} GFLOP/s`));
+    }
+    const sources = d ? ` (memory bandwidth ${d.memoryBandwidthSource ?? '?'}, compute ${d.gflopsSource ?? '?'})` : '';
+    g.append(el('title', {}, `${node.id}${sources}`));
     svg.append(g);
   }
   $('counts').textContent = `${nodes.length} nodes, ${view.topology.links.length} links`;
