@@ -270,7 +270,7 @@ const paths: Record<string, Record<string, Op>> = {
     },
   },
   ...Object.fromEntries(
-    ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [
+    ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js', 'previews.js'].map((name) => [
       `/dashboard/${name}`,
       {
         get: {

@@ -15,6 +15,7 @@
 import { $, bandwidthText, el } from './dom.js';
 import { drawJobs, refreshTails } from './jobs.js';
 import { drawBench, noteBenchRun } from './bench-chart.js';
+import { drawPreviews, fetchPreviews, noteBenchPipeline } from './previews.js';
 
 /** @type {{ node: NodeInfo | null, topology: TopologyView, instances: readonly InstanceView[], lastIndex: number }} */
 const view = { node: null, topology: { nodes: [], links: [] }, instances: [], lastIndex: 0 };
@@ -223,6 +224,10 @@ function connect() {
     scheduleRefetch();
   };
   source.addEventListener('gap', scheduleRefetch);
+  source.addEventListener('bench-pipeline', (msg) => {
+    noteBenchPipeline(JSON.parse(msg.data));
+    $('index').textContent = 'bench pipeline done';
+  });
   source.addEventListener('bench', (msg) => {
     /** @type {BenchRunEvent} */
     const run = JSON.parse(msg.data);
@@ -245,6 +250,25 @@ async function loadBenchRuns() {
 }
 
 await loadBenchRuns();
+
+// Placement options for a described workload, with predicted speed (previews.js).
+const previewForm = /** @type {HTMLFormElement} */ ($('preview-form'));
+previewForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const data = new FormData(previewForm);
+  const num = (/** @type {string} */ k) => Number(data.get(k));
+  $('preview-error').textContent = '';
+  fetchPreviews({
+    memoryBytes: num('memoryBytes'),
+    layers: num('layers'),
+    hiddenSize: num('hiddenSize'),
+    tokensPerStep: num('tokensPerStep'),
+  })
+    .then((options) => drawPreviews($('previews'), options, nameOf))
+    .catch((error) => {
+      $('preview-error').textContent = String(error instanceof Error ? error.message : error);
+    });
+});
 await refresh();
 connect();
 setInterval(refresh, 10_000); // a safety net: views also refresh on every event
