@@ -23,7 +23,9 @@ export interface Profile {
 
 /** Device figures differ enough to re-announce: a figure appears or goes, or a source or value changes. */
 export function deviceChanged(a: DeviceInfo | undefined, b: DeviceInfo | undefined): boolean {
-  return JSON.stringify(a ?? null) !== JSON.stringify(b ?? null);
+  // Field by field: the replicated copy may hold the same figures in another key order.
+  const keys = ['memoryBandwidthGBps', 'gflops', 'memoryBandwidthSource', 'gflopsSource', 'measuredAt'] as const;
+  return keys.some((k) => a?.[k] !== b?.[k]);
 }
 
 export const linkKey = (sink: string, ip: string): string => `${sink}|${ip}`;

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { deviceInfo } from '../../../src/actors/network-profiler/device-figures.js';
+import { deviceChanged } from '../../../src/actors/network-profiler/links.js';
 import { applyEvent } from '../../../src/actors/topology-keeper/apply.js';
 import { toPlacementState } from '../../../src/actors/topology-keeper/placement-state.js';
 import { emptyState } from '../../../src/actors/topology-keeper/state.js';
@@ -46,4 +47,14 @@ t.test('the profile event carries the figures into the replicated state and the 
       device: { gflops: -1 },
     }),
   );
+});
+
+t.test('a device is unchanged whatever its key order; any figure or source moving is a change', async (t) => {
+  const a = { memoryBandwidthGBps: 20, memoryBandwidthSource: 'measured' as const, gflops: 3, measuredAt: 1 };
+  const reordered = { gflops: 3, measuredAt: 1, memoryBandwidthSource: 'measured' as const, memoryBandwidthGBps: 20 };
+  t.notOk(deviceChanged(a, reordered));
+  t.ok(deviceChanged(a, { ...a, gflops: 4 }));
+  t.ok(deviceChanged(a, { ...a, gflopsSource: 'declared' }));
+  t.ok(deviceChanged(undefined, a));
+  t.notOk(deviceChanged(undefined, undefined));
 });
