@@ -33,6 +33,11 @@ export interface PredictionOutcome {
 /** Relative margin below which two predictions count as equal (today's preference order then decides). */
 const EQUAL = 1e-9;
 const better = (a: number, b: number): boolean => a < b * (1 - EQUAL);
+/**
+ * Options predicted within this margin of the best count as equally fast: the smaller size, then today's
+ * preference (leaf, cached) decides, so measurement noise between identical machines does not move a plan.
+ */
+export const NEAR_BEST = 0.02;
 
 export function predictOption(ctx: PlanningContext, e: Evaluated, order: readonly number[]): Prediction {
   const { index, request } = ctx;
@@ -96,7 +101,7 @@ export function selectByPrediction(
     );
     let feasible = 0;
     for (const { e, bound } of bounded) {
-      if (best && second && !better(bound, second.score)) {
+      if (best && second && !better(bound, second.score) && bound > best.score * (1 + NEAR_BEST)) {
         e.dropped = {
           kind: 'predicted',
           why: `predicted slower: at best ${formatScoreMs(bound, request.objective)}, the chosen option's is ${formatScoreMs(best.score, request.objective)}`,
@@ -128,6 +133,17 @@ export function selectByPrediction(
     });
   }
   if (!best) return { sizes: notes, evaluated: all, compared: options.length };
+  const fastest = best.score;
+  const near = options.filter((o) => o.score <= fastest * (1 + NEAR_BEST));
+  near.sort(
+    (a, b) =>
+      a.k - b.k ||
+      Number(b.e.hasLeaf) - Number(a.e.hasLeaf) ||
+      b.e.cached - a.e.cached ||
+      a.score - b.score ||
+      lexCompare(a.e.members, b.e.members),
+  );
+  best = near[0] as PredictedOption;
   best.e.chosen = true;
   let runnerUp: PredictedOption | undefined;
   for (const o of options) {
