@@ -13,6 +13,7 @@ const SUITES = [
   'mailbox',
   'startup',
   'placement',
+  'placement-quality',
   'reachability',
   'probe-accuracy',
   'cluster-formation',

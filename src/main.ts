@@ -31,8 +31,11 @@ const COMMANDS: Record<CommandName, Command> = {
 
 async function runBench(args: string[]): Promise<number> {
   const [what, ...rest] = args;
+  if (what === 'pipeline') return (await import('./cli/bench-pipeline.js')).runBenchPipelineCommand(rest);
   if (what !== 'ring') {
-    process.stderr.write('Usage: node dist/main.js bench ring [--live --api URL | lab options] (see --help)\n');
+    process.stderr.write(
+      'Usage: node dist/main.js bench ring [--live --api URL | lab options] | bench pipeline (see --help)\n',
+    );
     return 2;
   }
   if (rest.includes('--live'))

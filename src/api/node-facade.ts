@@ -81,6 +81,7 @@ export interface NodeMetrics {
 
 /** POST /v1/links/measure: what the profiler will measure. */
 export type MeasureLinksAnswer = Answer<'MeasureLinksQueued'>;
+export type DeviceMeasuredAnswer = Answer<'DeviceMeasured'>;
 
 /** DELETE /v1/members/:id: `removed` (NodeGone written) or `pending` (no leader yet: see src/actors/cluster/member-removal.ts). */
 export type MemberRemovalAnswer = Answer<'MemberRemoved'> | Answer<'MemberRemovalPending'>;
@@ -113,6 +114,8 @@ export interface NodeFacade {
    * unknown node, no leader, placement refused). `onProgress` is called as it proceeds.
    */
   startRingBench(request: unknown, onProgress: (progress: RingBenchProgress) => void): Promise<RingBenchStarted>;
+  /** POST /v1/bench/pipeline: place, run the pipeline task, answer measured beside predicted; optional. */
+  benchPipeline?(request: unknown): Promise<unknown>;
   metrics(): Promise<NodeMetrics>;
   /** A rank's log (stdout or stderr), from the node holding it; with `follow`, until the instance is no longer live. */
   runnerLog?(
@@ -134,6 +137,8 @@ export interface NodeFacade {
     readonly peer?: string | undefined;
     readonly ip?: string | undefined;
   }): Promise<MeasureLinksAnswer>;
+  /** Measures this node's memory bandwidth and compute again (about 2 s); optional like `measureLinks`. */
+  measureDevice?(): Promise<DeviceMeasuredAnswer>;
   /** The node's artifact service (src/artifacts); absent: the artifact routes answer 503. */
   readonly artifacts?: import('../artifacts/service.js').ArtifactService | undefined;
 }

@@ -71,6 +71,17 @@ const paths: Record<string, Record<string, Op>> = {
   '/v1/peers': {
     get: { summary: 'heard but not joined', responses: { '200': json(ref('PeerList'), 'peers with reasons') } },
   },
+  '/v1/device/measure': {
+    post: {
+      summary:
+        "measure this node's memory bandwidth (GB/s) and f32 compute (GFLOP/s) again; declared figures (--device-gflops, --device-mem-bandwidth) stay",
+      responses: {
+        '200': json(ref('DeviceMeasured'), "this node's device figures"),
+        ...rateLimited,
+        '503': error('this node runs no network profiler'),
+      },
+    },
+  },
   '/v1/links/measure': {
     post: {
       summary:
@@ -192,6 +203,20 @@ const paths: Record<string, Record<string, Op>> = {
       },
     },
   },
+  '/v1/bench/pipeline': {
+    post: {
+      summary:
+        'place the described workload, run a pipeline step through its stages and answer measured step time and tokens/s beside the prediction',
+      requestBody: body(ref('PipelineBenchRequest')),
+      responses: {
+        '200': json(ref('PipelineBenchResult'), 'measured beside predicted'),
+        ...bodyErrors,
+        '409': error('cannot place the workload'),
+        ...rateLimited,
+        ...common,
+      },
+    },
+  },
   '/v1/bench/ring/{id}': {
     get: {
       summary: 'a benchmark run',
@@ -245,7 +270,7 @@ const paths: Record<string, Record<string, Op>> = {
     },
   },
   ...Object.fromEntries(
-    ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => [
+    ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js', 'previews.js'].map((name) => [
       `/dashboard/${name}`,
       {
         get: {

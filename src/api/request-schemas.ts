@@ -102,6 +102,20 @@ export const BroadcastRequest = Type.Union(
 );
 export type BroadcastRequest = Shape<typeof BroadcastRequest>;
 
+/** POST /v1/bench/pipeline: the workload to place (its sizes and cost description) and how long to run it. */
+export const PipelineBenchRequest = Type.Object(
+  {
+    workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place and run' }),
+    objective: placementFields.objective,
+    minNodes: placementFields.minNodes,
+    requiredNodes: placementFields.requiredNodes,
+    steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'timed steps (default 10)' })),
+    warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'untimed steps first (default 2)' })),
+  },
+  { additionalProperties: false, description: 'a pipeline benchmark: the placement request of a workload' },
+);
+export type PipelineBenchRequest = Shape<typeof PipelineBenchRequest>;
+
 /** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
 export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });
 
@@ -110,6 +124,7 @@ export const requestSchemas = {
   PreviewRequest,
   CreateInstanceRequest,
   RingBenchRequest,
+  PipelineBenchRequest,
   MeasureLinksRequest,
   BroadcastRequest,
   EmptyRequest,
@@ -120,6 +135,7 @@ export const requestCodecs = {
   preview: compile(PreviewRequest, 'body'),
   createInstance: compile(CreateInstanceRequest, 'body'),
   ringBench: compile(RingBenchRequest, 'body'),
+  pipelineBench: compile(PipelineBenchRequest, 'body'),
   measureLinks: compile(MeasureLinksRequest, 'body'),
   broadcast: compile(BroadcastRequest, 'body'),
   empty: compile(EmptyRequest, 'body'),

@@ -78,6 +78,10 @@ const workloadSpec = Type.Object(
         },
       ),
     ),
+    bytesPerLayer: opt(int),
+    activationBytesPerToken: opt(int),
+    flopsPerTokenPerLayer: opt(num),
+    tokensPerStep: opt(int),
     artifacts: opt(
       Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
     ),
@@ -124,6 +128,18 @@ const topologyNode = Type.Object(
       Type.Array(Type.Object({ name: str, ip: str, type: StringEnum(INTERFACE_TYPES) }, CLOSED), {
         description: 'one entry per address',
       }),
+    ),
+    device: opt(
+      Type.Object(
+        {
+          memoryBandwidthGBps: opt(num),
+          gflops: opt(num),
+          memoryBandwidthSource: opt(StringEnum(['measured', 'declared'])),
+          gflopsSource: opt(StringEnum(['measured', 'declared'])),
+          measuredAt: opt(num),
+        },
+        { ...CLOSED, description: 'memory bandwidth (GB/s) and f32 compute (GFLOP/s), measured or declared' },
+      ),
     ),
   },
   CLOSED,
@@ -288,6 +304,27 @@ export const responseSchemas = {
     },
     { ...CLOSED, description: 'every sharding × backend × node count option' },
   ),
+  PipelineBenchResult: Type.Object(
+    {
+      instanceId: str,
+      nodes: Type.Array(str, { description: 'ring (rank) order' }),
+      layers: Type.Array(int, { description: 'layers per rank' }),
+      nextHop: Type.Array(str, { description: 'per rank, the address it dials the next rank at' }),
+      predicted: open("the cost model's prediction for this plan (src/actors/placement-planner/cost-model.ts)"),
+      measured: Type.Object(
+        {
+          stepMs: Type.Union([num, Type.Null()]),
+          tokensPerS: Type.Union([num, Type.Null()]),
+          activationBytes: int,
+          verifiedBytes: int,
+          wrong: int,
+        },
+        { ...CLOSED, description: "rank 0's median step through every stage and hop; activations checked bit for bit" },
+      ),
+      errorPercent: Type.Union([num, Type.Null()], { description: '(measured − predicted) / predicted step time, %' }),
+    },
+    { ...CLOSED, description: 'a pipeline benchmark: measured beside predicted' },
+  ),
   BenchRun: Type.Object(
     {
       id: str,
@@ -338,6 +375,24 @@ export const responseSchemas = {
       { description: 'ring ÷ Gloo busbw per all-reduce size' },
     ),
   }),
+  DeviceMeasured: Type.Object(
+    {
+      device: Type.Union([
+        Type.Object(
+          {
+            memoryBandwidthGBps: opt(num),
+            gflops: opt(num),
+            memoryBandwidthSource: opt(StringEnum(['measured', 'declared'])),
+            gflopsSource: opt(StringEnum(['measured', 'declared'])),
+            measuredAt: opt(epochMs('when the CPU was measured')),
+          },
+          CLOSED,
+        ),
+        Type.Null(),
+      ]),
+    },
+    { ...CLOSED, description: "this node's device figures after the measurement (also in its profile)" },
+  ),
   MeasureLinksQueued: Type.Object(
     {
       links: Type.Array(

@@ -21,6 +21,7 @@ export function topologyView(state: ClusterState, leaderId?: string): TopologyVi
         ? { ramAvailable: n.profile.memory.ramAvailable, ramTotal: n.profile.memory.ramTotal }
         : undefined,
       interfaces: n.profile?.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
+      device: n.profile?.device,
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const links = state.links.map((l) => ({

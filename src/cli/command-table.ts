@@ -14,7 +14,8 @@ export const COMMAND_LIST = [
   { name: 'measure', summary: "re-measure this node's links now" },
   {
     name: 'bench',
-    summary: 'bench ring: the ring collective benchmark (a lab on this machine, or --live on the cluster)',
+    summary:
+      'bench ring: the ring collective benchmark (a lab on this machine, or --live); bench pipeline: measured vs predicted',
   },
   { name: 'token', summary: 'print the API token or a join command' },
   { name: 'members', summary: 'members remove ID: remove dead members so a quorum can be had again' },

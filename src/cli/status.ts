@@ -25,6 +25,13 @@ export async function runStatusCommand(args: string[], io: CliIo = processIo): P
   });
 }
 
+/** A device figure with where it came from: `41.2 GB/s measured`, `900 GFLOP/s declared`, `?` when unknown. */
+function figure(value: number | undefined, unit: string, source: string | undefined): string {
+  if (value === undefined) return '?';
+  const shown = value >= 100 ? Math.round(value).toString() : value.toFixed(1);
+  return `${shown} ${unit}${source ? ` ${source}` : ''}`;
+}
+
 export function renderStatus(node: NodeInfo, topology: TopologyView, instances: readonly InstanceView[]): string {
   const names = new Map(topology.nodes.map((n) => [n.id, n.name ?? n.id]));
   const name = (id: string): string => names.get(id) ?? id;
@@ -36,12 +43,14 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   out += '\n';
   out += `NODES (${topology.nodes.length})\n`;
   out += renderTable(
-    ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'INTERFACES'],
+    ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'MEM BW', 'COMPUTE', 'INTERFACES'],
     topology.nodes.map((n) => [
       n.id,
       n.name ?? '',
       n.role ?? (node.leaderId === n.id ? 'leader' : ''),
       n.memory ? `${formatBytes(n.memory.ramAvailable)} / ${formatBytes(n.memory.ramTotal)}` : '?',
+      figure(n.device?.memoryBandwidthGBps, 'GB/s', n.device?.memoryBandwidthSource),
+      figure(n.device?.gflops, 'GFLOP/s', n.device?.gflopsSource),
       (n.interfaces ?? []).map((i) => `${i.name} ${i.ip} ${i.type}`).join(', '),
     ]),
   );

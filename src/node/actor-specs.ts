@@ -70,6 +70,10 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       apiPort: ctx.apiPort,
       dataKey,
       runners: { allowExec: config.allowExec, maxRunners: config.maxRunners },
+      declaredDevice: {
+        ...(config.deviceGflops !== undefined ? { gflops: config.deviceGflops } : {}),
+        ...(config.deviceMemBandwidthGBps !== undefined ? { memoryBandwidthGBps: config.deviceMemBandwidthGBps } : {}),
+      },
     },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.

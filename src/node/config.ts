@@ -64,6 +64,9 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   // ---- cluster-port limits ----
   /** Inbound cluster connections in their handshake at once, apart from members (default 64). */
   readonly maxPendingHandshakes: number;
+  /** Device figures torus cannot measure from Node (a GPU, an Apple accelerator); they replace the measured ones. */
+  readonly deviceGflops: number | undefined;
+  readonly deviceMemBandwidthGBps: number | undefined;
 }
 
 export const NODE_FLAGS = {
@@ -88,6 +91,8 @@ export const NODE_FLAGS = {
   'max-instances': { type: 'string' },
   'repair-state': { type: 'boolean' },
   'max-pending-handshakes': { type: 'string' },
+  'device-gflops': { type: 'string' },
+  'device-mem-bandwidth': { type: 'string' },
   ...API_FLAGS,
   ...RUNNER_FILES_FLAGS,
 } as const;
@@ -123,6 +128,8 @@ Options:
                           its readable part, move the rest aside, and catch up from the cluster's leader
   --max-pending-handshakes N  cluster-port connections still proving the key, at most 8 per address
                           (default 64; members are counted apart)
+  --device-gflops N       this node's compute in GFLOP/s, for an accelerator (default: measured on the CPU)
+  --device-mem-bandwidth N  its memory bandwidth in GB/s (default: measured on the CPU at start)
 ${API_USAGE}
 ${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
@@ -218,6 +225,8 @@ function readConfigFile(path: string): Record<string, unknown> {
     'allowExec',
     'maxRunners',
     'maxInstances',
+    'deviceGflops',
+    'deviceMemBandwidth',
   ];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
@@ -370,6 +379,16 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   const exec = pick('allow-exec', 'allowExec');
   const maxRunners = pick('max-runners', 'maxRunners');
   const maxInstances = pick('max-instances', 'maxInstances');
+  const figure = (flag: string, key: string, max: number): number | undefined => {
+    const f = pick(flag, key);
+    if (f.value === undefined) return undefined;
+    const x = typeof f.value === 'number' || typeof f.value === 'string' ? Number(f.value) : Number.NaN;
+    if (!Number.isFinite(x) || x <= 0 || x > max)
+      throw new ValidationError(f.where, f.path, `expected a number above 0 and at most ${max}`);
+    return x;
+  };
+  const deviceGflops = figure('device-gflops', 'deviceGflops', 1e9);
+  const deviceMemBandwidthGBps = figure('device-mem-bandwidth', 'deviceMemBandwidth', 1e6);
 
   return {
     help: values.help === true,
@@ -402,6 +421,8 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       ),
       repairState: values['repair-state'] === true,
       maxPendingHandshakes,
+      deviceGflops,
+      deviceMemBandwidthGBps,
       ...parseApiConfig(pick),
       ...parseRunnerFilesConfig(pick),
     },

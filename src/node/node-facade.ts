@@ -7,8 +7,14 @@ import { TorusError } from '../protocols/errors.js';
 import type { StateAnswer } from '../actors/topology-keeper/queries.js';
 import type { EventFeed } from '../api/event-feed.js';
 import { waitForState } from '../api/wait-for-state.js';
+import {
+  runLivePipelineBench,
+  type PipelineBenchRequest,
+  type PipelineBenchResult,
+} from '../bench/live/pipeline-bench-live.js';
 import type {
   InstanceView,
+  DeviceMeasuredAnswer,
   MeasureLinksAnswer,
   MemberRemovalAnswer,
   NodeFacade,
@@ -233,6 +239,22 @@ export class ActorNodeFacade implements NodeFacade {
       }),
     );
     return { restarts, threadHeapBytes };
+  }
+
+  /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */
+  async benchPipeline(request: unknown): Promise<PipelineBenchResult> {
+    return runLivePipelineBench(this.#ctx.runtime, this.#ctx.feed, request as PipelineBenchRequest);
+  }
+
+  /** POST /v1/device/measure: the network profiler measures this node's device again (its `measureDevice` request). */
+  async measureDevice(): Promise<DeviceMeasuredAnswer> {
+    if (!this.#ctx.runtime.actors().includes('network-profiler'))
+      throw new TorusError('TORUS_ACTOR_STOPPED', 'this node runs no network profiler');
+    return this.#ctx.runtime.request<DeviceMeasuredAnswer>(
+      'network-profiler',
+      { type: 'measureDevice' },
+      { timeoutMs: 30_000 },
+    );
   }
 
   /** POST /v1/links/measure: the network profiler queues the matching links (its `measure` request). */

@@ -19,6 +19,11 @@ export const placementFields = {
   requiredNodes: Type.Optional(
     Type.Array(IdField('a node id'), { maxItems: 4096, description: 'nodes the placement must use' }),
   ),
+  objective: Type.Optional(
+    StringEnum(['latency', 'throughput'], {
+      description: 'what the predicted choice optimises: step time (default) or pipelined tokens/s',
+    }),
+  ),
 };
 export const chosenInstanceId = Type.Optional(IdField('choose the id (default: the leader picks one)'));
 

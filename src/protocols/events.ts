@@ -79,6 +79,23 @@ export const MemoryInfo = Type.Object(
 );
 export type MemoryInfo = Shape<typeof MemoryInfo>;
 
+const FigureSource = StringEnum(['measured', 'declared']);
+/**
+ * What the node can do: streaming memory-read bandwidth (GB/s, 10^9 bytes/s) and f32 compute (GFLOP/s), each
+ * measured at start on the CPU or declared by flags for an accelerator torus cannot measure from Node.
+ */
+export const DeviceInfo = Type.Object(
+  {
+    memoryBandwidthGBps: opt(Type.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+    gflops: opt(Type.Number({ exclusiveMinimum: 0, maximum: 1e9 })),
+    memoryBandwidthSource: opt(FigureSource),
+    gflopsSource: opt(FigureSource),
+    measuredAt: opt(Amount),
+  },
+  CLOSED,
+);
+export type DeviceInfo = Shape<typeof DeviceInfo>;
+
 // ---- events -------------------------------------------------------------------------------------------
 
 const event = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P) =>
@@ -110,6 +127,7 @@ export const NodeProfileUpdated = event('NodeProfileUpdated', {
     }),
   ),
   runners: opt(RunnerPolicy),
+  device: opt(DeviceInfo),
 });
 export const NodeGone = event('NodeGone', { nodeId: Id, reason: Reason });
 /** `source` reached `sink` at `ip` (one of the sink's addresses); `type` is the sink interface's type. */

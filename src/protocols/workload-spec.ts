@@ -11,6 +11,37 @@ import { canonical, compile, SAFE_KEY, StringEnum, Type, type Shape } from './sc
 
 const ONE_PIB = 2 ** 50; // a pebibyte: anything above is a typo, not a workload
 
+/**
+ * What one step of the workload costs, for the planner's prediction (docs/placement.md, "Predicted step time"):
+ * weights streamed per step, FLOPs per token, the activation passed between stages. All optional, with defaults.
+ */
+function workloadCostFields() {
+  return {
+    bytesPerLayer: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: ONE_PIB,
+        description: 'weight bytes of one layer; default memoryBytes / layers',
+      }),
+    ),
+    activationBytesPerToken: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2 ** 40,
+        description: 'bytes a stage passes on per token; default hiddenSize × 2 (16-bit activations)',
+      }),
+    ),
+    flopsPerTokenPerLayer: Type.Optional(
+      Type.Number({
+        minimum: 1,
+        maximum: 1e18,
+        description: 'FLOPs of one layer for one token; default 2 × bytesPerLayer (16-bit weights)',
+      }),
+    ),
+    tokensPerStep: Type.Optional(Count(1, 1_000_000)),
+  };
+}
+
 /** What every workload has, ring or exec: what placement reads. */
 export const workloadFields = {
   id: IdField('workload (model) id; also the key of per-node cached fractions'),
@@ -20,6 +51,7 @@ export const workloadFields = {
   kvHeads: Type.Optional(Count(1, 100_000)),
   supportsTensor: Type.Optional(Type.Boolean()),
   logs: Type.Optional(LogsSpec),
+  ...workloadCostFields(),
   artifacts: Type.Optional(
     Type.Array(Type.String({ pattern: ARTIFACT_ID_PATTERN.source, minLength: 64, maxLength: 64 }), {
       maxItems: 64,

@@ -7,4 +7,5 @@ export const CPU_TASKS: Readonly<Record<string, string>> = {
   'runtime.echo': './cpu-task-echo',
   'placement.plan': '../actors/placement-planner/pool-task',
   'artifacts.sha256': '../artifacts/hash-task',
+  'device.measure': '../native/device-speed-task',
 };

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { CHROMIUM_PATHS, findChromium } from '../fixtures/browser.js';
 import { raw, startApi } from './fixtures/harness.js';
 
-const SCRIPTS = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'];
+const SCRIPTS = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js', 'previews.js'];
 
 t.test(
   'the dashboard scripts type-check (checkJs, DOM lib, the API view types) and are what the node serves',

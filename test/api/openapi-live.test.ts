@@ -33,6 +33,10 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'GET /v1/state': [{ path: '/v1/state', status: 200 }],
     'GET /v1/topology': [{ path: '/v1/topology', status: 200 }],
     'GET /v1/peers': [{ path: '/v1/peers', status: 200 }],
+    'POST /v1/device/measure': [{ path: '/v1/device/measure', status: 200 }],
+    'POST /v1/bench/pipeline': [
+      { path: '/v1/bench/pipeline', body: json({ workload: { id: 'w', layers: 2 } }), status: 400 },
+    ],
     'POST /v1/links/measure': [
       { path: '/v1/links/measure', body: json({ peer: 'node-b' }), status: 202 },
       { path: '/v1/links/measure', status: 202 },
@@ -96,6 +100,7 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'GET /dashboard/dom.js': [{ path: '/dashboard/dom.js', status: 200 }],
     'GET /dashboard/jobs.js': [{ path: '/dashboard/jobs.js', status: 200 }],
     'GET /dashboard/bench-chart.js': [{ path: '/dashboard/bench-chart.js', status: 200 }],
+    'GET /dashboard/previews.js': [{ path: '/dashboard/previews.js', status: 200 }],
     'GET /dashboard/style.css': [{ path: '/dashboard/style.css', status: 200 }],
     'GET /login': [
       { path: '/login', headers: anonymous, status: 200 },

@@ -76,6 +76,8 @@ const ELSEWHERE: Record<string, string> = {
   'get /': 'the sign-in token (test/api/auth.test.ts)',
   'post /login': 'a form body (test/api/auth.test.ts)',
   'post /v1/artifacts/{id}/fetch': 'starts a transfer (test/artifacts)',
+  'post /v1/bench/pipeline':
+    'places a workload and runs it for seconds (bad bodies: test/api/validation.test.ts; the run: test/ring/timed-pipeline.test.ts)',
 };
 const PATH_IDS: Record<string, string> = { '{id}': 'ab'.repeat(32) };
 

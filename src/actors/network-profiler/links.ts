@@ -1,5 +1,5 @@
 /** Pure helpers of the network profiler: link keys, profile change detection, peer targets from the topology. */
-import type { InterfaceType, MemoryInfo, NetInterface, RunnerPolicy } from '../../protocols/events.js';
+import type { DeviceInfo, InterfaceType, MemoryInfo, NetInterface, RunnerPolicy } from '../../protocols/events.js';
 import type { PeerTarget } from './probes/reachability.js';
 
 export interface LinkRecord {
@@ -17,6 +17,15 @@ export interface Profile {
   readonly memory: MemoryInfo;
   /** The node's exec policy and runner quota, advertised with the profile (static for a process). */
   readonly runners?: RunnerPolicy;
+  /** Memory bandwidth and compute (measured once at start, or declared by flags). */
+  readonly device?: DeviceInfo;
+}
+
+/** Device figures differ enough to re-announce: a figure appears or goes, or a source or value changes. */
+export function deviceChanged(a: DeviceInfo | undefined, b: DeviceInfo | undefined): boolean {
+  // Field by field: the replicated copy may hold the same figures in another key order.
+  const keys = ['memoryBandwidthGBps', 'gflops', 'memoryBandwidthSource', 'gflopsSource', 'measuredAt'] as const;
+  return keys.some((k) => a?.[k] !== b?.[k]);
 }
 
 export const linkKey = (sink: string, ip: string): string => `${sink}|${ip}`;

@@ -11,6 +11,7 @@ import type { ProfilerMessage } from './messages.js';
 import {
   interfacesChanged,
   linkKey,
+  deviceChanged,
   memoryChanged,
   restartedPeers,
   sameTargets,
@@ -129,7 +130,12 @@ export const networkProfilerMachine = setup({
     setProfile: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'profile') return;
       const ifChanged = interfacesChanged(context.profile?.interfaces, event.profile.interfaces);
-      if (!ifChanged && !memoryChanged(context.profile?.memory, event.profile.memory)) return;
+      if (
+        !ifChanged &&
+        !memoryChanged(context.profile?.memory, event.profile.memory) &&
+        !deviceChanged(context.profile?.device, event.profile.device)
+      )
+        return;
       enqueue.emit({
         type: 'NodeProfileUpdated',
         nodeId: context.nodeId,
@@ -137,6 +143,7 @@ export const networkProfilerMachine = setup({
         interfaces: event.profile.interfaces,
         memory: event.profile.memory,
         ...(event.profile.runners ? { runners: event.profile.runners } : {}),
+        ...(event.profile.device ? { device: event.profile.device } : {}),
       });
       // Our own interfaces changed: every link may now run differently, so re-probe and re-measure them all.
       enqueue.assign({

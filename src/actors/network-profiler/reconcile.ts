@@ -11,7 +11,7 @@
  * LinkMeasured when the state has the link unmeasured; LinkDown for state links of ours we no longer have.
  */
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
-import { interfacesChanged, linkKey, type LinkRecord, type Profile } from './links.js';
+import { deviceChanged, interfacesChanged, linkKey, type LinkRecord, type Profile } from './links.js';
 import type { ProfilerEmitted } from './machine.js';
 
 export interface ReconcileInput {
@@ -24,7 +24,7 @@ export interface ReconcileInput {
 interface StateNode {
   id?: unknown;
   incarnation?: unknown;
-  profile?: { interfaces?: unknown; runners?: unknown };
+  profile?: { interfaces?: unknown; runners?: unknown; device?: unknown };
 }
 interface StateLink {
   source?: unknown;
@@ -49,7 +49,8 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
     me.profile &&
     (!Array.isArray(stateIfaces) ||
       interfacesChanged(stateIfaces as Profile['interfaces'], me.profile.interfaces) ||
-      policyDiffers)
+      policyDiffers ||
+      deviceChanged(self.profile?.device as Profile['device'], me.profile.device))
   ) {
     const e: NodeProfileUpdated = {
       type: 'NodeProfileUpdated',
@@ -58,6 +59,7 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
       interfaces: me.profile.interfaces,
       memory: me.profile.memory,
       ...(me.profile.runners ? { runners: me.profile.runners } : {}),
+      ...(me.profile.device ? { device: me.profile.device } : {}),
     };
     out.push(e);
   }

@@ -31,6 +31,10 @@ import { reconcileWithState } from './reconcile.js';
 import { createLogger } from '../../runtime/log.js';
 import { TorusError } from '../../protocols/errors.js';
 import { instancesFromAnswer, probeDecision, type ProbeDecision } from './measure-policy.js';
+import { deviceInfo, type DeclaredDevice } from './device-figures.js';
+import type { DeviceInfo } from '../../protocols/events.js';
+import type { DeviceSpeed } from '../../native/device-speed.js';
+import measureDeviceInline from '../../native/device-speed-task.js';
 
 export interface ProfilerOptions {
   readonly nodeId: string;
@@ -62,6 +66,12 @@ export interface ProfilerOptions {
   readonly sysRoot?: string;
   /** This node's exec policy and runner quota, advertised in its profile (placement skips nodes that refuse). */
   readonly runners?: RunnerPolicy;
+  /** Device figures given by flags (`--device-gflops`, `--device-mem-bandwidth`); they replace measured ones. */
+  readonly declaredDevice?: DeclaredDevice;
+  /** Measure memory bandwidth and compute once the node runs (default true; tests of other things turn it off). */
+  readonly measureDevice?: boolean;
+  /** How long after start the device measurement runs, so it does not compete with start-up (default 1500 ms). */
+  readonly deviceMeasureDelayMs?: number;
 }
 
 const o = ((workerData ?? {}) as { options?: ProfilerOptions }).options ?? ({ nodeId: 'unknown' } as ProfilerOptions);
@@ -76,6 +86,9 @@ const announce = (active: boolean): void =>
 const confirmer = new MeasurementConfirmer(o.confirmMeasureMs ?? 15_000);
 const signer = probeSigner(o.dataKey ?? null, o.nodeId);
 const log = createLogger({ component: 'network-profiler' });
+/** This node's device figures (declared, then measured) and the way to measure again (set by setup). */
+let currentDevice: DeviceInfo | undefined;
+let remeasureDevice: (() => Promise<DeviceInfo | undefined>) | undefined;
 let requestMeasure: ((sink: string, ip: string) => void) | undefined;
 const failures = new Map<string, number>();
 const MAX_MEASURE_RETRIES = 5;
@@ -214,6 +227,9 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
       ctx.actor.send({ type: 'probe' });
       return { queued: true };
     },
+    // Re-measure this node's memory bandwidth and compute now; answers the new figures.
+    measureDevice: async () => ({ device: (await remeasureDevice?.()) ?? null }),
+    device: () => ({ device: currentDevice ?? null }),
   },
   setup: (ctx) => {
     const o = ctx.options;
@@ -231,6 +247,32 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
       propose(event);
       for (const to of o.notify ?? []) ctx.send(to, { ...event } as { type: string });
     });
+    currentDevice = deviceInfo(o.declaredDevice, undefined, undefined);
+    let measuring: Promise<DeviceInfo | undefined> | undefined;
+    const measureDevice = async (): Promise<DeviceInfo | undefined> => {
+      let speed: DeviceSpeed;
+      try {
+        speed = await ctx.request<DeviceSpeed>(
+          'cpu-pool',
+          { type: 'run', task: 'device.measure', input: {} },
+          { timeoutMs: 30_000 },
+        );
+      } catch (error) {
+        // The pool is a means: without it this worker thread measures (bounded, ~1.6 s).
+        ctx.log.debug('cpu pool unavailable; measuring the device inline', { error });
+        speed = measureDeviceInline({});
+      }
+      currentDevice = deviceInfo(o.declaredDevice, speed, Date.now());
+      ctx.log.info('device measured', { ...speed });
+      await readProfile();
+      return currentDevice;
+    };
+    remeasureDevice = () => {
+      measuring ??= measureDevice().finally(() => {
+        measuring = undefined;
+      });
+      return measuring;
+    };
     const readProfile = async (): Promise<void> => {
       try {
         const [interfaces, memory] = await Promise.all([
@@ -243,6 +285,7 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
             interfaces: interfaces.map(({ reason: _r, ...i }) => i),
             memory,
             ...(o.runners ? { runners: o.runners } : {}),
+            ...(currentDevice ? { device: currentDevice } : {}),
           },
         });
       } catch (error) {
@@ -288,6 +331,14 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     };
     void readProfile();
     timers.push(setInterval(() => void readProfile(), o.profileIntervalMs ?? 30_000));
+    if (o.measureDevice !== false)
+      timers.push(
+        setTimeout(
+          () =>
+            void remeasureDevice?.().catch((error: unknown) => ctx.log.warn('device measurement failed', { error })),
+          o.deviceMeasureDelayMs ?? 1500,
+        ),
+      );
     if ((o.peersFrom ?? 'topology') === 'topology') {
       void pollPeers();
       timers.push(setInterval(() => void pollPeers(), Math.max(1000, (o.probeIntervalMs ?? 10_000) / 2)));

@@ -26,6 +26,14 @@ export interface NodeState {
   readonly rdmaEnabled: boolean;
   /** workload id → fraction (0..1) of that workload already on this node's disk. */
   readonly cached: Readonly<Record<string, number>>;
+  /** What the node can do (measured at start, or declared for an accelerator); absent figures are unknown. */
+  readonly device?: DeviceFigures;
+}
+
+/** A node's speed: streaming memory read in GB/s (10^9 bytes/s) and f32 compute in GFLOP/s. */
+export interface DeviceFigures {
+  readonly memoryBandwidthGBps?: number;
+  readonly gflops?: number;
 }
 
 /** `source` reached `sink` at `ip` (one of sink's addresses), optionally measured. */
@@ -74,6 +82,15 @@ const NodeInput = Type.Object(
     interfaces: Type.Optional(Type.Array(InterfaceInput)),
     rdmaEnabled: Type.Optional(Type.Boolean()),
     cached: Type.Optional(MapOf(Type.Number({ minimum: 0, maximum: 1 }))),
+    device: Nullable(
+      Type.Object(
+        {
+          memoryBandwidthGBps: Nullable(Type.Number({ exclusiveMinimum: 0 })),
+          gflops: Nullable(Type.Number({ exclusiveMinimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -109,7 +126,16 @@ export function decodeClusterState(value: unknown, where: InputWhere = 'body', r
     if (ids.has(n.id)) fail(`${root}.nodes[${i}].id`, `duplicate node id ${JSON.stringify(n.id)}`);
     ids.add(n.id);
     const interfaces = (n.interfaces ?? []).map((f) => ({ name: f.name, ip: f.ip, type: f.type ?? 'unknown' }));
-    const base = { id: n.id, interfaces, rdmaEnabled: n.rdmaEnabled ?? false, cached: { ...n.cached } };
+    const device: { -readonly [K in keyof DeviceFigures]: DeviceFigures[K] } = {};
+    if (typeof n.device?.memoryBandwidthGBps === 'number') device.memoryBandwidthGBps = n.device.memoryBandwidthGBps;
+    if (typeof n.device?.gflops === 'number') device.gflops = n.device.gflops;
+    const base = {
+      id: n.id,
+      interfaces,
+      rdmaEnabled: n.rdmaEnabled ?? false,
+      cached: { ...n.cached },
+      ...(Object.keys(device).length > 0 ? { device } : {}),
+    };
     return n.memory ? { ...base, memory: { ramAvailable: n.memory.ramAvailable, ramTotal: n.memory.ramTotal } } : base;
   });
   const links = (input.links ?? []).map((l, i): Link => {

@@ -35,6 +35,20 @@ export interface CommandHandlerOptions {
   readonly maxInstances?: number;
 }
 
+/** The workload fields the planner reads (sizes and the cost description). */
+const PLACED_WORKLOAD_KEYS = [
+  'id',
+  'memoryBytes',
+  'layers',
+  'hiddenSize',
+  'kvHeads',
+  'supportsTensor',
+  'bytesPerLayer',
+  'activationBytesPerToken',
+  'flopsPerTokenPerLayer',
+  'tokensPerStep',
+] as const;
+
 function planRequestFor(
   workload: WorkloadSpec,
   options: {
@@ -42,18 +56,19 @@ function planRequestFor(
     backend?: string | undefined;
     minNodes?: number | undefined;
     requiredNodes?: readonly string[] | undefined;
+    objective?: string | undefined;
   },
 ): Record<string, unknown> {
   const { kind: _kind, ...rest } = workload as WorkloadSpec & Record<string, unknown>;
   const placementWorkload: Record<string, unknown> = {};
-  for (const key of ['id', 'memoryBytes', 'layers', 'hiddenSize', 'kvHeads', 'supportsTensor'])
-    if (rest[key] !== undefined) placementWorkload[key] = rest[key];
+  for (const key of PLACED_WORKLOAD_KEYS) if (rest[key] !== undefined) placementWorkload[key] = rest[key];
   return {
     workload: placementWorkload,
     sharding: options.sharding ?? 'pipeline',
     backend: options.backend ?? 'ring',
     ...(options.minNodes !== undefined ? { minNodes: options.minNodes } : {}),
     ...(options.requiredNodes !== undefined ? { requiredNodes: options.requiredNodes } : {}),
+    ...(options.objective !== undefined ? { objective: options.objective } : {}),
   };
 }
 

@@ -69,12 +69,13 @@ export function candidateNotes(
   index: ClusterIndex,
   evaluated: readonly Evaluated[],
   bytesToMove?: (members: readonly number[]) => number,
+  chosenWhy = 'best by the preference order',
 ): { notes: CandidateNote[]; omitted: number } {
   const names = (e: Evaluated): string[] => e.members.map((m) => index.ids[m] as string);
   const moved = (e: Evaluated) => (bytesToMove ? { bytesToMove: bytesToMove(e.members) } : {});
   const all: CandidateNote[] = [];
   for (const e of evaluated) {
-    if (e.chosen) all.unshift({ nodes: names(e), outcome: 'chosen', why: 'best by the preference order', ...moved(e) });
+    if (e.chosen) all.unshift({ nodes: names(e), outcome: 'chosen', why: chosenWhy, ...moved(e) });
     else if (e.dropped)
       all.push({ nodes: names(e), outcome: 'dropped', kind: e.dropped.kind, why: e.dropped.why, ...moved(e) });
     else

@@ -3,6 +3,8 @@ import type { InputWhere } from './cluster-state.js';
 
 export type Sharding = 'pipeline' | 'tensor';
 export type Backend = 'ring' | 'jaccl';
+/** latency: least predicted step time; throughput: most predicted tokens/s with the pipeline kept full. */
+export type Objective = 'latency' | 'throughput';
 
 export interface Workload {
   readonly id: string;
@@ -13,6 +15,12 @@ export interface Workload {
   readonly supportsTensor: boolean;
   /** bytes of the workload's artifacts (docs/artifacts.md): the explanation says how many each choice must move */
   readonly artifactBytes?: number;
+  /** What one step costs (defaults filled by the decoder; see cost-model.ts). */
+  readonly bytesPerLayer: number;
+  /** Absent when neither it nor `hiddenSize` is given: hops then have no figure to predict with. */
+  readonly activationBytesPerToken?: number;
+  readonly flopsPerTokenPerLayer: number;
+  readonly tokensPerStep: number;
 }
 
 /** What to place (the `--request` file of `torus plan`, or an API body). */
@@ -22,6 +30,7 @@ export interface PlacementRequest {
   readonly backend: Backend;
   readonly minNodes: number;
   readonly requiredNodes: readonly string[];
+  readonly objective: Objective;
 }
 
 const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -39,6 +48,10 @@ export const PlacementRequestInput = Type.Object(
         kvHeads: Nullable(Count(1)),
         supportsTensor: Type.Optional(Type.Boolean()),
         artifactBytes: Nullable(Count(0)),
+        bytesPerLayer: Nullable(Count(1)),
+        activationBytesPerToken: Nullable(Count(1)),
+        flopsPerTokenPerLayer: Nullable(Type.Number({ minimum: 1 })),
+        tokensPerStep: Nullable(Count(1)),
       },
       { additionalProperties: false },
     ),
@@ -46,6 +59,7 @@ export const PlacementRequestInput = Type.Object(
     backend: StringEnum(['ring', 'jaccl'] as const),
     minNodes: Type.Optional(Count(1)),
     requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    objective: Type.Optional(StringEnum(['latency', 'throughput'] as const)),
   },
   { additionalProperties: false },
 );
@@ -58,12 +72,18 @@ const codecs = {
 export function decodePlacementRequest(value: unknown, where: InputWhere = 'body', root = 'request'): PlacementRequest {
   const input = codecs[where].decode(value, root);
   const w = input.workload;
+  const bytesPerLayer = w.bytesPerLayer ?? Math.max(1, Math.round(w.memoryBytes / w.layers));
   const workload: { -readonly [K in keyof Workload]: Workload[K] } = {
     id: w.id,
     memoryBytes: w.memoryBytes,
     layers: w.layers,
     supportsTensor: w.supportsTensor ?? false,
+    bytesPerLayer,
+    flopsPerTokenPerLayer: w.flopsPerTokenPerLayer ?? 2 * bytesPerLayer,
+    tokensPerStep: w.tokensPerStep ?? 1,
   };
+  const activation = w.activationBytesPerToken ?? (typeof w.hiddenSize === 'number' ? w.hiddenSize * 2 : undefined);
+  if (activation !== undefined) workload.activationBytesPerToken = activation;
   if (w.hiddenSize !== undefined && w.hiddenSize !== null) workload.hiddenSize = w.hiddenSize;
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
@@ -73,5 +93,6 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
     backend: input.backend,
     minNodes: input.minNodes ?? 1,
     requiredNodes: [...new Set(input.requiredNodes ?? [])],
+    objective: input.objective ?? 'latency',
   };
 }

@@ -13,6 +13,8 @@ import { chooseEphemeralPort, DEFAULT_RESERVED_PORTS } from './ports.js';
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
 import { evaluateSize, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
+import { layerMs } from './cost-model.js';
+import { describe, predictOption, selectByPrediction, type PredictionOutcome } from './select-by-prediction.js';
 
 export interface PlanOptions {
   /** Seeds every random choice (search restarts, port, instance id). */
@@ -59,6 +61,28 @@ export function planPlacement(state: ClusterState, request: PlacementRequest, op
   const sizes: SizeNote[] = [];
   const outcomes: SizeOutcome[] = [];
   const low = Math.max(request.minNodes, ctx.required.length, 1);
+  // Device figures on some node: choose by predicted speed over every size. Without them (or when no option has
+  // a complete prediction) today's rule decides: the smallest feasible size, then the preference order.
+  if (ctx.eligible.some((i) => layerMs(index, i, request.workload) !== undefined)) {
+    const all: number[] = [];
+    for (let k = low; k <= ctx.eligible.length; k++) if (!options.sizes || options.sizes.includes(k)) all.push(k);
+    const outcome = selectByPrediction(ctx, all, (k) => skipSize(ctx, k));
+    if (outcome.best) {
+      const notes = candidateNotes(
+        index,
+        outcome.evaluated,
+        artifactBytesToMove(request.workload.artifactBytes, ctx.cached),
+        `best predicted: ${describe(outcome.best.prediction)}`,
+      );
+      return buildPlan(
+        ctx,
+        outcome.best.e,
+        { ...base, sizes: outcome.sizes, candidates: notes.notes, candidatesOmitted: notes.omitted },
+        options,
+        outcome,
+      );
+    }
+  }
   for (let k = low; k <= ctx.eligible.length; k++) {
     if (options.sizes && !options.sizes.includes(k)) continue;
     const skip = skipSize(ctx, k);
@@ -152,6 +176,7 @@ function buildPlan(
   winner: Evaluated,
   explanation: Explanation,
   options: PlanOptions,
+  byPrediction?: PredictionOutcome,
 ): PlanResult {
   const { index, request } = ctx;
   const order = winner.order as readonly number[];
@@ -215,13 +240,20 @@ function buildPlan(
   if (Object.keys(mesh).length > 0) instance.meshAddresses = mesh;
   const ring = winner.ring;
   const hops = explainHops(index, order);
-  const why = chosenWhy(ctx, winner, explanation.sizes, index);
+  const predicted = predictOption(ctx, winner, order);
+  const why = byPrediction
+    ? predictionWhy(ctx, byPrediction, winner)
+    : chosenWhy(ctx, winner, explanation.sizes, index);
+  if (!byPrediction && predicted.unmeasured.length > 0)
+    why.push(`no complete prediction, chosen by preference: unmeasured ${predicted.unmeasured.join(', ')}`);
+  const runnerUp = byPrediction?.runnerUp;
   const forced =
     single && (request.sharding !== 'pipeline' || request.backend !== 'ring')
       ? 'single node: forced to pipeline sharding on the ring backend'
       : undefined;
   return {
     instance,
+    predicted,
     explanation: {
       ...explanation,
       chosen: {
@@ -238,6 +270,16 @@ function buildPlan(
         ...(forced ? { forced } : {}),
         ...(request.workload.artifactBytes !== undefined
           ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) }
+          : {}),
+        by: byPrediction ? 'prediction' : 'preference',
+        ...(byPrediction ? { optionsCompared: byPrediction.compared } : {}),
+        ...(runnerUp
+          ? {
+              runnerUp: {
+                nodes: (runnerUp.e.order ?? runnerUp.e.members).map((m) => index.ids[m] as string),
+                predicted: runnerUp.prediction,
+              },
+            }
           : {}),
       },
       hops,
@@ -267,6 +309,25 @@ function chosenWhy(ctx: PlanningContext, winner: Evaluated, sizes: readonly Size
     why.push(
       `slowest ring hop: ${formatScore(winner.ring.bottleneck)}; RTT sum ${Math.round(winner.ring.rttSum * 1e6) / 1e6} ms`,
     );
+  why.push(
+    `available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`,
+  );
+  return why;
+}
+
+function predictionWhy(ctx: PlanningContext, outcome: PredictionOutcome, winner: Evaluated): string[] {
+  const best = outcome.best as NonNullable<PredictionOutcome['best']>;
+  const names = (e: Evaluated): string => (e.order ?? e.members).map((m) => ctx.index.ids[m]).join(', ');
+  const goal = ctx.request.objective === 'throughput' ? 'most predicted tokens/s' : 'least predicted step time';
+  const why = [
+    `${goal} of ${outcome.compared} feasible option(s) with a complete prediction: ${winner.members.length} node(s), ${describe(best.prediction)}`,
+  ];
+  const up = outcome.runnerUp;
+  why.push(
+    up
+      ? `runner-up: ${names(up.e)} (${up.k} node(s)), ${describe(up.prediction)}`
+      : 'no other feasible option had a complete prediction',
+  );
   why.push(
     `available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`,
   );

@@ -1,6 +1,7 @@
 import type { Host } from './hosts-by-node.js';
 import type { Backend, Sharding } from './placement-request.js';
 import type { InterfaceType } from './cluster-state.js';
+import type { Prediction } from './cost-model.js';
 
 /** The plan and refusal shapes the planner returns (as data, never thrown). See docs/placement.md. */
 export interface Shard {
@@ -42,7 +43,7 @@ export interface HopExplanation {
   readonly backward: HopDirection | null;
 }
 
-export type DropKind = 'memory' | 'layers' | 'rdma' | 'ring' | 'coordinator' | 'network' | 'preference';
+export type DropKind = 'memory' | 'layers' | 'rdma' | 'ring' | 'coordinator' | 'network' | 'preference' | 'predicted';
 
 export interface CandidateNote {
   readonly nodes: readonly string[];
@@ -87,6 +88,12 @@ export interface Explanation {
     readonly search: string;
     readonly forced?: string;
     readonly bytesToMove?: number;
+    /** How the set was chosen: by predicted speed, or by today's preference order (no complete prediction). */
+    readonly by: 'prediction' | 'preference';
+    /** With `by: prediction`: the next best option and its prediction. */
+    readonly runnerUp?: { readonly nodes: readonly string[]; readonly predicted: Prediction };
+    /** With `by: prediction`: how many feasible options had a complete prediction. */
+    readonly optionsCompared?: number;
   };
   readonly hops?: readonly HopExplanation[];
   readonly predictedAllReduce1GiB?: { readonly seconds: number | null; readonly basis: string };
@@ -103,6 +110,8 @@ export interface Refusal {
 
 export interface Plan {
   readonly instance: Instance;
+  /** The cost model's answer for this plan (cost-model.ts); null totals name what was unmeasured. */
+  readonly predicted: Prediction;
   readonly explanation: Explanation;
 }
 

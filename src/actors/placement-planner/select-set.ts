@@ -72,7 +72,7 @@ export function evaluateSize(ctx: PlanningContext, k: number): SizeOutcome {
 }
 
 /** Memory, layer and RDMA checks that need no ring search. */
-function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]): Evaluated {
+export function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]): Evaluated {
   const { index, request } = ctx;
   const memory = members.reduce((s, m) => s + (ctx.memory[m] as number), 0);
   const e: Evaluated = {
@@ -179,32 +179,7 @@ function searchTiers(ctx: PlanningContext, k: number, alive: readonly Evaluated[
       };
       continue;
     }
-    const ring = searchRing(k, item.hop, item.rtt, ctx.rng);
-    if (!ring) {
-      e.dropped = {
-        kind: 'ring',
-        why:
-          k <= 12 || item.bound === Number.NEGATIVE_INFINITY
-            ? 'no order gives every node a link to both ring neighbours'
-            : 'no ring order found within the search budget',
-      };
-      continue;
-    }
-    let order = ring.order.map((p) => e.members[p] as number);
-    if (ctx.request.backend === 'jaccl' && k > 1) {
-      // Rank 0 is the coordinator: the first node in ring order that every other member can reach by socket.
-      const at = order.findIndex((c) => coordinatorRoutes(index, e.members, c).ok);
-      if (at === -1) {
-        e.dropped = {
-          kind: 'coordinator',
-          why: 'jaccl needs a coordinator every node can reach by a socket link: no member qualifies',
-        };
-        continue;
-      }
-      order = [...order.slice(at), ...order.slice(0, at)];
-    }
-    e.ring = ring;
-    e.order = order;
+    if (!orderSet(ctx, k, e, item.hop, item.rtt, item.bound)) continue;
     finished.push(e);
     if (!best || compareFinished(e, best) < 0) best = e;
   }
@@ -212,6 +187,48 @@ function searchTiers(ctx: PlanningContext, k: number, alive: readonly Evaluated[
   best.chosen = true;
   for (const e of finished) if (e !== best) e.dropped = whyWorse(e, best);
   return best;
+}
+
+/**
+ * Searches a ring order for `e` (rank 0 first; jaccl: rotated so rank 0 is a coordinator every member reaches).
+ * Sets `e.ring` and `e.order`, or `e.dropped`; true when an order was found.
+ */
+export function orderSet(
+  ctx: PlanningContext,
+  k: number,
+  e: Evaluated,
+  hop: Float64Array,
+  rtt: Float64Array,
+  bound: number,
+): boolean {
+  const { index } = ctx;
+  const ring = searchRing(k, hop, rtt, ctx.rng);
+  if (!ring) {
+    e.dropped = {
+      kind: 'ring',
+      why:
+        k <= 12 || bound === Number.NEGATIVE_INFINITY
+          ? 'no order gives every node a link to both ring neighbours'
+          : 'no ring order found within the search budget',
+    };
+    return false;
+  }
+  let order = ring.order.map((p) => e.members[p] as number);
+  if (ctx.request.backend === 'jaccl' && k > 1) {
+    // Rank 0 is the coordinator: the first node in ring order that every other member can reach by socket.
+    const at = order.findIndex((c) => coordinatorRoutes(index, e.members, c).ok);
+    if (at === -1) {
+      e.dropped = {
+        kind: 'coordinator',
+        why: 'jaccl needs a coordinator every node can reach by a socket link: no member qualifies',
+      };
+      return false;
+    }
+    order = [...order.slice(at), ...order.slice(0, at)];
+  }
+  e.ring = ring;
+  e.order = order;
+  return true;
 }
 
 function whyWorse(e: Evaluated, best: Evaluated): { kind: DropKind; why: string } {

@@ -74,6 +74,7 @@ export function applyNodeProfileUpdated(state: ClusterState, e: NodeProfileUpdat
     rdmaEnabled: e.rdmaEnabled,
     cached: e.cached,
     runners: e.runners,
+    device: e.device,
     updatedAt: at,
   });
   return { ...state, nodes: withEntry(state.nodes, e.nodeId, { ...node, profile }) };

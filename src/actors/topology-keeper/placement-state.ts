@@ -12,6 +12,7 @@ export interface PlacementNode {
   readonly interfaces: readonly { readonly name: string; readonly ip: string; readonly type: InterfaceType }[];
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
+  readonly device?: { readonly memoryBandwidthGBps?: number; readonly gflops?: number };
 }
 export interface PlacementLink {
   readonly source: string;
@@ -40,6 +41,9 @@ export function toPlacementState(state: ClusterState): PlacementState {
       interfaces: profile.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
       rdmaEnabled: profile.rdmaEnabled,
       cached: profile.cached,
+      device: profile.device
+        ? compact({ memoryBandwidthGBps: profile.device.memoryBandwidthGBps, gflops: profile.device.gflops })
+        : undefined,
     });
   });
   const links = state.links.map((l) =>

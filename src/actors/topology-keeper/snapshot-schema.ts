@@ -8,6 +8,7 @@
 import {
   ARTIFACT_ID_PATTERN,
   INTERFACE_TYPES,
+  DeviceInfo,
   MemoryInfo,
   NetInterface,
   RUNNER_STATUSES,
@@ -67,6 +68,7 @@ export const NodeProfileSchema = Type.Object(
       }),
     ),
     runners: opt(RunnerPolicy),
+    device: opt(DeviceInfo),
     updatedAt: opt(Time),
   },
   CLOSED,

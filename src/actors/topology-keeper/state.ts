@@ -10,6 +10,7 @@ import type {
   InstancePlan,
   InterfaceType,
   Json,
+  DeviceInfo,
   MemoryInfo,
   NetInterface,
   NodeId,
@@ -27,6 +28,8 @@ export interface NodeProfile {
   readonly cached?: Readonly<Record<string, number>>;
   /** exec policy and runner quota the node advertises; absent: an older node, exec refused */
   readonly runners?: RunnerPolicy;
+  /** memory bandwidth and compute, measured or declared (absent: an older node, or not measured yet) */
+  readonly device?: DeviceInfo;
   readonly updatedAt?: number;
 }
 

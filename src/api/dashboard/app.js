@@ -15,6 +15,7 @@
 import { $, bandwidthText, el } from './dom.js';
 import { drawJobs, refreshTails } from './jobs.js';
 import { drawBench, noteBenchRun } from './bench-chart.js';
+import { drawPreviews, fetchPreviews, noteBenchPipeline } from './previews.js';
 
 /** @type {{ node: NodeInfo | null, topology: TopologyView, instances: readonly InstanceView[], lastIndex: number }} */
 const view = { node: null, topology: { nodes: [], links: [] }, instances: [], lastIndex: 0 };
@@ -134,7 +135,15 @@ function drawTopology() {
     g.append(el('text', { y: 4 }, role));
     const mem = node.memory ? `${gib(node.memory.ramAvailable)}/${gib(node.memory.ramTotal)} GiB` : 'memory ?';
     g.append(el('text', { y: 20 }, mem));
-    g.append(el('title', {}, node.id));
+    // What the node can do (measured at start, or declared by flags): the planner's speed inputs.
+    const d = node.device;
+    if (d && (d.memoryBandwidthGBps !== undefined || d.gflops !== undefined)) {
+      const bw = d.memoryBandwidthGBps === undefined ? '?' : Math.round(d.memoryBandwidthGBps);
+      const gf = d.gflops === undefined ? '?' : Math.round(d.gflops);
+      g.append(el('text', { y: 34, class: 'device' }, `${bw} GB/s · ${gf} GFLOP/s`));
+    }
+    const sources = d ? ` (memory bandwidth ${d.memoryBandwidthSource ?? '?'}, compute ${d.gflopsSource ?? '?'})` : '';
+    g.append(el('title', {}, `${node.id}${sources}`));
     svg.append(g);
   }
   $('counts').textContent = `${nodes.length} nodes, ${view.topology.links.length} links`;
@@ -215,6 +224,10 @@ function connect() {
     scheduleRefetch();
   };
   source.addEventListener('gap', scheduleRefetch);
+  source.addEventListener('bench-pipeline', (msg) => {
+    noteBenchPipeline(JSON.parse(msg.data));
+    $('index').textContent = 'bench pipeline done';
+  });
   source.addEventListener('bench', (msg) => {
     /** @type {BenchRunEvent} */
     const run = JSON.parse(msg.data);
@@ -237,6 +250,25 @@ async function loadBenchRuns() {
 }
 
 await loadBenchRuns();
+
+// Placement options for a described workload, with predicted speed (previews.js).
+const previewForm = /** @type {HTMLFormElement} */ ($('preview-form'));
+previewForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const data = new FormData(previewForm);
+  const num = (/** @type {string} */ k) => Number(data.get(k));
+  $('preview-error').textContent = '';
+  fetchPreviews({
+    memoryBytes: num('memoryBytes'),
+    layers: num('layers'),
+    hiddenSize: num('hiddenSize'),
+    tokensPerStep: num('tokensPerStep'),
+  })
+    .then((options) => drawPreviews($('previews'), options, nameOf))
+    .catch((error) => {
+      $('preview-error').textContent = String(error instanceof Error ? error.message : error);
+    });
+});
 await refresh();
 connect();
 setInterval(refresh, 10_000); // a safety net: views also refresh on every event

@@ -23,6 +23,21 @@ const KEEP_RUNS = 20; // finished runs kept for late readers; older ones are dro
 export const benchRoutes: readonly Route[] = [
   {
     method: 'POST',
+    path: '/v1/bench/pipeline',
+    summary: 'place a workload, time a pipeline step through it: measured beside predicted (200)',
+    writeRate: true,
+    handler: async ({ facade, body, shared }) => {
+      const request = requestCodecs.pipelineBench.decode(await body());
+      if (!facade.benchPipeline)
+        throw new TorusError('TORUS_INTERNAL', 'pipeline benchmarks are not available on this node');
+      const result = await facade.benchPipeline(request);
+      // The dashboard shows the measured figure beside the option it ran on.
+      for (const notice of shared.broadcast) notice('bench-pipeline', result);
+      return { status: 200, body: result };
+    },
+  },
+  {
+    method: 'POST',
     path: '/v1/bench/ring',
     summary: 'start a ring benchmark over chosen nodes (202 + run id; progress as `bench` SSE notices)',
     writeRate: true,

@@ -16,7 +16,10 @@ export function dashboardRoutes(): readonly Route[] {
     css: asset('style.css'),
   };
   // The page's ES modules: app.js imports the others.
-  const scripts = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js'].map((name) => ({ name, body: asset(name) }));
+  const scripts = ['app.js', 'dom.js', 'jobs.js', 'bench-chart.js', 'previews.js'].map((name) => ({
+    name,
+    body: asset(name),
+  }));
   const serve =
     (body: string, type: string): Route['handler'] =>
     async ({ res }) => {

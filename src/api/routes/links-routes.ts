@@ -21,4 +21,14 @@ export const linksRoutes: readonly Route[] = [
       return { status: 202, body: answer };
     },
   },
+  {
+    method: 'POST',
+    path: '/v1/device/measure',
+    summary: "measure this node's memory bandwidth and compute again (~2 s of one core): 200 + the figures",
+    writeRate: true,
+    handler: async ({ facade }) => {
+      if (!facade.measureDevice) throw new TorusError('TORUS_ACTOR_STOPPED', 'this node has no network profiler');
+      return { status: 200, body: await facade.measureDevice() };
+    },
+  },
 ];

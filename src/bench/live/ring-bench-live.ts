@@ -76,11 +76,11 @@ export function benchSizes(
   return sizes;
 }
 
-async function state(runtime: Runtime): Promise<ClusterState> {
+export async function state(runtime: Runtime): Promise<ClusterState> {
   return (await runtime.request<{ state: ClusterState }>('topology-keeper', { type: 'state' })).state;
 }
 
-async function command(runtime: Runtime, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function command(runtime: Runtime, body: Record<string, unknown>): Promise<Record<string, unknown>> {
   // The cluster answers with the handler's outcome (see CommandHandler).
   return (
     (await runtime.request<Record<string, unknown> | null>(
@@ -92,7 +92,7 @@ async function command(runtime: Runtime, body: Record<string, unknown>): Promise
 }
 
 /** The instance's record (one keeper request, not the whole state). */
-async function instanceRecord(runtime: Runtime, instanceId: string): Promise<InstanceRecord> {
+export async function instanceRecord(runtime: Runtime, instanceId: string): Promise<InstanceRecord> {
   try {
     return await runtime.request<InstanceRecord>('topology-keeper', { type: 'instance', id: instanceId });
   } catch (error) {
@@ -119,7 +119,7 @@ const TERMINAL = new Set(['complete', 'failed', 'cancelled', 'timed_out']);
 
 /** A finished task's result; throws for a task that ended otherwise. */
 function taskOutcome(
-  kind: Op,
+  kind: Op | 'pipeline',
   taskId: string,
   task: Pick<TaskRecord, 'status' | 'result' | 'error'>,
 ): Record<string, unknown> {
@@ -152,7 +152,12 @@ async function untilKnownHere(runtime: Runtime, instanceId: string, ms = 10_000)
   }
 }
 
-async function waitReady(runtime: Runtime, feed: EventFeed, instanceId: string, afterIndex: number): Promise<void> {
+export async function waitReady(
+  runtime: Runtime,
+  feed: EventFeed,
+  instanceId: string,
+  afterIndex: number,
+): Promise<void> {
   await untilKnownHere(runtime, instanceId);
   await waitForState(feed, {
     afterIndex,
@@ -163,11 +168,11 @@ async function waitReady(runtime: Runtime, feed: EventFeed, instanceId: string, 
   });
 }
 
-async function runTask(
+export async function runTask(
   runtime: Runtime,
   feed: EventFeed,
   instanceId: string,
-  kind: Op,
+  kind: Op | 'pipeline',
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const afterIndex = feed.lastIndex;

@@ -167,6 +167,26 @@ t.test('profile changes emit NodeProfileUpdated and re-measure on interface chan
   actor.stop();
 });
 
+t.test('device figures: a new measurement is announced in the profile, an unchanged one is not', async (t) => {
+  const { actor, emitted } = harness(new Map());
+  const memory = { ramTotal: 16e9, ramAvailable: 8e9 };
+  const lan = { name: 'lan0', ips: ['10.77.0.1'], type: 'ethernet' as const };
+  actor.send({ type: 'profile', profile: { interfaces: [lan], memory } });
+  const device = {
+    memoryBandwidthGBps: 20,
+    memoryBandwidthSource: 'measured' as const,
+    gflops: 900,
+    gflopsSource: 'declared' as const,
+    measuredAt: 5,
+  };
+  actor.send({ type: 'profile', profile: { interfaces: [lan], memory, device } });
+  actor.send({ type: 'profile', profile: { interfaces: [lan], memory, device } });
+  const updates = emitted.filter((e) => e.type === 'NodeProfileUpdated');
+  t.equal(updates.length, 2);
+  t.same((updates[1] as { device?: unknown }).device, device);
+  actor.stop();
+});
+
 t.test('helpers and message decoding', async (t) => {
   t.ok(interfacesChanged(undefined, []));
   t.notOk(

@@ -6,7 +6,9 @@
  *
  * Task ops and params: `barrier`; `all-reduce` {count, dtype: float32|int32|float16, op: sum|max|min, iters,
  * warmup}; `all-gather` {count, dtype, iters, warmup}; `broadcast` {…, root}; `send-recv` {count, dtype, iters, warmup};
- * every collective also takes `bidirectional` (true | false | 'auto', for that task only).
+ * every collective also takes `bidirectional` (true | false | 'auto', for that task only); `pipeline`
+ * {bytesPerLayer, flopsPerTokenPerLayer, activationBytesPerToken, tokensPerStep, steps, warmup}: a pipeline step
+ * through the ranks in ring order, each a stage of its planned layers (src/ring/timed-pipeline.ts).
  * A cancelled collective cannot be stopped half-way: the communicator is closed (the op fails on every rank)
  * and the runner reports itself Failed, so it is restarted (with its siblings) and the ring set up again;
  * the same happens when the ring breaks (a peer lost mid-collective).
@@ -16,6 +18,7 @@ import { parseHostPort } from '../../../protocols/hostfile.js';
 import type { RunnerStartConfig } from '../../../protocols/runner.js';
 import { RingCommunicator } from '../../../ring/index.js';
 import { timedCollective } from '../../../ring/timed-collective.js';
+import { timedPipeline } from '../../../ring/timed-pipeline.js';
 import { abortPromise, type RunnerWorkload } from './workload.js';
 
 /** Peers' runner processes may still be starting: be patient at set-up, bounded all the same. */
@@ -68,6 +71,22 @@ export function ringWorkload(config: RunnerStartConfig, _diagnostic: (message: s
       const t0 = performance.now();
       await Promise.race([c.barrier(), abortPromise(signal)]);
       return { op, worldSize: n, timeUs: Math.round((performance.now() - t0) * 1000) };
+    }
+    if (op === 'pipeline') {
+      // This rank's stage holds its planned layers (the shard's range); sizes come with the task.
+      return timedPipeline(
+        c,
+        {
+          layers: config.layerEnd - config.layerStart,
+          bytesPerLayer: intParam(params, 'bytesPerLayer', 1 << 20, 1, 2 ** 31),
+          flopsPerTokenPerLayer: intParam(params, 'flopsPerTokenPerLayer', 2 << 20, 0, 2 ** 40),
+          activationBytesPerToken: intParam(params, 'activationBytesPerToken', 8192, 1, 2 ** 28),
+          tokensPerStep: intParam(params, 'tokensPerStep', 1, 1, 65_536),
+          steps: intParam(params, 'steps', 10, 1, 10_000),
+          warmup: intParam(params, 'warmup', 1, 0, 1000),
+        },
+        signal,
+      );
     }
     const count = intParam(params, 'count', 1024, 1, MAX_COUNT);
     const iters = intParam(params, 'iters', 1, 1, 10_000);
