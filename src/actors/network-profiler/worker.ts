@@ -331,7 +331,9 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
     };
     void readProfile();
     timers.push(setInterval(() => void readProfile(), o.profileIntervalMs ?? 30_000));
-    if (o.measureDevice !== false)
+    // Both figures declared (an accelerator the flags describe): nothing to measure at start; a request still can.
+    const declaredWhole = o.declaredDevice?.gflops !== undefined && o.declaredDevice?.memoryBandwidthGBps !== undefined;
+    if (o.measureDevice !== false && !declaredWhole)
       timers.push(
         setTimeout(
           () =>
