@@ -12,8 +12,9 @@ import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
  * creation adds what the runner needs to start a workload.
  */
 const nodeId = IdField('a node id');
-// A preview places the workload's sizes only; the artifacts it needs count once it is created.
-const { artifacts: _artifacts, ...placedFields } = workloadFields;
+// A preview places the workload's sizes only; the artifacts it needs count once it is created, and how its logs
+// rotate matters only to the runners (the planner reads neither).
+const { artifacts: _artifacts, logs: _logs, ...placedFields } = workloadFields;
 
 /** POST /v1/placements/preview: the request of the `plan` command. */
 export const PreviewRequest = Type.Object(

@@ -309,6 +309,13 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
       field: (k) => k,
     },
     {
+      name: 'PipelineBenchRequest',
+      schema: requestSchemas.PipelineBenchRequest,
+      sample: { workload, objective: 'throughput', minNodes: 2, requiredNodes: ['a'], steps: 5, warmup: 1 },
+      decode: (v) => requestCodecs.pipelineBench.decode(v),
+      field: (k) => k,
+    },
+    {
       name: 'MeasureLinksRequest',
       schema: requestSchemas.MeasureLinksRequest,
       sample: { peer: 'b', ip: '10.77.0.2' },
