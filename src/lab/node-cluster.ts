@@ -173,15 +173,39 @@ export class NodeCluster {
     nodes?: () => NodeProcess[],
   ): Promise<NodeView[]> {
     const members = nodes ?? (() => this.live());
-    return this.until(
-      `${members().length} nodes to agree`,
-      async () => {
-        const vs = await this.views(members());
-        return NodeCluster.agreed(vs, members().length) && extra(vs!) && vs;
-      },
-      ms,
-      400,
-    );
+    let last: NodeView[] | null = null;
+    try {
+      return await this.until(
+        `${members().length} nodes to agree`,
+        async () => {
+          const vs = await this.views(members());
+          last = vs;
+          return NodeCluster.agreed(vs, members().length) && extra(vs!) && vs;
+        },
+        ms,
+        400,
+      );
+    } catch (error) {
+      // A timeout that says what each node last showed, so a flake in CI can be read from its log alone.
+      throw new Error(`${(error as Error).message}; last seen: ${NodeCluster.describe(last)}`);
+    }
+  }
+
+  /** One line per node: role, leader, digest, node count, links and how many of them carry a measured bandwidth. */
+  static describe(vs: NodeView[] | null): string {
+    if (!vs) return 'not every node answered';
+    return vs
+      .map((v) => {
+        const links = v.topology.links;
+        const measured = links.filter((l) => typeof l.bandwidthBps === 'number');
+        const devices = v.topology.nodes.filter((n) => (n as { device?: unknown }).device !== undefined).length;
+        return (
+          `h${v.host} ${v.node.role} leader=${v.node.leaderId ?? '-'} digest=${v.state.digest.slice(0, 8)} ` +
+          `index=${v.state.lastIndex} nodes=${Object.keys(v.state.state.nodes).length} links=${links.length} ` +
+          `measured=${measured.length} devices=${devices}`
+        );
+      })
+      .join(' | ');
   }
 
   /**

@@ -69,12 +69,16 @@ t.test('node dist/main.js starts, answers, stops on SIGTERM, and keeps its id ac
   t.equal((await fetch(`${base}/v1/node`)).status, 401, 'the rest of the API needs the token');
   // The token as the CLI on this machine finds it: the file the node saved in its data dir.
   const auth = { authorization: `Bearer ${readApiTokenIn(dataDir)}` };
-  const info = (await (await fetch(`${base}/v1/node`, { headers: auth })).json()) as {
-    id: string;
-    incarnation: number;
-    quorum?: unknown;
-    security?: unknown;
-  };
+  type NodeInfo = { id: string; incarnation: number; quorum?: { ok?: boolean; members?: number }; security?: unknown };
+  // Listening comes before the lone node has elected itself: wait (bounded) for its quorum, then judge it.
+  let info = (await (await fetch(`${base}/v1/node`, { headers: auth })).json()) as NodeInfo;
+  for (
+    const end = Date.now() + 15_000;
+    !(info.quorum?.ok === true && info.quorum.members === 1) && Date.now() < end;
+  ) {
+    await new Promise((r) => setTimeout(r, 100));
+    info = (await (await fetch(`${base}/v1/node`, { headers: auth })).json()) as NodeInfo;
+  }
   t.equal(info.id, first.nodeId);
   t.same(info.security, { mode: 'secret', secretSource: 'created' }, 'a first start creates the cluster secret');
   t.match(info.quorum, { ok: true, members: 1, reached: 1, needed: 1 }, 'a lone node has its own quorum');

@@ -91,22 +91,33 @@ let currentDevice: DeviceInfo | undefined;
 let remeasureDevice: (() => Promise<DeviceInfo | undefined>) | undefined;
 let requestMeasure: ((sink: string, ip: string) => void) | undefined;
 const failures = new Map<string, number>();
-const MAX_MEASURE_RETRIES = 5;
+/** Retries of a failed link measurement back off from one probe interval up to this bound, and never stop. */
+const MAX_MEASURE_RETRY_MS = 300_000;
+/** Failures logged as warnings; later ones of the same link go to debug (a dead link must not flood the log). */
+const WARNED_MEASURE_FAILURES = 3;
 /** The policy's verdict for one link right before its probe, on freshly read instances (set up in `setup`). */
 let gate: ((key: string) => Promise<ProbeDecision>) | undefined;
 
 /**
  * A failed measurement (an RTT sample or transfer timing out on a busy machine, a sink gone for a moment) is tried
- * again one probe interval later, a few times: the statechart drops failed jobs, and the link would otherwise stay
- * unmeasured until something else asks (seen end to end: one LAN link of a 3-node lab never got a bandwidth).
+ * again later: the statechart drops failed jobs, and the link would otherwise stay unmeasured until something else
+ * asks (seen end to end: one LAN link of a 3-node lab never got a bandwidth). The delay doubles from one probe
+ * interval up to MAX_MEASURE_RETRY_MS; a link that is up is never given up on, and a link that goes down leaves the
+ * profiler's links, so the retry finds nothing to measure.
  */
 function retryMeasureLater(key: string, error: unknown): void {
   const n = (failures.get(key) ?? 0) + 1;
   failures.set(key, n);
   const sep = key.lastIndexOf('|');
-  log.warn('link measurement failed', { link: key, attempt: n, retry: n < MAX_MEASURE_RETRIES, error });
-  if (n >= MAX_MEASURE_RETRIES || sep < 0) return;
-  setTimeout(() => requestMeasure?.(key.slice(0, sep), key.slice(sep + 1)), o.probeIntervalMs ?? 10_000).unref();
+  if (sep < 0) return;
+  const delayMs = Math.min((o.probeIntervalMs ?? 10_000) * 2 ** (n - 1), MAX_MEASURE_RETRY_MS);
+  (n <= WARNED_MEASURE_FAILURES ? log.warn : log.debug)('link measurement failed', {
+    link: key,
+    attempt: n,
+    retryInMs: delayMs,
+    error,
+  });
+  setTimeout(() => requestMeasure?.(key.slice(0, sep), key.slice(sep + 1)), delayMs).unref();
 }
 
 // The statechart is pure; its I/O actors are provided here.
