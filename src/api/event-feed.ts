@@ -20,6 +20,7 @@ export class EventFeed {
   #bytes = 0;
   #lastIndex = 0;
   readonly #listeners = new Set<() => void>();
+  readonly #replacedListeners = new Set<() => void>();
 
   constructor(options: { retain?: number; maxQueued?: number; retainBytes?: number } = {}) {
     this.#retain = options.retain ?? 1000;
@@ -58,6 +59,20 @@ export class EventFeed {
       this.#sizes.splice(0, drop);
     }
     for (const wake of this.#listeners) wake();
+  }
+
+  /**
+   * The applied state was replaced rather than advanced (a snapshot installed, the saved state restored): what it
+   * now holds came with no events, so whoever waits on the state reads it again.
+   */
+  replaced(): void {
+    for (const listener of this.#replacedListeners) listener();
+  }
+
+  /** Calls `listener` on each replacement; returns the unsubscribe. */
+  onReplaced(listener: () => void): () => void {
+    this.#replacedListeners.add(listener);
+    return () => this.#replacedListeners.delete(listener);
   }
 
   async *events(afterIndex: number, signal: AbortSignal): AsyncGenerator<IndexedEvent> {

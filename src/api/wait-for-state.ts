@@ -1,7 +1,8 @@
 /**
  * Waits for the replicated state to reach a condition by following applied events, not by polling the keeper:
- * the condition is checked once, then again after each applied event the caller marks as relevant. A slow
- * safety check also runs, because a node that installs a snapshot (catch-up) skips the events in it.
+ * the condition is checked once, then again after each applied event the caller marks as relevant, and after the
+ * feed says the state was replaced (a snapshot install brings a state without its events). A feed that dropped the
+ * waiter (it fell far behind) is checked once and followed again from where the feed now is.
  */
 import type { EventFeed } from './event-feed.js';
 import type { ClusterEvent } from '../protocols/events.js';
@@ -17,38 +18,48 @@ export interface WaitForStateOptions<T> {
   readonly fromEvent?: (event: ClusterEvent) => T | undefined;
   readonly timeoutMs: number;
   readonly onTimeout: () => Error;
-  readonly safetyCheckMs?: number;
 }
-
-const SAFETY_CHECK_MS = 2_000;
 
 export async function waitForState<T>(feed: EventFeed, options: WaitForStateOptions<T>): Promise<T> {
   const controller = new AbortController();
-  const iterator = feed.events(options.afterIndex, controller.signal)[Symbol.asyncIterator]();
+  let iterator = feed.events(options.afterIndex, controller.signal)[Symbol.asyncIterator]();
   const deadline = Date.now() + options.timeoutMs;
   let pending: Promise<IteratorResult<{ event: ClusterEvent }>> | undefined;
-  let feedOpen = true;
   let timer: NodeJS.Timeout | undefined;
+  let wakeReplaced: (() => void) | undefined;
+  let replacedSeen = false;
+  const unsubscribe = feed.onReplaced(() => {
+    replacedSeen = true;
+    wakeReplaced?.();
+  });
   try {
     let answer: T | undefined = await options.check();
     for (;;) {
       if (answer !== undefined) return answer;
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw options.onTimeout();
-      // Keep one next() outstanding across rounds: a tick must not drop an event the iterator is about to give.
-      if (feedOpen) pending ??= iterator.next();
-      const tick = new Promise<'tick'>((resolve) => {
-        timer = setTimeout(() => resolve('tick'), Math.min(remaining, options.safetyCheckMs ?? SAFETY_CHECK_MS));
-      });
-      const next = await (pending ? Promise.race([pending, tick]) : tick);
-      clearTimeout(timer);
-      if (next === 'tick') {
+      if (replacedSeen) {
+        replacedSeen = false;
         answer = await options.check();
         continue;
       }
+      // Keep one next() outstanding across rounds: a wake-up must not drop an event the iterator is about to give.
+      pending ??= iterator.next();
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), remaining);
+      });
+      const replaced = new Promise<'replaced'>((resolve) => {
+        wakeReplaced = () => resolve('replaced');
+      });
+      const next = await Promise.race([pending, late, replaced]);
+      clearTimeout(timer);
+      wakeReplaced = undefined;
+      if (next === 'late') throw options.onTimeout();
+      if (next === 'replaced') continue;
       pending = undefined;
       if (next.done) {
-        feedOpen = false; // the feed dropped us (we fell far behind): the safety checks carry on alone
+        // The feed dropped us (we fell far behind): check once, then follow it again from where it is now.
+        iterator = feed.events(feed.lastIndex, controller.signal)[Symbol.asyncIterator]();
         answer = await options.check();
         continue;
       }
@@ -58,6 +69,7 @@ export async function waitForState<T>(feed: EventFeed, options: WaitForStateOpti
     }
   } finally {
     clearTimeout(timer);
+    unsubscribe();
     controller.abort();
     void iterator.return?.(undefined);
   }

@@ -1,6 +1,9 @@
 /**
  * The actors a node runs under its root supervisor, in start order, with the options each receives.
- * Shutdown runs in SHUTDOWN_ORDER (api → planner → runners → profiler → topology → cluster: each stops before what it depends on).
+ * The topology keeper and the cluster share one worker: the agreement applies committed entries to the keeper's
+ * state, the one applied copy (src/actors/cluster/worker.ts), so the thread starts as `topology-keeper` and also
+ * answers at `cluster`. Shutdown runs in SHUTDOWN_ORDER (planner → runners → profiler → keeper and cluster: each
+ * stops before what it depends on).
  */
 import { hostname } from 'node:os';
 import type { ActorSpec } from '../runtime/actor-host.js';
@@ -36,7 +39,6 @@ export const SHUTDOWN_ORDER: readonly ActorName[] = [
   'runner-supervisor',
   'network-profiler',
   'topology-keeper',
-  'cluster',
 ];
 
 export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): ActorSpec[] {
@@ -44,7 +46,8 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
   const common = { nodeId: identity.nodeId, incarnation: identity.incarnation, dataDir: config.dataDir };
   const dataKey = ctx.credential.mode === 'secret' ? ctx.credential.keys.dataKey : null;
   const all: Record<ActorName, unknown> = {
-    'topology-keeper': { ...common, reportTo: 'cluster' },
+    // Alone (an embedder without the cluster): the keeper answers on the empty state.
+    'topology-keeper': { ...common, agreement: false },
     cluster: {
       ...common,
       startedAt: ctx.startedAt,
@@ -86,9 +89,11 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       runRetention: config.runRetention,
     },
   };
-  return ACTOR_NAMES.filter((name) => !only || only.includes(name)).map((name) => ({
-    name,
-    module: actorModule(name),
-    options: all[name],
-  }));
+  const wanted = (name: ActorName) => !only || only.includes(name);
+  return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name): ActorSpec => {
+    if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name] };
+    return wanted('cluster')
+      ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'] }
+      : { name, module: actorModule('cluster'), options: all[name] };
+  });
 }

@@ -225,7 +225,8 @@ export class ActorNodeFacade implements NodeFacade {
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
     const threadHeapBytes: Record<string, number> = { main: process.memoryUsage().heapUsed };
     await Promise.all(
-      this.#ctx.runtime.actors().map(async (name) => {
+      // One sample per thread (an actor answering at two addresses is one thread).
+      Object.keys(this.#ctx.runtime.stats()).map(async (name) => {
         try {
           const heap = await this.#ctx.runtime.request<{ usedBytes: number }>(
             name,

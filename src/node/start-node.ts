@@ -7,6 +7,7 @@ import { EventFeed } from '../api/event-feed.js';
 import { createApiServer, type ApiServer } from '../api/server.js';
 import { loadOrCreateIdentity, type NodeIdentity } from '../actors/cluster/storage/identity.js';
 import { decodeIndexedEvent } from '../protocols/events.js';
+import type { Body } from '../protocols/mailbox.js';
 import { createLogger, setLogLevel } from '../runtime/log.js';
 import { Runtime } from '../runtime/runtime.js';
 import { actorSpecs, SHUTDOWN_ORDER, type ActorName } from './actor-specs.js';
@@ -70,18 +71,25 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       void shutdown(`actor ${actor} escalated`);
     },
   });
-  // Applied events arrive from the topology keeper; the API streams them (SSE) from this feed.
+  // The committed stream, in log order, from the thread that applies it (src/actors/cluster/worker.ts): the API
+  // streams it (SSE) from this feed, the replacer watches it, and the runner supervisor follows it by index.
   const replacer = new Replacer(runtime, log);
+  const toSupervisor = (body: Body) => {
+    if (runtime.actors().includes('runner-supervisor')) runtime.send('runner-supervisor', body, 'node-events');
+  };
   runtime.register('node-events', (body) => {
-    const entries = Array.isArray(body.entries) ? body.entries : body.indexed ? [body.indexed] : [];
+    if (body.type === 'state-replaced') {
+      feed.replaced();
+      toSupervisor({ type: 'state-replaced' });
+      return null;
+    }
+    const entries = Array.isArray(body.entries) ? body.entries : [];
     for (const raw of entries) {
       const entry = decodeIndexedEvent(raw, 'body.entries');
       feed.append(entry);
       replacer.observe(entry);
     }
-    // The runner supervisor reacts to applied events at once (it also polls the keeper as a safety net).
-    if (entries.length > 0 && runtime.actors().includes('runner-supervisor'))
-      runtime.send('runner-supervisor', { type: 'events', entries }, 'node-events');
+    if (entries.length > 0) toSupervisor({ type: 'events', entries });
     return null;
   });
   // The cluster actor asks this service to turn commands into events when this node leads.

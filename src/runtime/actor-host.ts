@@ -13,6 +13,11 @@ export interface ActorSpec {
   /** The worker entry (`src/actors/<name>/worker.ts|js`); see siblingModule. */
   readonly module: URL;
   readonly options?: unknown;
+  /**
+   * Further addresses the same worker answers at: one thread that owns two concerns' state (the topology keeper's
+   * replicated state is the agreement's state machine, so both run where it is applied) keeps both names.
+   */
+  readonly aliases?: readonly string[];
 }
 
 export interface ActorHostEvents {

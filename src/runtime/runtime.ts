@@ -81,7 +81,8 @@ export class Runtime {
   /** Starts an actor under the root supervisor; resolves when it is ready. */
   supervise(spec: ActorSpec): Promise<void> {
     if (this.#shuttingDown) return Promise.reject(new TorusError('TORUS_SHUTTING_DOWN', 'the node is shutting down'));
-    if (this.#services.has(spec.name)) throw new Error(`${spec.name} is already a host service`);
+    for (const address of [spec.name, ...(spec.aliases ?? [])])
+      if (this.#services.has(address)) throw new Error(`${address} is already a host service`);
     return this.#supervisor.start(spec);
   }
 
@@ -120,6 +121,8 @@ export class Runtime {
     if (service) return Promise.resolve().then(() => service(body, from)) as Promise<T>;
     if (!this.#supervisor.has(name))
       return Promise.reject(new TorusError('TORUS_ACTOR_UNKNOWN', `no actor or service named ${name}`, { to }));
+    // Pending requests are kept by the child that answers, so its going down fails them whatever address was used.
+    const child = this.#supervisor.resolve(name);
     return new Promise<T>((resolve, reject) => {
       const corr = this.#nextCorr++;
       this.#pending.add(corr, timeoutMs, {
@@ -131,7 +134,7 @@ export class Runtime {
             type: body.type,
             timeoutMs,
           }),
-        meta: name,
+        meta: child,
       });
       try {
         this.#supervisor.deliver(name, { t: 'msg', from, to: name, body, corr });
@@ -144,19 +147,21 @@ export class Runtime {
   }
 
   /** The last snapshot view an actor pushed. */
-  snapshot(name: string): unknown {
-    return this.#snapshots.get(name);
+  snapshot(address: string): unknown {
+    return this.#snapshots.get(this.#supervisor.resolve(address));
   }
 
-  subscribe(name: string, listener: (view: unknown) => void): () => void {
+  subscribe(address: string, listener: (view: unknown) => void): () => void {
+    const name = this.#supervisor.resolve(address);
     let set = this.#subscribers.get(name);
     if (!set) this.#subscribers.set(name, (set = new Set()));
     set.add(listener);
     return () => set.delete(listener);
   }
 
+  /** Every address an actor answers at (names and aliases), in start order. */
   actors(): string[] {
-    return this.#supervisor.names;
+    return this.#supervisor.addresses;
   }
 
   stats(): ReturnType<Supervisor['stats']> {

@@ -68,8 +68,11 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   definition: ActorDefinition<TMachine, TOptions>,
 ): void {
   if (!parentPort) throw new Error(`serveActor(${definition.name}) must run inside a worker thread`);
-  const { options } = (workerData ?? {}) as { options: TOptions };
-  const log = createLogger({ actor: definition.name });
+  const data = (workerData ?? {}) as { name?: string; options: TOptions };
+  const { options } = data;
+  // The address the host started this worker under (its spec name) is the one its frames carry.
+  const name = data.name ?? definition.name;
+  const log = createLogger({ actor: name });
   const pending = new PendingRequests();
   let nextCorr = 1;
   let stopping = false;
@@ -87,7 +90,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
         report(false, error);
       },
     },
-    `${definition.name} mailbox`,
+    `${name} mailbox`,
   );
 
   const post = (frame: Frame): void => {
@@ -107,14 +110,14 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
     (definition.view ?? (defaultView as unknown as (s: SnapshotFrom<TMachine>) => unknown))(snapshot);
 
   const ctx: ActorContext<TMachine, TOptions> = {
-    name: definition.name,
+    name,
     options,
     actor,
     log,
     get stopping() {
       return stopping;
     },
-    send: (to, body) => post({ t: 'msg', from: definition.name, to, body }),
+    send: (to, body) => post({ t: 'msg', from: name, to, body }),
     request: <T>(to: string, body: Body, requestOptions: RequestOptions = {}) =>
       new Promise<T>((resolve, reject) => {
         const corr = nextCorr++;
@@ -131,7 +134,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
           meta: undefined,
         });
         try {
-          port.send({ t: 'msg', from: definition.name, to, body, corr });
+          port.send({ t: 'msg', from: name, to, body, corr });
         } catch (error) {
           pending.take(corr);
           reject(error);
@@ -181,11 +184,9 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       else {
         const handler = definition.requests?.[frame.body.type];
         if (!handler)
-          throw new TorusError(
-            'TORUS_PROTOCOL_INVALID',
-            `${definition.name} has no request ${JSON.stringify(frame.body.type)}`,
-            { type: frame.body.type },
-          );
+          throw new TorusError('TORUS_PROTOCOL_INVALID', `${name} has no request ${JSON.stringify(frame.body.type)}`, {
+            type: frame.body.type,
+          });
         result = handler(frame.body, ctx);
       }
     } catch (error) {
@@ -217,7 +218,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       log.warn('cleanup failed during stop', { error });
     }
     actor.stop();
-    pending.clear(() => new TorusError('TORUS_SHUTTING_DOWN', `${definition.name} is stopping`));
+    pending.clear(() => new TorusError('TORUS_SHUTTING_DOWN', `${name} is stopping`));
     post({ t: 'stopped' });
     port.close();
     parentPort?.close();
@@ -248,7 +249,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
         void stop(frame.deadlineMs);
         return;
       default:
-        report(false, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected frame ${frame.t} in ${definition.name}`));
+        report(false, new TorusError('TORUS_PROTOCOL_INVALID', `unexpected frame ${frame.t} in ${name}`));
     }
   }
 

@@ -38,6 +38,8 @@ const BACKLOG_LIMIT = 10_000;
 
 export class Supervisor {
   readonly #children = new Map<string, Child>();
+  /** alias → the name of the child that answers at it (ActorSpec.aliases) */
+  readonly #aliases = new Map<string, string>();
   readonly #hooks: SupervisorHooks;
   readonly #policy: RestartPolicy;
   readonly #log: Logger;
@@ -53,9 +55,22 @@ export class Supervisor {
     return [...this.#children.keys()];
   }
 
+  /** Every address a child answers at: its name, then its aliases, in start order. */
+  get addresses(): string[] {
+    return [...this.#children.values()].flatMap((c) => [c.spec.name, ...(c.spec.aliases ?? [])]);
+  }
+
+  /** The child's name for an address (an alias resolves to the child that answers at it). */
+  resolve(address: string): string {
+    return this.#aliases.get(address) ?? address;
+  }
+
   /** Starts a child; resolves once it is ready (after restarts if it crashed), rejects if the supervisor gave up. */
   start(spec: ActorSpec): Promise<void> {
-    if (this.#children.has(spec.name)) throw new Error(`actor ${spec.name} is already supervised`);
+    for (const address of [spec.name, ...(spec.aliases ?? [])])
+      if (this.#children.has(address) || this.#aliases.has(address))
+        throw new Error(`actor ${address} is already supervised`);
+    for (const alias of spec.aliases ?? []) this.#aliases.set(alias, spec.name);
     const child: Child = {
       spec,
       host: undefined,
@@ -75,16 +90,17 @@ export class Supervisor {
   }
 
   has(name: string): boolean {
-    return this.#children.has(name);
+    return this.#children.has(this.resolve(name));
   }
 
   liveHost(name: string): ActorHost | undefined {
-    const host = this.#children.get(name)?.host;
+    const host = this.#children.get(this.resolve(name))?.host;
     return host && (host.state === 'ready' || host.state === 'starting') ? host : undefined;
   }
 
   /** Delivers a frame to the actor, or keeps it until the restarting actor is back. */
-  deliver(name: string, frame: Frame): void {
+  deliver(address: string, frame: Frame): void {
+    const name = this.resolve(address);
     const child = this.#children.get(name);
     if (!child) throw new Error(`no actor ${name}`);
     const host = this.liveHost(name);

@@ -117,3 +117,30 @@ t.test('unhandled rejections: none across the runtime tests', async (t) => {
   await sleep(600); // the late reply arrives after the timeout and is dropped quietly
   t.same(unhandled, []);
 });
+
+t.test('an actor answering at an alias: one worker, both addresses, one view, duplicates refused', async (t) => {
+  const { runtime } = testRuntime(t);
+  const notes: unknown[] = [];
+  runtime.register('collector', (body) => {
+    notes.push(body);
+    return null;
+  });
+  await runtime.supervise({ name: 'probe', module: probeModule, options: { start: 1 }, aliases: ['also'] });
+  t.same(runtime.actors(), ['probe', 'also'], 'both addresses listed');
+  t.equal(runtime.liveWorkers(), 1, 'one thread');
+  runtime.send('also', { type: 'inc', by: 2 });
+  t.same(await runtime.request('probe', { type: 'snapshot' }), { value: 'running', count: 3 }, 'sent to the alias');
+  t.equal(await runtime.request('also', { type: 'echo', payload: 'via alias' }), 'via alias');
+  await waitFor(() => (runtime.snapshot('also') as { count?: number } | undefined)?.count === 3, 5_000, 'view');
+  t.equal(runtime.snapshot('also'), runtime.snapshot('probe'), 'the alias shows the same view');
+  t.equal(await runtime.request('also', { type: 'tellHost', text: 'from the worker' }), 'sent');
+  await waitFor(() => notes.length === 1, 5_000, 'the note');
+  t.equal(notes.length, 1, 'the worker still sends under its own name');
+  t.same(Object.keys(runtime.stats()), ['probe'], 'stats per thread');
+  t.throws(() => runtime.register('also', () => null), /already an actor/);
+  await t.rejects(async () => runtime.supervise({ name: 'also', module: probeModule }), /already supervised/);
+  await t.rejects(
+    async () => runtime.supervise({ name: 'other', module: probeModule, aliases: ['probe'] }),
+    /already supervised/,
+  );
+});

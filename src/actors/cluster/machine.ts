@@ -1,18 +1,23 @@
 /**
- * The cluster actor's statechart: the node's role in the agreement (discovering → follower ⇄ candidate →
- * leader), as reported by the ClusterNode shell. Pure: the shell sends `cluster.role` / `cluster.progress` /
- * `cluster.members` events; the snapshot shows the role (value) and term, leader, log position and digest.
+ * The statechart of the thread that owns the replicated state: the node's role in the agreement (discovering →
+ * follower ⇄ candidate → leader), as reported by the ClusterNode shell, and where the applied state stands. Pure:
+ * the shell sends `cluster.role` / `cluster.progress` / `cluster.members` / `cluster.quorum` events; the snapshot
+ * shows the role (value), term, leader, the applied index, term, digest and counts.
  */
-import { assign, emit, setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import type { Role } from '../../protocols/peer-frames.js';
 import type { ClusterActorMessage } from './messages.js';
+import type { ReplicaView } from '../topology-keeper/queries.js';
 
 export interface ClusterContext {
   readonly nodeId: string;
   readonly term: number;
   readonly leader: string | null;
   readonly lastIndex: number;
+  readonly lastTerm: number;
   readonly digest: string;
+  /** What the applied state holds (the dashboard and `status` show it). */
+  readonly counts: ReplicaView['counts'];
   readonly members: readonly string[];
   readonly heard: number;
   /** Whether this node reaches a quorum of the members its state lists (without it: no leader, no writes). */
@@ -24,10 +29,10 @@ export interface ClusterContext {
   };
 }
 
-/** `cluster.role`, `topology.rejected`, `topology.gap`: from other actors, their types from the schemas (messages.ts). */
+/** `cluster.role` from outside the shell has its type from the schemas (messages.ts). */
 export type ClusterActorEvent =
   | ClusterActorMessage
-  | { readonly type: 'cluster.progress'; readonly lastIndex: number; readonly digest: string }
+  | ({ readonly type: 'cluster.progress' } & ReplicaView)
   | { readonly type: 'cluster.members'; readonly members: readonly string[]; readonly heard: number }
   | {
       readonly type: 'cluster.quorum';
@@ -47,14 +52,21 @@ export const clusterMachine = setup({
     context: ClusterContext;
     events: ClusterActorEvent;
     input: { nodeId: string };
-    emitted: { type: 'keeper.resync' };
   },
   actions: {
     term: assign(({ context, event }) =>
       event.type === 'cluster.role' ? { ...context, term: event.term, leader: event.leader } : context,
     ),
     progress: assign(({ context, event }) =>
-      event.type === 'cluster.progress' ? { ...context, lastIndex: event.lastIndex, digest: event.digest } : context,
+      event.type === 'cluster.progress'
+        ? {
+            ...context,
+            lastIndex: event.lastIndex,
+            lastTerm: event.lastTerm,
+            digest: event.digest,
+            counts: event.counts,
+          }
+        : context,
     ),
     members: assign(({ context, event }) =>
       event.type === 'cluster.members' ? { ...context, members: event.members, heard: event.heard } : context,
@@ -73,7 +85,9 @@ export const clusterMachine = setup({
     term: 0,
     leader: null,
     lastIndex: 0,
+    lastTerm: 0,
     digest: '',
+    counts: { nodes: 0, links: 0, instances: 0, tasks: 0 },
     members: [],
     heard: 0,
     quorum: { ok: true, reached: 0, members: 0, needed: 0 },
@@ -88,9 +102,6 @@ export const clusterMachine = setup({
     'cluster.progress': { actions: 'progress' },
     'cluster.members': { actions: 'members' },
     'cluster.quorum': { actions: 'quorum' },
-    // The keeper lost step (rejected entry or a gap): the shell sends it the whole state again.
-    'topology.rejected': { actions: emit({ type: 'keeper.resync' as const }) },
-    'topology.gap': { actions: emit({ type: 'keeper.resync' as const }) },
   },
   states: {
     /** Listening for an existing leader before campaigning. */

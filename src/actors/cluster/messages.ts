@@ -4,7 +4,7 @@
  * ValidationError('frame', `body.…`) (TORUS_PROTOCOL_INVALID), as before the schemas.
  */
 import { ValidationError } from '../../protocols/errors.js';
-import { ErrorJsonSchema, EventBody } from '../../protocols/cluster-schema.js';
+import { EventBody } from '../../protocols/cluster-schema.js';
 import { MAX_BATCH, ROLES } from '../../protocols/peer-frames.js';
 import { canonical, compile, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 
@@ -17,9 +17,6 @@ const message = <T extends string, P extends Record<string, TSchema>>(type: T, p
 
 /** The events other actors may send the cluster actor (the rest of its events come from its own shell). */
 export const ClusterActorMessages = {
-  /** From the topology keeper when it rejected an entry (`error` says why) or holds a gap: the shell re-sends the state. */
-  'topology.rejected': message('topology.rejected', { index: Index, error: Type.Optional(ErrorJsonSchema) }),
-  'topology.gap': message('topology.gap', { from: Index, to: Index }),
   'cluster.role': message('cluster.role', {
     role: StringEnum(ROLES),
     term: Index,

@@ -1,20 +1,39 @@
 /**
- * Worker entry of the cluster actor: a thin wrapper around ClusterNode (src/actors/cluster/cluster-node.ts), which
- * owns the sockets, mDNS and timers. Committed entries go to the topology keeper in order
- * (`event {indexed}`); a snapshot install goes as `install-snapshot {snapshot, force: true}`.
+ * The thread that owns the replicated state: the topology keeper's worker, in which the cluster's agreement runs.
+ * ClusterNode (src/actors/cluster/cluster-node.ts) owns the sockets, mDNS, timers and the log; the state it applies
+ * committed entries to is the one copy on this node, and the keeper's read requests answer from it directly
+ * (src/actors/topology-keeper/queries.ts). Started as `topology-keeper` with the alias `cluster` (node/actor-specs.ts).
  *
- * Requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an object, with
- * `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` → heard-but-
- * not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined peers;
- * `role` → {role, term, leader, leaderId, quorum: {ok, members, reached, needed, why}}.
+ * Agreement requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an
+ * object, with `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` →
+ * heard-but-not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined
+ * peers; `role` → {role, term, leader, leaderId, quorum: {ok, members, reached, needed, why}}.
+ * Keeper requests: `state`, `topology`, `instances`, `instance {id}`, `placementState`, `toReplace`, `state-snapshot`.
  * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
  * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
+ *
+ * Subscribers follow the committed stream by index: each applied entry goes to `options.eventsTo` (default
+ * `node-events`) as `{type: 'applied', entries}`, in log order; when the state is replaced rather than advanced (a
+ * snapshot installed, the saved state restored) they get `{type: 'state-replaced', lastIndex, digest}` and read
+ * the state again. With `agreement: false` (an embedder that runs the keeper without the cluster) there is no
+ * ClusterNode and the keeper answers on the empty state.
  */
 import { serveActor } from '../../runtime/serve-actor.js';
 import { ClusterNode } from './cluster-node.js';
 import { topologyReplica } from './topology-state.js';
-import { encodeSnapshot } from '../topology-keeper/snapshot.js';
-import type { ClusterState } from '../topology-keeper/state.js';
+import { emptyState, type ClusterState } from '../topology-keeper/state.js';
+import {
+  digestOf,
+  instanceAnswer,
+  instancesAnswer,
+  placementStateAnswer,
+  replicaView,
+  snapshotAnswer,
+  stateAnswer,
+  toReplaceAnswer,
+  topologyAnswer,
+} from '../topology-keeper/queries.js';
+import { decodeInstanceRequest } from '../topology-keeper/messages.js';
 import type { EventBody } from '../../protocols/peer-frames.js';
 import { clusterMachine } from './machine.js';
 import { TorusError } from '../../protocols/errors.js';
@@ -38,7 +57,10 @@ export interface ClusterActorOptions {
   readonly maxPendingHandshakes?: number;
   /** When peers are given as API ports (the CLI's `--peers host:apiPort`), the cluster port is that + this. */
   readonly peerPortOffset?: number;
-  readonly keeper?: string;
+  /** Where applied entries and state replacements go (default `node-events`, the host's feed); null: nowhere. */
+  readonly eventsTo?: string | null;
+  /** false: the keeper without the agreement (no sockets, the empty state); default true. */
+  readonly agreement?: boolean;
   readonly commandHandler?: string;
   /** The node's data dir: the replicated state is saved there and restored at start (src/actors/cluster/storage/state-store.ts). */
   readonly dataDir?: string;
@@ -50,16 +72,26 @@ export interface ClusterActorOptions {
 
 let node: ClusterNode<ClusterState> | null = null;
 const live = (): ClusterNode<ClusterState> => {
-  if (!node) throw new Error('cluster node not started');
+  if (!node) throw new TorusError('TORUS_ACTOR_UNKNOWN', 'this node runs the topology keeper without the cluster');
   return node;
 };
+/** The one applied copy: the agreement's state, or the empty state when the keeper runs without it. */
+const applied = (): ClusterState => node?.state ?? emptyState;
 
 serveActor<typeof clusterMachine, ClusterActorOptions>({
-  name: 'cluster',
+  name: 'topology-keeper',
   machine: clusterMachine,
   input: (options) => ({ nodeId: options.nodeId }),
   decodeEvent: (body) => decodeClusterActorEvent(body),
+  view: (snapshot) => ({ value: snapshot.value, ...snapshot.context }),
   requests: {
+    state: () => stateAnswer(applied()),
+    topology: () => topologyAnswer(applied()),
+    instances: () => instancesAnswer(applied()),
+    instance: (body) => instanceAnswer(applied(), decodeInstanceRequest(body).id),
+    placementState: () => placementStateAnswer(applied()),
+    toReplace: () => toReplaceAnswer(applied()),
+    'state-snapshot': () => snapshotAnswer(applied()),
     propose: (body) => live().propose(decodePropose(body)),
     command: async (body) => {
       const { outcome, indices } = (await live().command(decodeCommandRequest(body))) as {
@@ -90,7 +122,10 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
   },
   setup: async (ctx) => {
     const o = ctx.options;
-    const keeper = o.keeper ?? 'topology-keeper';
+    const progress = (state: ClusterState) => ctx.actor.send({ type: 'cluster.progress', ...replicaView(state) });
+    progress(emptyState);
+    if (o.agreement === false) return;
+    const eventsTo = o.eventsTo === undefined ? 'node-events' : o.eventsTo;
     const apiPort = o.apiPort ?? 0;
     const n = new ClusterNode<ClusterState>({
       nodeId: o.nodeId,
@@ -122,36 +157,31 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     node = n;
     const members = () =>
       ctx.actor.send({ type: 'cluster.members', members: n.members().map((m) => m.nodeId), heard: n.heard().length });
-    const resendState = () =>
-      ctx.send(keeper, { type: 'install-snapshot', snapshot: encodeSnapshot(n.state), force: true });
+    // The state was replaced, not advanced: subscribers cannot continue by index and read it again.
+    const replaced = () => {
+      const s = n.state;
+      if (eventsTo) ctx.send(eventsTo, { type: 'state-replaced', lastIndex: s.lastIndex, digest: digestOf(s) });
+      progress(s);
+    };
     n.on(
       'role',
       (r: { role: 'discovering' | 'follower' | 'candidate' | 'leader'; term: number; leader: string | null }) =>
         ctx.actor.send({ type: 'cluster.role', ...r }),
     );
     n.on('applied', (indexed: unknown) => {
-      ctx.send(keeper, { type: 'event', indexed });
-      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
+      if (eventsTo) ctx.send(eventsTo, { type: 'applied', entries: [indexed] });
+      progress(n.state);
     });
-    // The saved state was restored at start: the keeper (and everything following it) starts from it too.
-    n.on('restored', () => {
-      resendState();
-      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
-    });
-    n.on('installed', () => {
-      resendState();
-      ctx.actor.send({ type: 'cluster.progress', lastIndex: n.lastIndex(), digest: n.digest() });
-    });
+    n.on('restored', replaced);
+    n.on('installed', replaced);
     n.on('quorum', (r: { quorum: { ok: boolean; reached: number; members: number; needed: number } }) => {
       const { ok, reached, members: count, needed } = r.quorum;
       ctx.actor.send({ type: 'cluster.quorum', ok, reached, members: count, needed });
     });
     n.on('joined', members);
     n.on('left', members);
-    const sub = ctx.actor.on('keeper.resync', resendState);
     await n.start();
     return async () => {
-      sub.unsubscribe();
       await n.stop();
       node = null;
     };

@@ -3,6 +3,11 @@
  * asked to stop (then it ignores the log; the shell stops the runners). It turns each applied event (or a
  * whole state, at start-up) into effects for the shell — start, replace, stop, peer status, task, cancel —
  * emitted as data (`runners.effects`), and counts what the runners reported. Pure: no I/O, no timers.
+ *
+ * It follows the committed stream by index: an entry at or below the last index seen is already reflected and
+ * skipped; an entry beyond the next index means entries were missed (this actor restarted, or its mailbox was
+ * refused while it was down), and so does a replaced state: it then asks the shell to read the whole state again
+ * (`runners.resync`) and applies nothing past the gap until that state arrives.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import type { ClusterEvent } from '../../protocols/events.js';
@@ -32,7 +37,10 @@ export interface RunnerSummary {
 }
 
 export type SupervisorEvent =
-  | { type: 'cluster.events'; events: readonly ClusterEvent[]; lastIndex?: number }
+  /** `indices`, when known, are the events' log indices (same order): they drive skipping and gap detection. */
+  | { type: 'cluster.events'; events: readonly ClusterEvent[]; lastIndex?: number; indices?: readonly number[] }
+  /** The applied state was replaced (a snapshot installed): what was seen by index no longer describes it. */
+  | { type: 'cluster.replaced' }
   /** `authoritative`: the keeper's own state, at least as new as what was seen (it may have been replaced by a snapshot). */
   | { type: 'cluster.state'; state: StateView; lastIndex?: number; authoritative?: boolean }
   | { type: 'proposal.sent' }
@@ -49,7 +57,7 @@ export const runnerSupervisorMachine = setup({
     context: SupervisorContext;
     events: SupervisorEvent;
     input: SupervisorInput;
-    emitted: { type: 'runners.effects'; effects: readonly SupervisorEffect[] };
+    emitted: { type: 'runners.effects'; effects: readonly SupervisorEffect[] } | { type: 'runners.resync' };
   },
 }).createMachine({
   id: 'runner-supervisor',
@@ -70,16 +78,28 @@ export const runnerSupervisorMachine = setup({
         'cluster.events': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             let known = context.known;
+            let lastIndex = context.lastIndex;
             const effects: SupervisorEffect[] = [];
-            for (const e of event.events) {
+            for (const [k, e] of event.events.entries()) {
+              const index = event.indices?.[k];
+              if (index !== undefined && index <= lastIndex) continue; // already reflected
+              // Entries missed: read the state again rather than act on a log with a hole (before the first state
+              // read there is no position to miss from: that read follows anyway).
+              if (index !== undefined && index > lastIndex + 1 && context.synced) {
+                enqueue(emit({ type: 'runners.resync' as const }));
+                break;
+              }
               const r = reactToEvent(context.nodeId, known, e);
               known = r.known;
               effects.push(...r.effects);
+              if (index !== undefined) lastIndex = index;
             }
-            enqueue.assign({ known, lastIndex: Math.max(context.lastIndex, event.lastIndex ?? context.lastIndex) });
+            if (event.indices === undefined) lastIndex = Math.max(lastIndex, event.lastIndex ?? lastIndex);
+            enqueue.assign({ known, lastIndex });
             if (effects.length) enqueue(emit({ type: 'runners.effects' as const, effects }));
           }),
         },
+        'cluster.replaced': { actions: emit({ type: 'runners.resync' as const }) },
         'cluster.state': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const newer = event.authoritative === true || (event.lastIndex ?? 0) > context.lastIndex;

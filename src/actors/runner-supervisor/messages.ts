@@ -1,9 +1,9 @@
 /**
  * Messages the runner supervisor accepts, one TypeBox schema each (ValidationError on anything else):
- * - `{type:'event', indexed}` / `{type:'events', entries}`: applied log entries (the same messages the topology
- *   keeper takes, so whoever applies the log can fan them out to both);
+ * - `{type:'event', indexed}` / `{type:'events', entries}`: applied log entries, followed by index (machine.ts);
  * - `{type:'cluster.event', event}`: one applied event without its index;
  * - `{type:'state', state, lastIndex?}`: a whole state view to catch up from (the keeper's `state` answer's `state`);
+ * - `{type:'state-replaced'}`: the applied state was replaced (a snapshot installed): read it again;
  * - `{type:'stop'}`.
  * Events are checked by the schemas they embed, then given the rules after the check (events.ts `finish*`).
  */
@@ -60,6 +60,7 @@ export const SupervisorMessages = {
   events: message('events', { entries: Type.Array(IndexedEvent, { maxItems: MAX_ENTRIES }) }),
   'cluster.event': message('cluster.event', { event: ClusterEvent }),
   state: message('state', { state: StateViewSchema, lastIndex: Type.Optional(Count()) }),
+  'state-replaced': message('state-replaced', {}),
   stop: message('stop', {}),
 };
 export const SupervisorMessage = Type.Union(Object.values(SupervisorMessages) as TSchema[] as [TSchema]);
@@ -112,7 +113,7 @@ export function decodeSupervisorMessage(body: unknown): SupervisorEvent {
   switch (m.type) {
     case 'event': {
       const e = finishIndexedEvent(m.indexed, 'body.indexed');
-      return { type: 'cluster.events', events: [e.event], lastIndex: e.index };
+      return { type: 'cluster.events', events: [e.event], lastIndex: e.index, indices: [e.index] };
     }
     case 'events': {
       const list = m.entries.map((e, i) => finishIndexedEvent(e, `body.entries[${i}]`));
@@ -120,6 +121,7 @@ export function decodeSupervisorMessage(body: unknown): SupervisorEvent {
         type: 'cluster.events',
         events: list.map((e) => e.event),
         lastIndex: Math.max(0, ...list.map((e) => e.index)),
+        indices: list.map((e) => e.index),
       };
     }
     case 'cluster.event':
@@ -130,6 +132,8 @@ export function decodeSupervisorMessage(body: unknown): SupervisorEvent {
         state: view(m.state, 'body.state'),
         ...(m.lastIndex !== undefined ? { lastIndex: m.lastIndex } : {}),
       };
+    case 'state-replaced':
+      return { type: 'cluster.replaced' };
     case 'stop':
       return { type: 'stop' };
   }

@@ -5,9 +5,13 @@
  * from the topology keeper's state at start. Stopping the actor stops every runner (graceful → SIGTERM →
  * SIGKILL), so no runner outlives its node.
  *
+ * It follows the committed stream by index (machine.ts): the state is read at start, and again only when the machine
+ * saw entries missing or the state replaced. Finished runs are collected (runners/run-collector.ts) every
+ * collectEveryMs from a fresh read of the state, and at once when the data dir's disk fills (checked every second).
+ *
  * Options: nodeId, dataDir (required); proposeTo (default 'cluster'), stateFrom (default 'topology-keeper'),
- * pollMs (default 1000), deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners,
- * logRotation, runRetention, collectEveryMs. Each state poll also collects finished runs (runners/run-collector.ts).
+ * deadlines, policy, cancelTimeoutMs, runnerEnv, allowExec (default false), maxRunners, logRotation, runRetention,
+ * collectEveryMs.
  */
 import { asTorusError } from '../../protocols/errors.js';
 import type { RestartPolicy } from '../../runtime/restart-policy.js';
@@ -36,8 +40,6 @@ interface SupervisorOptions {
   /** Data-plane key for the ring sockets of this node's runners (null/absent: open mode). */
   readonly dataKey?: string | null;
   readonly runnerEnv?: Readonly<Record<string, string>>;
-  /** Poll the keeper's state this often (ms; 0: only at start). Default 1000. */
-  readonly pollMs?: number;
   /** `exec` commands this node runs (default false: none), enforced at spawn time. */
   readonly allowExec?: ExecPolicy;
   /** Runners held at once (default 8). */
@@ -46,7 +48,7 @@ interface SupervisorOptions {
   readonly logRotation?: LogRotation;
   /** When finished runs' directories are removed (default: keep 50, a week, at once above 80 % disk use). */
   readonly runRetention?: RunRetention;
-  /** A retention pass at most this often (ms, default 10 s); the disk is checked at every state poll. */
+  /** A retention pass at most this often (ms, default 10 s); the disk is checked every second. */
   readonly collectEveryMs?: number;
 }
 
@@ -128,15 +130,43 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
           .catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
       }
     });
-    // Catch up from the replicated state at start, then keep polling it: a safety net for missed or not
-    // (yet) forwarded log entries. Everything the state implies is idempotent for the manager; a state no
-    // newer than what the machine has seen is skipped.
     const from = options.stateFrom ?? 'topology-keeper';
-    const pollMs = options.pollMs ?? 1000;
-    let pollTimer: NodeJS.Timeout | undefined;
-    let syncedDigest: string | undefined;
+    const readState = async (): Promise<{ view: StateView; lastIndex: number }> => {
+      const answer = await ctx.request<{ state: unknown; lastIndex?: number }>(
+        from,
+        { type: 'state' },
+        { timeoutMs: 5000 },
+      );
+      return { view: decodeStateView(answer.state), lastIndex: answer.lastIndex ?? 0 };
+    };
+    // One read at a time; a resync asked for while one runs is served by another read right after it.
+    let reading = false;
+    let readAgain = false;
+    let retryTimer: NodeJS.Timeout | undefined;
+    const resync = async (): Promise<void> => {
+      if (reading) {
+        readAgain = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          readAgain = false;
+          const { view, lastIndex } = await readState();
+          // The keeper's own state is authoritative: it is the applied copy, at least as new as any entry seen.
+          actor.send({ type: 'cluster.state', state: view, authoritative: true, lastIndex });
+        } while (readAgain && !ctx.stopping);
+      } catch (err) {
+        log.debug('state read failed; trying again', { error: err });
+        if (!ctx.stopping) retryTimer = setTimeout(() => void resync(), 1000);
+      } finally {
+        reading = false;
+      }
+    };
+    const resyncSub = actor.on('runners.resync', () => void resync());
+    void resync();
+
     // Finished runs are collected only from a state this node has read: before it, every directory may be live.
-    let view: StateView | undefined;
     const retention = options.runRetention ?? DEFAULT_RUN_RETENTION;
     const collector = new RunCollector({
       dataDir: options.dataDir,
@@ -145,45 +175,28 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       onRemoved: (name, why) => log.info('finished run removed', { name, why }),
     });
     let collectedAt = 0;
+    let collecting = false;
     const collect = async (): Promise<void> => {
-      if (!view) return;
-      const due = Date.now() - collectedAt >= (options.collectEveryMs ?? 10_000);
-      const full = ((await diskUsagePercent(options.dataDir)) ?? 0) >= retention.diskUsagePercent;
-      if (!due && !full) return;
-      collectedAt = Date.now();
-      await collector.collect({ instances: view.instances, held: manager.runners().map((r) => r.instanceId) });
-    };
-    const poll = async (): Promise<void> => {
+      if (collecting) return;
+      collecting = true;
       try {
-        const answer = await ctx.request<{ state: unknown; lastIndex?: number; digest?: string }>(
-          from,
-          { type: 'state' },
-          { timeoutMs: 5000 },
-        );
-        const { lastIndex, synced } = actor.getSnapshot().context;
-        const keeperIndex = answer.lastIndex ?? 0;
-        // A snapshot install replaces the keeper's state without applied entries for what it dropped: a digest
-        // that changed at an index we already passed means our view may hold instances that no longer exist.
-        const replaced = answer.digest !== undefined && answer.digest !== syncedDigest && keeperIndex >= lastIndex;
-        if (!synced || keeperIndex > lastIndex || replaced) {
-          view = decodeStateView(answer.state);
-          actor.send({
-            type: 'cluster.state',
-            state: view,
-            authoritative: keeperIndex >= lastIndex,
-            ...(answer.lastIndex !== undefined ? { lastIndex: answer.lastIndex } : {}),
-          });
-          syncedDigest = answer.digest;
-        }
-        await collect();
+        const due = Date.now() - collectedAt >= (options.collectEveryMs ?? 10_000);
+        const full = ((await diskUsagePercent(options.dataDir)) ?? 0) >= retention.diskUsagePercent;
+        if (!due && !full) return;
+        collectedAt = Date.now();
+        const { view } = await readState();
+        await collector.collect({ instances: view.instances, held: manager.runners().map((r) => r.instanceId) });
       } catch (err) {
-        log.debug('state poll failed', { error: err });
+        log.debug('finished-run collection skipped', { error: err });
+      } finally {
+        collecting = false;
       }
-      if (!ctx.stopping && pollMs > 0) pollTimer = setTimeout(() => void poll(), pollMs);
     };
-    void poll();
+    const collectTimer = setInterval(() => void collect(), 1000);
     return async () => {
-      clearTimeout(pollTimer);
+      clearTimeout(retryTimer);
+      clearInterval(collectTimer);
+      resyncSub.unsubscribe();
       sub.unsubscribe();
       actor.send({ type: 'stop' });
       await manager.shutdown();

@@ -1,10 +1,10 @@
 /**
- * Answers to the keeper's read requests, as pure functions of the buffer (so they are tested without a worker).
+ * Answers to the keeper's read requests, as pure functions of the applied state (so they are tested without a
+ * worker).
  * Every answer is plain JSON data.
  */
 import { TorusError } from '../../protocols/errors.js';
 import { stateDigest } from './digest.js';
-import type { EventBuffer } from './event-buffer.js';
 import { listNodes } from './graph.js';
 import { instancesToReplace, toPlacementState, type PlacementState, type ReplacementNeed } from './placement-state.js';
 import { encodeSnapshot, type StateSnapshot } from './snapshot.js';
@@ -28,8 +28,8 @@ export interface StateAnswer {
   readonly lastIndex: number;
   readonly lastTerm: number;
 }
-export function stateAnswer(b: EventBuffer): StateAnswer {
-  return { state: b.state, digest: digestOf(b.state), lastIndex: b.state.lastIndex, lastTerm: b.state.lastTerm };
+export function stateAnswer(s: ClusterState): StateAnswer {
+  return { state: s, digest: digestOf(s), lastIndex: s.lastIndex, lastTerm: s.lastTerm };
 }
 
 export interface TopologyAnswer {
@@ -38,49 +38,48 @@ export interface TopologyAnswer {
   readonly lastIndex: number;
   readonly digest: string;
 }
-export function topologyAnswer(b: EventBuffer): TopologyAnswer {
-  return { nodes: listNodes(b.state), links: b.state.links, lastIndex: b.state.lastIndex, digest: digestOf(b.state) };
+export function topologyAnswer(s: ClusterState): TopologyAnswer {
+  return { nodes: listNodes(s), links: s.links, lastIndex: s.lastIndex, digest: digestOf(s) };
 }
 
 export interface InstanceAnswer extends InstanceRecord {
   readonly id: string;
 }
-export function instancesAnswer(b: EventBuffer): {
+export function instancesAnswer(s: ClusterState): {
   readonly instances: readonly InstanceAnswer[];
   readonly lastIndex: number;
 } {
-  const ids = Object.keys(b.state.instances).sort(cmp);
-  return { instances: ids.map((id) => ({ id, ...b.state.instances[id]! })), lastIndex: b.state.lastIndex };
+  const ids = Object.keys(s.instances).sort(cmp);
+  return { instances: ids.map((id) => ({ id, ...s.instances[id]! })), lastIndex: s.lastIndex };
 }
 
-export function instanceAnswer(b: EventBuffer, id: string): InstanceAnswer {
-  const inst = own(b.state.instances, id);
+export function instanceAnswer(s: ClusterState, id: string): InstanceAnswer {
+  const inst = own(s.instances, id);
   if (!inst) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${JSON.stringify(id)}`, { id });
-  const tasks = Object.values(b.state.tasks)
+  const tasks = Object.values(s.tasks)
     .filter((t) => t.instanceId === id)
     .map((t) => t.id)
     .sort(cmp);
   return { id, ...inst, tasks } as InstanceAnswer;
 }
 
-export function placementStateAnswer(b: EventBuffer): PlacementState {
-  return toPlacementState(b.state);
+export function placementStateAnswer(s: ClusterState): PlacementState {
+  return toPlacementState(s);
 }
 
-export function toReplaceAnswer(b: EventBuffer): {
+export function toReplaceAnswer(s: ClusterState): {
   readonly instances: readonly ReplacementNeed[];
   readonly lastIndex: number;
 } {
-  return { instances: instancesToReplace(b.state), lastIndex: b.state.lastIndex };
+  return { instances: instancesToReplace(s), lastIndex: s.lastIndex };
 }
 
-export function snapshotAnswer(b: EventBuffer): StateSnapshot {
-  return { ...encodeSnapshot(b.state), digest: digestOf(b.state) };
+export function snapshotAnswer(s: ClusterState): StateSnapshot {
+  return { ...encodeSnapshot(s), digest: digestOf(s) };
 }
 
-/** The compact view pushed to the host on every change. */
-export interface KeeperView {
-  readonly value: string;
+/** The replica part of the view the keeper's thread pushes to the host on every change. */
+export interface ReplicaView {
   readonly lastIndex: number;
   readonly lastTerm: number;
   readonly digest: string;
@@ -90,22 +89,10 @@ export interface KeeperView {
     readonly instances: number;
     readonly tasks: number;
   };
-  readonly pending: number;
-  readonly gap?: { readonly from: number; readonly to: number };
-  readonly rejected: number;
-  readonly lastRejection?: { readonly index: number; readonly code: string; readonly message: string };
 }
 
-export function keeperView(
-  value: unknown,
-  b: EventBuffer,
-  rejected: number,
-  lastRejection?: { index: number; error: { code: string; message: string } },
-): KeeperView {
-  const s = b.state;
-  const first = b.pending[0];
+export function replicaView(s: ClusterState): ReplicaView {
   return {
-    value: String(value),
     lastIndex: s.lastIndex,
     lastTerm: s.lastTerm,
     digest: digestOf(s),
@@ -115,17 +102,5 @@ export function keeperView(
       instances: Object.keys(s.instances).length,
       tasks: Object.keys(s.tasks).length,
     },
-    pending: b.pending.length,
-    ...(first ? { gap: { from: s.lastIndex + 1, to: first.entry.index - 1 } } : {}),
-    rejected,
-    ...(lastRejection
-      ? {
-          lastRejection: {
-            index: lastRejection.index,
-            code: lastRejection.error.code,
-            message: lastRejection.error.message,
-          },
-        }
-      : {}),
   };
 }

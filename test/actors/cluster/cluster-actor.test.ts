@@ -1,4 +1,7 @@
-/** The cluster actor in real worker threads under the runtime: two nodes (two runtimes) on loopback. */
+/**
+ * The thread that owns the replicated state (the topology keeper, with the agreement in it) in real worker threads
+ * under the runtime: two nodes (two runtimes) on loopback.
+ */
 import t from 'tap';
 import { createActor } from 'xstate';
 import { Runtime } from '../../../src/runtime/index.js';
@@ -6,7 +9,7 @@ import { siblingModule } from '../../../src/runtime/module-url.js';
 import { clusterMachine } from '../../../src/actors/cluster/machine.js';
 
 const clusterModule = siblingModule(import.meta.url, '../../../src/actors/cluster/worker');
-const keeperModule = siblingModule(import.meta.url, '../../../src/actors/topology-keeper/worker');
+import { stateDigest } from '../../../src/actors/topology-keeper/digest.js';
 
 async function until(what: string, fn: () => Promise<boolean>, ms = 10000): Promise<void> {
   const end = Date.now() + ms;
@@ -25,18 +28,23 @@ t.test('machine: role is the state value', async (t) => {
   a.send({ type: 'cluster.role', role: 'follower', term: 3, leader: 'y' });
   t.equal(a.getSnapshot().value, 'follower');
   t.equal(a.getSnapshot().context.leader, 'y');
-  const emitted: string[] = [];
-  a.on('keeper.resync', (e) => emitted.push(e.type));
-  a.send({ type: 'topology.gap', from: 3, to: 4 });
-  t.same(emitted, ['keeper.resync']);
+  a.send({
+    type: 'cluster.progress',
+    lastIndex: 4,
+    lastTerm: 3,
+    digest: 'd',
+    counts: { nodes: 2, links: 0, instances: 0, tasks: 0 },
+  });
+  t.match(a.getSnapshot().context, { lastIndex: 4, lastTerm: 3, digest: 'd', counts: { nodes: 2 } });
   a.stop();
 });
 
-t.test('two runtimes: cluster actors agree and feed their topology keepers', async (t) => {
+t.test('two runtimes: the agreement applies each entry once, to the state the keeper answers from', async (t) => {
   const rts: Runtime[] = [];
   t.teardown(async () => {
     for (const r of rts) await r.shutdown({ deadlineMs: 3000 }).catch(() => undefined);
   });
+  const streams: Record<string, number[]> = { a: [], b: [] };
   const start = async (nodeId: string, port: number, peers: string[]) => {
     const rt = new Runtime({ nodeId });
     rts.push(rt);
@@ -44,10 +52,16 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
       events: [],
       outcome: { echoed: (body as unknown as { command: { type: string } }).command.type },
     }));
-    await rt.supervise({ name: 'topology-keeper', module: keeperModule, options: { nodeId, reportTo: 'cluster' } });
+    rt.register('node-events', (body) => {
+      if (body.type === 'applied') streams[nodeId]!.push(...(body.entries as { index: number }[]).map((e) => e.index));
+      // A replaced state is a new starting point: what follows continues from its index (-index marks it here).
+      if (body.type === 'state-replaced') streams[nodeId]!.push(-(body.lastIndex as number));
+      return null;
+    });
     await rt.supervise({
-      name: 'cluster',
+      name: 'topology-keeper',
       module: clusterModule,
+      aliases: ['cluster'],
       options: {
         nodeId,
         incarnation: 1,
@@ -64,6 +78,7 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
   const port = 40000 + Math.floor(Math.random() * 20000);
   const a = await start('a', port, []);
   const b = await start('b', port + 1, [`127.0.0.1:${port}`]);
+  t.same(a.actors(), ['topology-keeper', 'cluster'], 'one thread, both addresses');
   await until('both nodes in both keepers', async () => {
     const sa = await a.request<{ state: { nodes: object }; digest: string }>('topology-keeper', { type: 'state' });
     const sb = await b.request<{ state: { nodes: object }; digest: string }>('topology-keeper', { type: 'state' });
@@ -90,4 +105,28 @@ t.test('two runtimes: cluster actors agree and feed their topology keepers', asy
   const snap = await b.request<{ value: string; context: { term: number } }>('cluster', { type: 'snapshot' });
   t.equal(snap.value, 'follower', 'the role is visible in the snapshot');
   t.same(await b.request('cluster', { type: 'peers' }), []);
+
+  // The committed stream: every index once, in order, and the keeper's answer is the state it was applied to.
+  const answer = await b.request<{ state: never; digest: string; lastIndex: number }>('topology-keeper', {
+    type: 'state',
+  });
+  await until('the stream reached the answer', async () =>
+    [streams.a!, streams.b!].every((s) => Math.abs(s.at(-1) ?? 0) >= answer.lastIndex),
+  );
+  const upTo = (s: number[]) => s.filter((i) => Math.abs(i) <= answer.lastIndex);
+  t.same(
+    upTo(streams.a!),
+    Array.from({ length: answer.lastIndex }, (_, k) => k + 1),
+    'the leader was sent each applied entry once, in index order',
+  );
+  const fromB = upTo(streams.b!);
+  const base = fromB[0] !== undefined && fromB[0] <= 0 ? -fromB[0] : 0; // b joined by a snapshot install
+  t.same(
+    fromB.filter((i) => i > 0),
+    Array.from({ length: answer.lastIndex - base }, (_, k) => base + k + 1),
+    `the follower: each entry after its starting point (${base}) once, in order`,
+  );
+  t.equal(stateDigest(answer.state), answer.digest, 'the answered state is the applied one, byte-identical');
+  t.match(b.snapshot('cluster'), { value: 'follower' });
+  t.equal(b.snapshot('cluster'), b.snapshot('topology-keeper'), 'one view for both addresses');
 });

@@ -90,53 +90,60 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
   t.match(runtime.relayStats, {}, 'runtime stopped');
 });
 
-t.test('runner-supervisor actor without a forwarded log: follows the keeper state by polling', async (t) => {
-  const dir = tempDir(t);
-  const runtime = new Runtime({ nodeId: 'a' });
-  const proposals: ClusterEvent[] = [];
-  runtime.register('cluster', (body) => {
-    proposals.push((body as unknown as { event: ClusterEvent }).event);
-    return { ok: true };
-  });
-  const { workload: _w, ...plan } = await loopbackInstance('p1', ['a'], { kind: 'ring' });
-  const record = {
-    plan,
-    workload: { kind: 'ring', id: 'ring', memoryBytes: 1, layers: 12 },
-    status: 'active',
-    generation: 1,
-    runners: {},
-  };
-  let state: { state: unknown; lastIndex: number } = { state: { instances: {}, tasks: {} }, lastIndex: 0 };
-  runtime.register('topology-keeper', () => state);
-  t.teardown(() => runtime.shutdown());
-  await runtime.supervise({
-    name: 'runner-supervisor',
-    module: workerModule,
-    options: { nodeId: 'a', dataDir: dir, pollMs: 100 },
-  });
-  state = {
-    state: {
-      instances: { p1: record },
-      tasks: { t1: { id: 't1', instanceId: 'p1', kind: 'all-reduce', params: { count: 64 }, status: 'pending' } },
-    },
-    lastIndex: 5,
-  };
-  await waitFor(
-    () => proposals.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'),
-    60_000,
-    'task run from the polled state',
-  );
-  const [runner] = await runtime.request<{ pid: number }[]>('runner-supervisor', { type: 'runners' });
-  state = { state: { instances: {}, tasks: {} }, lastIndex: 6 };
-  await waitFor(
-    () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'),
-    20_000,
-    'stopped when gone from the state',
-  );
-  t.same(await allGone([runner!.pid]), [], 'runner gone');
-  t.equal(
-    proposals.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length,
-    1,
-    'the task ran once despite repeated polls',
-  );
-});
+t.test(
+  'runner-supervisor actor without a forwarded log: follows the keeper state it reads (at start, and again when replaced)',
+  async (t) => {
+    const dir = tempDir(t);
+    const runtime = new Runtime({ nodeId: 'a' });
+    const proposals: ClusterEvent[] = [];
+    runtime.register('cluster', (body) => {
+      proposals.push((body as unknown as { event: ClusterEvent }).event);
+      return { ok: true };
+    });
+    const { workload: _w, ...plan } = await loopbackInstance('p1', ['a'], { kind: 'ring' });
+    const record = {
+      plan,
+      workload: { kind: 'ring', id: 'ring', memoryBytes: 1, layers: 12 },
+      status: 'active',
+      generation: 1,
+      runners: {},
+    };
+    let state: { state: unknown; lastIndex: number } = { state: { instances: {}, tasks: {} }, lastIndex: 0 };
+    runtime.register('topology-keeper', () => state);
+    t.teardown(() => runtime.shutdown());
+    await runtime.supervise({
+      name: 'runner-supervisor',
+      module: workerModule,
+      options: { nodeId: 'a', dataDir: dir },
+    });
+    state = {
+      state: {
+        instances: { p1: record },
+        tasks: { t1: { id: 't1', instanceId: 'p1', kind: 'all-reduce', params: { count: 64 }, status: 'pending' } },
+      },
+      lastIndex: 5,
+    };
+    // A replaced state (a snapshot installed) is read again at once; nothing polls it.
+    runtime.send('runner-supervisor', { type: 'state-replaced' });
+    await waitFor(
+      () => proposals.some((e) => e.type === 'TaskStatusChanged' && e.status === 'complete'),
+      60_000,
+      'task run from the state read after the replacement',
+    );
+    const [runner] = await runtime.request<{ pid: number }[]>('runner-supervisor', { type: 'runners' });
+    state = { state: { instances: {}, tasks: {} }, lastIndex: 6 };
+    runtime.send('runner-supervisor', { type: 'state-replaced' });
+    runtime.send('runner-supervisor', { type: 'state-replaced' });
+    await waitFor(
+      () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'),
+      20_000,
+      'stopped when gone from the state',
+    );
+    t.same(await allGone([runner!.pid]), [], 'runner gone');
+    t.equal(
+      proposals.filter((e) => e.type === 'TaskStatusChanged' && e.status === 'complete').length,
+      1,
+      'the task ran once despite repeated reads',
+    );
+  },
+);

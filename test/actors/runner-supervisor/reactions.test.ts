@@ -166,3 +166,34 @@ t.test('an older state never stops runners; key order does not count as a re-pla
     ['start'],
   );
 });
+
+t.test(
+  'machine follows the committed stream by index: duplicates skipped, a gap or a replaced state → resync',
+  async (t) => {
+    const actor = createActor(runnerSupervisorMachine, { input: { nodeId: 'a' } }).start();
+    const effects: unknown[] = [];
+    let resyncs = 0;
+    actor.on('runners.effects', (e) => effects.push(...e.effects));
+    actor.on('runners.resync', () => resyncs++);
+    const created = { type: 'InstanceCreated' as const, instance: plan, workload };
+    const deleted = { type: 'InstanceDeleted' as const, instanceId: 'i1', reason: 'x' };
+    actor.send({ type: 'cluster.state', state: { instances: {}, tasks: {} }, lastIndex: 4, authoritative: true });
+    t.equal(actor.getSnapshot().context.lastIndex, 4);
+    actor.send({ type: 'cluster.events', events: [created], indices: [4] });
+    t.same(effects, [], 'an entry the state read already reflects is skipped');
+    actor.send({ type: 'cluster.events', events: [created], indices: [5] });
+    t.equal(effects.length, 1, 'the next index is applied');
+    actor.send({ type: 'cluster.events', events: [created], indices: [5] });
+    t.equal(effects.length, 1, 'a re-sent entry is applied once');
+    actor.send({ type: 'cluster.events', events: [deleted], indices: [7] });
+    t.equal(resyncs, 1, 'index 6 missing: read the state again');
+    t.equal(effects.length, 1, 'nothing past the gap is acted on');
+    t.equal(actor.getSnapshot().context.lastIndex, 5);
+    actor.send({ type: 'cluster.state', state: { instances: {}, tasks: {} }, lastIndex: 7, authoritative: true });
+    t.match(effects.at(-1), { type: 'stop', instanceId: 'i1' }, 'the state read catches up');
+    t.equal(actor.getSnapshot().context.lastIndex, 7);
+    actor.send({ type: 'cluster.replaced' });
+    t.equal(resyncs, 2, 'a replaced state is read again');
+    actor.stop();
+  },
+);
