@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { indexCluster } from '../../src/actors/placement-planner/cluster-index.js';
-import { decodeClusterState } from '../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
 import { predictionScore, predictPipeline } from '../../src/actors/placement-planner/cost-model.js';
 import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/layer-split.js';
 import { decodePlacementRequest, type PlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
@@ -78,7 +78,7 @@ function desk(n: number, rng: Rng): { state: unknown; devices: Device[] } {
 
 /** Every feasible option (set ⊆ nodes × ring order with rank 0 fixed, both directions), its best predicted score. */
 function exhaustiveBest(state: unknown, request: PlacementRequest): number | undefined {
-  const index = indexCluster(decodeClusterState(state), 'ring');
+  const index = indexCluster(decodePlacementInput(state), 'ring');
   const n = index.n;
   const w = request.workload;
   let best: number | undefined;
@@ -121,7 +121,7 @@ function permute(items: number[], visit: (order: number[]) => void, at = 0): voi
 function exoChoice(state: unknown, request: Record<string, unknown>): Plan | undefined {
   const bare = structuredClone(state) as { nodes: Record<string, unknown>[] };
   for (const node of bare.nodes) delete node.device;
-  const result = planPlacement(decodeClusterState(bare), decodePlacementRequest(request), { seed: 1 });
+  const result = planPlacement(decodePlacementInput(bare), decodePlacementRequest(request), { seed: 1 });
   return isRefusal(result) ? undefined : result;
 }
 
@@ -161,7 +161,7 @@ for (const n of sizes) {
       const body = { sharding: 'pipeline', backend: 'ring', ...wl.body };
       const request = decodePlacementRequest(body);
       const t0 = performance.now();
-      const result = planPlacement(decodeClusterState(state), request, { seed: d + 1 });
+      const result = planPlacement(decodePlacementInput(state), request, { seed: d + 1 });
       const ms = performance.now() - t0;
       maxMs = Math.max(maxMs, ms);
       sumMs += ms;
@@ -196,7 +196,7 @@ for (const n of sizes) {
 
 /** The predicted score of exo's choice: its set, ring order and split, priced by the same cost model. */
 function exoScoreOf(state: unknown, request: PlacementRequest, exo: Plan): number | undefined {
-  const index = indexCluster(decodeClusterState(state), 'ring');
+  const index = indexCluster(decodePlacementInput(state), 'ring');
   const order = exo.instance.nodes.map((id) => index.indexOf.get(id) as number);
   const layers = exo.instance.shards.map((s) => s.endLayer - s.startLayer);
   return predictionScore(predictPipeline(index, order, layers, request.workload, request.objective));

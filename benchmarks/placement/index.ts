@@ -5,7 +5,7 @@
  * planner (exo) would walk on the same graph. Usage: node build/benchmarks/placement/index.js [--quick] [--json]
  */
 import { performance } from 'node:perf_hooks';
-import { decodeClusterState } from '../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal } from '../../src/actors/placement-planner/plan-result.js';
@@ -153,7 +153,7 @@ interface Row {
 }
 
 function bench(topo: Topology, needNodes: number, runs: number): Row {
-  const state = decodeClusterState(stateOf(topo));
+  const state = decodePlacementInput(stateOf(topo));
   const request = decodePlacementRequest({
     workload: { id: 'w', memoryBytes: needNodes * 16 * GB - 1, layers: 4 * topo.n },
     sharding: 'pipeline',

@@ -1,6 +1,7 @@
 import { ERROR_STATUS } from '../protocols/errors.js';
 import { INTERFACE_TYPES, RUNNER_STATUSES } from '../protocols/events.js';
 import { MapOf, StringEnum, Type, type Shape, type TSchema } from '../protocols/schema-kit.js';
+import { BACKENDS, SHARDINGS } from '../protocols/placement-kinds.js';
 
 /**
  * The answers' schemas (TypeBox, src/protocols/schema-kit.ts), written to describe exactly what the views
@@ -25,8 +26,8 @@ const open = <P extends Record<string, TSchema>>(description: string, properties
   });
 const epochMs = (what: string) => Type.Number({ description: `${what}, epoch milliseconds` });
 const role = StringEnum(['leader', 'follower', 'candidate', 'alone']);
-const backend = StringEnum(['ring', 'jaccl']);
-const sharding = StringEnum(['pipeline', 'tensor']);
+const backend = StringEnum(BACKENDS);
+const sharding = StringEnum(SHARDINGS);
 
 const errorBody = Type.Object(
   {

@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { asTorusError, TorusError } from '../protocols/errors.js';
-import { decodeClusterState } from '../actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../actors/placement-planner/placement-request.js';
 import { planPlacement } from '../actors/placement-planner/plan-placement.js';
 import { isRefusal } from '../actors/placement-planner/plan-result.js';
@@ -131,7 +131,7 @@ export async function runPlanCommand(
       io.stdout.write(PLAN_USAGE);
       return 0;
     }
-    const state = decodeClusterState(await readJson(parsed.state, '--state'), 'config', 'state');
+    const state = decodePlacementInput(await readJson(parsed.state, '--state'), 'config', 'state');
     const request = decodePlacementRequest(await readJson(parsed.request, '--request'), 'config', 'request');
     const options = {
       seed: parsed.seed ?? randomInt(0, 2 ** 31),

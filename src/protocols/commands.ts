@@ -8,13 +8,14 @@ import { CLOSED, Count, Id, IdField, Reason, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
 import { canonical, compile, JsonData, StringEnum, Type, type Shape } from './schema-kit.js';
 import { withWorkloadDefaults, WorkloadSpec } from './workload-spec.js';
+import { BACKENDS, SHARDINGS } from './placement-kinds.js';
 
 const commandId = Type.Optional(Id);
 
 /** How to place a workload: the `plan` command's request and the API's placement bodies share these fields. */
 export const placementFields = {
-  sharding: Type.Optional(StringEnum(['pipeline', 'tensor'], { description: 'default pipeline' })),
-  backend: Type.Optional(StringEnum(['ring', 'jaccl'], { description: 'default ring' })),
+  sharding: Type.Optional(StringEnum(SHARDINGS, { description: 'default pipeline' })),
+  backend: Type.Optional(StringEnum(BACKENDS, { description: 'default ring' })),
   minNodes: Type.Optional(Count(1, 4096)),
   requiredNodes: Type.Optional(
     Type.Array(IdField('a node id'), { maxItems: 4096, description: 'nodes the placement must use' }),

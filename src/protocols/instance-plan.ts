@@ -2,6 +2,7 @@
 import { ValidationError } from './errors.js';
 import { CLOSED, Count, Endpoint, Id, Ip, Port, W } from './event-fields.js';
 import { canonical, compile, MapOf, StringEnum, Type, type Shape } from './schema-kit.js';
+import { BACKENDS, SHARDINGS } from './placement-kinds.js';
 
 export const Shard = Type.Object(
   {
@@ -19,8 +20,8 @@ export type Shard = Shape<typeof Shard>;
 export const InstancePlan = Type.Object(
   {
     id: Id,
-    backend: StringEnum(['ring', 'jaccl']),
-    sharding: StringEnum(['pipeline', 'tensor']),
+    backend: StringEnum(BACKENDS),
+    sharding: StringEnum(SHARDINGS),
     nodes: Type.Array(Id, { minItems: 1, maxItems: 1024, uniqueItems: true, description: 'rank order' }),
     shards: Type.Array(Shard, { maxItems: 1024 }),
     port: Port,

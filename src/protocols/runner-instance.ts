@@ -3,6 +3,7 @@
  * shards, port, MLX ring hosts by node, jaccl coordinators) plus the workload to run on it.
  * Structural on purpose, so the placement and topology types fit without an import.
  */
+import type { Backend, Sharding } from './placement-kinds.js';
 import type { LogsSpec } from './log-rotation.js';
 
 export type Workload =
@@ -32,8 +33,8 @@ export interface ShardPlacement {
 
 export interface RunnerInstance {
   readonly id: string;
-  readonly backend: 'ring' | 'jaccl';
-  readonly sharding?: 'pipeline' | 'tensor';
+  readonly backend: Backend;
+  readonly sharding?: Sharding;
   /** Rank order. */
   readonly nodes: readonly string[];
   readonly shards: readonly ShardPlacement[];

@@ -4,7 +4,7 @@ import { emptyState } from '../../src/actors/topology-keeper/state.js';
 import { toPlacementState } from '../../src/actors/topology-keeper/placement-state.js';
 import { withArtifactHoldings } from '../../src/actors/placement-planner/artifact-placement.js';
 import {
-  decodeClusterState,
+  decodePlacementInput,
   decodePlacementRequest,
   planPlacement,
   isRefusal,
@@ -60,7 +60,7 @@ t.test("placement prefers the node holding the workload's artifact and says what
     { type: 'ArtifactHeld', nodeId: 'b', artifactId: ART, name: 'weights', bytes: 8 * GB, chunks: 100, have: 25 },
   ]);
   const base = toPlacementState(state);
-  const without = planPlacement(decodeClusterState(base), request(), { seed: 1 });
+  const without = planPlacement(decodePlacementInput(base), request(), { seed: 1 });
   t.notOk(isRefusal(without));
   if (isRefusal(without)) return;
   t.same(without.instance.nodes, ['a'], 'without the rule: the first node by id (all else equal)');
@@ -71,7 +71,7 @@ t.test("placement prefers the node holding the workload's artifact and says what
     held.placement.nodes.map((n) => n.cached?.llm),
     [0, 0.25, 1],
   );
-  const plan = planPlacement(decodeClusterState(held.placement), request(held.artifactBytes), { seed: 1 });
+  const plan = planPlacement(decodePlacementInput(held.placement), request(held.artifactBytes), { seed: 1 });
   if (isRefusal(plan)) {
     t.fail(plan.refusal.message);
     return;

@@ -5,13 +5,13 @@
  */
 import t from 'tap';
 import { reconcileWithState } from '../../src/actors/network-profiler/reconcile.js';
-import type { LinkRecord, Profile } from '../../src/actors/network-profiler/links.js';
+import type { PeerLink, Profile } from '../../src/actors/network-profiler/links.js';
 
 const profile: Profile = {
   interfaces: [{ name: 'lan0', ips: ['10.77.0.1'], type: 'ethernet' }],
   memory: { ramTotal: 8e9, ramAvailable: 4e9 },
 };
-const links: Record<string, LinkRecord> = {
+const links: Record<string, PeerLink> = {
   'b|10.77.0.2': {
     sink: 'b',
     ip: '10.77.0.2',

@@ -41,7 +41,7 @@ import {
 import { decodeHostfile } from '../../src/protocols/hostfile.js';
 import { Advert, decodeTxt, encodeTxt } from '../../src/protocols/cluster-discovery.js';
 import { checkPlannerBody, PlannerBody } from '../../src/actors/placement-planner/plan-request.js';
-import { ClusterStateInput, decodeClusterState } from '../../src/actors/placement-planner/cluster-state.js';
+import { PlacementInputSchema, decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest, PlacementRequestInput } from '../../src/actors/placement-planner/placement-request.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
@@ -421,11 +421,11 @@ t.test('probe answers and the planner body round-trip and name each bad field', 
     links: [{ source: 'a', sink: 'b', ip: '10.77.0.2', type: 'ethernet', rttMs: 1, bandwidthBps: 1e9 }],
   };
   roundTrip(t, {
-    name: 'ClusterStateInput',
-    schema: ClusterStateInput,
+    name: 'PlacementInputSchema',
+    schema: PlacementInputSchema,
     sample: stateSample,
     decode: (v) => {
-      const d = decodeClusterState(v);
+      const d = decodePlacementInput(v);
       t.equal(d.nodes.length, 2);
       return v;
     },
@@ -450,7 +450,7 @@ t.test('probe answers and the planner body round-trip and name each bad field', 
   });
   t.throws(
     () =>
-      decodeClusterState({
+      decodePlacementInput({
         nodes: [{ id: 'a' }, { id: 'b' }],
         links: [{ source: 'a', sink: 'b', ip: '10.77.0.2', rdma: { sourceIface: 'rdma_en2', sinkIface: 'rdma_en3' } }],
       }),

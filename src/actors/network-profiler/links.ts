@@ -1,15 +1,12 @@
 /** Pure helpers of the network profiler: link keys, profile change detection, peer targets from the topology. */
 import type { DeviceInfo, InterfaceType, MemoryInfo, NetInterface, RunnerPolicy } from '../../protocols/events.js';
 import type { PeerTarget } from './probes/reachability.js';
+import type { Link } from '../../protocols/link.js';
 
-export interface LinkRecord {
-  readonly sink: string;
-  readonly ip: string;
+/** This node's view of one of a peer's addresses: the one link type (protocols/link.ts) from here, with its probe port. */
+export interface PeerLink extends Omit<Link, 'source'> {
   readonly type: InterfaceType;
   readonly port: number;
-  readonly rttMs?: number;
-  readonly bandwidthBps?: number;
-  readonly measuredAt?: number;
 }
 
 export interface Profile {

@@ -16,7 +16,7 @@ import {
   restartedPeers,
   sameTargets,
   targetKeys,
-  type LinkRecord,
+  type PeerLink,
   type Profile,
 } from './links.js';
 import {
@@ -43,7 +43,7 @@ export interface ProfilerContext {
   readonly incarnation: number | undefined;
   readonly probeIntervalMs: number;
   readonly targets: readonly PeerTarget[];
-  readonly links: Readonly<Record<string, LinkRecord>>;
+  readonly links: Readonly<Record<string, PeerLink>>;
   /** queued for measurement; links the policy defers (work on their nodes) wait here until it allows them */
   readonly toMeasure: readonly string[];
   /** instances running in the cluster, as the measurement policy sees them */
@@ -81,10 +81,8 @@ export interface MeasureJob {
   readonly port: number;
 }
 
-const withoutKeys = (
-  links: Readonly<Record<string, LinkRecord>>,
-  drop: ReadonlySet<string>,
-): Record<string, LinkRecord> => Object.fromEntries(Object.entries(links).filter(([k]) => !drop.has(k)));
+const withoutKeys = (links: Readonly<Record<string, PeerLink>>, drop: ReadonlySet<string>): Record<string, PeerLink> =>
+  Object.fromEntries(Object.entries(links).filter(([k]) => !drop.has(k)));
 
 export const networkProfilerMachine = setup({
   types: {} as { context: ProfilerContext; events: ProfilerEvent; input: ProfilerInput; emitted: ProfilerEmitted },
@@ -305,8 +303,8 @@ export const networkProfilerMachine = setup({
 
 /** Queued links that still exist, split by the measurement policy into now and deferred. */
 export function allowed(context: ProfilerContext): {
-  now: { key: string; l: LinkRecord; sink: string }[];
-  deferred: { key: string; l: LinkRecord; sink: string }[];
+  now: { key: string; l: PeerLink; sink: string }[];
+  deferred: { key: string; l: PeerLink; sink: string }[];
 } {
   const queued = context.toMeasure.flatMap((key) => {
     const l = context.links[key];

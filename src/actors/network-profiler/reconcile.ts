@@ -11,13 +11,13 @@
  * LinkMeasured when the state has the link unmeasured; LinkDown for state links of ours we no longer have.
  */
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
-import { deviceChanged, interfacesChanged, linkKey, type LinkRecord, type Profile } from './links.js';
+import { deviceChanged, interfacesChanged, linkKey, type PeerLink, type Profile } from './links.js';
 import type { ProfilerEmitted } from './machine.js';
 
 export interface ReconcileInput {
   readonly nodeId: string;
   readonly incarnation: number | undefined;
-  readonly links: Readonly<Record<string, LinkRecord>>;
+  readonly links: Readonly<Record<string, PeerLink>>;
   readonly profile: Profile | undefined;
 }
 

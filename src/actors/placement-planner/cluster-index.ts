@@ -1,6 +1,6 @@
 import { chooseRingAddress, hopScore, RDMA_ONLY_SCORE, type AddressChoice } from './address-choice.js';
 import type { Backend } from './placement-request.js';
-import type { ClusterState, NodeState, RdmaLink, SocketLink } from './cluster-state.js';
+import type { PlacementInput, NodeState, RdmaLink, SocketLink } from './cluster-state.js';
 
 /**
  * The state arranged for planning. Nodes are indexed in id order (the documented deterministic order); pair data
@@ -25,7 +25,7 @@ export interface ClusterIndex {
   readonly rtt: Float64Array;
 }
 
-export function indexCluster(state: ClusterState, backend: Backend): ClusterIndex {
+export function indexCluster(state: PlacementInput, backend: Backend): ClusterIndex {
   const nodes = [...state.nodes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const n = nodes.length;
   const ids = nodes.map((x) => x.id);

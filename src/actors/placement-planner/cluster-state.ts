@@ -9,6 +9,7 @@ export type InputWhere = 'body' | 'config';
  * this shape). Memory is in bytes; `bandwidthBps` is bits per second, as iperf3 and the profiler report it.
  */
 import { INTERFACE_TYPES, type InterfaceType } from '../../protocols/interface-types.js';
+import type { Link } from '../../protocols/link.js';
 
 export type { InterfaceType };
 
@@ -36,15 +37,9 @@ export interface DeviceFigures {
   readonly gflops?: number;
 }
 
-/** `source` reached `sink` at `ip` (one of sink's addresses), optionally measured. */
-export interface SocketLink {
+/** The one link type (protocols/link.ts) as the planner's union tells it from an RDMA cable. */
+export interface SocketLink extends Link {
   readonly kind: 'socket';
-  readonly source: string;
-  readonly sink: string;
-  readonly ip: string;
-  readonly type?: InterfaceType;
-  readonly rttMs?: number;
-  readonly bandwidthBps?: number;
 }
 
 /** An RDMA cable: `sourceIface` on source reaches `sinkIface` on sink. */
@@ -56,11 +51,12 @@ export interface RdmaLink {
   readonly sinkIface: string;
 }
 
-export type Link = SocketLink | RdmaLink;
+/** What the planner reads of a pair of nodes: an address one reaches the other at, or an RDMA cable. */
+export type PlanLink = SocketLink | RdmaLink;
 
-export interface ClusterState {
+export interface PlacementInput {
   readonly nodes: readonly NodeState[];
-  readonly links: readonly Link[];
+  readonly links: readonly PlanLink[];
 }
 
 const NonEmpty = Type.String({ minLength: 1 });
@@ -107,16 +103,19 @@ const LinkInput = Type.Object(
   },
   { additionalProperties: false },
 );
-/** The planner's input state as written (`--state` file, the planner's mailbox body); `decodeClusterState` fills defaults. */
-export const ClusterStateInput = Type.Object(
+/** The planner's input state as written (`--state` file, the planner's mailbox body); `decodePlacementInput` fills defaults. */
+export const PlacementInputSchema = Type.Object(
   { nodes: Type.Array(NodeInput), links: Type.Optional(Type.Array(LinkInput)) },
   { additionalProperties: false },
 );
 
-const codecs = { body: compileWorded(ClusterStateInput, 'body'), config: compileWorded(ClusterStateInput, 'config') };
+const codecs = {
+  body: compileWorded(PlacementInputSchema, 'body'),
+  config: compileWorded(PlacementInputSchema, 'config'),
+};
 
 /** Strictly decodes a cluster state; throws ValidationError naming the JSON path of the first problem. */
-export function decodeClusterState(value: unknown, where: InputWhere = 'body', root = 'state'): ClusterState {
+export function decodePlacementInput(value: unknown, where: InputWhere = 'body', root = 'state'): PlacementInput {
   const input = codecs[where].decode(value, root);
   const fail = (path: string, why: string): never => {
     throw new ValidationError(where, path, why);
@@ -138,7 +137,7 @@ export function decodeClusterState(value: unknown, where: InputWhere = 'body', r
     };
     return n.memory ? { ...base, memory: { ramAvailable: n.memory.ramAvailable, ramTotal: n.memory.ramTotal } } : base;
   });
-  const links = (input.links ?? []).map((l, i): Link => {
+  const links = (input.links ?? []).map((l, i): PlanLink => {
     const path = `${root}.links[${i}]`;
     if (!ids.has(l.source)) fail(`${path}.source`, `unknown node ${JSON.stringify(l.source)}`);
     if (!ids.has(l.sink)) fail(`${path}.sink`, `unknown node ${JSON.stringify(l.sink)}`);

@@ -1,13 +1,19 @@
 /** The placement planner's public surface (pure: state + request → plan or refusal). */
+import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
 export {
-  decodeClusterState,
-  type ClusterState,
+  decodePlacementInput,
+  type PlacementInput,
   type NodeState,
-  type Link,
+  type PlanLink,
   type SocketLink,
   type RdmaLink,
   type InterfaceType,
 } from './cluster-state.js';
+export type { Link } from '../../protocols/link.js';
+/** @deprecated the planner's input is `PlacementInput` (one `ClusterState`: the replicated state's). */
+export type ClusterState = PlacementInput;
+/** @deprecated `decodePlacementInput`. */
+export const decodeClusterState = decodePlacementInput;
 export {
   decodePlacementRequest,
   type PlacementRequest,

@@ -1,8 +1,8 @@
 import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 import type { InputWhere } from './cluster-state.js';
+import { BACKENDS, SHARDINGS, type Backend, type Sharding } from '../../protocols/placement-kinds.js';
 
-export type Sharding = 'pipeline' | 'tensor';
-export type Backend = 'ring' | 'jaccl';
+export type { Backend, Sharding };
 /** latency: least predicted step time; throughput: most predicted tokens/s with the pipeline kept full. */
 export type Objective = 'latency' | 'throughput';
 
@@ -55,8 +55,8 @@ export const PlacementRequestInput = Type.Object(
       },
       { additionalProperties: false },
     ),
-    sharding: StringEnum(['pipeline', 'tensor'] as const),
-    backend: StringEnum(['ring', 'jaccl'] as const),
+    sharding: StringEnum(SHARDINGS),
+    backend: StringEnum(BACKENDS),
     minNodes: Type.Optional(Count(1)),
     requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     objective: Type.Optional(StringEnum(['latency', 'throughput'] as const)),

@@ -1,6 +1,6 @@
 import { artifactBytesToMove, artifactWhy } from './artifact-rule.js';
 import { scoreBandwidth } from './address-choice.js';
-import type { ClusterState } from './cluster-state.js';
+import type { PlacementInput } from './cluster-state.js';
 import { indexCluster, type ClusterIndex } from './cluster-index.js';
 import { candidateNotes, explainHops, hopDirection, predictAllReduce } from './explain.js';
 import { formatBytes, formatScore } from './format.js';
@@ -29,7 +29,7 @@ export interface PlanOptions {
  * State + request → an instance plan or a refusal, both as data. Pure and deterministic for a given seed.
  * Sizes are tried from the smallest allowed upwards; the first size with a feasible set is the answer.
  */
-export function planPlacement(state: ClusterState, request: PlacementRequest, options: PlanOptions): PlanResult {
+export function planPlacement(state: PlacementInput, request: PlacementRequest, options: PlanOptions): PlanResult {
   const index = indexCluster(state, request.backend);
   const base: Explanation = {
     seed: options.seed,

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../protocols/errors.js';
-import { decodeClusterState, type ClusterState } from './cluster-state.js';
+import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
 import { decodePlacementRequest } from './placement-request.js';
 import type { PlacementTaskInput } from './pool-task.js';
 import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
@@ -11,7 +11,7 @@ import type { PlanKind } from './machine.js';
  */
 export interface PlannerRequest {
   readonly kind: PlanKind;
-  readonly state: ClusterState;
+  readonly state: PlacementInput;
   readonly input: PlacementTaskInput;
 }
 
@@ -53,7 +53,7 @@ export function decodePlannerRequest(
   const rawState = body.state ?? liveState;
   if (rawState === undefined)
     throw new ValidationError('body', 'state', 'required: the cluster state to plan on (docs/placement.md)');
-  const state = decodeClusterState(rawState, 'body', 'state');
+  const state = decodePlacementInput(rawState, 'body', 'state');
   decodePlacementRequest(body.request, 'body', 'request');
   const seed = body.seed ?? fallbackSeed();
   return { kind, state, input: { kind, state: rawState, request: body.request, seed, reservedPorts } };

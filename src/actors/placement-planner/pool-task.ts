@@ -1,4 +1,4 @@
-import { decodeClusterState } from './cluster-state.js';
+import { decodePlacementInput } from './cluster-state.js';
 import { decodePlacementRequest } from './placement-request.js';
 import { planPlacement } from './plan-placement.js';
 import type { PlanResult } from './plan-result.js';
@@ -20,7 +20,7 @@ export interface PlacementTaskInput {
 export type PlacementTaskOutput = PlanResult | { readonly previews: readonly Preview[] };
 
 export function runPlacementTask(input: PlacementTaskInput): PlacementTaskOutput {
-  const state = decodeClusterState(input.state);
+  const state = decodePlacementInput(input.state);
   const request = decodePlacementRequest(input.request);
   const options = { seed: input.seed, ...(input.reservedPorts ? { reservedPorts: input.reservedPorts } : {}) };
   return input.kind === 'preview'

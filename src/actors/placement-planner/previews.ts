@@ -1,7 +1,8 @@
-import type { ClusterState } from './cluster-state.js';
+import type { PlacementInput } from './cluster-state.js';
 import type { Backend, PlacementRequest, Sharding } from './placement-request.js';
 import { planPlacement, type PlanOptions } from './plan-placement.js';
 import { isRefusal, type Plan, type Refusal } from './plan-result.js';
+import { BACKENDS, SHARDINGS } from '../../protocols/placement-kinds.js';
 
 /** One option of a preview: a plan for exactly `nodeCount` nodes with that sharding and backend, or why not. */
 export type Preview =
@@ -14,14 +15,14 @@ export type Preview =
  * planned as pipeline + ring (the plan's instance says so); the request's own sharding and backend are ignored.
  */
 export function previewPlacements(
-  state: ClusterState,
+  state: PlacementInput,
   request: PlacementRequest,
   options: Omit<PlanOptions, 'sizes'>,
 ): Preview[] {
   const out: Preview[] = [];
   const low = Math.max(request.minNodes, request.requiredNodes.length, 1);
-  for (const sharding of ['pipeline', 'tensor'] as const) {
-    for (const backend of ['ring', 'jaccl'] as const) {
+  for (const sharding of SHARDINGS) {
+    for (const backend of BACKENDS) {
       for (let nodeCount = low; nodeCount <= Math.max(low, state.nodes.length); nodeCount++) {
         const result = planPlacement(
           state,

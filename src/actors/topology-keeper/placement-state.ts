@@ -4,6 +4,7 @@
 import type { InterfaceType } from '../../protocols/events.js';
 import { cmp, compact, type ClusterState, type InstanceRecord } from './state.js';
 import { listNodes } from './graph.js';
+import type { Link } from '../../protocols/link.js';
 
 export interface PlacementNode {
   readonly id: string;
@@ -14,17 +15,9 @@ export interface PlacementNode {
   readonly cached?: Readonly<Record<string, number>>;
   readonly device?: { readonly memoryBandwidthGBps?: number; readonly gflops?: number };
 }
-export interface PlacementLink {
-  readonly source: string;
-  readonly sink: string;
-  readonly ip: string;
-  readonly type?: InterfaceType;
-  readonly rttMs?: number;
-  readonly bandwidthBps?: number;
-}
 export interface PlacementState {
   readonly nodes: readonly PlacementNode[];
-  readonly links: readonly PlacementLink[];
+  readonly links: readonly Link[];
 }
 
 /**

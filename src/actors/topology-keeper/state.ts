@@ -20,6 +20,7 @@ import type {
   TaskStatus,
   WorkloadSpec,
 } from '../../protocols/events.js';
+import type { Link } from '../../protocols/link.js';
 
 export interface NodeProfile {
   readonly interfaces: readonly NetInterface[];
@@ -46,15 +47,9 @@ export interface NodeRecord {
 }
 
 /** `source` reached `sink` at `ip` (an address of the sink); `type` is the sink interface's type. */
-export interface LinkRecord {
-  readonly source: NodeId;
-  readonly sink: NodeId;
-  readonly ip: string;
+/** An edge of the state's multigraph: the one link type (protocols/link.ts), typed, with when it came up. */
+export interface LinkRecord extends Link {
   readonly type: InterfaceType;
-  readonly rttMs?: number;
-  /** bits per second */
-  readonly bandwidthBps?: number;
-  readonly measuredAt?: number;
   readonly upAt?: number;
 }
 

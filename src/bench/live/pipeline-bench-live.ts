@@ -8,7 +8,7 @@
  */
 import type { EventFeed } from '../../api/event-feed.js';
 import { indexCluster } from '../../actors/placement-planner/cluster-index.js';
-import { decodeClusterState } from '../../actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../actors/placement-planner/cluster-state.js';
 import { predictPipeline, type Prediction } from '../../actors/placement-planner/cost-model.js';
 import { decodePlacementRequest } from '../../actors/placement-planner/placement-request.js';
 import { TorusError } from '../../protocols/errors.js';
@@ -83,7 +83,7 @@ export async function runLivePipelineBench(
     await waitReady(runtime, feed, instanceId, before);
     const plan = (await instanceRecord(runtime, instanceId)).plan;
     const live = await runtime.request('topology-keeper', { type: 'placementState' }, { timeoutMs: 5_000 });
-    const index = indexCluster(decodeClusterState(live), 'ring');
+    const index = indexCluster(decodePlacementInput(live), 'ring');
     const order = plan.nodes.map((id) => index.indexOf.get(id) as number);
     const layers = plan.shards.map((s) => s.endLayer - s.startLayer);
     const objective = request.objective ?? 'latency';

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/plan-result.js';
@@ -8,7 +8,7 @@ import { ValidationError } from '../../../src/protocols/errors.js';
 import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
-  planPlacement(decodeClusterState(state), decodePlacementRequest(req), { seed });
+  planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed });
 const mustPlan = (t: Test, result: PlanResult): Plan => {
   if (isRefusal(result)) t.fail(`unexpected refusal: ${result.refusal.message}`);
   return result as Plan;
@@ -140,7 +140,7 @@ t.test('options within 2 % of the fastest count as equal: the smaller set keeps 
 t.test('deterministic for a seed, and previews carry predictions', async (t) => {
   const state = slowPairFastRing();
   t.same(plan(state, request({}, model), 3), plan(state, request({}, model), 3));
-  const previews = previewPlacements(decodeClusterState(state), decodePlacementRequest(request({}, model)), {
+  const previews = previewPlacements(decodePlacementInput(state), decodePlacementRequest(request({}, model)), {
     seed: 3,
   });
   const four = previews.find((p) => p.sharding === 'pipeline' && p.backend === 'ring' && p.nodeCount === 4);
@@ -158,7 +158,7 @@ t.test('bad workload descriptions are refused naming the field', async (t) => {
   for (const [over, w, re] of bad) t.throws(() => decodePlacementRequest(request(over, w)), re);
   t.throws(() => decodePlacementRequest(request({}, { tokensPerStep: 0 })), ValidationError);
   t.throws(
-    () => decodeClusterState({ nodes: [{ id: 'a', device: { gflops: -1 } }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a', device: { gflops: -1 } }] }),
     /state\.nodes\[0\]\.device\.gflops/,
   );
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { indexCluster } from '../../../src/actors/placement-planner/cluster-index.js';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { predictPipeline, predictTensor } from '../../../src/actors/placement-planner/cost-model.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
@@ -32,7 +32,7 @@ t.test('defaults: bytesPerLayer = memoryBytes / layers, FLOPs = 2 × bytes, acti
 });
 
 t.test('pipeline, decode: memory-bound stages plus RTT/2 and activation per hop (hand-worked)', async (t) => {
-  const index = indexCluster(decodeClusterState(pair()), 'ring');
+  const index = indexCluster(decodePlacementInput(pair()), 'ring');
   // Stage a: 6 layers × max(1e9 B / 100e9 B/s = 10 ms, 2e9 FLOP / 1000e9 = 2 ms) = 60 ms.
   // Stage b: 4 layers × max(1e9 / 50e9 = 20 ms, 2e9 / 100e9 = 20 ms) = 80 ms.
   // Hop: 1 ms + 8192 B × 8 / 1e9 b/s = 0.065536 ms → 1.065536 ms, twice (a→b and b→a).
@@ -51,7 +51,7 @@ t.test('pipeline, decode: memory-bound stages plus RTT/2 and activation per hop 
 });
 
 t.test('pipeline, prefill of 100 tokens: compute-bound, activation scales with tokens', async (t) => {
-  const index = indexCluster(decodeClusterState(pair()), 'ring');
+  const index = indexCluster(decodePlacementInput(pair()), 'ring');
   // a: 6 × max(10 ms, 100 × 2e9 / 1e12 = 200 ms) = 1200 ms; b: 4 × max(20, 100 × 2e9 / 1e11 = 2000) = 8000 ms.
   // hop: 1 + 100 × 8192 × 8 / 1e9 × 1e3 = 1 + 6.5536 = 7.5536 ms, twice.
   const p = predictPipeline(index, [0, 1], [6, 4], workload({ tokensPerStep: 100 }), 'latency');
@@ -60,7 +60,7 @@ t.test('pipeline, prefill of 100 tokens: compute-bound, activation scales with t
 });
 
 t.test('tensor: slowest share per layer plus two all-reduces per layer (hand-worked)', async (t) => {
-  const index = indexCluster(decodeClusterState(pair()), 'ring');
+  const index = indexCluster(decodePlacementInput(pair()), 'ring');
   // Share of a layer: a max(0.5e9/100e9 = 5 ms, 1e9/1e12 = 1 ms) = 5; b max(0.5e9/50e9 = 10, 1e9/1e11 = 10) = 10.
   // All-reduce of 8192 B on 2 nodes: 2·1/2 × 8192 × 8 / 1e9 s = 0.065536 ms + 1 × 1 ms = 1.065536 ms.
   // Step: 10 layers × (10 + 2 × 1.065536) = 121.31072 ms.
@@ -77,7 +77,7 @@ t.test('unmeasured inputs are named and make the totals null', async (t) => {
   const s = pair();
   delete (s.nodes[1] as Record<string, unknown>).device;
   for (const l of s.links) if (l.source === 'b') delete l.bandwidthBps;
-  const index = indexCluster(decodeClusterState(s), 'ring');
+  const index = indexCluster(decodePlacementInput(s), 'ring');
   const p = predictPipeline(index, [0, 1], [6, 4], workload(), 'latency');
   t.equal(p.stepMs, null);
   t.equal(p.tokensPerS, null);

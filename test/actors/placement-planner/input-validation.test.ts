@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { type TorusError, ValidationError } from '../../../src/protocols/errors.js';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { GB, makeState, request } from '../../fixtures/placement/build-state.js';
 
@@ -19,61 +19,66 @@ t.test('state decoder: names the JSON path of the first problem', async (t) => {
     { id: 'a', mem: GB },
     { id: 'b', mem: GB },
   ]);
-  t.equal(decodeClusterState(ok).nodes.length, 2);
-  fails(t, () => decodeClusterState(null), /state: expected an object, got null/, 'null');
+  t.equal(decodePlacementInput(ok).nodes.length, 2);
+  fails(t, () => decodePlacementInput(null), /state: expected an object, got null/, 'null');
   fails(
     t,
-    () => decodeClusterState({ nodes: 'x' }),
+    () => decodePlacementInput({ nodes: 'x' }),
     /state\.nodes: expected an array, got string/,
     'nodes not an array',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvailable: -1, ramTotal: 1 } }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a', memory: { ramAvailable: -1, ramTotal: 1 } }] }),
     /state\.nodes\[0\]\.memory\.ramAvailable: must be >= 0/,
     'negative memory',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a', memory: { ramAvaliable: 1, ramTotal: 1 } }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a', memory: { ramAvaliable: 1, ramTotal: 1 } }] }),
     /memory\.ramAvailable: is required/,
     'typo',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'a' }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a' }, { id: 'a' }] }),
     /state\.nodes\[1\]\.id: duplicate/,
     'duplicate id',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a', interfaces: [{ name: 'en0', ip: '10.77.0.1', type: 'fibre' }] }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a', interfaces: [{ name: 'en0', ip: '10.77.0.1', type: 'fibre' }] }] }),
     /interfaces\[0\]\.type: expected one of thunderbolt/,
     'bad type',
   );
-  fails(t, () => decodeClusterState({ nodes: [{ id: 'a', cached: { w: 2 } }] }), /cached\.w: must be <= 1/, 'fraction');
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a', cached: null }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a', cached: { w: 2 } }] }),
+    /cached\.w: must be <= 1/,
+    'fraction',
+  );
+  fails(
+    t,
+    () => decodePlacementInput({ nodes: [{ id: 'a', cached: null }] }),
     /cached: expected an object, got null/,
     'cached null',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a' }], links: [{ source: 'a', sink: 'z', ip: '10.77.0.1' }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a' }], links: [{ source: 'a', sink: 'z', ip: '10.77.0.1' }] }),
     /links\[0\]\.sink: unknown node "z"/,
     'unknown sink',
   );
   fails(
     t,
-    () => decodeClusterState({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b' }] }),
+    () => decodePlacementInput({ nodes: [{ id: 'a' }, { id: 'b' }], links: [{ source: 'a', sink: 'b' }] }),
     /links\[0\]\.ip: is required/,
     'no ip',
   );
   fails(
     t,
     () =>
-      decodeClusterState({
+      decodePlacementInput({
         nodes: [{ id: 'a' }, { id: 'b' }],
         links: [{ source: 'a', sink: 'b', ip: '1', bandwidthBps: 'fast' }],
       }),
@@ -83,19 +88,19 @@ t.test('state decoder: names the JSON path of the first problem', async (t) => {
   fails(
     t,
     () =>
-      decodeClusterState({
+      decodePlacementInput({
         nodes: [{ id: 'a' }, { id: 'b' }],
         links: [{ source: 'a', sink: 'b', ip: '1', rdma: { sourceIface: 'x', sinkIface: 'y' } }],
       }),
     /links\[0\]\.ip: an rdma link/,
     'mixed link',
   );
-  const rd = decodeClusterState({
+  const rd = decodePlacementInput({
     nodes: [{ id: 'a' }, { id: 'b' }],
     links: [{ source: 'a', sink: 'b', rdma: { sourceIface: 'x', sinkIface: 'y' } }],
   });
   t.same(rd.links[0], { kind: 'rdma', source: 'a', sink: 'b', sourceIface: 'x', sinkIface: 'y' });
-  fails(t, () => decodeClusterState({ nodes: 1 }, 'config'), /^config state/, 'config flavour');
+  fails(t, () => decodePlacementInput({ nodes: 1 }, 'config'), /^config state/, 'config flavour');
 });
 
 t.test('request decoder', async (t) => {

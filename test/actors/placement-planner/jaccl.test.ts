@@ -1,12 +1,12 @@
 import t from 'tap';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/plan-result.js';
 import { both, GB, link, makeState, rdma, request, type StateJson } from '../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>): PlanResult =>
-  planPlacement(decodeClusterState(state), decodePlacementRequest(req), { seed: 3 });
+  planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed: 3 });
 
 function rdmaTriangle(enabled = [true, true, true]): { state: StateJson; ethToA: Record<string, string> } {
   const state = makeState(['a', 'b', 'c'].map((id, i) => ({ id, mem: 4 * GB, rdma: enabled[i] as boolean })));

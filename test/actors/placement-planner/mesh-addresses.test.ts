@@ -3,7 +3,7 @@
  * 4 nodes plus a LAN, Gloo's full mesh must go over an address every rank reaches, never a ring cable.
  */
 import t, { type Test } from 'tap';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal, type Plan } from '../../../src/actors/placement-planner/plan-result.js';
@@ -53,7 +53,7 @@ function cableRing(lan: boolean, extra?: { type: 'wifi'; bw: number }): StateJso
 
 function mustPlan(t: Test, state: StateJson): Plan {
   const result = planPlacement(
-    decodeClusterState(state),
+    decodePlacementInput(state),
     decodePlacementRequest(request({}, { memoryBytes: 15 * GB })),
     { seed: 3 },
   );

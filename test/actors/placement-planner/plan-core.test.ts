@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { decodeClusterState } from '../../../src/actors/placement-planner/cluster-state.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { allocateLayersProportionally } from '../../../src/actors/placement-planner/layer-split.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
@@ -12,7 +12,7 @@ import {
 import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
-  planPlacement(decodeClusterState(state), decodePlacementRequest(req), { seed });
+  planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed });
 const mustPlan = (t: Test, result: PlanResult): Plan => {
   if (isRefusal(result)) t.fail(`unexpected refusal: ${result.refusal.message}`);
   return result as Plan;
@@ -293,7 +293,7 @@ t.test('determinism: same input and seed → same output; the port avoids the re
     ports.add(p.instance.port);
   }
   t.ok(ports.size > 150, 'ports vary with the seed');
-  const reserved = planPlacement(decodeClusterState(tri), decodePlacementRequest(req), {
+  const reserved = planPlacement(decodePlacementInput(tri), decodePlacementRequest(req), {
     seed: 1,
     reservedPorts: Array.from({ length: 16383 }, (_, i) => 49152 + i),
   });

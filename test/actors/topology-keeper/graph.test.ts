@@ -12,7 +12,7 @@ import {
   subgraph,
 } from '../../../src/actors/topology-keeper/graph.js';
 import { instancesToReplace, toPlacementState } from '../../../src/actors/topology-keeper/placement-state.js';
-import { decodeClusterState } from '../../../src/actors/placement-planner/index.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/index.js';
 import type { ClusterEvent } from '../../../src/protocols/events.js';
 import { execWorkload, indexed, joined, linkUp, measured, plan2, profile } from '../../fixtures/topology/events.js';
 
@@ -86,7 +86,7 @@ t.test('graph queries', async (t) => {
 
 t.test('toPlacementState is accepted by the placement planner decoder', async (t) => {
   const ps = toPlacementState(state);
-  const decoded = decodeClusterState(JSON.parse(JSON.stringify(ps)));
+  const decoded = decodePlacementInput(JSON.parse(JSON.stringify(ps)));
   t.equal(decoded.nodes.length, 4);
   t.same(
     ps.nodes.find((n) => n.id === 'a'),
