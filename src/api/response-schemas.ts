@@ -1,5 +1,5 @@
 import { ERROR_STATUS } from '../protocols/errors.js';
-import { INTERFACE_TYPES, RUNNER_STATUSES } from '../protocols/events.js';
+import { INTERFACE_TYPES, RUNNER_STATES } from '../protocols/events.js';
 import { MapOf, StringEnum, Type, type Shape, type TSchema } from '../protocols/schema-kit.js';
 import { BACKENDS, SHARDINGS } from '../protocols/placement-kinds.js';
 
@@ -162,7 +162,7 @@ const runner = Type.Object(
   {
     node: str,
     rank: int,
-    status: StringEnum(RUNNER_STATUSES),
+    status: StringEnum(RUNNER_STATES),
     reason: opt(str),
     restarts: opt(Type.Integer({ description: 'restart attempts so far' })),
     exitCode: opt(Type.Integer({ description: "an exec rank's command exit code" })),

@@ -41,8 +41,8 @@ import { RUNNER_STATES, TASK_STATUSES, type RunnerState, type TaskStatus } from 
 
 export { INTERFACE_TYPES, type InterfaceType };
 
-/** The runner lifecycle and task states, as the events carry them (one list, src/protocols/runner-status.ts). */
-export const RUNNER_STATUSES = RUNNER_STATES;
+/** The runner lifecycle and task states, as the events carry them: the one list, src/protocols/runner-status.ts. */
+export { RUNNER_STATES };
 export type RunnerStatus = RunnerState;
 export { TASK_STATUSES, type TaskStatus };
 
@@ -174,7 +174,7 @@ export const InstanceDeleted = event('InstanceDeleted', { instanceId: Id, reason
 export const RunnerStatusChanged = event('RunnerStatusChanged', {
   instanceId: Id,
   nodeId: Id,
-  status: StringEnum(RUNNER_STATUSES),
+  status: StringEnum(RUNNER_STATES),
   reason: opt(Reason),
   diagnostics: opt(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 200 })),
   exitCode: opt(ExitCode),

@@ -11,7 +11,7 @@ import {
   DeviceInfo,
   MemoryInfo,
   NetInterface,
-  RUNNER_STATUSES,
+  RUNNER_STATES,
   RunnerPolicy,
   TASK_STATUSES,
   type WorkloadSpec,
@@ -102,7 +102,7 @@ export const LinkRecordSchema = Type.Object(
 );
 export const RunnerRecordSchema = Type.Object(
   {
-    status: StringEnum(RUNNER_STATUSES),
+    status: StringEnum(RUNNER_STATES),
     reason: opt(Reason),
     diagnostics: opt(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 200 })),
     exitCode: opt(ExitCode),
