@@ -3,6 +3,7 @@
  *   npm run bench                 every suite (lab suites need root)
  *   npm run bench -- mailbox ring  chosen suites; extra flags (--quick, --json, --seed 7) pass through
  *   npm run bench -- ring-live     ring vs torch Gloo through POST /v1/bench/ring on a lab cluster (root, python3-torch)
+ *   npm run bench -- placement-quality --lab  every feasible option of a shaped 5-host lab, measured vs predicted (root)
  *   npm run bench -- soak --minutes 10  memory, fds, threads and data dir of 3 lab nodes under placement churn (root)
  */
 import { spawnSync } from 'node:child_process';

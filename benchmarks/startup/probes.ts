@@ -15,6 +15,13 @@ export interface Sample {
   readonly cpuMs: number | null;
 }
 
+export interface NodeStartOptions {
+  /** extra flags, e.g. the declared device figures that skip the start-up measurement */
+  readonly args?: readonly string[];
+  /** keep the node running this long after its start line and report the CPU it used up to then */
+  readonly settleMs?: number;
+}
+
 // Runs in the worker: the import's wall time and this thread's CPU time (first field of schedstat, ns); with
 // `frames`, also decoding the first mailbox frames a worker sees (two valid, one refused), as every actor does.
 const WORKER_CODE = `
@@ -71,8 +78,10 @@ function processCpuMs(pid: number): number | null {
 /**
  * Spawns `node <root>/dist/main.js` on loopback (port 0, no multicast, a fresh data dir, a fixed cluster secret)
  * and times it to its start line (`torus node … listening on`), then stops it with SIGTERM (SIGKILL after 15 s).
+ * With `settleMs`, the sample is the CPU used up to that long after the start line (wall: the start line's):
+ * what runs once the node is listening, such as the device measurement, is then counted.
  */
-export async function nodeStart(root: string): Promise<Sample> {
+export async function nodeStart(root: string, options: NodeStartOptions = {}): Promise<Sample> {
   const dataDir = mkdtempSync(join(tmpdir(), 'torus-bench-start-'));
   const args = [
     join(root, 'dist/main.js'),
@@ -85,6 +94,7 @@ export async function nodeStart(root: string): Promise<Sample> {
     dataDir,
     '--name',
     'bench-start',
+    ...(options.args ?? []),
   ];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
@@ -103,7 +113,9 @@ export async function nodeStart(root: string): Promise<Sample> {
         out += d.toString();
         if (!/listening on/.test(out)) return;
         clearTimeout(timer);
-        resolve({ wallMs: performance.now() - t0, cpuMs: processCpuMs(child.pid!) });
+        const wallMs = performance.now() - t0;
+        if (options.settleMs === undefined) resolve({ wallMs, cpuMs: processCpuMs(child.pid!) });
+        else setTimeout(() => resolve({ wallMs, cpuMs: processCpuMs(child.pid!) }), options.settleMs);
       });
       child.once('exit', (code) => {
         clearTimeout(timer);

@@ -1,4 +1,5 @@
 import { chosenInstanceId, placementFields } from '../protocols/commands.js';
+import { ValidationError } from '../protocols/errors.js';
 import { IdField, IpAddress } from '../protocols/event-fields.js';
 import { compile, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
 import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
@@ -110,12 +111,36 @@ export const PipelineBenchRequest = Type.Object(
     objective: placementFields.objective,
     minNodes: placementFields.minNodes,
     requiredNodes: placementFields.requiredNodes,
+    nodes: Type.Optional(
+      Type.Array(nodeId, {
+        minItems: 1,
+        maxItems: 1024,
+        uniqueItems: true,
+        description:
+          'run on exactly this option: these nodes in this ring (rank) order; the planner splits the layers and picks ' +
+          'the addresses but does not choose the set or order. Not with minNodes or requiredNodes',
+      }),
+    ),
     steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'timed steps (default 10)' })),
     warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'untimed steps first (default 2)' })),
   },
   { additionalProperties: false, description: 'a pipeline benchmark: the placement request of a workload' },
 );
 export type PipelineBenchRequest = Shape<typeof PipelineBenchRequest>;
+
+/** `nodes` names the whole set: minNodes or requiredNodes beside it would be ignored, so they are refused. */
+export function checkPinnedWithConstraints(request: {
+  readonly nodes?: readonly string[] | undefined;
+  readonly minNodes?: number | undefined;
+  readonly requiredNodes?: readonly string[] | undefined;
+}): void {
+  if (request.nodes && (request.minNodes !== undefined || request.requiredNodes !== undefined))
+    throw new ValidationError(
+      'body',
+      'nodes',
+      'cannot be combined with minNodes or requiredNodes (it names the whole set)',
+    );
+}
 
 /** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
 export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });

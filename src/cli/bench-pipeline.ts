@@ -3,8 +3,9 @@ import type { PipelineBenchResult } from '../bench/live/pipeline-bench-live.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
 
 export const BENCH_PIPELINE_USAGE = `usage: torus bench pipeline --memory BYTES --layers N --hidden-size H [--tokens N] [--objective latency|throughput]
-                           [--steps N] [--api URL] [--token T | --data-dir DIR] [--json]
-  Places a workload of that size (the planner chooses by predicted speed), runs a pipeline step through its
+                           [--steps N] [--nodes A,B,C] [--api URL] [--token T | --data-dir DIR] [--json]
+  Places a workload of that size (the planner chooses by predicted speed; --nodes: exactly those nodes in that
+  ring order, the planner only splits the layers and picks the addresses), runs a pipeline step through its
   stages (each streams its layers' weights and runs their FLOPs, the activation crosses the planned addresses)
   and prints the measured step time and tokens/s beside the prediction.
 `;
@@ -25,6 +26,7 @@ export async function runBenchPipelineCommand(args: string[], io: CliIo = proces
       tokens: { type: 'string' },
       objective: { type: 'string' },
       steps: { type: 'string' },
+      nodes: { type: 'string' },
     });
     const memoryBytes = count(values.memory, '--memory');
     const layers = count(values.layers, '--layers');
@@ -42,6 +44,7 @@ export async function runBenchPipelineCommand(args: string[], io: CliIo = proces
       },
       ...(typeof values.objective === 'string' ? { objective: values.objective } : {}),
       ...(steps !== undefined ? { steps } : {}),
+      ...(typeof values.nodes === 'string' ? { nodes: values.nodes.split(',').filter(Boolean) } : {}),
     };
     const r = await client.request<PipelineBenchResult>('POST', '/v1/bench/pipeline', body);
     if (values.json) printJson(io, r);

@@ -32,6 +32,8 @@ interface Edge {
   /** [namespace, device] pairs: the two ends whose egress is shaped (or dropped when cut). */
   readonly ends: readonly (readonly [string, string])[];
   rate: string | undefined;
+  /** tbf bucket in bytes; undefined: tbfBurstBytes(rate) */
+  burst?: number | undefined;
   cut: boolean;
 }
 
@@ -171,7 +173,8 @@ export class Lab {
         // A byte fifo of limit 0 drops every frame, ARP included: a silent black hole, like a pulled cable
         // behind a switch (setting the device down would instead fail connects at once with ENETUNREACH).
         if (edge.cut) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', 'bfifo', 'limit', '0']);
-        else if (edge.rate) await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', ...tbfArgs(edge.rate)]);
+        else if (edge.rate)
+          await run('tc', ['-n', ns, 'qdisc', 'replace', 'dev', dev, 'root', ...tbfArgs(edge.rate, edge.burst)]);
         else await run('tc', ['-n', ns, 'qdisc', 'del', 'dev', dev, 'root']).catch(() => undefined);
       }),
     );
@@ -230,11 +233,15 @@ export class Lab {
     await this.#apply(b === 'lan' ? `lan-${a}` : linkKey(a, b));
   }
 
-  /** Changes a link's shaping (both ends); undefined removes it. A cut link stays cut with the new rate stored. */
-  async setRate(a: number, b: LinkTarget, rate: string | undefined): Promise<void> {
-    if (rate !== undefined) tbfArgs(rate);
+  /**
+   * Changes a link's shaping (both ends); undefined removes it. A cut link stays cut with the new rate stored.
+   * `burstBytes`: the tbf bucket (plan.ts `tbfArgs`), default sized for the rate.
+   */
+  async setRate(a: number, b: LinkTarget, rate: string | undefined, burstBytes?: number): Promise<void> {
+    if (rate !== undefined) tbfArgs(rate, burstBytes);
     const edge = this.#edge(a, b);
     edge.rate = rate;
+    edge.burst = burstBytes;
     await this.#apply(b === 'lan' ? `lan-${a}` : linkKey(a, b));
   }
 

@@ -145,6 +145,17 @@ export function tbfBurstBytes(bitsPerSecond: number): number {
   return Math.max(1 << 20, Math.ceil((bitsPerSecond / 8) * 0.004));
 }
 
-export function tbfArgs(rate: string): string[] {
-  return ['tbf', 'rate', rate, 'burst', String(tbfBurstBytes(parseRate(rate))), 'latency', '50ms'];
+/** Smallest bucket a caller may give: two 64 KiB GSO packets (a smaller one could not pass them at all). */
+export const MIN_TBF_BURST = 128 * 1024;
+
+/**
+ * tbf arguments; `burstBytes` overrides the default bucket. A small bucket gives up some sustained rate (the
+ * profiler measures what is left) for fidelity on single transfers: with the default 1 MiB bucket, a 256 KiB
+ * message after a pause crosses a 100 Mbit/s link at line rate, which a real 100 Mbit/s link never does.
+ */
+export function tbfArgs(rate: string, burstBytes?: number): string[] {
+  if (burstBytes !== undefined && (!Number.isSafeInteger(burstBytes) || burstBytes < MIN_TBF_BURST))
+    throw new TorusError('TORUS_CONFIG_INVALID', `lab: burst must be an integer of at least ${MIN_TBF_BURST} bytes`);
+  const burst = burstBytes ?? tbfBurstBytes(parseRate(rate));
+  return ['tbf', 'rate', rate, 'burst', String(burst), 'latency', '50ms'];
 }

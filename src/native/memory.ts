@@ -43,6 +43,19 @@ export function parseSwapUsage(text: string): { total: number; free: number } {
   return { total: val('total'), free: val('free') };
 }
 
+/**
+ * What a node offers to placements under `--memory-limit`: available and total RAM each capped at the limit
+ * (the planner reads `ramAvailable`); swap is left as measured. No limit: the reading unchanged.
+ */
+export function capMemory(memory: MemoryInfo, limitBytes: number | undefined): MemoryInfo {
+  if (limitBytes === undefined) return memory;
+  return {
+    ...memory,
+    ramTotal: Math.min(memory.ramTotal, limitBytes),
+    ramAvailable: Math.min(memory.ramAvailable, limitBytes),
+  };
+}
+
 function sh(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(cmd, args, { timeout: 5000 }, (e, out) => (e ? reject(e) : resolve(String(out)))),

@@ -77,6 +77,7 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
         ...(config.deviceGflops !== undefined ? { gflops: config.deviceGflops } : {}),
         ...(config.deviceMemBandwidthGBps !== undefined ? { memoryBandwidthGBps: config.deviceMemBandwidthGBps } : {}),
       },
+      ...(config.memoryLimitBytes !== undefined ? { memoryLimitBytes: config.memoryLimitBytes } : {}),
     },
     'placement-planner': { ...common, apiPort: ctx.apiPort },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.

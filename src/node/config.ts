@@ -67,6 +67,8 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   /** Device figures torus cannot measure from Node (a GPU, an Apple accelerator); they replace the measured ones. */
   readonly deviceGflops: number | undefined;
   readonly deviceMemBandwidthGBps: number | undefined;
+  /** Memory this node offers to placements, bytes: caps what it advertises (`--memory-limit`); undefined: all. */
+  readonly memoryLimitBytes: number | undefined;
 }
 
 export const NODE_FLAGS = {
@@ -93,6 +95,7 @@ export const NODE_FLAGS = {
   'max-pending-handshakes': { type: 'string' },
   'device-gflops': { type: 'string' },
   'device-mem-bandwidth': { type: 'string' },
+  'memory-limit': { type: 'string' },
   ...API_FLAGS,
   ...RUNNER_FILES_FLAGS,
 } as const;
@@ -130,6 +133,8 @@ Options:
                           (default 64; members are counted apart)
   --device-gflops N       this node's compute in GFLOP/s, for an accelerator (default: measured on the CPU)
   --device-mem-bandwidth N  its memory bandwidth in GB/s (default: measured on the CPU at start)
+  --memory-limit SIZE     offer at most this much memory to placements (e.g. 24GiB, 512MiB or bytes): caps the
+                          available and total memory the node advertises (default: what the OS reports)
 ${API_USAGE}
 ${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
@@ -227,11 +232,35 @@ function readConfigFile(path: string): Record<string, unknown> {
     'maxInstances',
     'deviceGflops',
     'deviceMemBandwidth',
+    'memoryLimit',
   ];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
   }
   return parsed as Record<string, unknown>;
+}
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kib|mib|gib|tib|kb|mb|gb|tb)?$/i;
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+};
+
+/** `24GiB`, `512MiB`, `8GB`, or bytes → bytes; at least 1 MiB (a smaller figure is a typo, not a node). */
+export function parseMemorySize(value: unknown, where: 'flag' | 'config', path: string): number {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const m = SIZE.exec(text);
+  const bytes = m ? Math.round(Number(m[1]) * (SIZE_UNITS[(m[2] ?? 'b').toLowerCase()] ?? 1)) : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 2 ** 20)
+    throw new ValidationError(where, path, 'expected a size of at least 1MiB, like 24GiB, 512MiB or bytes');
+  return bytes;
 }
 
 function nonEmpty(value: unknown, where: 'flag' | 'config', path: string): string {
@@ -389,6 +418,11 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   };
   const deviceGflops = figure('device-gflops', 'deviceGflops', 1e9);
   const deviceMemBandwidthGBps = figure('device-mem-bandwidth', 'deviceMemBandwidth', 1e6);
+  const memoryLimit = pick('memory-limit', 'memoryLimit');
+  const memoryLimitBytes =
+    memoryLimit.value === undefined
+      ? undefined
+      : parseMemorySize(memoryLimit.value, memoryLimit.where, memoryLimit.path);
 
   return {
     help: values.help === true,
@@ -423,6 +457,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       maxPendingHandshakes,
       deviceGflops,
       deviceMemBandwidthGBps,
+      memoryLimitBytes,
       ...parseApiConfig(pick),
       ...parseRunnerFilesConfig(pick),
     },

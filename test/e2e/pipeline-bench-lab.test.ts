@@ -68,6 +68,36 @@ t.test(
       t.ok((r.measured.stepMs ?? 0) > 0, 'measured step time');
       t.ok((r.predicted.stepMs ?? 0) > 0, `complete prediction (unmeasured: ${r.predicted.unmeasured.join(', ')})`);
       t.comment(`measured ${r.measured.stepMs} ms, predicted ${r.predicted.stepMs} ms, error ${r.errorPercent} %`);
+
+      // One given option: the reverse ring order, pinned with `nodes`.
+      const reversed = [...r.nodes].reverse();
+      const post = (body: unknown) =>
+        c.nodes[0]!.fetch('/v1/bench/pipeline', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const workload = { id: 'pipe', memoryBytes: 6 * 2 ** 22, layers: 6, hiddenSize, tokensPerStep: 4 };
+      const pinnedRes = await post({ workload, nodes: reversed, steps: 2, warmup: 1 });
+      const pinned = (await pinnedRes.json()) as PipelineBenchResult;
+      t.equal(pinnedRes.status, 200, JSON.stringify(pinned).slice(0, 400));
+      t.same(pinned.nodes, reversed, 'the pinned option runs in the given order');
+      t.same(pinned.layers, [2, 2, 2]);
+      t.equal(pinned.measured.wrong, 0, 'bit for bit');
+      for (const [rank, ip] of pinned.nextHop.entries())
+        t.ok(cableIps.has(ip), `pinned rank ${rank} dials the next stage at a cable address (${ip})`);
+      const instanceIds = async () =>
+        JSON.stringify(
+          ((await (await c.nodes[0]!.fetch('/v1/instances')).json()) as { instances: { id: string }[] }).instances
+            .map((i) => i.id)
+            .sort(),
+        );
+      const instancesBefore = await instanceIds();
+      const bad = await post({ workload, nodes: [reversed[0], 'no-such-node'] });
+      const badBody = (await bad.json()) as { error: { code: string; details: { path: string } } };
+      t.equal(bad.status, 400, 'an unknown node id is a 400');
+      t.same(badBody.error.details, { where: 'body', path: 'nodes[1]' }, 'naming the field');
+      t.equal(await instanceIds(), instancesBefore, 'and changes nothing');
     });
   },
 );

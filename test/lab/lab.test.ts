@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Lab, listNetns, planLab, sweepStaleLabs, tbfBurstBytes, withLab } from '../../src/lab/index.js';
+import { Lab, listNetns, planLab, sweepStaleLabs, tbfArgs, tbfBurstBytes, withLab } from '../../src/lab/index.js';
 import { parseLabNs } from '../../src/lab/plan.js';
 import { run } from '../../src/lab/sh.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
@@ -65,6 +65,13 @@ t.test('address plan, names and tbf bursts (pure)', async (t) => {
   t.equal(parseLabNs('other-ns'), undefined);
   t.equal(tbfBurstBytes(1e9), 1 << 20, '1 MiB at 1 Gbit/s');
   t.ok(tbfBurstBytes(10e9) >= 4e6, '>= 4 MB at 10 Gbit/s');
+  t.same(
+    tbfArgs('100mbit', 131072),
+    ['tbf', 'rate', '100mbit', 'burst', '131072', 'latency', '50ms'],
+    'a given bucket',
+  );
+  t.equal(tbfArgs('1gbit')[4], String(1 << 20), 'default bucket');
+  t.throws(() => tbfArgs('1gbit', 64 * 1024), /burst must be/, 'below two GSO packets refused');
   t.throws(() => planLab({ hosts: 2, links: [{ a: 0, b: 2 }] }, 1, 'x'), /link 0/);
   t.throws(() => planLab({ hosts: 2, lanRate: 'fast' }, 1, 'x'), /bad rate/);
 });

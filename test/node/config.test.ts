@@ -112,3 +112,25 @@ t.test('runner files: rotation and retention from flags and config keys, bad val
   t.throws(() => parseNodeArgs(['--log-max-file-bytes', '10']), /log-max-file-bytes/, 'below 1024 refused');
   t.throws(() => parseNodeArgs(['--gc-disk-usage-percent', '0']), /gc-disk-usage-percent/);
 });
+
+t.test(
+  '--memory-limit: a size in binary or decimal units, or bytes; config key memoryLimit; bad values named',
+  async (t) => {
+    t.equal(parseNodeArgs([]).config.memoryLimitBytes, undefined, 'no limit by default');
+    t.equal(parseNodeArgs(['--memory-limit', '24MiB']).config.memoryLimitBytes, 24 * 2 ** 20);
+    t.equal(parseNodeArgs(['--memory-limit=1.5GiB']).config.memoryLimitBytes, 1.5 * 2 ** 30);
+    t.equal(parseNodeArgs(['--memory-limit', '8GB']).config.memoryLimitBytes, 8e9);
+    t.equal(parseNodeArgs(['--memory-limit', '4194304']).config.memoryLimitBytes, 4 * 2 ** 20, 'bytes');
+    const cfg = file('memory.json', JSON.stringify({ memoryLimit: '64MiB' }));
+    t.equal(parseNodeArgs(['--config', cfg]).config.memoryLimitBytes, 64 * 2 ** 20, 'config key');
+    t.equal(
+      parseNodeArgs(['--config', cfg, '--memory-limit', '32MiB']).config.memoryLimitBytes,
+      32 * 2 ** 20,
+      'flag wins',
+    );
+    for (const bad of ['0', '12', 'lots', '-1GiB', '1 PiB', '1000KiB'])
+      t.throws(() => parseNodeArgs(['--memory-limit', bad]), { message: /memory-limit/ }, bad);
+    const badCfg = file('memory-bad.json', JSON.stringify({ memoryLimit: true }));
+    t.throws(() => parseNodeArgs(['--config', badCfg]), { message: /memoryLimit/ }, 'config value named');
+  },
+);

@@ -12,7 +12,7 @@ import { fromCallback } from 'xstate';
 import { serveActor } from '../../runtime/serve-actor.js';
 import type { InterfaceType, RunnerPolicy } from '../../protocols/events.js';
 import { discoverInterfaces } from '../../native/interfaces.js';
-import { readMemory } from '../../native/memory.js';
+import { capMemory, readMemory } from '../../native/memory.js';
 import { measureCapacity, measureRtt } from './probes/measure.js';
 import { probeSigner } from '../../protocols/probe-proof.js';
 import { probeReachability, type PeerTarget } from './probes/reachability.js';
@@ -68,6 +68,8 @@ export interface ProfilerOptions {
   readonly runners?: RunnerPolicy;
   /** Device figures given by flags (`--device-gflops`, `--device-mem-bandwidth`); they replace measured ones. */
   readonly declaredDevice?: DeclaredDevice;
+  /** `--memory-limit`: the most memory this node advertises (available and total), bytes. */
+  readonly memoryLimitBytes?: number;
   /** Measure memory bandwidth and compute once the node runs (default true; tests of other things turn it off). */
   readonly measureDevice?: boolean;
   /** How long after start the device measurement runs, so it does not compete with start-up (default 1500 ms). */
@@ -288,7 +290,7 @@ serveActor<typeof networkProfilerMachine, ProfilerOptions>({
       try {
         const [interfaces, memory] = await Promise.all([
           discoverInterfaces({ overrides: o.ifaceTypes ?? {}, ...(o.sysRoot ? { sysRoot: o.sysRoot } : {}) }),
-          readMemory(),
+          readMemory().then((m) => capMemory(m, o.memoryLimitBytes)),
         ]);
         ctx.actor.send({
           type: 'profile',

@@ -11,8 +11,12 @@ import { indexCluster } from '../../actors/placement-planner/cluster-index.js';
 import { decodePlacementInput } from '../../actors/placement-planner/cluster-state.js';
 import { predictPipeline, type Prediction } from '../../actors/placement-planner/cost-model.js';
 import { decodePlacementRequest } from '../../actors/placement-planner/placement-request.js';
+import type { PlacementTaskOutput } from '../../actors/placement-planner/pool-task.js';
+import type { PlacementState } from '../../actors/topology-keeper/placement-state.js';
 import { TorusError } from '../../protocols/errors.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import { checkPinnedWithConstraints } from '../../api/request-schemas.js';
+import { planPinned } from './pinned-option.js';
 import { command, instanceRecord, runTask, waitReady } from './ring-bench-live.js';
 
 export interface PipelineBenchRequest {
@@ -20,6 +24,8 @@ export interface PipelineBenchRequest {
   readonly objective?: 'latency' | 'throughput';
   readonly minNodes?: number;
   readonly requiredNodes?: readonly string[];
+  /** Run on exactly this option: these nodes, in this ring (rank) order; the planner does not choose. */
+  readonly nodes?: readonly string[];
   readonly steps?: number;
   readonly warmup?: number;
 }
@@ -66,16 +72,19 @@ export async function runLivePipelineBench(
         path: 'workload.activationBytesPerToken',
       },
     );
+  checkPinnedWithConstraints(request);
   const before = feed.lastIndex;
-  const placed = await command(runtime, {
-    type: 'PlaceInstance',
-    workload: { kind: 'ring', ...request.workload },
-    sharding: 'pipeline',
-    backend: 'ring',
-    ...(request.objective ? { objective: request.objective } : {}),
-    ...(request.minNodes !== undefined ? { minNodes: request.minNodes } : {}),
-    ...(request.requiredNodes ? { requiredNodes: request.requiredNodes } : {}),
-  });
+  const placed = request.nodes
+    ? await placePinned(runtime, request.nodes, placement, request.workload)
+    : await command(runtime, {
+        type: 'PlaceInstance',
+        workload: { kind: 'ring', ...request.workload },
+        sharding: 'pipeline',
+        backend: 'ring',
+        ...(request.objective ? { objective: request.objective } : {}),
+        ...(request.minNodes !== undefined ? { minNodes: request.minNodes } : {}),
+        ...(request.requiredNodes ? { requiredNodes: request.requiredNodes } : {}),
+      });
   const instanceId = placed.instanceId;
   if (typeof instanceId !== 'string')
     throw new TorusError('TORUS_INTERNAL', 'the leader placed the pipeline bench but named no instance');
@@ -123,4 +132,25 @@ export async function runLivePipelineBench(
       () => undefined,
     );
   }
+}
+
+/** A pinned option: the planner plans that set, the ranks take the given order, the leader creates it as given. */
+async function placePinned(
+  runtime: Runtime,
+  nodes: readonly string[],
+  placement: Record<string, unknown>,
+  workload: PipelineBenchRequest['workload'],
+): Promise<Record<string, unknown>> {
+  const live = await runtime.request<PlacementState>(
+    'topology-keeper',
+    { type: 'placementState' },
+    { timeoutMs: 5_000 },
+  );
+  const plan = await planPinned(
+    (body) => runtime.request<PlacementTaskOutput>('placement-planner', body, { timeoutMs: 60_000 }),
+    live,
+    nodes,
+    placement,
+  );
+  return command(runtime, { type: 'CreateInstance', instance: plan, workload: { kind: 'ring', ...workload } });
 }

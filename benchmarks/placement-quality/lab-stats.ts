@@ -1,0 +1,47 @@
+/** The figures of the measured placement-quality benchmark, from per-option measured and predicted step times. */
+
+export interface Measured {
+  /** cycle key of the option (lab-options.ts `cycleKey`) */
+  readonly key: string;
+  readonly measuredMs: number;
+  readonly predictedMs: number;
+}
+
+/** (measured − predicted) / predicted, percent. */
+export function errorPercent(measuredMs: number, predictedMs: number): number {
+  return ((measuredMs - predictedMs) / predictedMs) * 100;
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+export interface QualitySummary {
+  readonly options: number;
+  readonly medianAbsErrorPercent: number;
+  readonly worstAbsErrorPercent: number;
+  readonly best: Measured;
+  /** measured chosen ÷ measured best − 1, percent (0 when the chosen one is the best) */
+  readonly chosenGapPercent: number | null;
+  /** measured tokens/s of the chosen option ÷ exo's (the same tokens per step, so exo's step ÷ chosen's) */
+  readonly vsExo: number | null;
+}
+
+export function summarize(rows: readonly Measured[], chosenKey: string, exoKey: string | undefined): QualitySummary {
+  if (rows.length === 0) throw new Error('no measured options');
+  const errors = rows.map((r) => Math.abs(errorPercent(r.measuredMs, r.predictedMs)));
+  const best = rows.reduce((b, r) => (r.measuredMs < b.measuredMs ? r : b));
+  const chosen = rows.find((r) => r.key === chosenKey);
+  const exo = exoKey === undefined ? undefined : rows.find((r) => r.key === exoKey);
+  return {
+    options: rows.length,
+    medianAbsErrorPercent: median(errors),
+    worstAbsErrorPercent: Math.max(...errors),
+    best,
+    chosenGapPercent: chosen ? (chosen.measuredMs / best.measuredMs - 1) * 100 : null,
+    vsExo: chosen && exo ? exo.measuredMs / chosen.measuredMs : null,
+  };
+}
