@@ -2,7 +2,9 @@
 // Runs tap, streams its output unchanged, then prints the plain closing line CI reads:
 // "N passed, N failed, N skipped" (tap itself ends with "# { total, pass, fail }", which CI does not parse).
 // Before it: the suite's wall time and its slowest files, so a slow suite shows where the time goes.
+// With TORUS_TEST_COUNTS set, the closing line is also appended to that file (.ci/run adds up its two runs).
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -35,7 +37,10 @@ child.on('close', (code, signal) => {
     console.log(`# slowest files: ${slowest.map(([f, sec]) => `${f} ${sec.toFixed(1)} s`).join(', ')}`);
   console.log(`# suite wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const count = (key) => Number((last ?? '').match(new RegExp(`\\b${key}: (\\d+)`))?.[1] ?? 0);
-  if (last) console.log(`${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped`);
-  else console.log('0 passed, 1 failed'); // tap died before its summary
+  const closing = last
+    ? `${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped`
+    : '0 passed, 1 failed, 0 skipped'; // tap died before its summary
+  console.log(closing);
+  if (process.env.TORUS_TEST_COUNTS) appendFileSync(process.env.TORUS_TEST_COUNTS, `${closing}\n`);
   process.exitCode = signal ? 1 : (code ?? 1);
 });

@@ -2,6 +2,8 @@
 // `npm run test:unit`: the tests that need no root and no network-namespace lab, by a naming rule:
 // every test/**/*.test.ts except those under test/e2e/, test/lab/ and test/jepsen/ (real multi-node clusters)
 // and those whose file name contains "lab" (they build a namespace lab). Extra arguments go to tap.
+// `--lab` (`npm run test:lab`) selects the rest instead: unit and lab sets together are the whole suite, each file
+// in exactly one (CI runs the unit set on the oldest Node of the engines range, the lab set on the active LTS).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -20,12 +22,16 @@ function walk(dir) {
   });
 }
 
-const files = walk('test').filter(isUnitTest).sort();
+const lab = process.argv.includes('--lab');
+const files = walk('test')
+  .filter((path) => path.endsWith('.test.ts') && isUnitTest(path) !== lab)
+  .sort();
+const tapArgs = process.argv.slice(2).filter((a) => a !== '--lab' && a !== '--list');
 if (process.argv.includes('--list')) {
   console.log(files.join('\n'));
   process.exit(0);
 }
-const child = spawn(process.execPath, [join('scripts', 'tap-summary.mjs'), ...files, ...process.argv.slice(2)], {
+const child = spawn(process.execPath, [join('scripts', 'tap-summary.mjs'), ...files, ...tapArgs], {
   stdio: 'inherit',
 });
 child.on('close', (code, signal) => {

@@ -24,6 +24,11 @@ export interface ClusterTest {
 export interface ClusterOptions {
   cluster?: string;
   failureTimeoutMs?: number;
+  /** `--probe-interval-ms` and `--confirm-measure-ms` for every node (default: the node's own defaults). Tests
+   *  whose scenario waits for a link to go down or for the confirmation pass, without depending on how long
+   *  those take, set them short. */
+  probeIntervalMs?: number;
+  confirmMeasureMs?: number;
   logLevel?: string;
   /** Per host index, the cluster name (default `cluster`, or 'e2e'). */
   clusterOf?: (host: number) => string;
@@ -108,6 +113,8 @@ export class NodeCluster {
       o.clusterOf?.(host) ?? o.cluster ?? 'e2e',
       '--failure-timeout-ms',
       String(o.failureTimeoutMs ?? 3000),
+      ...(o.probeIntervalMs !== undefined ? ['--probe-interval-ms', String(o.probeIntervalMs)] : []),
+      ...(o.confirmMeasureMs !== undefined ? ['--confirm-measure-ms', String(o.confirmMeasureMs)] : []),
       ...(o.nodeArgs?.(host) ?? []),
     ];
     n.start(this.lab, args, {

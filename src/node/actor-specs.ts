@@ -72,6 +72,8 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       ifaceTypes: config.ifaceTypes,
       apiPort: ctx.apiPort,
       dataKey,
+      probeIntervalMs: config.probeIntervalMs,
+      confirmMeasureMs: config.confirmMeasureMs,
       runners: { allowExec: config.allowExec, maxRunners: config.maxRunners },
       declaredDevice: {
         ...(config.deviceGflops !== undefined ? { gflops: config.deviceGflops } : {}),

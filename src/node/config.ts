@@ -49,6 +49,10 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   readonly mdns: boolean;
   /** Heartbeat silence after which a node is declared gone. */
   readonly failureTimeoutMs: number;
+  /** How often each link's liveness is probed (a link that stops answering is down one interval later). */
+  readonly probeIntervalMs: number;
+  /** Each new link is measured once more this long after the last new one (0: never). */
+  readonly confirmMeasureMs: number;
   // ---- runners: exec off by default, bounded runners and instances ----
   /** `exec` workloads this node runs: none (default), any (`--allow-exec`), or an allow-list of commands. */
   readonly allowExec: ExecPolicy;
@@ -88,6 +92,8 @@ export const NODE_FLAGS = {
   'log-level': { type: 'string' },
   'no-mdns': { type: 'boolean' },
   'failure-timeout-ms': { type: 'string' },
+  'probe-interval-ms': { type: 'string' },
+  'confirm-measure-ms': { type: 'string' },
   'allow-exec': { type: 'string' },
   'max-runners': { type: 'string' },
   'max-instances': { type: 'string' },
@@ -123,6 +129,9 @@ Options:
                           TYPE is one of ${INTERFACE_TYPES.join(', ')}
   --no-mdns               do not use multicast discovery (static peers only)
   --failure-timeout-ms N  declare a silent node gone after N ms (default 4000)
+  --probe-interval-ms N   probe each link's liveness every N ms (default 10000): a cut link is down that much later
+  --confirm-measure-ms N  measure each new link again N ms after the last new one, keeping the better sample
+                          (default 15000; 0: never)
   --allow-exec[=CMD,...]  run 'exec' workloads (arbitrary commands) placed here: all of them, or only the
                           commands listed (basename, or absolute path). Off by default (docs/security.md)
   --max-runners N         runners this node holds at once (default ${DEFAULT_MAX_RUNNERS})
@@ -224,6 +233,8 @@ function readConfigFile(path: string): Record<string, unknown> {
     'logLevel',
     'mdns',
     'failureTimeoutMs',
+    'probeIntervalMs',
+    'confirmMeasureMs',
     'maxPendingHandshakes',
     ...API_CONFIG_KEYS,
     ...RUNNER_FILES_CONFIG_KEYS,
@@ -366,6 +377,17 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     throw new ValidationError(timeout.where, timeout.path, 'expected milliseconds between 500 and 600000');
   }
 
+  const millis = (flag: string, key: string, fallback: number, min: number): number => {
+    const f = pick(flag, key);
+    const x = f.value === undefined ? fallback : Number(f.value);
+    if (!Number.isInteger(x) || x < min || x > 600_000)
+      throw new ValidationError(f.where, f.path, `expected milliseconds between ${min} and 600000`);
+    return x;
+  };
+  // Shorter than the defaults only where a test or a small LAN needs faster reactions; each probe is a round trip.
+  const probeIntervalMs = millis('probe-interval-ms', 'probeIntervalMs', 10_000, 500);
+  const confirmMeasureMs = millis('confirm-measure-ms', 'confirmMeasureMs', 15_000, 0);
+
   const pending = pick('max-pending-handshakes', 'maxPendingHandshakes');
   const maxPendingHandshakes = pending.value === undefined ? 64 : Number(pending.value);
   if (!Number.isInteger(maxPendingHandshakes) || maxPendingHandshakes < 1 || maxPendingHandshakes > 4096) {
@@ -444,6 +466,8 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       logLevel,
       mdns: !mdnsOff,
       failureTimeoutMs,
+      probeIntervalMs,
+      confirmMeasureMs,
       allowExec: execPolicyOf(exec.value, exec.where, exec.path),
       maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
       maxInstances: parseCount(

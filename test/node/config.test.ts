@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../../src/protocols/errors.js';
 import { DEFAULT_PORT, parseNodeArgs } from '../../src/node/config.js';
+import { actorSpecs } from '../../src/node/actor-specs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'torus-config-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,6 +68,33 @@ t.test('config file, with flags winning', async (t) => {
   t.same(config.peers, ['10.77.0.9:6000']);
 });
 
+t.test('profiler timings: defaults, flags and config keys, handed to the network profiler', async (t) => {
+  const d = parseNodeArgs([], {}).config;
+  t.equal(d.probeIntervalMs, 10_000, 'a liveness probe every 10 s by default');
+  t.equal(d.confirmMeasureMs, 15_000, 'the confirmation pass 15 s after the last new link by default');
+  const f = parseNodeArgs(['--probe-interval-ms', '2000', '--confirm-measure-ms', '0'], {}).config;
+  t.equal(f.probeIntervalMs, 2000);
+  t.equal(f.confirmMeasureMs, 0, '0 turns the confirmation pass off');
+  const c = parseNodeArgs(
+    ['--config', file('timings.json', '{"probeIntervalMs": 3000, "confirmMeasureMs": 4000}')],
+    {},
+  );
+  t.same([c.config.probeIntervalMs, c.config.confirmMeasureMs], [3000, 4000], 'config keys');
+  const specs = actorSpecs({
+    config: f,
+    identity: { nodeId: 'n-1', incarnation: 1, createdAt: 0 },
+    credential: { mode: 'open' },
+    startedAt: 0,
+    apiPort: 0,
+    version: 'test',
+  });
+  t.match(
+    specs.find((s) => s.name === 'network-profiler')?.options,
+    { probeIntervalMs: 2000, confirmMeasureMs: 0 },
+    'the profiler actor gets both',
+  );
+});
+
 t.test('bad input names where it is', async (t) => {
   const cases: Array<[string[], RegExp]> = [
     [['--port', '70000'], /flag --port: expected a port number/],
@@ -74,6 +102,9 @@ t.test('bad input names where it is', async (t) => {
     [['--iface-type', 'eth0'], /expected NAME=TYPE/],
     [['--log-level', 'loud'], /--log-level: expected debug/],
     [['--failure-timeout-ms', '5'], /between 500 and 600000/],
+    [['--probe-interval-ms', '100'], /flag --probe-interval-ms: expected milliseconds between 500 and 600000/],
+    [['--confirm-measure-ms=-1'], /flag --confirm-measure-ms: expected milliseconds between 0 and 600000/],
+    [['--config', file('probe.json', '{"probeIntervalMs": "often"}')], /config probeIntervalMs: expected milliseconds/],
     [['--secret-file', join(dir, 'missing')], /cannot read secret file/],
     [['--config', join(dir, 'missing.json')], /cannot read/],
     [['--config', file('bad.json', '{ nope')], /not valid JSON/],
