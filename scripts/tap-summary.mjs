@@ -2,9 +2,7 @@
 // Runs tap, streams its output unchanged, then prints the plain closing line CI reads:
 // "N passed, N failed, N skipped" (tap itself ends with "# { total, pass, fail }", which CI does not parse).
 // Before it: the suite's wall time and its slowest files, so a slow suite shows where the time goes.
-// With TORUS_TEST_COUNTS set, the closing line is also appended to that file (.ci/run adds up its two runs).
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -41,6 +39,5 @@ child.on('close', (code, signal) => {
     ? `${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped`
     : '0 passed, 1 failed, 0 skipped'; // tap died before its summary
   console.log(closing);
-  if (process.env.TORUS_TEST_COUNTS) appendFileSync(process.env.TORUS_TEST_COUNTS, `${closing}\n`);
   process.exitCode = signal ? 1 : (code ?? 1);
 });
