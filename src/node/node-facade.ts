@@ -174,7 +174,7 @@ export class ActorNodeFacade implements NodeFacade {
   /**
    * A command is committed on the leader; wait until this node applied it too (`done` reads local state). It
    * follows the applied events after `afterIndex` (taken before the command) and reads the state again only on an
-   * instance event, bounded in time; waitForState's slow safety check covers a catch-up by snapshot.
+   * instance event or when the state was replaced (a catch-up by snapshot), bounded in time.
    */
   async #untilApplied<T>(
     afterIndex: number,

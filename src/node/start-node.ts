@@ -94,7 +94,16 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   });
   // The cluster actor asks this service to turn commands into events when this node leads.
   const commands = new CommandHandler(runtime, { maxInstances: config.maxInstances });
-  runtime.register('commands', (body) => commands.serve(body));
+  // The cluster's thread starts first, so this node may lead (and be sent commands) while the planner and the
+  // runner supervisor are still starting: a command waits for them rather than failing on an actor not yet there.
+  let actorsStarted: () => void = () => {};
+  const allStarted = new Promise<void>((resolve) => {
+    actorsStarted = resolve;
+  });
+  runtime.register('commands', async (body) => {
+    await allStarted;
+    return commands.serve(body);
+  });
 
   const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
   // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
@@ -165,6 +174,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   );
   try {
     for (const spec of specs) await runtime.supervise(spec);
+    actorsStarted();
     artifacts.start();
   } catch (error) {
     exitCode = 1;

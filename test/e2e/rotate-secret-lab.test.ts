@@ -41,7 +41,10 @@ t.test(
           workload: { id: 'w', kind: 'ring', memoryBytes: 1 << 20, layers: 1 },
         }),
       });
-      t.ok([200, 201].includes(placed.status), `placed an instance before the rotation (${placed.status})`);
+      t.ok(
+        [200, 201].includes(placed.status),
+        `placed an instance before the rotation (${placed.status} ${(await placed.text()).slice(0, 300)})`,
+      );
       await c.until(
         'every node has the instance',
         async () => (await Promise.all(c.nodes.map((n) => n.tryGet('/v1/instances/kept')))).every(Boolean),
