@@ -15,7 +15,7 @@
  * Needs root (namespaces); says so and exits 0 otherwise. Targets are printed, not asserted.
  */
 import { loadavg } from 'node:os';
-import { Lab, NodeCluster, nodeUnavailableReason, type ClusterTest, type NodeView } from '../../src/lab/index.js';
+import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, type NodeView } from '../../src/lab/index.js';
 import type { PipelineBenchResult } from '../../src/bench/live/pipeline-bench-live.js';
 import { args, flag } from '../args.js';
 import { printTable, type BenchRow } from '../table.js';
@@ -59,26 +59,6 @@ const WORKLOAD = {
   tokensPerStep: 32,
 };
 const REQUEST = { workload: WORKLOAD, sharding: 'pipeline', backend: 'ring' };
-
-class Owner implements ClusterTest {
-  readonly #teardowns: (() => unknown)[] = [];
-  ok = true;
-  teardown(fn: () => unknown): void {
-    this.#teardowns.push(fn);
-  }
-  comment(...parts: unknown[]): void {
-    process.stderr.write(`${parts.join(' ')}\n`);
-  }
-  passing(): boolean {
-    return this.ok;
-  }
-  async close(): Promise<void> {
-    for (const fn of this.#teardowns.reverse())
-      await Promise.resolve()
-        .then(fn)
-        .catch((e: unknown) => this.comment(`teardown: ${String(e)}`));
-  }
-}
 
 const progress = (line: string): void => void process.stderr.write(`[placement-quality --lab] ${line}\n`);
 
@@ -150,7 +130,7 @@ async function main(): Promise<void> {
     process.stderr.write(`placement-quality --lab skipped: ${why}\n`);
     return;
   }
-  const owner = new Owner();
+  const owner = new BenchOwner();
   const load0 = loadavg()[0]!;
   try {
     progress(

@@ -12,14 +12,7 @@
  * Speeds are not asserted: read the ratios next to the load average.
  */
 import { loadavg } from 'node:os';
-import {
-  Lab,
-  NodeCluster,
-  nodeUnavailableReason,
-  profiled,
-  type ClusterTest,
-  type NodeView,
-} from '../../src/lab/index.js';
+import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled, type NodeView } from '../../src/lab/index.js';
 import { findTorchPython } from '../../src/bench/ring/gloo.js';
 import { printTable, type BenchRow } from '../table.js';
 import { args, flag } from '../args.js';
@@ -65,27 +58,6 @@ interface LiveOutput {
   readonly gloo?: GlooRows;
 }
 
-/** A cluster owner that is not a tap test: teardowns run in reverse at the end, a failure marks it for log dumps. */
-class Owner implements ClusterTest {
-  readonly #teardowns: (() => unknown)[] = [];
-  ok = true;
-  teardown(fn: () => unknown): void {
-    this.#teardowns.push(fn);
-  }
-  comment(...parts: unknown[]): void {
-    process.stderr.write(`${parts.join(' ')}\n`);
-  }
-  passing(): boolean {
-    return this.ok;
-  }
-  async close(): Promise<void> {
-    for (const fn of this.#teardowns.reverse())
-      await Promise.resolve()
-        .then(fn)
-        .catch((e: unknown) => this.comment(`teardown: ${String(e)}`));
-  }
-}
-
 /**
  * With cables, every neighbour pair has two addresses (LAN and cable), so `profiled`'s one link per pair does not
  * hold: wait for every LAN and cable link, both ways, measured, and every cable faster than every LAN link (else
@@ -108,7 +80,7 @@ const cablesReady =
 const progress = (line: string): void => void process.stderr.write(`[ring-live] ${line}\n`);
 
 async function scenario(name: 'lan' | 'p2p'): Promise<void> {
-  const owner = new Owner();
+  const owner = new BenchOwner();
   const links =
     name === 'p2p'
       ? Array.from({ length: HOSTS }, (_, a) => ({ a, b: (a + 1) % HOSTS, rate: ringRate, label: 'thunderbolt' }))

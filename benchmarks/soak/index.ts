@@ -5,7 +5,7 @@
  * and as a slope per hour over the last two thirds (the first third is warm-up).
  *   npm run bench -- soak [--minutes 10] [--json]   (root; needs `ip`)
  */
-import { Lab, NodeCluster, nodeUnavailableReason, profiled, type ClusterTest } from '../../src/lab/index.js';
+import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
 import { args, flag } from '../args.js';
 import { printTable, type BenchRow } from '../table.js';
 import { nodePid, sampleProcess, slopePerHour, type Sample } from './samples.js';
@@ -15,26 +15,6 @@ const minutes = Number(flag('--minutes') ?? 10);
 const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
 const MEASURE_EVERY_MS = 20_000;
 const MIB = 2 ** 20;
-
-class Owner implements ClusterTest {
-  readonly #teardowns: (() => unknown)[] = [];
-  ok = true;
-  teardown(fn: () => unknown): void {
-    this.#teardowns.push(fn);
-  }
-  comment(...parts: unknown[]): void {
-    process.stderr.write(`${parts.join(' ')}\n`);
-  }
-  passing(): boolean {
-    return this.ok;
-  }
-  async close(): Promise<void> {
-    for (const fn of this.#teardowns.reverse())
-      await Promise.resolve()
-        .then(fn)
-        .catch((e: unknown) => this.comment(`teardown: ${String(e)}`));
-  }
-}
 
 const progress = (line: string): void => void process.stderr.write(`[soak] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,7 +26,7 @@ async function main(): Promise<void> {
     return;
   }
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('--minutes must be a positive number');
-  const owner = new Owner();
+  const owner = new BenchOwner();
   const samples: Sample[][] = [[], [], []];
   let placed = 0;
   let refused = 0;

@@ -14,3 +14,4 @@ export { withLab, type LabTestContext } from './with-lab.js';
 export { listNetns } from './sh.js';
 export { API_PORT, MAIN, NodeProcess, nodeUnavailableReason } from './node-process.js';
 export { NodeCluster, profiled, type ClusterOptions, type ClusterTest, type NodeView } from './node-cluster.js';
+export { BenchOwner } from './bench-owner.js';
