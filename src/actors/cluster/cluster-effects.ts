@@ -29,7 +29,6 @@ export interface EffectsOutcome {
   readonly applied: readonly IndexedEnvelope[];
   /** The entry or snapshot that could not be applied (the applies after it are skipped). */
   readonly failed: { readonly index: number; readonly reason: string } | null;
-  readonly becameLeader: boolean;
   readonly installed: boolean;
   /** Entries appended to the log by this step: the saved log gets them, then a group fsync. */
   readonly persist: readonly IndexedEnvelope[];
@@ -37,7 +36,6 @@ export interface EffectsOutcome {
 
 export function performEffects<S>(shell: EffectShell<S>, effects: readonly AgreementEffect[]): EffectsOutcome {
   let failed: { index: number; reason: string } | null = null;
-  let becameLeader = false;
   let installed = false;
   let voteUnsaved = false;
   const applied: IndexedEnvelope[] = [];
@@ -100,7 +98,6 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
         shell.close(fx.nodeId, fx.reason);
         break;
       case 'role':
-        if (fx.role === 'leader') becameLeader = true;
         shell.log.info('role', { role: fx.role, term: fx.term, leader: fx.leader });
         shell.emit('role', { role: fx.role, term: fx.term, leader: fx.leader });
         break;
@@ -114,5 +111,5 @@ export function performEffects<S>(shell: EffectShell<S>, effects: readonly Agree
         break;
     }
   }
-  return { applied, failed, becameLeader, installed, persist };
+  return { applied, failed, installed, persist };
 }

@@ -3,7 +3,8 @@
  * and the replicated state; it feeds inputs to `step` and performs the effects in order. The cluster actor's
  * worker is a thin wrapper around it; tests and the lab fixture use it directly. Its parts: cluster-effects.ts
  * (performing effects), cluster-persistence.ts (the data dir) with group-flush.ts (one fsync per group),
- * leader-writes.ts (what the leader sequences: callers' writes, the term's first entry, membership, removals),
+ * leader-writes.ts (callers' writes: checked, sequenced, answered once committed; the leader's own writes are the
+ * core's, agreement/own-writes.ts),
  * pending-state.ts (the state as the log lists it), peer-discovery.ts (static peers and mDNS).
  */
 import { EventEmitter } from 'node:events';
@@ -11,7 +12,13 @@ import { TorusError } from '../../protocols/errors.js';
 import { createLogger, type Logger } from '../../runtime/log.js';
 import type { EventBody, IndexedEnvelope, PeerFrame } from '../../protocols/peer-frames.js';
 import { initialAgreement, step } from './agreement/agreement.js';
-import { DEFAULT_TIMINGS, type AgreementConfig, type AgreementInput, type AgreementState } from './agreement/types.js';
+import {
+  DEFAULT_TIMINGS,
+  type AgreementConfig,
+  type AgreementInput,
+  type AgreementState,
+  type MemberRecord,
+} from './agreement/types.js';
 import { clusterNameHash } from './transport/auth.js';
 import { ConnectionManager, type HeardPeer } from './transport/connections.js';
 import type { MdnsDiscovery } from './transport/discovery.js';
@@ -22,7 +29,6 @@ import { ClusterPersistence } from './storage/cluster-persistence.js';
 import type { PeerConnection } from './transport/peer-connection.js';
 import type { NodeDescriptor } from './agreement/replicated-state.js';
 import { Forwarder, type CommandResult } from './transport/forwarder.js';
-import { MembershipReconciler } from './membership-reconciler.js';
 import { startPeerDiscovery } from './transport/peer-discovery.js';
 import { noQuorumError } from './agreement/quorum.js';
 import {
@@ -44,12 +50,11 @@ export { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo };
 export class ClusterNode<S> extends EventEmitter {
   readonly nodeId: string;
   readonly #o: ClusterNodeOptions<S>;
-  readonly #cfg: AgreementConfig;
+  #cfg: AgreementConfig;
   readonly #now: () => number;
   readonly #log: Logger;
   readonly #conns: ConnectionManager;
   readonly #forwarder: Forwarder<S>;
-  readonly #membership: MembershipReconciler<S>;
   #core: AgreementState;
   #state: S;
   #mdns: MdnsDiscovery | null = null;
@@ -64,7 +69,6 @@ export class ClusterNode<S> extends EventEmitter {
   readonly #flush: GroupFlush;
   readonly #writes: LeaderWrites<S>;
   readonly #pending: PendingState<S>;
-  #wasLeader = false;
 
   constructor(options: ClusterNodeOptions<S>) {
     super();
@@ -80,7 +84,6 @@ export class ClusterNode<S> extends EventEmitter {
     };
     this.#core = initialAgreement(this.#now());
     this.#state = options.replica.initial();
-    this.#membership = new MembershipReconciler(options.replica, this.#log, options.nodeId, this.#cfg.failureTimeoutMs);
     const addresses = options.addresses ?? localIPv4s();
     this.#conns = new ConnectionManager({
       local: {
@@ -134,18 +137,11 @@ export class ClusterNode<S> extends EventEmitter {
     });
     this.#pending = new PendingState(options.replica);
     this.#writes = new LeaderWrites<S>({
-      nodeId: options.nodeId,
       replica: options.replica,
-      log: this.#log,
-      cfg: this.#cfg,
       waiters: this.#waiters,
-      membership: this.#membership,
       onCommand: options.onCommand,
       core: () => this.#core,
       state: () => this.#state,
-      pendingState: () => this.#logState(),
-      self: () => this.#self!,
-      joined: () => this.#conns.joined.keys(),
       removalView: () => this.#removalView(),
       run: (input) => this.#run(input),
       now: this.#now,
@@ -184,6 +180,20 @@ export class ClusterNode<S> extends EventEmitter {
       peerPort: this.#port,
       version: o.version ?? '0.0.0',
       addresses: o.addresses ?? localIPv4s(),
+    };
+    // The leader's own writes are decided by the core (agreement/own-writes.ts), from the replica's event makers.
+    const replica = o.replica;
+    this.#cfg = {
+      ...this.#cfg,
+      writes: {
+        termEntry: (id) => replica.leaderEvent(id),
+        membership: {
+          self: this.#self,
+          joined: (node) => replica.joinedEvent(node),
+          gone: (id, reason) => replica.goneEvent(id, reason),
+        },
+        ...(replica.check ? { check: (event: EventBody) => replica.check!(event) } : {}),
+      },
     };
     this.#mdns = startPeerDiscovery({
       options: o,
@@ -319,11 +329,10 @@ export class ClusterNode<S> extends EventEmitter {
       await this.command(removeMemberCommand(nodeId));
       return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
     }
-    this.#writes.markRemoved(nodeId);
+    this.#run({ kind: 'remove', now: this.#now(), nodeId });
     this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', {
       nodeId,
     });
-    this.#feedMembers(this.#now());
     return pendingRemoval(nodeId, this.#core.quorum);
   }
 
@@ -340,7 +349,7 @@ export class ClusterNode<S> extends EventEmitter {
   #run(input: AgreementInput): readonly IndexedEnvelope[] {
     const r = step(this.#cfg, this.#core, input);
     this.#core = r.state;
-    const { applied, failed, becameLeader, installed, persist } = performEffects(this.#effects, r.effects);
+    const { applied, failed, installed, persist } = performEffects(this.#effects, r.effects);
     const core = this.#core;
     try {
       this.#persistence.afterRun({
@@ -361,9 +370,6 @@ export class ClusterNode<S> extends EventEmitter {
     if (this.#core.role !== 'leader') this.#waiters.leadershipLost(this.#core.quorum);
     if (failed) this.#run({ kind: 'apply-failed', now: this.#now(), ...failed });
     this.#feedMembers(input.now);
-    const won = this.#core.role === 'leader' && !this.#wasLeader;
-    this.#wasLeader = this.#core.role === 'leader';
-    if (becameLeader && this.#core.role === 'leader') this.#writes.becameLeader(won, input.now);
     return r.sequenced ?? [];
   }
 
@@ -373,11 +379,15 @@ export class ClusterNode<S> extends EventEmitter {
    * follower of a new cluster never takes itself for a fresh node alone). Tell the core when it changed.
    */
   #feedMembers(now: number): void {
-    const listed = this.#o.replica.members(this.#logState()).map((m) => m.nodeId);
-    const members = this.#writes.counted(listed).sort();
-    const known = this.#core.members;
-    if (members.length === known.length && members.every((id, i) => id === known[i])) return;
-    this.#run({ kind: 'members', now, members });
+    const listed = this.#o.replica
+      .members(this.#logState())
+      .map((m) => ({ nodeId: m.nodeId, incarnation: m.incarnation }))
+      .sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    const known = this.#core.listed;
+    const same = (m: MemberRecord, i: number) =>
+      m.nodeId === known[i]?.nodeId && m.incarnation === known[i].incarnation;
+    if (listed.length === known.length && listed.every(same)) return;
+    this.#run({ kind: 'members', now, members: listed });
   }
 
   /** The state with the log's uncommitted entries applied too (pending-state.ts). */
@@ -394,29 +404,27 @@ export class ClusterNode<S> extends EventEmitter {
       this.#lastGossip = now;
       this.#conns.gossip();
     }
-    if (this.#core.role === 'leader') this.#writes.tick(now);
   }
 
   #onJoined(c: PeerConnection): void {
     const h = c.remote!;
-    this.#membership.noteJoined({
-      nodeId: h.nodeId,
-      name: h.name,
-      incarnation: h.incarnation,
-      apiPort: h.apiPort,
-      peerPort: h.port,
-      version: h.version,
-      addresses: h.addresses,
-    });
     this.#run({
       kind: 'joined',
       now: this.#now(),
       nodeId: h.nodeId,
       incarnation: h.incarnation,
       startedAt: h.startedAt,
+      descriptor: {
+        nodeId: h.nodeId,
+        name: h.name,
+        incarnation: h.incarnation,
+        apiPort: h.apiPort,
+        peerPort: h.port,
+        version: h.version,
+        addresses: h.addresses,
+      },
     });
     this.emit('joined', h.nodeId);
-    if (this.#core.role === 'leader') this.#writes.reconcile(this.#now());
   }
 
   #onLeft(c: PeerConnection, reason: string): void {

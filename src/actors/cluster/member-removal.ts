@@ -13,7 +13,7 @@ import type { EventBody } from '../../protocols/peer-frames.js';
 import type { QuorumVerdict } from './agreement/quorum.js';
 
 export const REMOVE_MEMBER = 'RemoveMember';
-export const REMOVED_REASON = 'removed by the operator';
+export { REMOVED_REASON } from './agreement/own-writes.js';
 
 export interface RemovalView {
   readonly selfId: string;

@@ -1,5 +1,5 @@
 /** The product replica: the topology engineer's ClusterState, apply, digest and snapshot codec. */
-import { decodeIndexedEvent } from '../../protocols/events.js';
+import { decodeClusterEvent, decodeIndexedEvent } from '../../protocols/events.js';
 import { applyEvent } from '../topology-keeper/apply.js';
 import { stateDigest } from '../topology-keeper/digest.js';
 import { decodeSnapshot, encodeSnapshot } from '../topology-keeper/snapshot.js';
@@ -26,4 +26,5 @@ export const topologyReplica: ReplicatedState<ClusterState> = {
   }),
   goneEvent: (nodeId, reason) => ({ type: 'NodeGone', nodeId, reason }),
   leaderEvent: (nodeId) => ({ type: 'LeaderElected', nodeId }),
+  check: (event) => void decodeClusterEvent(event),
 };

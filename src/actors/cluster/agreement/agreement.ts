@@ -10,20 +10,21 @@
  *   nothing, and on the heal it follows the majority's leader instead of replacing its log.
  * - Terms only grow. A leader that sees a higher term (or another leader it outranks) moves to a newer
  *   term and announces it; a leader outranked by another leader steps down.
- * - Commit before acknowledge (agreement-commit.ts): the leader appends, followers store (fsync) and acknowledge;
+ * - Commit before acknowledge (commit.ts): the leader appends, followers store (fsync) and acknowledge;
  *   an entry is applied only once a quorum of the members holds it. Followers order what they receive, ask
  *   for gaps in bounded batches, and fetch a snapshot when they are new, diverged or failed to apply.
  * - Term and vote are saved (effect `save-vote`) before a vote is granted or a campaign starts.
- * Election and leadership live in agreement-election.ts, replication in agreement-replication.ts.
+ * - The leader's own writes (own-writes.ts) are decided here too: its term's first entry, the membership events and
+ *   the operator's pending removals, from the rules in the config; the shell only persists, sends and applies.
+ * Election and leadership live in election.ts, replication in replication.ts.
  */
-import { MAX_BATCH, type EventBody, type IndexedEnvelope } from '../../../protocols/peer-frames.js';
+import type { EventBody, IndexedEnvelope } from '../../../protocols/peer-frames.js';
 import type { AgreementConfig, AgreementFrame, AgreementInput, AgreementState, Ready, SavedVote } from './types.js';
 import { emptyBuffer } from './ordered-buffer.js';
-import { appendEntries, emptyLog, GENESIS_HASH, lastIndex, lastTerm, type LogState } from './log.js';
+import { emptyLog, GENESIS_HASH, lastIndex, lastTerm, type LogState } from './log.js';
 import { onAppend, onGapRequest, onSnapshot, requestCatchUp } from './replication.js';
 import {
   announce,
-  appendFrame,
   broadcast,
   enforceQuorum,
   heartbeatFrame,
@@ -36,6 +37,7 @@ import {
 import { onAppendAck, onPersisted } from './commit.js';
 import { checkWin, giveUp, maybeCampaign, onHeartbeat, onVote, onVoteRequest } from './election.js';
 import { quorumOf } from './quorum.js';
+import { appendAsLeader, markRemoved, ownWrites, setListed } from './own-writes.js';
 
 export interface Restart {
   /** Everything up to here was applied (the state the shell restored is at this index). */
@@ -75,12 +77,19 @@ export function initialAgreement(
     buffer: emptyBuffer(lastIndex(log) + 1),
     gap: null,
     resync: null,
+    listed: [],
+    removed: [],
+    removalWritten: [],
     members: [],
     quorum: quorumOf([], '', []),
     commit: Math.min(restart.commit, lastIndex(log)),
     durable: lastIndex(log),
     match: {},
     mustJoin: restart.mustJoin ?? false,
+    termEntryTerm: 0,
+    leadTerm: 0,
+    leadTermSince: 0,
+    goneHeld: null,
   };
 }
 
@@ -90,6 +99,7 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
     now: input.now,
     s: { ...state, peers: { ...state.peers }, lastHeard: { ...state.lastHeard }, match: { ...state.match } },
     fx: [],
+    won: false,
   };
   let sequenced: IndexedEnvelope[] | undefined;
   switch (input.kind) {
@@ -97,7 +107,7 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
       tick(c);
       break;
     case 'joined':
-      joined(c, input.nodeId, input.incarnation, input.startedAt);
+      joined(c, input);
       break;
     case 'left':
       left(c, input.nodeId);
@@ -109,8 +119,10 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
       sequenced = propose(c, input.events);
       break;
     case 'members':
-      c.s.members = [...new Set(input.members)].sort();
-      enforceQuorum(c);
+      setListed(c, input.members);
+      break;
+    case 'remove':
+      markRemoved(c, input.nodeId);
       break;
     case 'persisted':
       onPersisted(c, input.index);
@@ -124,6 +136,8 @@ export function step(cfg: AgreementConfig, state: AgreementState, input: Agreeme
       startResync(c);
       break;
   }
+  if (c.won) ownWrites(c, 'won');
+  else if (input.kind === 'tick' || input.kind === 'joined') ownWrites(c, input.kind);
   return sequenced ? { state: c.s, effects: c.fx, sequenced } : { state: c.s, effects: c.fx };
 }
 
@@ -167,8 +181,10 @@ function tick(c: Ctx): void {
   }
 }
 
-function joined(c: Ctx, nodeId: string, incarnation: number, startedAt: number): void {
+function joined(c: Ctx, input: Extract<AgreementInput, { kind: 'joined' }>): void {
+  const { nodeId, incarnation, startedAt } = input;
   c.s.peers[nodeId] = {
+    descriptor: input.descriptor,
     nodeId,
     incarnation,
     startedAt,
@@ -207,14 +223,7 @@ function propose(c: Ctx, events: readonly EventBody[]): IndexedEnvelope[] {
     c.fx.push({ kind: 'warn', msg: 'propose on a non-leader ignored', fields: { role: c.s.role } });
     return [];
   }
-  const first = lastIndex(c.s.log) + 1;
-  const entries = events.map((event, k): IndexedEnvelope => ({ index: first + k, term: c.s.term, event, at: c.now }));
-  c.s.log = appendEntries(c.s.log, entries);
-  c.s.buffer = { next: lastIndex(c.s.log) + 1, pending: new Map() };
-  // Applied only once committed (agreement-commit.ts): the shell writes them, fsyncs, and reports `persisted`.
-  c.fx.push({ kind: 'persist', entries });
-  for (let i = 0; i < entries.length; i += MAX_BATCH) broadcast(c, appendFrame(c, entries.slice(i, i + MAX_BATCH)));
-  return entries;
+  return appendAsLeader(c, events);
 }
 
 function frame(c: Ctx, from: string, f: AgreementFrame): void {

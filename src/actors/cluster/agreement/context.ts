@@ -15,6 +15,8 @@ export interface Ctx {
   readonly now: number;
   readonly s: Draft;
   readonly fx: AgreementEffect[];
+  /** This step won an election (election.ts, checkWin): the leader writes its term's first entry. */
+  won: boolean;
 }
 
 export function send(c: Ctx, to: string, frame: PeerFrame): void {

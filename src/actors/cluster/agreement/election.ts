@@ -91,6 +91,7 @@ export function checkWin(c: Ctx): void {
   s.resync = null;
   s.match = {};
   s.buffer = emptyBuffer(lastIndex(s.log) + 1);
+  c.won = true;
   announce(c);
   s.lastHeartbeatAt = c.now;
   broadcast(c, heartbeatFrame(c));

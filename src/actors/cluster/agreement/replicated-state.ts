@@ -1,6 +1,6 @@
 /**
  * What the cluster replicates, seen from the agreement shell: a pure fold of indexed events with a digest and
- * a snapshot codec, plus the two membership events the leader writes itself. `topologyReplica` (topology-state.ts)
+ * a snapshot codec, plus the events the leader writes itself (its term's first entry, NodeJoined, NodeGone). `topologyReplica` (topology-state.ts)
  * is the product one; tests may plug in smaller ones.
  */
 import type { EventBody, IndexedEnvelope } from '../../../protocols/peer-frames.js';
@@ -29,4 +29,9 @@ export interface ReplicatedState<S> {
   goneEvent(nodeId: string, reason: string): EventBody;
   /** The first entry a new leader writes in its term (changes nothing): committing it commits what came before. */
   leaderEvent(nodeId: string): EventBody;
+  /**
+   * Throws when an event can never apply, whatever the state (its shape): the leader checks the events it writes on
+   * its own with it, since a peer's hello may carry what no NodeJoined takes. Absent: every event is taken.
+   */
+  check?(event: EventBody): void;
 }

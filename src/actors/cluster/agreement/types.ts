@@ -7,6 +7,7 @@ import type { EventBody, IndexedEnvelope, PeerFrame, Role } from '../../../proto
 import type { LogState } from './log.js';
 import type { OrderedBuffer } from './ordered-buffer.js';
 import type { QuorumVerdict } from './quorum.js';
+import type { NodeDescriptor } from './replicated-state.js';
 
 export interface AgreementConfig {
   readonly selfId: string;
@@ -27,6 +28,34 @@ export interface AgreementConfig {
   readonly retainBytes: number;
   /** Most out-of-order entries held while waiting for a gap to fill. */
   readonly maxBuffered: number;
+  /** What the leader writes on its own (leader-writes.ts); absent: it writes nothing but what is proposed. */
+  readonly writes?: LeaderWriteRules | undefined;
+}
+
+/**
+ * The events a leader writes on its own, as pure functions of the replicated state's vocabulary: the core decides
+ * when (a won election, an older term's entries waiting, a node joined or went silent, an operator's removal).
+ */
+export interface LeaderWriteRules {
+  /** The first entry of a term (changes nothing): committing it commits the earlier terms' entries. */
+  termEntry(selfId: string): EventBody;
+  /** Membership events; absent: the core writes none (a host that feeds its own, as transcript tests do). */
+  readonly membership?:
+    | {
+        /** This node as its NodeJoined describes it. */
+        readonly self: NodeDescriptor;
+        joined(node: NodeDescriptor): EventBody;
+        gone(nodeId: string, reason: string): EventBody;
+      }
+    | undefined;
+  /** Throws when an event cannot be written (its shape, e.g. a peer's hello with an address no event takes). */
+  check?(event: EventBody): void;
+}
+
+/** A member as the replicated state lists it. */
+export interface MemberRecord {
+  readonly nodeId: string;
+  readonly incarnation: number;
 }
 
 /** 16 MiB of retained entries: 4096 entries of 4 KiB; a cluster with larger entries keeps fewer. */
@@ -60,6 +89,8 @@ export interface PeerView {
   readonly lastHash: string;
   /** The peer's commit index, as its last heartbeat said. */
   readonly commit: number;
+  /** What its hello said, for its NodeJoined (absent: not given, or no event can take it). */
+  readonly descriptor?: NodeDescriptor | undefined;
 }
 
 export interface AgreementState {
@@ -91,7 +122,13 @@ export interface AgreementState {
    * since this node may have acknowledged them (null: the log is not known to differ, keep all of it).
    */
   readonly resync: { readonly at: number; readonly keepBelow: number | null } | null;
-  /** The last known membership (node ids the replicated state lists), fed by the shell after each apply. */
+  /** The membership the log lists (committed or not), fed by the shell when it changed; the leader's writes too. */
+  readonly listed: readonly MemberRecord[];
+  /** Members the operator removed while no leader could write their NodeGone: not counted toward the quorum. */
+  readonly removed: readonly string[];
+  /** Of those, the ones whose NodeGone this node sequenced as leader. */
+  readonly removalWritten: readonly string[];
+  /** The members that count toward the quorum: `listed` minus `removed`, sorted ids. */
   readonly members: readonly string[];
   /** Whether this node reaches a quorum of `members` (quorum.ts); without it, it neither starts nor keeps a term. */
   readonly quorum: QuorumVerdict;
@@ -103,6 +140,13 @@ export interface AgreementState {
   readonly match: Readonly<Record<string, number>>;
   /** Restarted from a repaired or lost state: it may not campaign until it has followed a leader. */
   readonly mustJoin: boolean;
+  /** The term whose first entry this node last wrote as leader (at most one per term). */
+  readonly termEntryTerm: number;
+  /** Leader: the term it leads in, and since when (an older term's entries wait that long for a settled term). */
+  readonly leadTerm: number;
+  readonly leadTermSince: number;
+  /** Why the membership rule holds a NodeGone back (warned once per reason), or null. */
+  readonly goneHeld: string | null;
 }
 
 /** What survives a restart besides the log (vote.json): a node never votes twice in one term. */
@@ -146,13 +190,20 @@ export type AgreementInput =
       readonly nodeId: string;
       readonly incarnation: number;
       readonly startedAt: number;
+      /** What its hello said (the leader writes its NodeJoined from it). */
+      readonly descriptor?: NodeDescriptor | undefined;
     }
   | { readonly kind: 'left'; readonly now: number; readonly nodeId: string }
   | { readonly kind: 'frame'; readonly now: number; readonly from: string; readonly frame: AgreementFrame }
   /** Leader only: sequence these (already validated) events. */
   | { readonly kind: 'propose'; readonly now: number; readonly events: readonly EventBody[] }
-  /** The membership the replicated state lists changed (after an apply or a snapshot install). */
-  | { readonly kind: 'members'; readonly now: number; readonly members: readonly string[] }
+  /** The membership the log lists changed (after an append, an apply or a snapshot install). */
+  | { readonly kind: 'members'; readonly now: number; readonly members: readonly MemberRecord[] }
+  /**
+   * The operator removed a dead member while there is no leader (member-removal.ts): it no longer counts toward
+   * this node's quorum, and this node writes its NodeGone once it leads.
+   */
+  | { readonly kind: 'remove'; readonly now: number; readonly nodeId: string }
   /** The shell's group fsync finished: the saved log holds everything up to `index`. */
   | { readonly kind: 'persisted'; readonly now: number; readonly index: number }
   /** The shell could not apply an entry or install a snapshot: fetch a fresh snapshot. */
