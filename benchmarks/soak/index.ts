@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     const end = Date.now() + minutes * 60_000;
     let nextSample = Date.now() + SAMPLE_EVERY_MS;
     let nextMeasure = Date.now() + MEASURE_EVERY_MS;
+    let nextProgress = Date.now() + 60_000;
     let previous: string | undefined;
     for (let i = 0; Date.now() < end; i++) {
       const tick = Date.now();
@@ -83,6 +84,12 @@ async function main(): Promise<void> {
       if (Date.now() >= nextSample) {
         nextSample += SAMPLE_EVERY_MS;
         await sampleAll();
+      }
+      if (Date.now() >= nextProgress) {
+        nextProgress += 60_000;
+        const left = Math.max(0, Math.round((end - Date.now()) / 60_000));
+        const rss = samples.map((series) => ((series.at(-1)?.rssBytes ?? 0) / MIB).toFixed(0)).join('/');
+        progress(`${placed} placed, ${refused} refused, ${measures} re-measures; RSS ${rss} MiB; ${left} min left`);
       }
       await sleep(Math.max(0, 1000 - (Date.now() - tick)));
     }
