@@ -4,7 +4,14 @@
  * behind by more than the budget catches up by snapshot and then agrees with the others.
  */
 import t from 'tap';
-import { appendEntries, compactLog, emptyLog, lastIndex } from '../../../src/actors/cluster/agreement/log.js';
+import {
+  appendEntries,
+  compactLog,
+  emptyLog,
+  entriesOf,
+  lastIndex,
+  sizesOf,
+} from '../../../src/actors/cluster/agreement/log.js';
 import { DEFAULT_RETAIN_BYTES, DEFAULT_TIMINGS } from '../../../src/actors/cluster/agreement/types.js';
 import type { IndexedEnvelope } from '../../../src/protocols/peer-frames.js';
 import { SimNet, realEntries } from './fixtures/sim-net.js';
@@ -15,19 +22,25 @@ const big = (n: number) => ({ type: 'Test', n, payload: 'p'.repeat(8 * 1024) });
 t.test('with large entries the retained tail stays under the byte budget, counting only committed ones', async (t) => {
   let log = emptyLog;
   let maxRetained = 0;
+  let maxInMemory = 0;
   for (let i = 1; i <= 200; i++) {
     const entry = { index: i, term: 1, event: big(i) } as unknown as IndexedEnvelope;
     log = compactLog(appendEntries(log, [entry]), i, DEFAULT_TIMINGS.retainEntries, BUDGET);
     maxRetained = Math.max(maxRetained, log.bytes);
+    maxInMemory = Math.max(
+      maxInMemory,
+      log.store.sizes.reduce((a, b) => a + b, 0),
+    );
   }
   t.ok(maxRetained <= BUDGET, `at most ${maxRetained} bytes retained (budget ${BUDGET})`);
-  const encoded = Buffer.byteLength(JSON.stringify(log.entries));
+  t.ok(maxInMemory <= BUDGET, `at most ${maxInMemory} bytes in memory, folded ones included (budget ${BUDGET})`);
+  const encoded = Buffer.byteLength(JSON.stringify(entriesOf(log)));
   t.ok(encoded <= BUDGET, `the entries kept encode to ${encoded} bytes`);
-  t.ok(log.entries.length < 200 && log.entries.length >= 5, `${log.entries.length} of 200 entries kept`);
+  t.ok(log.count < 200 && log.count >= 5, `${log.count} of 200 entries kept`);
   t.equal(lastIndex(log), 200, 'nothing lost from the end');
   t.equal(
     log.bytes,
-    log.sizes.reduce((a, b) => a + b, 0),
+    sizesOf(log).reduce((a, b) => a + b, 0),
     'the total is the sum of the kept entries',
   );
 
@@ -35,7 +48,7 @@ t.test('with large entries the retained tail stays under the byte budget, counti
   let open = emptyLog;
   for (let i = 1; i <= 20; i++)
     open = appendEntries(open, [{ index: i, term: 1, event: big(i) } as unknown as IndexedEnvelope]);
-  t.equal(compactLog(open, 0, 4096, BUDGET).entries.length, 20, 'nothing committed: all kept over budget');
+  t.equal(compactLog(open, 0, 4096, BUDGET).count, 20, 'nothing committed: all kept over budget');
   t.equal(compactLog(open, 5, 4096, BUDGET).base, 5, 'folded up to the commit index only');
   t.ok(DEFAULT_RETAIN_BYTES >= 16 * 1024 * 1024 && DEFAULT_RETAIN_BYTES <= 32 * 1024 * 1024, 'default 16–32 MiB');
 });

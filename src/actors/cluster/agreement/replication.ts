@@ -182,8 +182,8 @@ function keptOverSnapshot(
 
 /** The first index of the log whose entry has a term newer than `term` (the log's end + 1 when none). */
 function firstNewerThan(log: LogState, term: number): number {
-  const i = log.entries.findIndex((e) => e.term > term);
-  return i < 0 ? lastIndex(log) + 1 : log.base + i + 1;
+  for (let index = log.base + 1; index <= lastIndex(log); index++) if (entryAt(log, index)!.term > term) return index;
+  return lastIndex(log) + 1;
 }
 
 export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: 'snapshot' }>): void {
