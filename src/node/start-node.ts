@@ -19,6 +19,7 @@ import { loadNodeCert } from '../api/tls/node-cert.js';
 import { peerSigner } from '../protocols/peer-http-proof.js';
 import { createProbeHandler } from '../actors/network-profiler/probes/probe-handler.js';
 import { CommandHandler } from '../actors/placement-planner/command-handler.js';
+import { StartGate } from './start-gate.js';
 import { Replacer } from '../actors/placement-planner/replacer.js';
 import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from '../bench/live/ring-bench-live.js';
@@ -94,16 +95,12 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   });
   // The cluster actor asks this service to turn commands into events when this node leads.
   const commands = new CommandHandler(runtime, { maxInstances: config.maxInstances });
-  // The cluster's thread starts first, so this node may lead (and be sent commands) while the planner and the
-  // runner supervisor are still starting: a command waits for them rather than failing on an actor not yet there.
-  let actorsStarted: () => void = () => {};
-  const allStarted = new Promise<void>((resolve) => {
-    actorsStarted = resolve;
-  });
-  runtime.register('commands', async (body) => {
-    await allStarted;
-    return commands.serve(body);
-  });
+  // Commands wait for every actor (start-gate.ts): this node may lead before its planner has started.
+  const started = new StartGate();
+  runtime.register(
+    'commands',
+    started.guard((body: Body) => commands.serve(body)),
+  );
 
   const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
   // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
@@ -174,10 +171,11 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   );
   try {
     for (const spec of specs) await runtime.supervise(spec);
-    actorsStarted();
+    started.open();
     artifacts.start();
   } catch (error) {
     exitCode = 1;
+    started.fail(error);
     await shutdown('an actor failed to start');
     throw error;
   }
