@@ -26,6 +26,9 @@ import { LineTail } from './line-tail.js';
 import { RotatingLog } from './rotating-log.js';
 import { DEFAULT_LOG_ROTATION, type LogRotation } from '../../../protocols/log-rotation.js';
 
+/** Longest wait after a runner's exit for its output to reach the log files. */
+const LOGS_DRAIN_MS = 5_000;
+
 export interface ShutdownDeadlines {
   /** Wait this long for a clean exit after the shutdown frame. */
   readonly gracefulMs: number;
@@ -320,14 +323,14 @@ export class RunnerProcess {
     const own = this.#status.state === 'Failed' ? this.#status.reason : undefined;
     const cause = [this.#fault, own, exitPart].filter((x) => x !== undefined).join('; ');
     const clean = code === 0 && this.#status.state === 'Shutdown';
-    // Output written just before the exit may still be in the pipes: give it a moment, then report.
-    setTimeout(() => {
+    // Output written just before the exit may still be in the pipes: report once every line is on disk, so a reader
+    // that stops at the exit (run, follow=1) misses none. Bounded: a leftover holding a pipe open was killed above.
+    void this.#logsWritten().then(() => {
       const exit: RunnerExit = { code, signal, expected: expected || clean, cause, diagnostics: this.#tail.lines() };
       this.#exit = exit;
       for (const { resolve } of this.#acks.values()) resolve(false);
       for (const done of [...this.#cancelAcks.values()]) done(false);
       this.#channel?.close();
-      for (const log of this.#logs) if (!log.writableEnded) log.end(); // the pipe ends it once the child's side closes
       const final: RunnerStatus = exit.expected
         ? { state: 'Shutdown' }
         : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
@@ -337,6 +340,35 @@ export class RunnerProcess {
       }
       this.#opts.onEvent({ type: 'exit', exit });
       this.#resolveExited(exit);
-    }, 50);
+    });
+  }
+
+  /**
+   * Resolves once the child's stdout and stderr have ended and both log files have written everything
+   * to disk; at most LOGS_DRAIN_MS after the exit, after which the files are ended with what arrived.
+   */
+  async #logsWritten(): Promise<void> {
+    const child = this.#child;
+    const bound = new Promise<void>((resolve) => setTimeout(resolve, LOGS_DRAIN_MS).unref());
+    const ended = [child?.stdout, child?.stderr].map((stream) =>
+      !stream || stream.readableEnded || stream.destroyed
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            stream.once('end', () => resolve());
+            stream.once('close', () => resolve());
+          }),
+    );
+    await Promise.race([Promise.all(ended), bound]);
+    const written = this.#logs.map(
+      (log) =>
+        new Promise<void>((resolve) => {
+          if (log.writableFinished || log.destroyed) return resolve();
+          log.once('finish', () => resolve());
+          log.once('close', () => resolve());
+          log.once('error', () => resolve());
+          if (!log.writableEnded) log.end(); // the pipe ended it already when the child's side closed
+        }),
+    );
+    await Promise.race([Promise.all(written), bound]);
   }
 }
