@@ -60,6 +60,12 @@ t.test(
       );
       const holder0 = placed.nodes[0]!;
       const asker = c.nodes.find((n) => n.id !== holder0)!;
+      // The instance was seen on node 1; the asker may be node 0, which must have applied it too (else: 404).
+      await c.until(
+        'the asker to know the instance',
+        async () => (await asker.tryGet('/v1/instances/rot')) ?? null,
+        60_000,
+      );
       const follow = await asker.fetch('/v1/instances/rot/logs?rank=0&stream=stdout&follow=1');
       t.equal(follow.status, 200, 'follow=1 answered (asked of the node that does not hold rank 0)');
       const followed = follow.text();
