@@ -27,9 +27,17 @@ function oid(dotted: string): Buffer {
   return tag(0x06, Buffer.from(out));
 }
 
-function integer(bytes: Buffer): Buffer {
-  return tag(0x02, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A DER INTEGER of the unsigned big-endian `bytes`, in its one minimal form: leading zero bytes dropped, one put back
+ * where the top bit is set (else it would read negative). OpenSSL refuses any other form ("illegal padding").
+ */
+export function derInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const body = bytes.subarray(start);
+  return tag(0x02, body[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), body]) : body);
 }
+const integer = derInteger;
 
 /** GeneralizedTime (valid for every year, unlike UTCTime). */
 const time = (d: Date): Buffer =>
@@ -86,8 +94,9 @@ export function makeSelfSignedCert(
       seq(oid('2.5.29.17'), tag(0x04, seq(...san))),
     ),
   );
+  // 16 random octets, positive and with a non-zero first octet (RFC 5280: at most 20, positive).
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const tbs = seq(
     tag(0xa0, integer(Buffer.from([2]))),
     integer(serial),
