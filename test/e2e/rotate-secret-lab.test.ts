@@ -9,7 +9,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Lab, withLab } from '../../src/lab/index.js';
+import { Lab, profiled, withLab } from '../../src/lab/index.js';
 import { deriveClusterKeys } from '../../src/node/credentials.js';
 import { peerSigner } from '../../src/protocols/peer-http-proof.js';
 import { TLS_CERT_FILE } from '../../src/api/tls/node-cert.js';
@@ -30,7 +30,8 @@ t.test(
         secretOf: () => secret,
         nodeArgs: () => ['--iface-type', 'lan0=ethernet'],
       });
-      await c.converged(150_000);
+      // Profiled too: a placement needs every node's memory figure in the state.
+      await c.converged(150_000, profiled);
       const [h0, h1] = c.nodes as [E2eNode, E2eNode];
       const placed = await h0.fetch('/v1/instances', {
         method: 'POST',
