@@ -7,27 +7,13 @@ import t from 'tap';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 import { RunnerProcess } from '../../../src/actors/runner-supervisor/runners/runner-process.js';
-import type { RunnerStartConfig } from '../../../src/protocols/runner.js';
-import { tempDir, waitFor } from './fixtures/helpers.js';
+import { execRunnerConfig, tempDir, waitFor } from './fixtures/helpers.js';
 
 const BYTES = 1_000_000;
 
-function config(dir: string): RunnerStartConfig {
-  return {
-    runnerId: 'i1@a',
-    instanceId: 'i1',
-    nodeId: 'a',
-    rank: 0,
-    worldSize: 1,
-    layerStart: 0,
-    layerEnd: 1,
-    // $PPID is the runner: it dies with the job's last bytes still in flight.
-    workload: { kind: 'exec', command: ['sh', '-c', `head -c ${BYTES} /dev/zero | tr '\\0' x; kill -9 $PPID`] },
-    hosts: ['0.0.0.0:50000'],
-    hostfilePath: join(dir, 'hostfile.json'),
-    env: {},
-  };
-}
+// $PPID is the runner: it dies with the job's last bytes still in flight.
+const config = (dir: string) =>
+  execRunnerConfig(dir, ['sh', '-c', `head -c ${BYTES} /dev/zero | tr '\\0' x; kill -9 $PPID`]);
 
 /** Blocks this process's event loop for most of every few milliseconds, as a busy machine would. */
 function slowLoop(): () => void {

@@ -6,25 +6,10 @@ import {
   RunnerProcess,
   type RunnerProcessEvent,
 } from '../../../src/actors/runner-supervisor/runners/runner-process.js';
-import type { RunnerStartConfig } from '../../../src/protocols/runner.js';
 import { formatRunnerStatus } from '../../../src/protocols/runner-status.js';
-import { allGone, tempDir, waitFor } from './fixtures/helpers.js';
+import { allGone, execRunnerConfig, tempDir, waitFor } from './fixtures/helpers.js';
 
-function config(dir: string, command: string[]): RunnerStartConfig {
-  return {
-    runnerId: 'i1@a',
-    instanceId: 'i1',
-    nodeId: 'a',
-    rank: 0,
-    worldSize: 1,
-    layerStart: 0,
-    layerEnd: 2,
-    workload: { kind: 'exec', command },
-    hosts: ['0.0.0.0:50000'],
-    hostfilePath: join(dir, 'hostfile.json'),
-    env: { TORUS_RANK: '0', MY_VAR: 'hello' },
-  };
-}
+const config = (dir: string, command: string[]) => execRunnerConfig(dir, command, { TORUS_RANK: '0', MY_VAR: 'hello' });
 
 t.test('exec runner: canonical sequence, task once, logs, clean exit', async (t) => {
   const dir = tempDir(t);
