@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs tap, streams its output unchanged, then prints the plain closing line CI reads:
 // "N passed, N failed, N skipped" (tap itself ends with "# { total, pass, fail }", which CI does not parse).
-// Before it: the suite's wall time and its slowest files, so a slow suite shows where the time goes.
+// Before it: the suite's wall time, its slowest files, and the files whose process outlived its tests by seconds
+// (a handle left open keeps a test process alive: the time is lost to every run, so it is worth naming).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -15,8 +16,12 @@ let last = null;
 let pending = '';
 const summary = /^# \{ total: \d+/;
 const fileResult = /^(?:not )?ok \d+ - (\S+) # time=([\d.]+)ms/;
+const testResult = /^ {4}(?:not )?ok \d+ - .* # time=([\d.]+)ms/;
 const fileTimes = [];
+const lingering = [];
+let testsMs = 0;
 const started = Date.now();
+const LINGER_S = 3;
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
   pending += chunk;
@@ -24,8 +29,15 @@ child.stdout.on('data', (chunk) => {
   pending = lines.pop() ?? '';
   for (const line of lines) {
     if (summary.test(line)) last = line;
+    const test = testResult.exec(line);
+    if (test) testsMs += Number(test[1]);
     const file = fileResult.exec(line);
-    if (file) fileTimes.push([file[1], Number(file[2]) / 1000]);
+    if (file) {
+      fileTimes.push([file[1], Number(file[2]) / 1000]);
+      const extra = (Number(file[2]) - testsMs) / 1000;
+      if (testsMs > 0 && extra > LINGER_S) lingering.push([file[1], extra]);
+      testsMs = 0;
+    }
   }
 });
 child.on('close', (code, signal) => {
@@ -33,6 +45,10 @@ child.on('close', (code, signal) => {
   const slowest = fileTimes.sort((a, b) => b[1] - a[1]).slice(0, 10);
   if (slowest.length > 0)
     console.log(`# slowest files: ${slowest.map(([f, sec]) => `${f} ${sec.toFixed(1)} s`).join(', ')}`);
+  if (lingering.length > 0)
+    console.log(
+      `# slow to exit after their tests: ${lingering.map(([f, sec]) => `${f} +${sec.toFixed(1)} s`).join(', ')}`,
+    );
   console.log(`# suite wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const count = (key) => Number((last ?? '').match(new RegExp(`\\b${key}: (\\d+)`))?.[1] ?? 0);
   const closing = last

@@ -40,7 +40,12 @@ export function runtimeApi(runtime: Runtime, stop: () => Promise<void> = () => r
       runtime.request(name, body, { from: 'embedder', ...(timeoutMs ? { timeoutMs } : {}) }),
     subscribe: (name, listener) => {
       const unsubscribe = runtime.subscribe(name, listener);
-      return Comlink.proxy(unsubscribe);
+      return Comlink.proxy(() => {
+        unsubscribe();
+        // The listener came over comlink as a proxy holding a MessagePort open (both ends, and the embedder's
+        // event loop with them) until garbage collection: release it with the subscription.
+        (listener as Partial<Comlink.Remote<unknown>>)[Comlink.releaseProxy]?.();
+      });
     },
     stop,
   };

@@ -20,10 +20,15 @@ t.test('comlink facade: typed handles to snapshot, send, subscribe and stop', as
   const probe = node.actor<{ count: number }>('probe');
   t.same(await probe.snapshot(), { value: 'running', count: 10 });
   const seen: number[] = [];
+  const openPorts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
+  const portsBefore = openPorts();
   const unsubscribe = await probe.subscribe((view) => seen.push(view.count));
   await probe.send({ type: 'inc', by: 5 });
   await waitFor(() => seen.includes(15), 5_000, 'subscribed snapshot');
   await unsubscribe();
+  // comlink would otherwise hold the listener's port pair open (and the process alive) until garbage collection.
+  await waitFor(() => openPorts() === portsBefore, 5_000, 'the subscription ports to close');
+  t.equal(openPorts(), portsBefore, 'unsubscribing closed the ports comlink opened for the listener');
   t.equal(await probe.request({ type: 'echo', payload: 'x' }), 'x');
   await probe.stop();
   t.equal(runtime.liveWorkers(), 0, 'stop shut the runtime down');
