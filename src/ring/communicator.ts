@@ -43,6 +43,8 @@ export class RingCommunicator implements RingContext {
   #current: OpRun | null = null;
   #broken: TorusError | null = null;
   #lost: { conn: Conn; error: TorusError } | null = null;
+  /** Every connection that has ended, with the error naming its peer. */
+  #ended = new Map<Conn, TorusError>();
   /** Set by #settleLost: broken locally, abort frames not sent yet. */
   #deferredAbort: { conn: Conn; error: TorusError } | null = null;
   #closing = false;
@@ -229,8 +231,11 @@ export class RingCommunicator implements RingContext {
   // ---- RingContext ----
 
   begin(name: string): OpRun {
-    const run = new OpRun(`rank ${this.rank} ${name}`, this.options.timeoutMs, (peer) =>
-      describePeer(this.options.hosts, peer),
+    const run = new OpRun(
+      `rank ${this.rank} ${name}`,
+      this.options.timeoutMs,
+      (peer) => describePeer(this.options.hosts, peer),
+      { fault: (conn, error) => this.#fault(conn, error), ended: (conn) => this.#ended.get(conn) },
     );
     this.#current = run;
     return run;
@@ -364,6 +369,7 @@ export class RingCommunicator implements RingContext {
     // peer's other connections: fail now only if the running op still needs this connection, else
     // after the op completes (#settleLost).
     const ended = (error: TorusError) => {
+      if (!this.#ended.has(conn)) this.#ended.set(conn, error);
       if (this.#current?.needs(conn)) this.#fault(conn, error);
       else this.#lost ??= { conn, error };
       if (!this.#current) this.#settleLost();
@@ -407,7 +413,10 @@ export class RingCommunicator implements RingContext {
   }
 
   #fault(conn: Conn, error: TorusError): void {
-    if (this.#closing || this.#broken) return;
+    if (this.#closing || this.#broken) {
+      this.#current?.fail(this.#broken ?? error); // already torn down: only the op still waiting is left to settle
+      return;
+    }
     this.#broken = error;
     this.#current?.fail(error);
     this.#teardown(conn, error);

@@ -7,6 +7,14 @@ import { performance } from 'node:perf_hooks';
 import { TorusError } from '../protocols/errors.js';
 import type { Conn } from './peer-links.js';
 
+/** How an op reports a failure its communicator must act on (break the ring, tell the neighbours). */
+export interface OpRunHooks {
+  /** A send failed or a peer went silent: the communicator breaks, sends abort frames, and fails this op. */
+  readonly fault: (conn: Conn, error: TorusError) => void;
+  /** The error of a connection that has already ended (its peer will send nothing more), if it has. */
+  readonly ended: (conn: Conn) => TorusError | undefined;
+}
+
 export class OpRun {
   readonly promise: Promise<void>;
   #pending = 1; // the set-up hold, released by start()
@@ -22,6 +30,7 @@ export class OpRun {
     readonly name: string,
     readonly timeoutMs: number,
     readonly describePeer: (rank: number) => string,
+    readonly hooks: OpRunHooks,
   ) {
     this.promise = new Promise<void>((resolve, reject) => {
       this.#resolve = resolve;
@@ -41,7 +50,8 @@ export class OpRun {
     conn.socket.write(bytes, (error) => {
       this.#writesPending.set(conn, (this.#writesPending.get(conn) ?? 1) - 1);
       if (error)
-        this.fail(
+        this.#fault(
+          conn,
           new TorusError(
             'TORUS_RING_PEER_LOST',
             `${this.name}: sending to ${this.describePeer(conn.peer)} failed: ${error.message}`,
@@ -62,6 +72,14 @@ export class OpRun {
       onDone();
       this.#release();
     });
+    // Bytes still owed by a connection that has ended will never come: fail now, not at the timeout (what it sent
+    // before its end was already taken from the stash above).
+    const gone = this.hooks.ended(conn);
+    if (gone && this.needs(conn)) this.#fault(conn, gone);
+  }
+
+  #fault(conn: Conn, error: TorusError): void {
+    if (!this.#settled) this.hooks.fault(conn, error);
   }
 
   /** True while this op still needs `conn`: bytes to read from it or writes to it not yet completed. */
@@ -105,7 +123,8 @@ export class OpRun {
     }
     if (worst) {
       const { conn, idle } = worst;
-      return this.fail(
+      return this.#fault(
+        conn,
         new TorusError(
           'TORUS_RING_TIMEOUT',
           `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`,
@@ -120,7 +139,8 @@ export class OpRun {
       );
       if (stuck.length > 0 && readersIdle) {
         const first = stuck[0] as Conn;
-        this.fail(
+        this.#fault(
+          first,
           new TorusError(
             'TORUS_RING_TIMEOUT',
             `${this.name}: ${this.describePeer(first.peer)} stopped reading (timeout ${this.timeoutMs} ms)`,

@@ -58,6 +58,14 @@ t.test(
         `asking h${asker.host}, which does not hold rank 1 (held by h${c.nodes.find((n) => n.id === holder)!.host})`,
       );
 
+      // The instance was committed through node 0; the asker may be the member that has not applied it yet (then
+      // its answer is an immediate 404 and curl ends before any tick).
+      await c.until(
+        'the asker to know the instance',
+        async () => (await asker.tryGet('/v1/instances/flw')) ?? null,
+        60_000,
+      );
+
       // curl inside the asker's namespace, as a user on that machine would type it.
       const url = `http://127.0.0.1:${API_PORT}/v1/instances/flw/logs?rank=1&follow=1`;
       const noToken = await lab.exec(asker.host, [CURL, '-s', '-o', '/dev/null', '-w', '%{http_code}', url]);
@@ -83,7 +91,14 @@ t.test(
       });
 
       const ticks = () => out.split('\n').filter((l) => l.startsWith('tick ')).length;
-      await c.until('ticks to arrive through the proxy', async () => ticks() >= 10, 60_000, 100);
+      await c
+        .until('ticks to arrive through the proxy', async () => ticks() >= 10, 60_000, 100)
+        .catch((error: Error) => {
+          // Say what curl got: an early error answer and a slow rank start look alike from the tick count.
+          throw new Error(
+            `${error.message}; curl exit ${curlExit}, stderr ${curlErr.trim()}, out ${out.slice(0, 400)}`,
+          );
+        });
       const seen = ticks();
       await c.until('more ticks while the rank writes', async () => ticks() >= seen + 5, 20_000, 100);
       t.equal(
