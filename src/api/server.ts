@@ -244,6 +244,7 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
         closing.abort();
         server.close(() => resolve());
         front?.dropUndecided();
+        front?.closeServers();
         for (const http of secure ? [plain, secure] : [plain]) {
           http.closeIdleConnections();
           // SSE streams end on `closing`; give them a tick to flush, then cut whatever is left.

@@ -17,6 +17,8 @@ export interface FrontServer {
   readonly server: NetServer;
   /** Cuts the connections that have not said their first byte yet (the HTTP servers close the others). */
   dropUndecided(): void;
+  /** Stops the HTTP servers' connection checks (they never listened, so closing them only does that). */
+  closeServers(): void;
 }
 
 /** `guard` sees every connection first (the connection limits) and may destroy it. */
@@ -24,6 +26,13 @@ export function frontServer(plain: HttpServer, secure: HttpsServer, guard: (fron
   const front = createNetServer();
   const undecided = new Set<Socket>();
   guard(front);
+  // The two HTTP servers never listen themselves. Node starts an HTTP server's connection tracking on its
+  // 'listening' event: without it neither the headers and request timeouts (slow-loris bounds) nor
+  // closeIdleConnections / closeAllConnections would apply to a connection handed over below.
+  front.once('listening', () => {
+    plain.emit('listening');
+    secure.emit('listening');
+  });
   front.on('connection', (socket: Socket) => {
     if (socket.destroyed) return; // refused by a connection limit
     undecided.add(socket);
@@ -48,6 +57,10 @@ export function frontServer(plain: HttpServer, secure: HttpsServer, guard: (fron
     server: front,
     dropUndecided: () => {
       for (const s of undecided) s.destroy();
+    },
+    closeServers: () => {
+      plain.close(() => undefined);
+      secure.close(() => undefined);
     },
   };
 }
