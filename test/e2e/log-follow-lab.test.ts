@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { API_PORT, E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
+import { within } from '../fixtures/within.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
@@ -109,7 +110,7 @@ t.test(
 
       writeFileSync(join(dir, 'stop-1'), '');
       const stoppedAt = Date.now();
-      await Promise.race([curlDone, new Promise((r) => setTimeout(r, 20_000))]);
+      await within(curlDone, 20_000, undefined);
       t.equal(
         curlExit,
         0,

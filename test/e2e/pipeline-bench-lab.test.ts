@@ -92,6 +92,9 @@ t.test(
             .map((i) => i.id)
             .sort(),
         );
+      // A bench deletes its instance once it has measured; that delete may still be in flight here, and it must
+      // not be taken for a change made by the bad request below.
+      await c.until('the benches to have removed their instances', async () => (await instanceIds()) === '[]', 30_000);
       const instancesBefore = await instanceIds();
       const bad = await post({ workload, nodes: [reversed[0], 'no-such-node'] });
       const badBody = (await bad.json()) as { error: { code: string; details: { path: string } } };

@@ -13,6 +13,7 @@ import { parseLog } from '../../src/actors/cluster/storage/stored-state.js';
 import { LabCluster, type LabNode } from '../actors/cluster/fixtures/lab-cluster.js';
 import { check, type AckedOp, type NodeFinal, type Verdict } from './checker.js';
 import { faultSchedule, rng, type Step } from './schedule.js';
+import { within } from '../fixtures/within.js';
 
 export interface JepsenOptions {
   readonly seed: number;
@@ -83,7 +84,7 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
           ? { type: 'InstanceDeleted', instanceId: id, reason: 'jepsen' }
           : { type: 'InstanceCreated', instance: plan(id), workload };
         attempted++;
-        const reply = await Promise.race([node.propose([event]), sleep(12_000).then(() => null)]);
+        const reply = await within(node.propose([event]), 12_000, null);
         if (reply?.ok) {
           acked.push({ op: del ? 'delete' : 'create', id, at: Date.now() });
           if (!del) mine.push(id);

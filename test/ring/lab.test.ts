@@ -1,6 +1,7 @@
 /** The ring across lab namespaces: one rank per namespace over thunderbolt-labelled p2p links and over the LAN, every op checked. */
 import { performance } from 'node:perf_hooks';
 import t from 'tap';
+import { within } from '../fixtures/within.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
 import { withLab } from '../../src/lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../src/native/kernels/index.js';
@@ -140,10 +141,7 @@ t.test(
         );
         const cutAt = performance.now();
         await lab.cut(0, 1);
-        const codes = await Promise.race([
-          Promise.all(exits),
-          new Promise<null>((r) => setTimeout(() => r(null), timeoutMs * 3 + 10_000)),
-        ]);
+        const codes = await within(Promise.all(exits), timeoutMs * 3 + 10_000, null);
         t.ok(codes, `every rank exited ${Math.round(performance.now() - cutAt)} ms after the cut (no hang)`);
         for (const [rank, l] of lines.entries()) {
           const last = l.at(-1) ?? '';

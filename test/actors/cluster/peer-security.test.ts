@@ -9,6 +9,7 @@ import { topologyReplica } from '../../../src/actors/cluster/topology-state.js';
 import type { ClusterState } from '../../../src/actors/topology-keeper/state.js';
 import { rawPeer } from './fixtures/raw-peer.js';
 import { sleep, until } from './fixtures/until.js';
+import { within } from '../../fixtures/within.js';
 
 const timings = {
   heartbeatMs: 100,
@@ -114,7 +115,7 @@ t.test('sniffed frames are unreadable; a replayed frame is refused and the conne
   const left = new Promise<string>((resolve) => a.once('left', (e: { reason: string }) => resolve(e.reason)));
   const lastChunk = wire.toA.at(-1)!;
   wire.inject(lastChunk);
-  const reason = await Promise.race([left, sleep(5000).then(() => 'still connected')]);
+  const reason = await within(left, 5000, 'still connected');
   t.match(reason, /decrypt/, `the replayed frame closed the connection: ${reason}`);
   await until('b joins again (a new connection, new keys)', () => a.members().some((m) => m.nodeId === 'b'), 15_000);
   t.equal(memberCount(a), 2, 'membership unchanged');
