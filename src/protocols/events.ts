@@ -140,12 +140,13 @@ export const LinkMeasured = event('LinkMeasured', {
   sourceIncarnation,
 });
 export const LinkDown = event('LinkDown', { ...link, reason: Reason, sourceIncarnation });
-/** `minNodes` / `requiredNodes`: the placement constraints it was planned under, kept so a re-placement honours them. */
+/** `minNodes` / `requiredNodes` / `objective`: what it was planned under, kept so a re-placement plans the same way. */
 export const InstanceCreated = event('InstanceCreated', {
   instance: InstancePlan,
   workload: WorkloadSpec,
   minNodes: opt(Count(1)),
   requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
+  objective: opt(StringEnum(['latency', 'throughput'])),
 });
 export const InstanceNeedsReplacement = event('InstanceNeedsReplacement', { instanceId: Id, reason: Reason });
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. `restarts`: set when

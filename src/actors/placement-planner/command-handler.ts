@@ -72,13 +72,16 @@ function planRequestFor(
   };
 }
 
-function compactConstraints(from: { minNodes?: number | undefined; requiredNodes?: readonly string[] | undefined }): {
-  minNodes?: number;
-  requiredNodes?: readonly string[];
-} {
+/** What a placement was planned under, kept on the instance so that a re-placement plans the same way. */
+function compactConstraints(from: {
+  minNodes?: number | undefined;
+  requiredNodes?: readonly string[] | undefined;
+  objective?: 'latency' | 'throughput' | undefined;
+}): { minNodes?: number; requiredNodes?: readonly string[]; objective?: 'latency' | 'throughput' } {
   return {
     ...(from.minNodes !== undefined ? { minNodes: from.minNodes } : {}),
     ...(from.requiredNodes !== undefined ? { requiredNodes: from.requiredNodes } : {}),
+    ...(from.objective !== undefined ? { objective: from.objective } : {}),
   };
 }
 
@@ -169,7 +172,8 @@ export class CommandHandler {
             outcome: { instanceId: command.instanceId, failed: true },
           };
         try {
-          // The original constraints still hold: a re-placement may not drop a required node or go below minNodes.
+          // The original constraints still hold: a re-placement may not drop a required node or go below minNodes,
+          // and it optimises what the placement did (a throughput pipeline stays one).
           const plan = await this.#plan(
             state,
             planRequestFor(record.workload, {

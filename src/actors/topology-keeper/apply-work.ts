@@ -32,6 +32,7 @@ export function applyInstanceCreated(state: ClusterState, e: InstanceCreated, at
     workload: e.workload,
     minNodes: e.minNodes,
     requiredNodes: e.requiredNodes,
+    objective: e.objective,
     status: 'active',
     generation: 1,
     runners: {},

@@ -119,6 +119,7 @@ export const InstanceRecordSchema = Type.Object(
     // The placement constraints InstanceCreated carries (a snapshot without them could not be installed).
     minNodes: opt(Count(1)),
     requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
+    objective: opt(StringEnum(['latency', 'throughput'])),
     status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
     reason: opt(Reason),
     generation: Count(1),

@@ -72,6 +72,8 @@ export interface InstanceRecord {
   /** Placement constraints from the request, honoured again on re-placement. */
   readonly minNodes?: number;
   readonly requiredNodes?: readonly NodeId[];
+  /** What the predicted choice optimised (absent: latency, the default). */
+  readonly objective?: 'latency' | 'throughput';
   readonly status: InstanceStatus;
   readonly reason?: string;
   /** 1 at creation, +1 per re-placement */
