@@ -3,7 +3,9 @@
  * re-measures (every 20 s), for `--minutes` (default 10). Every 10 s each node process is sampled (samples.ts);
  * printed per node: RSS, the heap of each thread, data-dir bytes, open fds and threads at the start, at the end,
  * and as a slope per hour over the last two thirds (the first third is warm-up).
- *   npm run bench -- soak [--minutes 10] [--json]   (root; needs `ip`)
+ *   npm run bench -- soak [--minutes 10] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
+ * `--env-on 2:MALLOC_ARENA_MAX=2` starts node h2 with that variable: a setting tried side by side with the two
+ * nodes left as they are, under the same churn in the same run.
  */
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
 import { args, flag } from '../args.js';
@@ -15,6 +17,22 @@ const minutes = Number(flag('--minutes') ?? 10);
 const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
 const MEASURE_EVERY_MS = 20_000;
 const MIB = 2 ** 20;
+/** `--env-on H:NAME=VALUE`, repeatable: extra environment for node hH. */
+const envOn = new Map<number, Record<string, string>>();
+for (const [i, a] of args.entries()) {
+  if (a !== '--env-on') continue;
+  const m = /^(\d):([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(args[i + 1] ?? '');
+  if (!m || Number(m[1]) > 2) throw new Error('--env-on takes H:NAME=VALUE with H in 0..2, e.g. 2:MALLOC_ARENA_MAX=2');
+  envOn.set(Number(m[1]), { ...envOn.get(Number(m[1])), [m[2]!]: m[3]! });
+}
+const nodeLabel = (i: number): string => {
+  const env = envOn.get(i);
+  return env
+    ? `h${i} (${Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')})`
+    : `h${i}`;
+};
 
 const progress = (line: string): void => void process.stderr.write(`[soak] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,6 +53,7 @@ async function main(): Promise<void> {
     const lab = await Lab.create({ hosts: 3 });
     const c = await NodeCluster.start(owner, lab, {
       nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'],
+      envOf: (host) => envOn.get(host) ?? {},
     });
     await c.converged(240_000, profiled);
     progress(`3 nodes agreed and profiled; churn for ${minutes} min`);
@@ -106,7 +125,7 @@ async function main(): Promise<void> {
     const row = (what: string, pick: (s: Sample) => number, scale: number, unit: string): void => {
       const slope = slopePerHour(warm.map((s) => ({ atMs: s.atMs, y: pick(s) })));
       rows.push({
-        node: `h${i}`,
+        node: nodeLabel(i),
         what: `${what} (${unit})`,
         start: +(pick(first) / scale).toFixed(1),
         end: +(pick(last) / scale).toFixed(1),
@@ -114,6 +133,8 @@ async function main(): Promise<void> {
       });
     };
     row('RSS', (s) => s.rssBytes, MIB, 'MiB');
+    row('RSS anonymous', (s) => s.rssAnonBytes, MIB, 'MiB');
+    row('RSS file-backed', (s) => s.rssFileBytes, MIB, 'MiB');
     for (const thread of Object.keys(last.heapBytes).sort())
       row(`heap ${thread}`, (s) => s.heapBytes[thread] ?? NaN, MIB, 'MiB');
     row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 export interface Sample {
   readonly atMs: number;
   readonly rssBytes: number;
+  /** RSS split as the kernel counts it: anonymous (malloc, JS heaps) and file-backed (code, mapped files). */
+  readonly rssAnonBytes: number;
+  readonly rssFileBytes: number;
   readonly threads: number;
   readonly fds: number;
   readonly dataDirBytes: number;
@@ -62,6 +65,8 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
   return {
     atMs: Date.now(),
     rssBytes: statusField(pid, 'VmRSS') * 1024,
+    rssAnonBytes: statusField(pid, 'RssAnon') * 1024,
+    rssFileBytes: statusField(pid, 'RssFile') * 1024,
     threads: statusField(pid, 'Threads'),
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),

@@ -37,6 +37,8 @@ export interface ClusterOptions {
   /** Per host index, the cluster secret given as TORUS_SECRET (default: one random secret for the whole cluster,
    *  the way a user joins machines with the printed join command). */
   secretOf?: (host: number) => string;
+  /** Per host index, extra environment variables (e.g. an allocator setting tried on one node of several). */
+  envOf?: (host: number) => NodeJS.ProcessEnv;
 }
 
 /** What every node says about the cluster at one moment. */
@@ -121,6 +123,7 @@ export class NodeCluster {
       ...process.env,
       TORUS_LOG_LEVEL: o.logLevel ?? 'warn',
       TORUS_SECRET: o.secretOf?.(host) ?? this.secret,
+      ...o.envOf?.(host),
     });
     return n;
   }
