@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const SUITES = [
   'mailbox',
+  'device',
   'startup',
   'placement',
   'placement-quality',

@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { KernelMemory } from './kernels/kernel-memory.js';
+import { MatmulKernel } from './kernels/matmul.js';
 import { createReducer } from './kernels/reducer.js';
 
 export interface DeviceSpeed {
@@ -14,6 +15,8 @@ export interface DeviceSpeed {
   readonly gflops: number;
   /** 'wasm' (SIMD) or 'js': which read loop measured the bandwidth */
   readonly kernel: 'wasm' | 'js';
+  /** 'wasm' (SIMD) or 'js': which matmul measured the FLOP/s (the pipeline workload runs the same one) */
+  readonly computeKernel: 'wasm' | 'js';
   readonly elapsedMs: number;
 }
 
@@ -61,18 +64,6 @@ export function measureMemoryBandwidth(
 /** The matrix side of the compute kernel: the measurement and the pipeline workload's FLOPs use the same one. */
 export const MATMUL_N = 96;
 
-/** One n×n f32 multiply-accumulate c += a·b (i-k-j order): 2n³ FLOPs. */
-function matmul(a: Float32Array, b: Float32Array, c: Float32Array, n: number): void {
-  for (let i = 0; i < n; i++) {
-    const row = i * n;
-    for (let k = 0; k < n; k++) {
-      const aik = a[row + k] as number;
-      const bk = k * n;
-      for (let j = 0; j < n; j++) c[row + j] = (c[row + j] as number) + aik * (b[bk + j] as number);
-    }
-  }
-}
-
 /**
  * What one pipeline stage does per step, as the cost model assumes: stream its weight bytes once (the SIMD read
  * sweep of the bandwidth measurement) and run its FLOPs (the measurement's matmul, rounded up to whole kernels).
@@ -83,9 +74,7 @@ export class StageWork {
   readonly #source: number;
   readonly #bytes: number;
   readonly #reducer: ReturnType<typeof createReducer>;
-  readonly #a = new Float32Array(MATMUL_N * MATMUL_N).fill(0.5);
-  readonly #b = new Float32Array(MATMUL_N * MATMUL_N).fill(0.25);
-  readonly #c = new Float32Array(MATMUL_N * MATMUL_N);
+  readonly #matmul = new MatmulKernel(MATMUL_N);
 
   constructor(weightBytes: number) {
     this.#bytes = Math.max(CHUNK_BYTES, Math.ceil(weightBytes / CHUNK_BYTES) * CHUNK_BYTES);
@@ -94,6 +83,8 @@ export class StageWork {
     this.#source = this.#memory.alloc(this.#bytes).offset;
     new Float32Array(this.#memory.buffer, this.#source, this.#bytes / 4).fill(1);
     this.#reducer = createReducer(this.#memory);
+    this.#matmul.a.fill(0.5);
+    this.#matmul.b.fill(0.25);
   }
 
   get weightBytes(): number {
@@ -105,47 +96,50 @@ export class StageWork {
     const count = CHUNK_BYTES / 4;
     for (let off = 0; off < this.#bytes; off += CHUNK_BYTES)
       this.#reducer.reduce('max', 'float32', this.#sink, this.#source + off, count);
-    const kernels = Math.ceil(flops / (2 * MATMUL_N ** 3));
-    for (let i = 0; i < kernels; i++) matmul(this.#a, this.#b, this.#c, MATMUL_N);
+    const kernels = Math.ceil(flops / this.#matmul.flopsPerRun);
+    for (let i = 0; i < kernels; i++) this.#matmul.run();
   }
 }
 
-/** Blocked i-k-j multiply of two n×n f32 matrices, repeated within the budget; the best run counts. */
-export function measureMatmulGflops(n = MATMUL_N, budgetMs = 800): number {
-  const a = new Float32Array(n * n),
-    b = new Float32Array(n * n),
-    c = new Float32Array(n * n);
+/** n×n f32 multiply-accumulates (the SIMD kernel where it loads), repeated within the budget; the best run counts. */
+export function measureMatmulGflops(
+  n = MATMUL_N,
+  budgetMs = 800,
+  prefer: 'wasm' | 'js' = 'wasm',
+): { gflops: number; kernel: 'wasm' | 'js' } {
+  const mm = new MatmulKernel(n, prefer);
   for (let i = 0; i < n * n; i++) {
-    a[i] = (i % 7) * 0.25;
-    b[i] = (i % 5) * 0.5;
+    mm.a[i] = (i % 7) * 0.25;
+    mm.b[i] = (i % 5) * 0.5;
   }
   let best = 0;
   const start = performance.now();
   let runs = 0;
   while (runs < 2 || performance.now() - start < budgetMs) {
-    c.fill(0);
+    mm.c.fill(0);
     const t0 = performance.now();
     // Several kernels per timing, so the timer's resolution does not decide the figure.
-    for (let r = 0; r < 8; r++) matmul(a, b, c, n);
+    for (let r = 0; r < 8; r++) mm.run();
     const ms = performance.now() - t0;
-    if (ms > 0) best = Math.max(best, (8 * 2 * n * n * n) / (ms * 1e6));
+    if (ms > 0) best = Math.max(best, (8 * mm.flopsPerRun) / (ms * 1e6));
     runs++;
     if (runs >= 200) break;
   }
   // Keep the result observable so the loop cannot be optimised away.
-  if (Number.isNaN(c[n + 1])) throw new Error('matmul produced NaN');
-  return best;
+  if (Number.isNaN(mm.c[n + 1])) throw new Error('matmul produced NaN');
+  return { gflops: best, kernel: mm.kind };
 }
 
 export function measureDeviceSpeed(options: MeasureOptions = {}): DeviceSpeed {
   const start = performance.now();
   const memory = measureMemoryBandwidth(options.bufferBytes, options.memoryBudgetMs);
-  const gflops = measureMatmulGflops(MATMUL_N, options.computeBudgetMs);
+  const compute = measureMatmulGflops(MATMUL_N, options.computeBudgetMs);
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   return {
     memoryBandwidthGBps: round(memory.gbps),
-    gflops: round(gflops),
+    gflops: round(compute.gflops),
     kernel: memory.kernel,
+    computeKernel: compute.kernel,
     elapsedMs: Math.round(performance.now() - start),
   };
 }

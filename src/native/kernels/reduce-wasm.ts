@@ -11,7 +11,10 @@ import { REDUCE_WASM_BASE64 } from './reduce-wasm-bytes.js';
  * kernels take a count that is a multiple of 8 (the reducer runs the tail in JS).
  */
 export type WasmKernelName = `${'sum' | 'max' | 'min'}_${'f32' | 'i32' | 'f16'}`;
-export type WasmKernels = Record<WasmKernelName, (dst: number, src: number, count: number) => void>;
+export type WasmKernels = Record<WasmKernelName, (dst: number, src: number, count: number) => void> & {
+  /** c += a·b, n×n f32 row-major at byte offsets; n a multiple of 4. */
+  readonly matmul_f32: (a: number, b: number, c: number, n: number) => void;
+};
 
 let compiled: WebAssembly.Module | null | undefined;
 

@@ -1,4 +1,6 @@
-;; Reduction kernels for the ring collectives: dst[i] = op(dst[i], src[i]) over n elements.
+;; The compute kernels of torus, one module over one imported shared memory. First the device-speed matmul (the
+;; placement cost model's FLOP/s figure and the pipeline workload's compute run it), then the reduction kernels
+;; of the ring collectives: dst[i] = op(dst[i], src[i]) over n elements.
 ;; float32/int32 and (at the end) float16; the float16 bodies repeat the same conversion blocks
 ;; inline on purpose (no call per 4 lanes).
 ;; Arguments are byte offsets into the imported shared memory. SIMD main loop (8 elements per
@@ -6,6 +8,34 @@
 ;; regenerate reduce-wasm-bytes.ts; a test fails until you do. Shared memory so views never detach on grow.
 (module
   (import "env" "mem" (memory 1 65536 shared))
+  ;; c += a·b for n×n f32 row-major matrices at byte offsets a, b, c; n a multiple of 4 (the caller checks).
+  ;; i-k-j order: a[i][k] splat across 4 lanes times row k of b, added into row i of c, 4 columns per step.
+  (func (export "matmul_f32") (param $a i32) (param $b i32) (param $c i32) (param $n i32)
+    (local $stride i32) (local $i i32) (local $k i32) (local $rowA i32) (local $rowC i32)
+    (local $pb i32) (local $pc i32) (local $end i32) (local $aik v128)
+    (local.set $stride (i32.shl (local.get $n) (i32.const 2)))
+    (block $idone (loop $iloop
+      (br_if $idone (i32.ge_u (local.get $i) (local.get $n)))
+      (local.set $rowA (i32.add (local.get $a) (i32.mul (local.get $i) (local.get $stride))))
+      (local.set $rowC (i32.add (local.get $c) (i32.mul (local.get $i) (local.get $stride))))
+      (local.set $end (i32.add (local.get $rowC) (local.get $stride)))
+      (local.set $k (i32.const 0))
+      (block $kdone (loop $kloop
+        (br_if $kdone (i32.ge_u (local.get $k) (local.get $n)))
+        (local.set $aik (f32x4.splat (f32.load (i32.add (local.get $rowA) (i32.shl (local.get $k) (i32.const 2))))))
+        (local.set $pb (i32.add (local.get $b) (i32.mul (local.get $k) (local.get $stride))))
+        (local.set $pc (local.get $rowC))
+        (block $jdone (loop $jloop
+          (br_if $jdone (i32.ge_u (local.get $pc) (local.get $end)))
+          (v128.store (local.get $pc)
+            (f32x4.add (v128.load (local.get $pc)) (f32x4.mul (local.get $aik) (v128.load (local.get $pb)))))
+          (local.set $pc (i32.add (local.get $pc) (i32.const 16)))
+          (local.set $pb (i32.add (local.get $pb) (i32.const 16)))
+          (br $jloop)))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $kloop)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $iloop))))
   (func (export "sum_f32") (param $d i32) (param $s i32) (param $n i32)
     (local $end i32) (local $vend i32) (local $a i32) (local $b i32)
     (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 2))))

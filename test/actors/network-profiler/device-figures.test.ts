@@ -6,7 +6,13 @@ import { toPlacementState } from '../../../src/actors/topology-keeper/placement-
 import { emptyState } from '../../../src/actors/topology-keeper/state.js';
 import { decodeClusterEvent } from '../../../src/protocols/events.js';
 
-const measured = { memoryBandwidthGBps: 21.5, gflops: 3.2, kernel: 'wasm' as const, elapsedMs: 1500 };
+const measured = {
+  memoryBandwidthGBps: 21.5,
+  gflops: 3.2,
+  kernel: 'wasm' as const,
+  computeKernel: 'wasm' as const,
+  elapsedMs: 1500,
+};
 
 t.test('declared figures win over measured ones and say so', async (t) => {
   t.same(deviceInfo(undefined, measured, 7), {
