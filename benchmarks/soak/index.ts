@@ -137,6 +137,8 @@ async function main(): Promise<void> {
     row('RSS file-backed', (s) => s.rssFileBytes, MIB, 'MiB');
     for (const thread of Object.keys(last.heapBytes).sort())
       row(`heap ${thread}`, (s) => s.heapBytes[thread] ?? NaN, MIB, 'MiB');
+    row('external, all threads', (s) => s.externalBytes, MIB, 'MiB');
+    row("V8 malloc'ed, all threads", (s) => s.mallocedBytes, MIB, 'MiB');
     row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');
     row('open fds', (s) => s.fds, 1, 'count');
     row('threads', (s) => s.threads, 1, 'count');

@@ -16,6 +16,10 @@ export interface Sample {
   readonly dataDirBytes: number;
   /** V8 heap in use per thread (main and each actor), from torus_thread_heap_used_bytes. */
   readonly heapBytes: Readonly<Record<string, number>>;
+  /** Outside the heaps, summed over threads: Buffers/ArrayBuffers (torus_thread_external_bytes) and V8's own
+   *  allocations (torus_thread_malloced_bytes). */
+  readonly externalBytes: number;
+  readonly mallocedBytes: number;
 }
 
 /** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
@@ -54,12 +58,19 @@ export function dirBytes(dir: string): number {
   return total;
 }
 
-export function heapFromMetrics(text: string): Record<string, number> {
+/** One per-thread family of /metrics, by thread. */
+export function perThread(text: string, family: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^torus_thread_heap_used_bytes\{thread="([^"]+)"\} (\d+(?:\.\d+)?)/gm))
+  for (const m of text.matchAll(new RegExp(`^${family}\\{thread="([^"]+)"\\} (\\d+(?:\\.\\d+)?)`, 'gm')))
     out[m[1]!] = Number(m[2]);
   return out;
 }
+
+export function heapFromMetrics(text: string): Record<string, number> {
+  return perThread(text, 'torus_thread_heap_used_bytes');
+}
+
+const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
 
 export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
   return {
@@ -71,6 +82,8 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),
     heapBytes: heapFromMetrics(metricsText),
+    externalBytes: sum(perThread(metricsText, 'torus_thread_external_bytes')),
+    mallocedBytes: sum(perThread(metricsText, 'torus_thread_malloced_bytes')),
   };
 }
 

@@ -116,6 +116,22 @@ export function renderMetrics(input: MetricsInput): string {
       .map(([thread, n]) => series('torus_thread_heap_used_bytes', { thread }, n)),
   );
   family(
+    'torus_thread_external_bytes',
+    'gauge',
+    'memory outside the V8 heap held by JS objects (Buffers, ArrayBuffers), per thread',
+    Object.entries(input.metrics.threadExternalBytes ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([thread, n]) => series('torus_thread_external_bytes', { thread }, n)),
+  );
+  family(
+    'torus_thread_malloced_bytes',
+    'gauge',
+    "what V8 itself has malloc'ed outside the heap, per thread",
+    Object.entries(input.metrics.threadMallocedBytes ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([thread, n]) => series('torus_thread_malloced_bytes', { thread }, n)),
+  );
+  family(
     'torus_limit_rejections_total',
     'counter',
     'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',

@@ -31,6 +31,7 @@ import type {
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { threadHeap } from '../runtime/thread-heap.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
@@ -223,23 +224,28 @@ export class ActorNodeFacade implements NodeFacade {
   async metrics(): Promise<NodeMetrics> {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
-    const threadHeapBytes: Record<string, number> = { main: process.memoryUsage().heapUsed };
+    const own = threadHeap();
+    const threadHeapBytes: Record<string, number> = { main: own.usedBytes };
+    const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
+    const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
     await Promise.all(
       // One sample per thread (an actor answering at two addresses is one thread).
       Object.keys(this.#ctx.runtime.stats()).map(async (name) => {
         try {
-          const heap = await this.#ctx.runtime.request<{ usedBytes: number }>(
+          const heap = await this.#ctx.runtime.request<Partial<ReturnType<typeof threadHeap>>>(
             name,
             { type: 'heap' },
             { timeoutMs: 1000 },
           );
           if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
+          if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
+          if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
         } catch {
           /* busy or restarting: left out of this sample */
         }
       }),
     );
-    return { restarts, threadHeapBytes };
+    return { restarts, threadHeapBytes, threadExternalBytes, threadMallocedBytes };
   }
 
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */

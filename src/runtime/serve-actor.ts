@@ -3,7 +3,7 @@
  * incoming frame, answers requests, pushes snapshot views, and reports failures to its supervisor as frames
  * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
  */
-import { getHeapStatistics } from 'node:v8';
+import { threadHeap } from './thread-heap.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   createActor,
@@ -264,10 +264,4 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
       report(true, error);
     }
   })();
-}
-
-/** This thread's V8 heap: each worker has its own, which the main thread's process figures do not show. */
-function threadHeap(): { usedBytes: number; totalBytes: number } {
-  const h = getHeapStatistics();
-  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
 }

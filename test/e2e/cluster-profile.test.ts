@@ -185,6 +185,17 @@ t.test(
             series.some((l) => l.includes(`ip="${lab.linkIp(0, 1)}"`) && l.includes('type="thunderbolt"')),
             `h${n.host} /metrics: the thunderbolt link, labelled`,
           );
+          for (const family of [
+            'torus_thread_heap_used_bytes',
+            'torus_thread_external_bytes',
+            'torus_thread_malloced_bytes',
+          ])
+            for (const thread of ['main', 'topology-keeper', 'runner-supervisor'])
+              t.match(
+                text,
+                new RegExp(`^${family}\\{thread="${thread}"\\} [1-9]\\d*$`, 'm'),
+                `h${n.host} /metrics: ${family} of ${thread}`,
+              );
         }
 
         // Cut the p2p link: the thunderbolt links go away (LinkDown) on every node, the LAN links stay.
