@@ -5,8 +5,10 @@
  * and as a slope per hour over the last two thirds (the first third is warm-up).
  *   npm run bench -- soak [--minutes 10] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
  * `--env-on 2:MALLOC_ARENA_MAX=2` starts node h2 with that variable: a setting tried side by side with the two
- * nodes left as they are, under the same churn in the same run.
+ * nodes left as they are, under the same churn in the same run. `--samples FILE` writes every sample as a JSON
+ * line (`{node, ...Sample}`) as it is taken, so a long run can be read after (or while) it runs.
  */
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
 import { args, flag } from '../args.js';
 import { printTable, type BenchRow } from '../table.js';
@@ -16,6 +18,7 @@ const json = args.includes('--json');
 const minutes = Number(flag('--minutes') ?? 10);
 const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
 const MEASURE_EVERY_MS = 20_000;
+const samplesFile = flag('--samples');
 const MIB = 2 ** 20;
 /** `--env-on H:NAME=VALUE`, repeatable: extra environment for node hH. */
 const envOn = new Map<number, Record<string, string>>();
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
     return;
   }
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('--minutes must be a positive number');
+  if (samplesFile) writeFileSync(samplesFile, '');
   const owner = new BenchOwner();
   const samples: Sample[][] = [[], [], []];
   let placed = 0;
@@ -63,7 +67,9 @@ async function main(): Promise<void> {
         c.nodes.map(async (n, i) => {
           const res = await n.fetch('/metrics').catch(() => undefined);
           const text = res?.ok ? await res.text() : '';
-          samples[i]!.push(sampleProcess(pids[i]!, n.dataDir, text));
+          const sample = sampleProcess(pids[i]!, n.dataDir, text);
+          samples[i]!.push(sample);
+          if (samplesFile) appendFileSync(samplesFile, `${JSON.stringify({ node: nodeLabel(i), ...sample })}\n`);
         }),
       );
     };

@@ -20,6 +20,9 @@ export interface Sample {
    *  allocations (torus_thread_malloced_bytes). */
   readonly externalBytes: number;
   readonly mallocedBytes: number;
+  /** The same two, per thread. */
+  readonly externalByThread: Readonly<Record<string, number>>;
+  readonly mallocedByThread: Readonly<Record<string, number>>;
 }
 
 /** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
@@ -73,6 +76,8 @@ export function heapFromMetrics(text: string): Record<string, number> {
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
 
 export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
+  const externalByThread = perThread(metricsText, 'torus_thread_external_bytes');
+  const mallocedByThread = perThread(metricsText, 'torus_thread_malloced_bytes');
   return {
     atMs: Date.now(),
     rssBytes: statusField(pid, 'VmRSS') * 1024,
@@ -82,8 +87,10 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),
     heapBytes: heapFromMetrics(metricsText),
-    externalBytes: sum(perThread(metricsText, 'torus_thread_external_bytes')),
-    mallocedBytes: sum(perThread(metricsText, 'torus_thread_malloced_bytes')),
+    externalBytes: sum(externalByThread),
+    mallocedBytes: sum(mallocedByThread),
+    externalByThread,
+    mallocedByThread,
   };
 }
 
