@@ -127,3 +127,40 @@ t.test('a reader that falls behind the cap is told once per gap and never repeat
   t.ok(numbers.length < 20_000 && missed >= lineBytes, 'some lines were really dropped');
   await new Promise<void>((resolve) => log.end(() => resolve()));
 });
+
+t.test(
+  'a writer that appends and rotates between the reader finding the end and listing the files: no skip',
+  async (t) => {
+    const dir = tempDir(t);
+    const log = new RotatingLog(dir, 'stdout', ROTATION);
+    const write = (from: number, to: number): Promise<void> => {
+      let text = '';
+      for (let i = from; i <= to; i++) text += `line ${i} ${'z'.repeat(30)}\n`;
+      return new Promise((resolve) => log.write(text, () => resolve()));
+    };
+    await write(1, 10);
+    let interleaved = false;
+    let readTheFirstLines = false;
+    // Once the reader holds the first lines, it lists the files only after a read found nothing more: that is the
+    // moment the writer slips in.
+    const listAfterTheWriter = async (d: string, s: 'stdout' | 'stderr') => {
+      if (readTheFirstLines && !interleaved) {
+        interleaved = true;
+        await write(11, 2_000); // finishes the open file and starts newer ones
+      }
+      return listSegments(d, s);
+    };
+    const reader = new StreamReader(dir, 'stdout', 0, listAfterTheWriter);
+    t.teardown(() => reader.close());
+    const parts: string[] = [];
+    for (let chunk = await reader.next(); chunk.length > 0 || !interleaved; chunk = await reader.next()) {
+      parts.push(Buffer.from(chunk).toString());
+      readTheFirstLines = parts.join('').includes('line 10 ');
+    }
+    t.ok(interleaved, 'the writer ran between the empty read and the listing');
+    const text = parts.join('');
+    t.notMatch(text, /rotated away/, 'nothing said to be rotated away: it was all still on disk');
+    t.equal(countInOrder(text.replaceAll('z', 'x')), 2_000, 'every line once, in order');
+    await new Promise<void>((resolve) => log.end(() => resolve()));
+  },
+);

@@ -4,9 +4,16 @@
  * is on disk; a file held open keeps its bytes even once rotation removes it. When the reader finds the bytes it
  * wants already removed, it says so once, as a line of its own (`… N bytes rotated away …`), and goes on from
  * the oldest file left.
+ *
+ * A file is finished only when a newer one exists *and* a read after that listing finds nothing more: the writer
+ * may append and rotate between a read that found the end and the listing that follows it, and those bytes are
+ * still in the older file.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { listSegments, type LogStream } from './log-segments.js';
+import { listSegments, type LogStream, type Segment } from './log-segments.js';
+
+/** How the reader lists the stream's files; a seam so a test can interleave a writer at the exact moment. */
+export type ListSegments = (dir: string, stream: LogStream) => Promise<Segment[]>;
 
 const CHUNK = 64 * 1024;
 const EMPTY = new Uint8Array(0);
@@ -22,11 +29,13 @@ export class StreamReader {
   #file: { readonly base: number; readonly handle: FileHandle } | undefined;
   /** Whether the last byte handed out ended a line (a notice must start on its own line). */
   #atLineStart = true;
+  readonly #list: ListSegments;
 
-  constructor(dir: string, stream: LogStream, from: number) {
+  constructor(dir: string, stream: LogStream, from: number, list: ListSegments = listSegments) {
     this.#dir = dir;
     this.#stream = stream;
     this.#pos = from;
+    this.#list = list;
   }
 
   /** The stream offset of the next byte to read. */
@@ -43,21 +52,29 @@ export class StreamReader {
         if (!this.#file) return EMPTY;
       }
       const file: { readonly base: number; readonly handle: FileHandle } = this.#file;
-      const buffer = Buffer.alloc(CHUNK);
-      const { bytesRead } = await file.handle.read(buffer, 0, CHUNK, this.#pos - file.base);
-      if (bytesRead > 0) {
-        this.#pos += bytesRead;
-        this.#atLineStart = buffer[bytesRead - 1] === 0x0a;
-        return buffer.subarray(0, bytesRead);
-      }
-      // This file holds nothing more for now: it is finished once a newer file exists (the writer starts one
-      // only after its last write to this one completed).
-      const newer = (await listSegments(this.#dir, this.#stream)).find((s) => s.base > file.base);
+      const read = await this.#read(file);
+      if (read) return read;
+      // Nothing more for now. The file is finished once a newer one exists (the writer starts one only after its
+      // last write to this one completed), but it may have appended between that read and this listing: read once
+      // more after seeing the newer file, and move on only when that read is empty too.
+      const newer = (await this.#list(this.#dir, this.#stream)).find((s) => s.base > file.base);
       if (!newer) return EMPTY;
+      const last = await this.#read(file);
+      if (last) return last;
       await this.close();
       if (newer.base > this.#pos) return this.#skipTo(newer.base); // the file ended short of where the next begins
     }
     return EMPTY;
+  }
+
+  /** The next bytes of `file` at the reader's position, or undefined when it holds no more for now. */
+  async #read(file: { readonly base: number; readonly handle: FileHandle }): Promise<Uint8Array | undefined> {
+    const buffer = Buffer.alloc(CHUNK);
+    const { bytesRead } = await file.handle.read(buffer, 0, CHUNK, this.#pos - file.base);
+    if (bytesRead === 0) return undefined;
+    this.#pos += bytesRead;
+    this.#atLineStart = buffer[bytesRead - 1] === 0x0a;
+    return buffer.subarray(0, bytesRead);
   }
 
   async close(): Promise<void> {
@@ -76,7 +93,7 @@ export class StreamReader {
   /** Opens the file holding `pos`; answers a notice when what `pos` names was removed already. */
   async #seek(): Promise<Uint8Array | undefined> {
     for (let attempt = 0; attempt < 8; attempt++) {
-      const segments = await listSegments(this.#dir, this.#stream);
+      const segments = await this.#list(this.#dir, this.#stream);
       const oldest = segments[0];
       if (!oldest) return undefined;
       if (this.#pos < oldest.base) return this.#skipTo(oldest.base);
