@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     row('RSS file-backed', (s) => s.rssFileBytes, MIB, 'MiB');
     for (const thread of Object.keys(last.heapBytes).sort())
       row(`heap ${thread}`, (s) => s.heapBytes[thread] ?? NaN, MIB, 'MiB');
+    row('heap committed, all threads', (s) => s.heapTotalBytes, MIB, 'MiB');
     row('external, all threads', (s) => s.externalBytes, MIB, 'MiB');
     row("V8 malloc'ed, all threads", (s) => s.mallocedBytes, MIB, 'MiB');
     row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');

@@ -16,6 +16,9 @@ export interface Sample {
   readonly dataDirBytes: number;
   /** V8 heap in use per thread (main and each actor), from torus_thread_heap_used_bytes. */
   readonly heapBytes: Readonly<Record<string, number>>;
+  /** V8 heap committed, summed over threads (torus_thread_heap_total_bytes): what RSS holds of the heaps. */
+  readonly heapTotalBytes: number;
+  readonly heapTotalByThread: Readonly<Record<string, number>>;
   /** Outside the heaps, summed over threads: Buffers/ArrayBuffers (torus_thread_external_bytes) and V8's own
    *  allocations (torus_thread_malloced_bytes). */
   readonly externalBytes: number;
@@ -78,6 +81,7 @@ const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b
 export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
   const externalByThread = perThread(metricsText, 'torus_thread_external_bytes');
   const mallocedByThread = perThread(metricsText, 'torus_thread_malloced_bytes');
+  const heapTotalByThread = perThread(metricsText, 'torus_thread_heap_total_bytes');
   return {
     atMs: Date.now(),
     rssBytes: statusField(pid, 'VmRSS') * 1024,
@@ -87,6 +91,8 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),
     heapBytes: heapFromMetrics(metricsText),
+    heapTotalBytes: sum(heapTotalByThread),
+    heapTotalByThread,
     externalBytes: sum(externalByThread),
     mallocedBytes: sum(mallocedByThread),
     externalByThread,

@@ -77,6 +77,8 @@ export interface NodeMetrics {
   readonly restarts: Readonly<Record<string, number>>;
   /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer in time). */
   readonly threadHeapBytes?: Readonly<Record<string, number>>;
+  /** V8 heap committed per thread (used plus what V8 keeps for the next allocations): what RSS sees of a heap. */
+  readonly threadHeapTotalBytes?: Readonly<Record<string, number>>;
   /** Per thread, memory outside the V8 heap held by its JS objects (Buffers, ArrayBuffers). */
   readonly threadExternalBytes?: Readonly<Record<string, number>>;
   /** Per thread, what V8 itself has malloc'ed (its bookkeeping, compiled code metadata) outside the heap. */

@@ -116,6 +116,14 @@ export function renderMetrics(input: MetricsInput): string {
       .map(([thread, n]) => series('torus_thread_heap_used_bytes', { thread }, n)),
   );
   family(
+    'torus_thread_heap_total_bytes',
+    'gauge',
+    'V8 heap committed per thread (in use plus what V8 keeps for the next allocations)',
+    Object.entries(input.metrics.threadHeapTotalBytes ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([thread, n]) => series('torus_thread_heap_total_bytes', { thread }, n)),
+  );
+  family(
     'torus_thread_external_bytes',
     'gauge',
     'memory outside the V8 heap held by JS objects (Buffers, ArrayBuffers), per thread',

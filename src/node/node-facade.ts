@@ -226,6 +226,7 @@ export class ActorNodeFacade implements NodeFacade {
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
     const own = threadHeap();
     const threadHeapBytes: Record<string, number> = { main: own.usedBytes };
+    const threadHeapTotalBytes: Record<string, number> = { main: own.totalBytes };
     const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
     const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
     await Promise.all(
@@ -238,6 +239,7 @@ export class ActorNodeFacade implements NodeFacade {
             { timeoutMs: 1000 },
           );
           if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
+          if (typeof heap?.totalBytes === 'number') threadHeapTotalBytes[name] = heap.totalBytes;
           if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
           if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
         } catch {
@@ -245,7 +247,7 @@ export class ActorNodeFacade implements NodeFacade {
         }
       }),
     );
-    return { restarts, threadHeapBytes, threadExternalBytes, threadMallocedBytes };
+    return { restarts, threadHeapBytes, threadHeapTotalBytes, threadExternalBytes, threadMallocedBytes };
   }
 
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */

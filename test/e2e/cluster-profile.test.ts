@@ -187,6 +187,7 @@ t.test(
           );
           for (const family of [
             'torus_thread_heap_used_bytes',
+            'torus_thread_heap_total_bytes',
             'torus_thread_external_bytes',
             'torus_thread_malloced_bytes',
           ])

@@ -8,7 +8,10 @@
  *
  * Returns the events to propose again: our profile when the state lacks it (or holds other interfaces); LinkUp
  * (+ LinkMeasured with the stored sample) for our links the state lacks, when their sink is a known node;
- * LinkMeasured when the state has the link unmeasured; LinkDown for state links of ours we no longer have.
+ * LinkMeasured when the state has the link unmeasured or holds an older sample than ours (a proposal lost on
+ * the way, say a forward to the leader that timed out under load: the profiler emits each sample once, so the
+ * state would keep the older one until the link is measured again); LinkDown for state links of ours we no
+ * longer have.
  */
 import type { LinkDown, LinkMeasured, LinkUp, NodeProfileUpdated } from '../../protocols/events.js';
 import { deviceChanged, interfacesChanged, linkKey, type PeerLink, type Profile } from './links.js';
@@ -31,6 +34,7 @@ interface StateLink {
   sink?: unknown;
   ip?: unknown;
   bandwidthBps?: unknown;
+  measuredAt?: unknown;
 }
 
 export function reconcileWithState(answer: unknown, me: ReconcileInput): ProfilerEmitted[] {
@@ -90,7 +94,12 @@ export function reconcileWithState(answer: unknown, me: ReconcileInput): Profile
       const up: LinkUp = { type: 'LinkUp', source: me.nodeId, sink: l.sink, ip: l.ip, linkType: l.type, ...inc };
       out.push(up);
       if (measured) out.push(measured);
-    } else if (measured && typeof inState.bandwidthBps !== 'number') {
+    } else if (
+      measured &&
+      (typeof inState.bandwidthBps !== 'number' ||
+        typeof inState.measuredAt !== 'number' ||
+        inState.measuredAt < measured.measuredAt)
+    ) {
       out.push(measured);
     }
   }

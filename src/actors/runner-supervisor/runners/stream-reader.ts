@@ -15,6 +15,12 @@ import { listSegments, type LogStream, type Segment } from './log-segments.js';
 /** How the reader lists the stream's files; a seam so a test can interleave a writer at the exact moment. */
 export type ListSegments = (dir: string, stream: LogStream) => Promise<Segment[]>;
 
+/** The file being read, and the stream offset its first byte has. */
+interface OpenSegment {
+  readonly base: number;
+  readonly handle: FileHandle;
+}
+
 const CHUNK = 64 * 1024;
 const EMPTY = new Uint8Array(0);
 
@@ -26,7 +32,7 @@ export class StreamReader {
   readonly #dir: string;
   readonly #stream: LogStream;
   #pos: number;
-  #file: { readonly base: number; readonly handle: FileHandle } | undefined;
+  #file: OpenSegment | undefined;
   /** Whether the last byte handed out ended a line (a notice must start on its own line). */
   #atLineStart = true;
   readonly #list: ListSegments;
@@ -51,7 +57,7 @@ export class StreamReader {
         if (notice) return notice;
         if (!this.#file) return EMPTY;
       }
-      const file: { readonly base: number; readonly handle: FileHandle } = this.#file;
+      const file: OpenSegment = this.#file;
       const read = await this.#read(file);
       if (read) return read;
       // Nothing more for now. The file is finished once a newer one exists (the writer starts one only after its
@@ -68,7 +74,7 @@ export class StreamReader {
   }
 
   /** The next bytes of `file` at the reader's position, or undefined when it holds no more for now. */
-  async #read(file: { readonly base: number; readonly handle: FileHandle }): Promise<Uint8Array | undefined> {
+  async #read(file: OpenSegment): Promise<Uint8Array | undefined> {
     const buffer = Buffer.alloc(CHUNK);
     const { bytesRead } = await file.handle.read(buffer, 0, CHUNK, this.#pos - file.base);
     if (bytesRead === 0) return undefined;

@@ -1,11 +1,13 @@
 /**
- * Regression test (pure) for a bug found end to end (test/e2e/partition.test.ts): after a partition healed, the
- * merged state had lost the majority nodes' profiles and links and nothing re-sent them (1 link of 6, for good).
- * The profiler now re-sends what the replicated state lacks of its own facts (src/actors/network-profiler/reconcile.ts).
+ * Regression tests (pure) for two bugs found end to end. After a partition healed (test/e2e/partition.test.ts)
+ * the merged state had lost the majority nodes' profiles and links and nothing re-sent them (1 link of 6, for
+ * good). Under CI load (test/e2e/cluster-profile.test.ts) one link's confirming sample never reached the state,
+ * which kept the first sample. The profiler now re-sends what the replicated state lacks of its own facts, or
+ * holds in an older version (src/actors/network-profiler/reconcile.ts).
  */
 import t from 'tap';
-import { reconcileWithState } from '../../src/actors/network-profiler/reconcile.js';
-import type { PeerLink, Profile } from '../../src/actors/network-profiler/links.js';
+import { reconcileWithState } from '../../../src/actors/network-profiler/reconcile.js';
+import type { PeerLink, Profile } from '../../../src/actors/network-profiler/links.js';
 
 const profile: Profile = {
   interfaces: [{ name: 'lan0', ips: ['10.77.0.1'], type: 'ethernet' }],
@@ -31,12 +33,30 @@ t.test('nothing to say when the state has our facts', async (t) => {
   const answer = {
     nodes: [node('a', { profile }), node('b'), node('c')],
     links: [
-      { source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 9e8 },
+      { source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 9e8, measuredAt: 1000 },
       { source: 'a', sink: 'c', ip: '10.77.0.3' },
     ],
   };
   t.same(reconcileWithState(answer, me), []);
 });
+
+t.test(
+  'a state holding an older sample of our link gets the newer one; a newer one in the state is left',
+  async (t) => {
+    const withSample = (measuredAt: number) => ({
+      nodes: [node('a', { profile }), node('b'), node('c')],
+      links: [
+        { source: 'a', sink: 'b', ip: '10.77.0.2', bandwidthBps: 4e8, rttMs: 2, measuredAt },
+        { source: 'a', sink: 'c', ip: '10.77.0.3' },
+      ],
+    });
+    const out = reconcileWithState(withSample(400), me);
+    t.same(types(out), ['LinkMeasured b'], 'the lost confirming sample is sent again');
+    t.match(out[0], { bandwidthBps: 9e8, rttMs: 0.4, measuredAt: 1000 });
+    t.same(reconcileWithState(withSample(1000), me), [], 'the same sample: nothing');
+    t.same(reconcileWithState(withSample(2000), me), [], 'a newer sample in the state: nothing (never rolled back)');
+  },
+);
 
 t.test('a merged state without our profile and links: both are sent again, with the stored measurement', async (t) => {
   const answer = { nodes: [node('a'), node('b'), node('c')], links: [] };
