@@ -12,11 +12,13 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
 import { args, flag } from '../args.js';
 import { printTable, type BenchRow } from '../table.js';
-import { nodePid, sampleProcess, slopePerHour, type Sample } from './samples.js';
+import { floorPerWindow, nodePid, sampleProcess, slopePerHour, type Sample } from './samples.js';
 
 const json = args.includes('--json');
 const minutes = Number(flag('--minutes') ?? 10);
 const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
+/** Floors (the lowest sample per window, samples.ts) over windows of 5 minutes, or a sixth of a short run. */
+const FLOOR_WINDOW_MIN = +Math.min(5, minutes / 6).toFixed(1);
 const MEASURE_EVERY_MS = 20_000;
 const samplesFile = flag('--samples');
 const MIB = 2 ** 20;
@@ -138,12 +140,32 @@ async function main(): Promise<void> {
         'slope /h': +(slope / scale).toFixed(1),
       });
     };
+    const floorRow = (what: string, pick: (s: Sample) => number, scale: number, unit: string): void => {
+      const floors = floorPerWindow(
+        series.map((s) => ({ atMs: s.atMs, y: pick(s) })),
+        FLOOR_WINDOW_MIN * 60_000,
+      );
+      const warmFloors = floors.filter((p) => p.atMs >= first.atMs + (last.atMs - first.atMs) / 3);
+      rows.push({
+        node: nodeLabel(i),
+        what: `${what} (${unit})`,
+        start: +((floors[0]?.y ?? NaN) / scale).toFixed(1),
+        end: +((floors.at(-1)?.y ?? NaN) / scale).toFixed(1),
+        'slope /h': +(slopePerHour(warmFloors) / scale).toFixed(1),
+      });
+    };
     row('RSS', (s) => s.rssBytes, MIB, 'MiB');
+    // RSS less the committed heaps: malloc, stacks, code; what the heaps' GC waves cannot explain.
+    row('RSS outside the V8 heaps', (s) => s.rssBytes - s.heapTotalBytes, MIB, 'MiB');
     row('RSS anonymous', (s) => s.rssAnonBytes, MIB, 'MiB');
     row('RSS file-backed', (s) => s.rssFileBytes, MIB, 'MiB');
     for (const thread of Object.keys(last.heapBytes).sort())
       row(`heap ${thread}`, (s) => s.heapBytes[thread] ?? NaN, MIB, 'MiB');
     row('heap committed, all threads', (s) => s.heapTotalBytes, MIB, 'MiB');
+    const heapUsed = (s: Sample): number => Object.values(s.heapBytes).reduce((a, b) => a + b, 0);
+    row('heap in use, all threads', heapUsed, MIB, 'MiB');
+    floorRow(`heap in use, floor per ${FLOOR_WINDOW_MIN} min`, heapUsed, MIB, 'MiB');
+    floorRow(`RSS, floor per ${FLOOR_WINDOW_MIN} min`, (s) => s.rssBytes, MIB, 'MiB');
     row('external, all threads', (s) => s.externalBytes, MIB, 'MiB');
     row("V8 malloc'ed, all threads", (s) => s.mallocedBytes, MIB, 'MiB');
     row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');

@@ -100,6 +100,27 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
   };
 }
 
+/**
+ * The lowest point of each window of `windowMs`, counted from the first point. A collected heap drops back to its
+ * live size after each major GC, whenever V8 runs one; what it keeps committed in between moves the peaks, not the
+ * floor. A leak raises the floor, so its slope tells the two apart where the slope of every sample follows GC waves.
+ */
+export function floorPerWindow(
+  points: readonly { atMs: number; y: number }[],
+  windowMs: number,
+): { atMs: number; y: number }[] {
+  const first = points[0];
+  if (!first || !(windowMs > 0)) return [];
+  const lowest = new Map<number, { atMs: number; y: number }>();
+  for (const p of points) {
+    if (!Number.isFinite(p.y)) continue;
+    const w = Math.floor((p.atMs - first.atMs) / windowMs);
+    const seen = lowest.get(w);
+    if (!seen || p.y < seen.y) lowest.set(w, p);
+  }
+  return [...lowest.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
+}
+
 /** Least-squares slope of (t ms, y) in y per hour; NaN with fewer than two points. */
 export function slopePerHour(points: readonly { atMs: number; y: number }[]): number {
   if (points.length < 2) return NaN;

@@ -1,0 +1,57 @@
+/**
+ * The soak benchmark's arithmetic: the slope of a series and the floor per window, which tells a heap that only
+ * moves with its collections from one that leaks.
+ */
+import t from 'tap';
+import { floorPerWindow, slopePerHour } from '../../../benchmarks/soak/samples.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+
+/** A heap that grows by `growPerHour` under a sawtooth of 40 units: up for 4 minutes, collected back to its floor. */
+const sawtooth = (growPerHour: number) =>
+  Array.from({ length: 6 * 60 + 1 }, (_, i) => {
+    const atMs = i * 10_000;
+    return { atMs, y: 100 + (growPerHour * atMs) / HOUR + ((atMs % (4 * MIN)) / (4 * MIN)) * 40 };
+  });
+
+t.test('slopePerHour: a straight line and its degenerate cases', async (t) => {
+  const line = [0, 1, 2, 3].map((m) => ({ atMs: m * MIN, y: 10 + 2 * m }));
+  t.equal(Math.round(slopePerHour(line)), 120, '2 per minute is 120 per hour');
+  t.ok(Number.isNaN(slopePerHour(line.slice(0, 1))), 'one point: no slope');
+  t.equal(slopePerHour([line[0]!, { ...line[0]! }]), 0, 'two points at one time: 0');
+});
+
+t.test('floorPerWindow: the lowest point of each window', async (t) => {
+  const floors = floorPerWindow(sawtooth(0), 5 * MIN);
+  t.equal(floors.length, 13, 'an hour in 5-minute windows, and the last sample');
+  t.ok(
+    floors.every((p) => p.y === 100),
+    'a heap that only moves with its collections has one floor',
+  );
+  t.same(floorPerWindow([], 5 * MIN), [], 'no points: no floors');
+  t.same(floorPerWindow(sawtooth(0), 0), [], 'no window: no floors');
+  t.same(
+    floorPerWindow(
+      [
+        { atMs: 0, y: 3 },
+        { atMs: 1, y: Number.NaN },
+        { atMs: 2, y: 1 },
+      ],
+      MIN,
+    ),
+    [{ atMs: 2, y: 1 }],
+    'a missing sample (NaN) is no floor',
+  );
+});
+
+t.test('the floor slope finds a leak the sawtooth hides, and none where there is none', async (t) => {
+  const flat = sawtooth(0);
+  const leak = sawtooth(12);
+  t.equal(Math.round(slopePerHour(floorPerWindow(flat, 5 * MIN))), 0, 'no leak: floor slope 0');
+  t.equal(Math.round(slopePerHour(floorPerWindow(leak, 5 * MIN))), 12, 'a leak of 12 per hour: floor slope 12');
+  // Over a part of the run that ends mid-wave, the slope of every sample follows the wave.
+  const partial = flat.filter((p) => p.atMs <= 22 * MIN);
+  t.ok(Math.abs(slopePerHour(partial)) > 5, 'the slope of every sample follows the wave');
+  t.equal(Math.round(slopePerHour(floorPerWindow(partial, 5 * MIN))), 0, 'the floor does not');
+});
