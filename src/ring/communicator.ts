@@ -17,7 +17,7 @@ import {
   type Region,
   type RingArray,
 } from '../native/kernels/index.js';
-import { decodeRingFrame, encodeRingFrame } from '../protocols/ring-frames.js';
+import { decodeRingFrame, encodeRingFrame, type AbortFrame } from '../protocols/ring-frames.js';
 import { abortError, type LaneHeader, type RingContext } from './context.js';
 import * as collectives from './collectives.js';
 import type { LanePlan } from './layout.js';
@@ -398,7 +398,7 @@ export class RingCommunicator implements RingContext {
     if (!conn.reader)
       onAbortFrame(
         socket,
-        (frame) => this.#fault(conn, abortError(frame, this.options)),
+        (frame) => this.#onAbort(conn, frame),
         (why) => {
           this.#fault(
             conn,
@@ -410,6 +410,24 @@ export class RingCommunicator implements RingContext {
           );
         },
       );
+  }
+
+  /**
+   * A neighbour aborted. If it says we went silent, we know better (we are running): we are stalled behind
+   * a peer we wait on, so name the one silent the longest, leaving out the reporter (it just spoke). A rank
+   * that times out first may sit two hops from the stopped one; this puts the right name on the ring.
+   */
+  #onAbort(conn: Conn, frame: AbortFrame): void {
+    if (frame.culprit === this.rank && frame.reason === 'timeout' && this.#current) {
+      const run = this.#current;
+      const stalled = run.longestSilent(new Set([frame.reporter]));
+      if (stalled)
+        return this.#fault(
+          stalled.conn,
+          run.silenceError(stalled.conn, stalled.idle, `; rank ${frame.reporter} timed out waiting on this rank`),
+        );
+    }
+    this.#fault(conn, abortError(frame, this.options));
   }
 
   #fault(conn: Conn, error: TorusError): void {
@@ -431,15 +449,18 @@ export class RingCommunicator implements RingContext {
     const reason =
       error.code === 'TORUS_RING_TIMEOUT' ? 'timeout' : error.code === 'TORUS_PROTOCOL_INVALID' ? 'protocol' : 'lost';
     const abort = encodeRingFrame({ kind: 'abort', culprit, reporter: this.rank, reason });
+    // A silent culprit is told too: it may be running, stalled behind another (#onAbort), and then names that one.
+    const tellCulprit = reason === 'timeout';
     for (const c of this.#links.all) {
       c.reader?.clear();
-      if (c.reader && c.peer !== culprit && !c.socket.destroyed) c.socket.write(abort, () => undefined);
+      if (c.reader && (tellCulprit || c.peer !== culprit) && !c.socket.destroyed)
+        c.socket.write(abort, () => undefined);
     }
     const all = this.#links.all;
     const timer = setTimeout(() => {
       for (const c of all) c.socket.destroy();
     }, 50);
     timer.unref();
-    for (const c of all) if (c.peer === culprit) c.socket.destroy();
+    if (!tellCulprit) for (const c of all) if (c.peer === culprit) c.socket.destroy();
   }
 }

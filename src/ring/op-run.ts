@@ -109,28 +109,40 @@ export class OpRun {
     }
   }
 
+  /**
+   * The connection this op waits on that has been silent the longest (ms since its last byte, or since the
+   * op began), leaving out peers in `alive`: the likeliest culprit, as the others stall behind it.
+   */
+  longestSilent(alive: ReadonlySet<number> = new Set()): { conn: Conn; idle: number } | null {
+    if (this.#settled) return null;
+    const now = performance.now();
+    let worst: { conn: Conn; idle: number } | null = null;
+    for (const conn of this.#readers) {
+      const reader = conn.reader;
+      if (!reader || reader.pending === 0 || alive.has(conn.peer)) continue;
+      const idle = now - Math.max(reader.lastProgress, this.#started);
+      if (!worst || idle > worst.idle) worst = { conn, idle };
+    }
+    return worst;
+  }
+
+  /** A timeout error naming the peer of `conn`, silent for `idle` ms. */
+  silenceError(conn: Conn, idle: number, why = ''): TorusError {
+    return new TorusError(
+      'TORUS_RING_TIMEOUT',
+      `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)${why}`,
+      { peer: conn.peer, timeoutMs: this.timeoutMs },
+    );
+  }
+
   /** Called periodically by the communicator's watchdog: no bytes from a peer we wait on for timeoutMs → name it. */
   watch(): void {
     if (this.#settled) return;
     const now = performance.now();
-    // The peer silent the longest is the likeliest culprit (the others stall behind it).
-    let worst: { conn: Conn; idle: number } | null = null;
-    for (const conn of this.#readers) {
-      const reader = conn.reader;
-      if (!reader || reader.pending === 0) continue;
-      const idle = now - Math.max(reader.lastProgress, this.#started);
-      if (idle > this.timeoutMs && (!worst || idle > worst.idle)) worst = { conn, idle };
-    }
+    const silent = this.longestSilent();
+    const worst = silent && silent.idle > this.timeoutMs ? silent : null;
     if (worst) {
-      const { conn, idle } = worst;
-      return this.#fault(
-        conn,
-        new TorusError(
-          'TORUS_RING_TIMEOUT',
-          `${this.name}: no data from ${this.describePeer(conn.peer)} for ${Math.round(idle)} ms (timeout ${this.timeoutMs} ms)`,
-          { peer: conn.peer, timeoutMs: this.timeoutMs },
-        ),
-      );
+      return this.#fault(worst.conn, this.silenceError(worst.conn, worst.idle));
     }
     if (now - this.#started > this.timeoutMs) {
       const stuck = [...this.#writers].filter((conn) => conn.socket.writableLength > 0);

@@ -170,6 +170,47 @@ t.test('a stopped (silent) peer fails the collective with TORUS_RING_TIMEOUT wit
   t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
 });
 
+t.test('a rank accused of silence while it waits on a silent peer names that peer, not itself', async (t) => {
+  // Rank 0 waits on rank 1, which waits on rank 2, which never sends: rank 0 (the shortest timeout) times out
+  // first and can only blame rank 1; rank 1 is told, and names rank 2 long before its own timeout.
+  const before = tcpHandles();
+  const ports = await freePorts(3);
+  const comms = await Promise.all(
+    [300, 30_000, 30_000].map((timeoutMs, rank) =>
+      RingCommunicator.connect({
+        rank,
+        hosts: loopbackHosts(ports, rank),
+        timeoutMs,
+        connectTimeoutMs: 5000,
+        bidirectional: true,
+      }),
+    ),
+  );
+  t.teardown(() => Promise.all(comms.map((c) => c.close())));
+  const failure = (op: Promise<unknown>) =>
+    op.then(
+      () => null,
+      (error: TorusError) => ({ error, at: performance.now() }),
+    );
+  const started = performance.now();
+  const rank0 = failure(comms[0]!.recv(new Float32Array(1024), 1));
+  const rank1 = failure(comms[1]!.recv(new Float32Array(1024), 2));
+  const first = await rank0;
+  t.equal(first?.error.code, 'TORUS_RING_TIMEOUT', `rank 0 times out: ${first?.error.message}`);
+  t.match(first?.error.message, /no data from rank 1 /, 'rank 0 can only see rank 1');
+  const deadline = new Promise<'none'>((resolve) => setTimeout(() => resolve('none'), 10_000).unref());
+  const second = await Promise.race([rank1, deadline]);
+  t.not(second, 'none', 'rank 1 fails within 10 s, not at its own 30 s timeout');
+  if (second && second !== 'none') {
+    t.equal(second.error.code, 'TORUS_RING_TIMEOUT', `rank 1: ${second.error.message}`);
+    t.equal(second.error.details.peer, 2, 'rank 1 names rank 2 in details.peer');
+    t.match(second.error.message, /no data from rank 2 .*rank 0 timed out waiting on this rank/);
+    t.ok(second.at - started < 10_000, `rank 1 failed ${Math.round(second.at - started)} ms after the start`);
+  }
+  await Promise.all(comms.map((c) => c.close()));
+  t.equal(await tcpHandlesSettled(before), before, 'no sockets leaked');
+});
+
 t.test(
   'a rank closing mid-collective fails its neighbours naming it; the closer gets TORUS_CHANNEL_CLOSED',
   async (t) => {
