@@ -3,6 +3,7 @@
 // "N passed, N failed, N skipped" (tap itself ends with "# { total, pass, fail }", which CI does not parse).
 // Before it: the suite's wall time, its slowest files, and the files whose process outlived its tests by seconds
 // (a handle left open keeps a test process alive: the time is lost to every run, so it is worth naming).
+// Last, the failures by name (file › test › assertion): a CI log is often read from its tail only.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -20,6 +21,20 @@ const testResult = /^ {4}(?:not )?ok \d+ - .* # time=([\d.]+)ms/;
 const fileTimes = [];
 const lingering = [];
 let testsMs = 0;
+// The open "# Subtest:" names by depth (4 spaces per level), and the failures found, deepest first.
+const subtests = [];
+const failures = [];
+const subtestStart = /^((?: {4})*)# Subtest: (.*)$/;
+const notOk = /^((?: {4})*)not ok \d+ - (.*?)(?: # (?:time=|SKIP|TODO).*)?$/;
+function noteFailure(indent, name) {
+  const depth = indent.length / 4;
+  const isSubtestEnd = subtests[depth] === name;
+  const path = isSubtestEnd ? subtests.slice(0, depth + 1) : [...subtests.slice(0, depth), name];
+  const label = path.join(' › ');
+  // A failed test's own line comes after its failed children: name only the deepest.
+  if (!failures.some((f) => f.startsWith(`${label} › `))) failures.push(label);
+  if (isSubtestEnd) subtests.length = depth;
+}
 const started = Date.now();
 const LINGER_S = 3;
 child.stdout.on('data', (chunk) => {
@@ -29,6 +44,13 @@ child.stdout.on('data', (chunk) => {
   pending = lines.pop() ?? '';
   for (const line of lines) {
     if (summary.test(line)) last = line;
+    const start = subtestStart.exec(line);
+    if (start) {
+      subtests.length = start[1].length / 4;
+      subtests.push(start[2]);
+    }
+    const failed = notOk.exec(line);
+    if (failed) noteFailure(failed[1], failed[2]);
     const test = testResult.exec(line);
     if (test) testsMs += Number(test[1]);
     const file = fileResult.exec(line);
@@ -49,6 +71,9 @@ child.on('close', (code, signal) => {
     console.log(
       `# slow to exit after their tests: ${lingering.map(([f, sec]) => `${f} +${sec.toFixed(1)} s`).join(', ')}`,
     );
+  const FAILURES_SHOWN = 30;
+  for (const f of failures.slice(0, FAILURES_SHOWN)) console.log(`# failed: ${f}`);
+  if (failures.length > FAILURES_SHOWN) console.log(`# … and ${failures.length - FAILURES_SHOWN} more failures`);
   console.log(`# suite wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const count = (key) => Number((last ?? '').match(new RegExp(`\\b${key}: (\\d+)`))?.[1] ?? 0);
   const closing = last
