@@ -20,6 +20,13 @@ export interface MetricsInput {
   readonly limitRejections?: Readonly<Record<string, number>>;
 }
 
+/** One series per key of a counted record (an actor, a thread, a limit), sorted by key so scrapes diff cleanly. */
+function perKey(name: string, label: string, counts: Readonly<Record<string, number>>): string[] {
+  return Object.entries(counts)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, n]) => series(name, { [label]: key }, n));
+}
+
 export function renderMetrics(input: MetricsInput): string {
   const out = new Exposition();
   const family = (name: string, type: MetricType, help: string, lines: readonly string[]): void => {
@@ -103,49 +110,37 @@ export function renderMetrics(input: MetricsInput): string {
     'torus_actor_restarts_total',
     'counter',
     'restarts of a supervised actor on this node',
-    Object.entries(input.metrics.restarts)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([actor, n]) => series('torus_actor_restarts_total', { actor }, n)),
+    perKey('torus_actor_restarts_total', 'actor', input.metrics.restarts),
   );
   family(
     'torus_thread_heap_used_bytes',
     'gauge',
     'V8 heap in use per thread: main and each actor worker',
-    Object.entries(input.metrics.threadHeapBytes ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([thread, n]) => series('torus_thread_heap_used_bytes', { thread }, n)),
+    perKey('torus_thread_heap_used_bytes', 'thread', input.metrics.threadHeapBytes ?? {}),
   );
   family(
     'torus_thread_heap_total_bytes',
     'gauge',
     'V8 heap committed per thread (in use plus what V8 keeps for the next allocations)',
-    Object.entries(input.metrics.threadHeapTotalBytes ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([thread, n]) => series('torus_thread_heap_total_bytes', { thread }, n)),
+    perKey('torus_thread_heap_total_bytes', 'thread', input.metrics.threadHeapTotalBytes ?? {}),
   );
   family(
     'torus_thread_external_bytes',
     'gauge',
     'memory outside the V8 heap held by JS objects (Buffers, ArrayBuffers), per thread',
-    Object.entries(input.metrics.threadExternalBytes ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([thread, n]) => series('torus_thread_external_bytes', { thread }, n)),
+    perKey('torus_thread_external_bytes', 'thread', input.metrics.threadExternalBytes ?? {}),
   );
   family(
     'torus_thread_malloced_bytes',
     'gauge',
     "what V8 itself has malloc'ed outside the heap, per thread",
-    Object.entries(input.metrics.threadMallocedBytes ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([thread, n]) => series('torus_thread_malloced_bytes', { thread }, n)),
+    perKey('torus_thread_malloced_bytes', 'thread', input.metrics.threadMallocedBytes ?? {}),
   );
   family(
     'torus_limit_rejections_total',
     'counter',
     'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
-    Object.entries(input.limitRejections ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([limit, n]) => series('torus_limit_rejections_total', { limit }, n)),
+    perKey('torus_limit_rejections_total', 'limit', input.limitRejections ?? {}),
   );
   if (input.process) renderProcessMetrics(out, input.process);
   return out.text();

@@ -124,6 +124,30 @@ export class Lab {
     await run('ip', ['-n', swNs, 'link', 'set', 'br0', 'up']);
     await Promise.all(hosts.map((h) => this.#buildHost(h)));
     await Promise.all(links.map((l) => this.#buildLink(l)));
+    await Promise.all(hosts.map((h) => this.#awaitCarrier(h.ns)));
+  }
+
+  /**
+   * Until every interface of a host is operationally up. A veth set up reports carrier only once the kernel's
+   * link watcher has run (up to a second later), and until then getifaddrs omits it on newer libuv: a process
+   * started at once in the host would list no address on that link.
+   */
+  async #awaitCarrier(ns: string, boundMs = 5000): Promise<void> {
+    const deadline = Date.now() + boundMs;
+    for (;;) {
+      const links = JSON.parse((await run('ip', ['-n', ns, '-j', 'link', 'show'])).stdout) as {
+        ifname: string;
+        operstate: string;
+      }[];
+      const down = links.filter((l) => l.ifname !== 'lo' && l.operstate !== 'UP').map((l) => l.ifname);
+      if (down.length === 0) return;
+      if (Date.now() > deadline)
+        throw new TorusError(
+          'TORUS_INTERNAL',
+          `lab ${this.id}: ${down.join(', ')} in ${ns} not up after ${boundMs} ms`,
+        );
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   async #buildHost(h: HostPlan): Promise<void> {

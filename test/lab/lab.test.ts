@@ -89,6 +89,24 @@ t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', a
   );
   t.equal(lab.linkIp(0, 1), '10.77.1.2');
   t.same(lab.hosts[1]?.ips, ['10.77.0.2', '10.77.1.2']);
+  // A process started the moment create() resolves sees every address: each link already has carrier (a fresh
+  // veth end stays operationally down for up to a second, and Node's interface list then leaves it out).
+  for (const h of lab.hosts) {
+    const { stdout } = await run('ip', [
+      'netns',
+      'exec',
+      h.ns,
+      process.execPath,
+      '-e',
+      "console.log(JSON.stringify(Object.values(require('os').networkInterfaces()).flat().map((a) => a.address)))",
+    ]);
+    const listed = JSON.parse(stdout) as string[];
+    t.same(
+      h.ips.filter((ip) => !listed.includes(ip)),
+      [],
+      `${h.name}: every address listed at once`,
+    );
+  }
 
   const echo = lab.spawn(1, process.execPath, [TOOL, 'echo-server', '7100']);
   t.same(await firstLine(echo), { listening: 7100 });
