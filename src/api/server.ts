@@ -1,3 +1,4 @@
+import { listenApi } from './listen.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server } from 'node:net';
@@ -221,13 +222,7 @@ export async function createApiServer(facade: NodeFacade, options: ApiServerOpti
   const server: Server = front?.server ?? plain;
   if (!secure) guardConnections(plain, limits, limitStats);
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenApi(server, options.port, host);
   const port = (server.address() as AddressInfo).port;
   const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closed: Promise<void> | undefined;
