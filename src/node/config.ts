@@ -113,7 +113,7 @@ and dashboard, and runs the runners placed on this machine.
 
 Options:
   --data-dir DIR          where the node id, logs and runner files live (default TORUS_DATA_DIR, else ~/.torus)
-  --port N                API port (default ${DEFAULT_PORT}; 0 picks a free one); the cluster listens on
+  --port N                API port (default ${DEFAULT_PORT}; 0 picks a free pair); the cluster listens on
                           N+1, and static peers are given by their API port
   --host ADDR             address to listen on (default 0.0.0.0)
   --name NAME             a readable name for this node (default: the host name)
