@@ -125,6 +125,12 @@ export function renderMetrics(input: MetricsInput): string {
     perKey('torus_thread_heap_total_bytes', 'thread', input.metrics.threadHeapTotalBytes ?? {}),
   );
   family(
+    'torus_thread_heap_limit_bytes',
+    'gauge',
+    "the most a thread's V8 heap may grow to: its budget (--actor-heap) or V8's default",
+    perKey('torus_thread_heap_limit_bytes', 'thread', input.metrics.threadHeapLimitBytes ?? {}),
+  );
+  family(
     'torus_thread_external_bytes',
     'gauge',
     'memory outside the V8 heap held by JS objects (Buffers, ArrayBuffers), per thread',

@@ -93,10 +93,11 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
     },
   };
   const wanted = (name: ActorName) => !only || only.includes(name);
+  const heap = config.actorHeapMb !== undefined ? { heapLimitMb: config.actorHeapMb } : {};
   return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name): ActorSpec => {
-    if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name] };
+    if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name], ...heap };
     return wanted('cluster')
-      ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'] }
-      : { name, module: actorModule('cluster'), options: all[name] };
+      ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'], ...heap }
+      : { name, module: actorModule('cluster'), options: all[name], ...heap };
   });
 }

@@ -73,7 +73,18 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   readonly deviceMemBandwidthGBps: number | undefined;
   /** Memory this node offers to placements, bytes: caps what it advertises (`--memory-limit`); undefined: all. */
   readonly memoryLimitBytes: number | undefined;
+  /** Each actor thread's V8 heap budget, MiB (`--actor-heap`); undefined: V8's default (`off`). */
+  readonly actorHeapMb: number | undefined;
 }
+
+/**
+ * The default heap budget of each actor thread. Actors hold 10-25 MiB live; V8's own default limit follows the
+ * machine's memory and, at GiBs, lets a heap commit up to 4x its live objects between collections. Under 2 GiB the
+ * factor falls towards 1.3x (docs/benchmarks.md, "Soak", has the side-by-side run).
+ */
+export const DEFAULT_ACTOR_HEAP_MB = 512;
+/** Below this an actor would spend its time collecting, or fail to start. */
+const MIN_ACTOR_HEAP_MB = 64;
 
 export const NODE_FLAGS = {
   help: { type: 'boolean', short: 'h' },
@@ -102,6 +113,7 @@ export const NODE_FLAGS = {
   'device-gflops': { type: 'string' },
   'device-mem-bandwidth': { type: 'string' },
   'memory-limit': { type: 'string' },
+  'actor-heap': { type: 'string' },
   ...API_FLAGS,
   ...RUNNER_FILES_FLAGS,
 } as const;
@@ -144,6 +156,8 @@ Options:
   --device-mem-bandwidth N  its memory bandwidth in GB/s (default: measured on the CPU at start)
   --memory-limit SIZE     offer at most this much memory to placements (e.g. 24GiB, 512MiB or bytes): caps the
                           available and total memory the node advertises (default: what the OS reports)
+  --actor-heap SIZE|off   the V8 heap budget of each actor thread (default ${DEFAULT_ACTOR_HEAP_MB}MiB; also
+                          TORUS_ACTOR_HEAP): keeps what a thread commits near what it holds; off: V8's default
 ${API_USAGE}
 ${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
@@ -244,6 +258,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     'deviceGflops',
     'deviceMemBandwidth',
     'memoryLimit',
+    'actorHeap',
   ];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
@@ -272,6 +287,22 @@ export function parseMemorySize(value: unknown, where: 'flag' | 'config', path: 
   if (!Number.isSafeInteger(bytes) || bytes < 2 ** 20)
     throw new ValidationError(where, path, 'expected a size of at least 1MiB, like 24GiB, 512MiB or bytes');
   return bytes;
+}
+
+/** `--actor-heap`: a size (whole MiB, at least MIN_ACTOR_HEAP_MB), or `off` (undefined: V8's default limit). */
+function parseActorHeap(value: unknown, where: 'flag' | 'config', path: string): number | undefined {
+  if (value === undefined) return DEFAULT_ACTOR_HEAP_MB;
+  if (value === 'off' || value === false) return undefined;
+  const why = `expected a size of at least ${MIN_ACTOR_HEAP_MB}MiB (like 512MiB or 1GiB) or off`;
+  let bytes: number;
+  try {
+    bytes = parseMemorySize(value, where, path);
+  } catch {
+    throw new ValidationError(where, path, why);
+  }
+  const mb = Math.floor(bytes / 2 ** 20);
+  if (mb < MIN_ACTOR_HEAP_MB || mb > 1 << 20) throw new ValidationError(where, path, why);
+  return mb;
 }
 
 function nonEmpty(value: unknown, where: 'flag' | 'config', path: string): string {
@@ -445,6 +476,11 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     memoryLimit.value === undefined
       ? undefined
       : parseMemorySize(memoryLimit.value, memoryLimit.where, memoryLimit.path);
+  const actorHeap = pick('actor-heap', 'actorHeap');
+  const actorHeapMb =
+    actorHeap.value === undefined && env.TORUS_ACTOR_HEAP !== undefined && env.TORUS_ACTOR_HEAP !== ''
+      ? parseActorHeap(env.TORUS_ACTOR_HEAP, 'flag', 'TORUS_ACTOR_HEAP')
+      : parseActorHeap(actorHeap.value, actorHeap.where, actorHeap.path);
 
   return {
     help: values.help === true,
@@ -482,6 +518,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       deviceGflops,
       deviceMemBandwidthGBps,
       memoryLimitBytes,
+      actorHeapMb,
       ...parseApiConfig(pick),
       ...parseRunnerFilesConfig(pick),
     },

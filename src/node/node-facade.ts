@@ -227,6 +227,7 @@ export class ActorNodeFacade implements NodeFacade {
     const own = threadHeap();
     const threadHeapBytes: Record<string, number> = { main: own.usedBytes };
     const threadHeapTotalBytes: Record<string, number> = { main: own.totalBytes };
+    const threadHeapLimitBytes: Record<string, number> = { main: own.limitBytes };
     const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
     const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
     await Promise.all(
@@ -240,6 +241,7 @@ export class ActorNodeFacade implements NodeFacade {
           );
           if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
           if (typeof heap?.totalBytes === 'number') threadHeapTotalBytes[name] = heap.totalBytes;
+          if (typeof heap?.limitBytes === 'number') threadHeapLimitBytes[name] = heap.limitBytes;
           if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
           if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
         } catch {
@@ -247,7 +249,14 @@ export class ActorNodeFacade implements NodeFacade {
         }
       }),
     );
-    return { restarts, threadHeapBytes, threadHeapTotalBytes, threadExternalBytes, threadMallocedBytes };
+    return {
+      restarts,
+      threadHeapBytes,
+      threadHeapTotalBytes,
+      threadHeapLimitBytes,
+      threadExternalBytes,
+      threadMallocedBytes,
+    };
   }
 
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */

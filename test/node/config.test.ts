@@ -165,3 +165,46 @@ t.test(
     t.throws(() => parseNodeArgs(['--config', badCfg]), { message: /memoryLimit/ }, 'config value named');
   },
 );
+
+t.test(
+  '--actor-heap: a heap budget per actor thread, 512 MiB by default, off for V8 default; bad values named',
+  async (t) => {
+    const none = {};
+    t.equal(parseNodeArgs([], none).config.actorHeapMb, 512, 'the default budget');
+    t.equal(parseNodeArgs(['--actor-heap', '1GiB'], none).config.actorHeapMb, 1024);
+    t.equal(parseNodeArgs(['--actor-heap=256MiB'], none).config.actorHeapMb, 256);
+    t.equal(parseNodeArgs(['--actor-heap', 'off'], none).config.actorHeapMb, undefined, "off: V8's own limit");
+    t.equal(parseNodeArgs([], { TORUS_ACTOR_HEAP: 'off' }).config.actorHeapMb, undefined, 'the environment');
+    t.equal(parseNodeArgs([], { TORUS_ACTOR_HEAP: '128MiB' }).config.actorHeapMb, 128);
+    t.equal(
+      parseNodeArgs(['--actor-heap', '768MiB'], { TORUS_ACTOR_HEAP: 'off' }).config.actorHeapMb,
+      768,
+      'flag wins',
+    );
+    const cfg = file('heap.json', JSON.stringify({ actorHeap: '2GiB' }));
+    t.equal(parseNodeArgs(['--config', cfg], none).config.actorHeapMb, 2048, 'config key');
+    for (const bad of ['0', '16MiB', 'lots', 'on', '-1GiB'])
+      t.throws(() => parseNodeArgs([`--actor-heap=${bad}`], none), { message: /actor-heap.*at least 64MiB/ }, bad);
+    t.throws(() => parseNodeArgs([], { TORUS_ACTOR_HEAP: 'tiny' }), { message: /TORUS_ACTOR_HEAP/ }, 'env value named');
+    const badCfg = file('heap-bad.json', JSON.stringify({ actorHeap: 12 }));
+    t.throws(() => parseNodeArgs(['--config', badCfg], none), { message: /actorHeap/ }, 'config value named');
+    const specsOf = (args: string[]) =>
+      actorSpecs({
+        config: parseNodeArgs(args, none).config,
+        identity: { nodeId: 'n-1', incarnation: 1, createdAt: 0 },
+        credential: { mode: 'open' },
+        startedAt: 0,
+        apiPort: 0,
+        version: 'test',
+      });
+    t.same(
+      specsOf(['--actor-heap', '256MiB']).map((s) => [s.name, s.heapLimitMb]),
+      ['topology-keeper', 'network-profiler', 'placement-planner', 'runner-supervisor'].map((n) => [n, 256]),
+      'every actor thread gets the budget',
+    );
+    t.ok(
+      specsOf(['--actor-heap', 'off']).every((s) => s.heapLimitMb === undefined),
+      'off: no budget',
+    );
+  },
+);

@@ -101,3 +101,20 @@ t.test('a send to a dead actor in normal running is reported as a fault', async 
   runtime.send('probe', { type: 'inc', by: 1 }, 'tester');
   t.same(faults, ['tester:TORUS_CHANNEL_CLOSED']);
 });
+
+t.test('a heap budget: the thread reports it as its limit, and one that outgrows it is restarted', async (t) => {
+  const { runtime } = testRuntime(t);
+  await runtime.supervise({ name: 'probe', module: probeModule, heapLimitMb: 64 });
+  const heap = await runtime.request<{ limitBytes: number }>('probe', { type: 'heap' }, { timeoutMs: 30_000 });
+  // V8 adds the young generation's space to the old generation's budget.
+  t.ok(
+    heap.limitBytes >= 64 * 2 ** 20 && heap.limitBytes <= 192 * 2 ** 20,
+    `limit ${(heap.limitBytes / 2 ** 20).toFixed(0)} MiB`,
+  );
+  await runtime.request('probe', { type: 'hog' });
+  await waitFor(() => runtime.stats().probe?.restarts === 1, 60_000, 'a restart after running out of its heap');
+  t.match(runtime.stats().probe?.lastCause, /out of memory|ERR_WORKER_OUT_OF_MEMORY/i, 'the cause names the heap');
+  t.equal(await runtime.request('probe', { type: 'echo', payload: 3 }, { timeoutMs: 30_000 }), 3, 'serves again');
+  const fresh = await runtime.request<{ limitBytes: number }>('probe', { type: 'heap' }, { timeoutMs: 30_000 });
+  t.equal(fresh.limitBytes, heap.limitBytes, 'the new incarnation keeps the budget');
+});
