@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../../src/protocols/errors.js';
-import { DEFAULT_PORT, parseNodeArgs } from '../../src/node/config.js';
+import { DEFAULT_PORT, parseNodeArgs, type NodeConfig } from '../../src/node/config.js';
 import { actorSpecs } from '../../src/node/actor-specs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'torus-config-'));
@@ -13,6 +13,17 @@ const file = (name: string, text: string): string => {
   writeFileSync(p, text);
   return p;
 };
+
+/** The actor specs a node started with this configuration would run (open mode, a fixed identity). */
+const specsFor = (config: NodeConfig) =>
+  actorSpecs({
+    config,
+    identity: { nodeId: 'n-1', incarnation: 1, createdAt: 0 },
+    credential: { mode: 'open' },
+    startedAt: 0,
+    apiPort: 0,
+    version: 'test',
+  });
 
 t.test('defaults', async (t) => {
   const { config, help } = parseNodeArgs([], {});
@@ -80,14 +91,7 @@ t.test('profiler timings: defaults, flags and config keys, handed to the network
     {},
   );
   t.same([c.config.probeIntervalMs, c.config.confirmMeasureMs], [3000, 4000], 'config keys');
-  const specs = actorSpecs({
-    config: f,
-    identity: { nodeId: 'n-1', incarnation: 1, createdAt: 0 },
-    credential: { mode: 'open' },
-    startedAt: 0,
-    apiPort: 0,
-    version: 'test',
-  });
+  const specs = specsFor(f);
   t.match(
     specs.find((s) => s.name === 'network-profiler')?.options,
     { probeIntervalMs: 2000, confirmMeasureMs: 0 },
@@ -188,15 +192,7 @@ t.test(
     t.throws(() => parseNodeArgs([], { TORUS_ACTOR_HEAP: 'tiny' }), { message: /TORUS_ACTOR_HEAP/ }, 'env value named');
     const badCfg = file('heap-bad.json', JSON.stringify({ actorHeap: 12 }));
     t.throws(() => parseNodeArgs(['--config', badCfg], none), { message: /actorHeap/ }, 'config value named');
-    const specsOf = (args: string[]) =>
-      actorSpecs({
-        config: parseNodeArgs(args, none).config,
-        identity: { nodeId: 'n-1', incarnation: 1, createdAt: 0 },
-        credential: { mode: 'open' },
-        startedAt: 0,
-        apiPort: 0,
-        version: 'test',
-      });
+    const specsOf = (args: string[]) => specsFor(parseNodeArgs(args, none).config);
     t.same(
       specsOf(['--actor-heap', '256MiB']).map((s) => [s.name, s.heapLimitMb]),
       ['topology-keeper', 'network-profiler', 'placement-planner', 'runner-supervisor'].map((n) => [n, 256]),
