@@ -78,9 +78,10 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
 }
 
 /**
- * The default heap budget of each actor thread. Actors hold 10-25 MiB live; V8's own default limit follows the
- * machine's memory and, at GiBs, lets a heap commit up to 4x its live objects between collections. Under 2 GiB the
- * factor falls towards 1.3x (docs/benchmarks.md, "Soak", has the side-by-side run).
+ * The default heap budget of each actor thread: 20x what an actor holds today (10-25 MiB), so reaching it means a
+ * runaway thread, which is then restarted instead of taking the machine's memory. A limit under 2 GiB also lowers
+ * how far V8 lets a large heap commit beyond its live objects (up to 4x at V8's default limit, which follows the
+ * machine's memory).
  */
 export const DEFAULT_ACTOR_HEAP_MB = 512;
 /** Below this an actor would spend its time collecting, or fail to start. */
@@ -157,7 +158,7 @@ Options:
   --memory-limit SIZE     offer at most this much memory to placements (e.g. 24GiB, 512MiB or bytes): caps the
                           available and total memory the node advertises (default: what the OS reports)
   --actor-heap SIZE|off   the V8 heap budget of each actor thread (default ${DEFAULT_ACTOR_HEAP_MB}MiB; also
-                          TORUS_ACTOR_HEAP): keeps what a thread commits near what it holds; off: V8's default
+                          TORUS_ACTOR_HEAP): a thread past it is restarted; off: V8's default
 ${API_USAGE}
 ${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent

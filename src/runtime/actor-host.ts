@@ -19,11 +19,9 @@ export interface ActorSpec {
    */
   readonly aliases?: readonly string[];
   /**
-   * The thread's V8 old-generation budget, MiB (`resourceLimits.maxOldGenerationSizeMb`); undefined: V8's default.
-   * Why set one: V8 sizes a heap whose limit is large (its default follows the machine's memory, GiBs here) to up to
-   * 4x its live objects between collections, and a limit below 2 GiB shrinks that factor towards 1.3x, so what a
-   * long-running actor commits stays near what it holds. A thread past its budget ends with
-   * ERR_WORKER_OUT_OF_MEMORY, a crash its supervisor restarts like any other.
+   * The thread's V8 old-generation budget, MiB (`resourceLimits.maxOldGenerationSizeMb`); undefined: V8's default,
+   * which follows the machine's memory. A thread past it ends with ERR_WORKER_OUT_OF_MEMORY, a crash its supervisor
+   * restarts like any other; a limit under 2 GiB also makes V8 commit less beyond a large heap's live objects.
    */
   readonly heapLimitMb?: number;
 }
