@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import type { ActorSpec } from '../runtime/actor-host.js';
 import { siblingModule } from '../runtime/module-url.js';
-import type { NodeConfig } from './config.js';
+import { ACTOR_YOUNG_GENERATION_MB, type NodeConfig } from './config.js';
 import type { NodeIdentity } from '../actors/cluster/storage/identity.js';
 import type { ClusterCredential } from './credentials.js';
 
@@ -93,7 +93,10 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
     },
   };
   const wanted = (name: ActorName) => !only || only.includes(name);
-  const heap = config.actorHeapMb !== undefined ? { heapLimitMb: config.actorHeapMb } : {};
+  const heap =
+    config.actorHeapMb !== undefined
+      ? { heapLimitMb: config.actorHeapMb, youngGenerationMb: ACTOR_YOUNG_GENERATION_MB }
+      : {};
   return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name): ActorSpec => {
     if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name], ...heap };
     return wanted('cluster')

@@ -24,6 +24,11 @@ export interface ActorSpec {
    * restarts like any other; a limit under 2 GiB also makes V8 commit less beyond a large heap's live objects.
    */
   readonly heapLimitMb?: number;
+  /**
+   * The thread's young generation, MiB (`resourceLimits.maxYoungGenerationSizeMb`); undefined: V8's default, which
+   * grows the new space to tens of MiB under a steady allocation rate and keeps it committed.
+   */
+  readonly youngGenerationMb?: number;
 }
 
 export interface ActorHostEvents {
@@ -55,7 +60,10 @@ export class ActorHost {
     this.#events = events;
     this.#worker = new Worker(spec.module, {
       workerData: { name: spec.name, options: spec.options ?? {} },
-      ...(spec.heapLimitMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: spec.heapLimitMb } } : {}),
+      resourceLimits: {
+        ...(spec.heapLimitMb !== undefined ? { maxOldGenerationSizeMb: spec.heapLimitMb } : {}),
+        ...(spec.youngGenerationMb !== undefined ? { maxYoungGenerationSizeMb: spec.youngGenerationMb } : {}),
+      },
     });
     this.#port = new FramePort(
       this.#worker as unknown as PostTarget,

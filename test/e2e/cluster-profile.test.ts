@@ -197,10 +197,10 @@ t.test(
                 new RegExp(`^${family}\\{thread="${thread}"\\} [1-9]\\d*$`, 'm'),
                 `h${n.host} /metrics: ${family} of ${thread}`,
               );
-          // Each actor thread runs within the default heap budget (512 MiB of old generation, plus V8's young one).
+          // Each actor thread runs within the default heap budget (512 MiB of old generation, 16 of young).
           const limit = Number(/^torus_thread_heap_limit_bytes\{thread="topology-keeper"\} (\d+)$/m.exec(text)?.[1]);
           t.ok(
-            limit >= 512 * 2 ** 20 && limit <= 640 * 2 ** 20,
+            limit >= 512 * 2 ** 20 && limit <= 560 * 2 ** 20,
             `h${n.host} /metrics: the keeper's heap limit ${(limit / 2 ** 20).toFixed(0)} MiB is its budget`,
           );
         }

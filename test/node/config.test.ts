@@ -194,12 +194,12 @@ t.test(
     t.throws(() => parseNodeArgs(['--config', badCfg], none), { message: /actorHeap/ }, 'config value named');
     const specsOf = (args: string[]) => specsFor(parseNodeArgs(args, none).config);
     t.same(
-      specsOf(['--actor-heap', '256MiB']).map((s) => [s.name, s.heapLimitMb]),
-      ['topology-keeper', 'network-profiler', 'placement-planner', 'runner-supervisor'].map((n) => [n, 256]),
+      specsOf(['--actor-heap', '256MiB']).map((s) => [s.name, s.heapLimitMb, s.youngGenerationMb]),
+      ['topology-keeper', 'network-profiler', 'placement-planner', 'runner-supervisor'].map((n) => [n, 256, 16]),
       'every actor thread gets the budget',
     );
     t.ok(
-      specsOf(['--actor-heap', 'off']).every((s) => s.heapLimitMb === undefined),
+      specsOf(['--actor-heap', 'off']).every((s) => s.heapLimitMb === undefined && s.youngGenerationMb === undefined),
       'off: no budget',
     );
   },
