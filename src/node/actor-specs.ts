@@ -97,10 +97,11 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
     config.actorHeapMb !== undefined
       ? { heapLimitMb: config.actorHeapMb, youngGenerationMb: ACTOR_YOUNG_GENERATION_MB }
       : {};
-  return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name): ActorSpec => {
-    if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name], ...heap };
+  const spec = (name: ActorName): ActorSpec => {
+    if (name !== 'topology-keeper') return { name, module: actorModule(name), options: all[name] };
     return wanted('cluster')
-      ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'], ...heap }
-      : { name, module: actorModule('cluster'), options: all[name], ...heap };
-  });
+      ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'] }
+      : { name, module: actorModule('cluster'), options: all[name] };
+  };
+  return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name) => ({ ...spec(name), ...heap }));
 }
