@@ -143,7 +143,9 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
       };
     }
     case 'RunnerStatusChanged': {
-      if (event.nodeId === nodeId || !known[event.instanceId]) return { known, effects: [] };
+      // Only the nodes that run a rank of the instance act on its siblings' statuses.
+      const inst = known[event.instanceId];
+      if (event.nodeId === nodeId || !inst || !hosts(inst.plan, nodeId)) return { known, effects: [] };
       return {
         known,
         effects: [

@@ -48,6 +48,11 @@ t.test('events → effects for this node', async (t) => {
     [],
     'own echo ignored',
   );
+  t.same(
+    reactToEvent('c', known, { type: 'RunnerStatusChanged', instanceId: 'i1', nodeId: 'b', status: 'Ready' }).effects,
+    [],
+    'a node that runs no rank of the instance does not act on (or keep) its statuses',
+  );
   t.same(reactToEvent('a', known, { type: 'TaskCreated', taskId: 't1', instanceId: 'i1', kind: 'barrier' }).effects, [
     { type: 'task', taskId: 't1', instanceId: 'i1', kind: 'barrier' },
   ]);

@@ -41,6 +41,10 @@ export interface LocalRunner {
   stepInFlight: string | undefined;
   queue: Queued[];
   readonly sent: Map<string, { task: Queued; timer?: NodeJS.Timeout; timedOut: boolean }>;
+  /** Every cluster task admitted to this runner: a task delivered twice (event and state catch-up) runs once. */
+  readonly admitted: Set<string>;
+  /** Cluster tasks cancelled here (a cancel heard twice acts once). */
+  readonly cancelled: Set<string>;
   restartTimer?: NodeJS.Timeout;
   stableTimer?: NodeJS.Timeout;
   /** Cluster state carries the state name only: Loading progress is not re-proposed. */
@@ -68,6 +72,8 @@ export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: n
     stepInFlight: undefined,
     queue: [],
     sent: new Map(),
+    admitted: new Set(),
+    cancelled: new Set(),
     autoQueued: false,
   };
 }

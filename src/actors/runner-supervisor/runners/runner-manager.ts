@@ -70,15 +70,24 @@ export interface RunnerManagerOptions {
   ) => Promise<Readonly<Record<string, string>>>;
 }
 
+/** Cancels heard for tasks of no runner here, remembered (see #unmatchedCancels). */
+const MAX_UNMATCHED_CANCELS = 4096;
+/** Runner pids remembered for tests that check every runner is gone (a node may start millions in a year). */
+const MAX_PIDS_KEPT = 1024;
+
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
   readonly #locals = new Map<string, Local>();
   readonly #peers = new Map<string, Map<string, RunnerStatus>>();
   /** Per exec instance, the nodes whose command exited 0 (a job completes when every rank's did). */
   readonly #exitedOk = new Map<string, Set<string>>();
-  readonly #cancelled = new Set<string>();
-  /** Every task id ever admitted: a task delivered twice (event and state catch-up) runs once. */
-  readonly #admitted = new Set<string>();
+  /**
+   * Cancels of tasks no runner here admitted (another node's tasks: every node hears every cancel), newest last and
+   * at most MAX_UNMATCHED_CANCELS: a task that a catch-up delivers after its cancel is still refused, and a node
+   * that runs for months does not keep every cancel it ever heard. Admitted and cancelled tasks are kept per runner
+   * and go with it.
+   */
+  readonly #unmatchedCancels = new Set<string>();
   readonly #pids: number[] = [];
   #stopping = false;
   #atLimit = false;
@@ -87,9 +96,20 @@ export class RunnerManager {
     this.#o = options;
   }
 
-  /** Every runner pid this manager ever started (tests assert they are all gone). */
+  /** The pids of the last MAX_PIDS_KEPT runners this manager started (tests assert they are all gone). */
   get pids(): readonly number[] {
     return this.#pids;
+  }
+
+  /** What this manager holds per instance and task, counted: tests check it stays bounded by what runs here. */
+  retained(): { runners: number; peerStatuses: number; exitedOk: number; unmatchedCancels: number; pids: number } {
+    return {
+      runners: this.#locals.size,
+      peerStatuses: this.#peers.size,
+      exitedOk: this.#exitedOk.size,
+      unmatchedCancels: this.#unmatchedCancels.size,
+      pids: this.#pids.length,
+    };
   }
 
   runners(): {
@@ -120,9 +140,9 @@ export class RunnerManager {
 
   instanceCreated(instance: RunnerInstance): void {
     if (this.#stopping || this.#locals.has(instance.id)) return;
-    if (!this.#peers.has(instance.id)) this.#peers.set(instance.id, new Map());
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
+    if (!this.#peers.has(instance.id)) this.#peers.set(instance.id, new Map());
     const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
     const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
@@ -185,8 +205,15 @@ export class RunnerManager {
 
   /** A new plan for the same instance id: stop the old runner, start per the new plan with a clean slate. */
   async instanceReplaced(instance: RunnerInstance): Promise<void> {
+    const before = this.#locals.get(instance.id);
     await this.instanceDeleted(instance.id);
     this.instanceCreated(instance);
+    // The instance's tasks are the same ones: what ran or was cancelled here does not run again after the move.
+    const after = this.#locals.get(instance.id);
+    if (before && after) {
+      for (const id of before.admitted) after.admitted.add(id);
+      for (const id of before.cancelled) after.cancelled.add(id);
+    }
   }
 
   async instanceDeleted(instanceId: string): Promise<void> {
@@ -198,14 +225,18 @@ export class RunnerManager {
     await this.#stop(local);
   }
 
-  /** Another node's runner status, from the applied cluster state (this node's own echoes are ignored). */
+  /**
+   * Another node's runner status, from the applied cluster state (this node's own echoes are ignored). Only a node
+   * that runs a rank of the instance keeps it: it is forgotten with that runner, and a node that runs none would
+   * otherwise keep one entry for every instance the cluster ever placed.
+   */
   runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus, exitCode?: number): void {
-    if (nodeId === this.#o.nodeId) return;
+    const local = this.#locals.get(instanceId);
+    if (nodeId === this.#o.nodeId || !local) return;
     const peers = this.#peers.get(instanceId) ?? new Map<string, RunnerStatus>();
     this.#peers.set(instanceId, peers.set(nodeId, status));
-    const local = this.#locals.get(instanceId);
-    if (status.state === 'Ready' && exitCode === 0 && local) this.#rankExitedOk(local, nodeId);
-    if (local) this.#tick(local);
+    if (status.state === 'Ready' && exitCode === 0) this.#rankExitedOk(local, nodeId);
+    this.#tick(local);
   }
 
   /** A rank's command exited 0: once every rank's has, this node reports the job completed (any node may; apply dedupes). */
@@ -223,24 +254,31 @@ export class RunnerManager {
 
   taskCreated(task: TaskSpec): void {
     const local = this.#locals.get(task.instanceId);
-    if (!local || this.#cancelled.has(task.taskId) || this.#admitted.has(task.taskId)) return; // sent twice, runs once
-    this.#admitted.add(task.taskId);
+    // Sent twice (event and state catch-up), runs once; cancelled before it arrived, never runs.
+    if (!local || local.admitted.has(task.taskId) || this.#unmatchedCancels.has(task.taskId)) return;
+    local.admitted.add(task.taskId);
     local.queue.push({ ...task, local: false });
     this.#tick(local);
   }
 
   /** Cancels a queued or running task; a running one must be confirmed by its runner in time or the runner fails. */
   async cancelTask(taskId: string): Promise<void> {
-    if (this.#cancelled.has(taskId)) return;
-    this.#cancelled.add(taskId);
-    for (const local of this.#locals.values()) {
-      const queued = local.queue.findIndex((q) => q.taskId === taskId);
-      if (queued >= 0) {
-        const [task] = local.queue.splice(queued, 1);
-        if (task && !task.local) this.#emit({ type: 'TaskStatusChanged', taskId, status: 'cancelled' });
-      }
-      if (local.sent.has(taskId) && local.proc) await local.proc.cancelTask(taskId);
+    const owner = [...this.#locals.values()].find((l) => l.admitted.has(taskId));
+    if (!owner) {
+      this.#unmatchedCancels.add(taskId);
+      const oldest = this.#unmatchedCancels.values().next().value;
+      if (this.#unmatchedCancels.size > MAX_UNMATCHED_CANCELS && oldest !== undefined)
+        this.#unmatchedCancels.delete(oldest);
+      return;
     }
+    if (owner.cancelled.has(taskId)) return;
+    owner.cancelled.add(taskId);
+    const queued = owner.queue.findIndex((q) => q.taskId === taskId);
+    if (queued >= 0) {
+      const [task] = owner.queue.splice(queued, 1);
+      if (task && !task.local) this.#emit({ type: 'TaskStatusChanged', taskId, status: 'cancelled' });
+    }
+    if (owner.sent.has(taskId) && owner.proc) await owner.proc.cancelTask(taskId);
   }
 
   /** Stops every runner (graceful → SIGTERM → SIGKILL) and waits for them. Idempotent. */
@@ -290,7 +328,7 @@ export class RunnerManager {
     });
     local.proc = proc;
     proc.start();
-    if (proc.pid !== undefined) this.#pids.push(proc.pid);
+    if (proc.pid !== undefined && this.#pids.push(proc.pid) > MAX_PIDS_KEPT) this.#pids.shift();
     this.#o.onSpawn?.(local.runnerId, proc.pid, local.generation);
   }
 
