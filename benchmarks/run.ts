@@ -6,7 +6,7 @@
  *   npm run bench -- placement-quality --lab  every feasible option of a shaped 5-host lab, measured vs predicted (root)
  *   npm run bench -- soak --minutes 10  memory, fds, threads and data dir of 3 lab nodes under placement churn (root)
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -39,8 +39,31 @@ if (stray.length > 0) {
   console.error(`unknown suite ${stray.join(', ')}; suites: ${SUITES.join(', ')}`);
   process.exit(1);
 }
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+let interrupted: NodeJS.Signals | undefined;
+
+/**
+ * One suite in a child process. A signal to this process is passed on to the suite, whose own handlers tear down
+ * its lab (nodes, namespaces) and may still print what it measured; the suites after it do not start.
+ */
+function runSuite(script: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...flags], { stdio: 'inherit' });
+    const forward = (signal: NodeJS.Signals): void => {
+      interrupted = signal;
+      child.kill(signal);
+    };
+    for (const s of SIGNALS) process.on(s, forward);
+    child.on('exit', (code) => {
+      for (const s of SIGNALS) process.off(s, forward);
+      resolve(code ?? 1);
+    });
+  });
+}
+
 let failed = 0;
 for (const suite of chosen.length ? chosen : SUITES) {
+  if (interrupted) break;
   const script = fileURLToPath(new URL(`./${suite}/index.js`, import.meta.url));
   if (!existsSync(script)) {
     console.error(`unknown or unbuilt suite ${suite}; suites: ${SUITES.join(', ')}`);
@@ -48,7 +71,6 @@ for (const suite of chosen.length ? chosen : SUITES) {
     continue;
   }
   process.stderr.write(`\n# ${suite}\n`);
-  const result = spawnSync(process.execPath, [script, ...flags], { stdio: 'inherit' });
-  if (result.status !== 0) failed++;
+  if ((await runSuite(script)) !== 0) failed++;
 }
-process.exitCode = failed ? 1 : 0;
+process.exitCode = interrupted ? 130 : failed ? 1 : 0;

@@ -6,7 +6,8 @@
  *   npm run bench -- soak [--minutes 10] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
  * `--env-on 2:MALLOC_ARENA_MAX=2` starts node h2 with that variable: a setting tried side by side with the two
  * nodes left as they are, under the same churn in the same run. `--samples FILE` writes every sample as a JSON
- * line (`{node, ...Sample}`) as it is taken, so a long run can be read after (or while) it runs.
+ * line (`{node, ...Sample}`) as it is taken, so a long run can be read after (or while) it runs. Stopped by hand
+ * (SIGINT, SIGTERM), it tears the lab down and prints the table of what it sampled until then.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
@@ -42,6 +43,23 @@ const nodeLabel = (i: number): string => {
 const progress = (line: string): void => void process.stderr.write(`[soak] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Set by the first SIGINT/SIGTERM: the churn ends and the table covers the samples taken so far. */
+let stoppedBy: NodeJS.Signals | undefined;
+let stoppedAt = 0;
+/** Before the churn there is nothing to report: a signal then ends the run (the lab is torn down on exit). */
+let churning = false;
+const stopByHand = (signal: NodeJS.Signals): void => {
+  if (!churning) process.exit(130);
+  // A terminal's Ctrl-C reaches this process twice when `npm run bench` passes it on as well: one stop.
+  if (stoppedBy && Date.now() - stoppedAt > 2000) process.exit(130);
+  if (stoppedBy) return;
+  stoppedBy = signal;
+  stoppedAt = Date.now();
+  progress(`${signal}: stopping; the table covers what was sampled so far (again to stop at once)`);
+};
+process.on('SIGINT', stopByHand);
+process.on('SIGTERM', stopByHand);
+
 async function main(): Promise<void> {
   const why = Lab.unavailableReason() ?? nodeUnavailableReason();
   if (why) {
@@ -55,6 +73,7 @@ async function main(): Promise<void> {
   let placed = 0;
   let refused = 0;
   let measures = 0;
+  const startedAt = Date.now();
   try {
     const lab = await Lab.create({ hosts: 3 });
     const c = await NodeCluster.start(owner, lab, {
@@ -63,12 +82,15 @@ async function main(): Promise<void> {
     });
     await c.converged(240_000, profiled);
     progress(`3 nodes agreed and profiled; churn for ${minutes} min`);
+    churning = true;
     const pids = c.nodes.map((n) => nodePid(n.proc!.pid!));
     const sampleAll = async (): Promise<void> => {
       await Promise.all(
         c.nodes.map(async (n, i) => {
           const res = await n.fetch('/metrics').catch(() => undefined);
           const text = res?.ok ? await res.text() : '';
+          // A node gone when stopped by hand is the lab's teardown, not a finding: no sample, no error.
+          if (stoppedBy) return;
           const sample = sampleProcess(pids[i]!, n.dataDir, text);
           samples[i]!.push(sample);
           if (samplesFile) appendFileSync(samplesFile, `${JSON.stringify({ node: nodeLabel(i), ...sample })}\n`);
@@ -81,7 +103,7 @@ async function main(): Promise<void> {
     let nextMeasure = Date.now() + MEASURE_EVERY_MS;
     let nextProgress = Date.now() + 60_000;
     let previous: string | undefined;
-    for (let i = 0; Date.now() < end; i++) {
+    for (let i = 0; Date.now() < end && !stoppedBy; i++) {
       const tick = Date.now();
       const node = c.nodes[i % 3]!;
       const id = `soak-${i}`;
@@ -120,7 +142,8 @@ async function main(): Promise<void> {
       }
       await sleep(Math.max(0, 1000 - (Date.now() - tick)));
     }
-    await sampleAll();
+    // Stopped by hand, the lab's own signal handler has already stopped the nodes: nothing left to sample.
+    if (!stoppedBy) await sampleAll();
   } finally {
     await owner.close();
   }
@@ -173,7 +196,7 @@ async function main(): Promise<void> {
     row('threads', (s) => s.threads, 1, 'count');
   }
   printTable(
-    `soak: 3 lab nodes, ${minutes} min, ${placed} placements (${refused} refused), ${measures} re-measures`,
+    `soak: 3 lab nodes, ${stoppedBy ? `stopped by hand after ${((stoppedAt - startedAt) / 60_000).toFixed(1)} of ` : ''}${minutes} min, ${placed} placements (${refused} refused), ${measures} re-measures`,
     rows,
     json,
     'slope: least squares over the last two thirds of the run, per hour; samples every ' +
