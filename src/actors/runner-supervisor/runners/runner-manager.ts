@@ -142,7 +142,6 @@ export class RunnerManager {
     if (this.#stopping || this.#locals.has(instance.id)) return;
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
-    if (!this.#peers.has(instance.id)) this.#peers.set(instance.id, new Map());
     const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
     const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
@@ -266,9 +265,8 @@ export class RunnerManager {
     const owner = [...this.#locals.values()].find((l) => l.admitted.has(taskId));
     if (!owner) {
       this.#unmatchedCancels.add(taskId);
-      const oldest = this.#unmatchedCancels.values().next().value;
-      if (this.#unmatchedCancels.size > MAX_UNMATCHED_CANCELS && oldest !== undefined)
-        this.#unmatchedCancels.delete(oldest);
+      if (this.#unmatchedCancels.size > MAX_UNMATCHED_CANCELS)
+        this.#unmatchedCancels.delete(this.#unmatchedCancels.values().next().value!);
       return;
     }
     if (owner.cancelled.has(taskId)) return;
