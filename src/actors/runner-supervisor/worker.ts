@@ -27,6 +27,7 @@ import type { ShutdownDeadlines } from './runners/runner-process.js';
 import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
 import { ARTIFACTS_SERVICE, awaitArtifacts } from './await-artifacts.js';
 import { decodeStateView, decodeSupervisorMessage } from './messages.js';
+import { EffectQueue } from './effect-queue.js';
 import type { SupervisorEffect } from './reactions.js';
 
 interface SupervisorOptions {
@@ -122,13 +123,12 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
     });
     managers.set(ctx.name, manager);
     // Effects run one after another, in log order: a stop finishes before a start of the same instance.
-    let chain: Promise<void> = Promise.resolve();
-    const sub = actor.on('runners.effects', ({ effects }) => {
-      for (const effect of effects) {
-        chain = chain
-          .then(() => perform(manager, effect))
-          .catch((err: unknown) => log.error('runner effect failed', { effect: effect.type, error: err }));
-      }
+    const effects = new EffectQueue(
+      (effect) => perform(manager, effect),
+      (effect, error) => log.error('runner effect failed', { effect: effect.type, error }),
+    );
+    const sub = actor.on('runners.effects', (event) => {
+      for (const effect of event.effects) effects.push(effect);
     });
     const from = options.stateFrom ?? 'topology-keeper';
     const readState = async (): Promise<{ view: StateView; lastIndex: number }> => {
@@ -199,7 +199,10 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       resyncSub.unsubscribe();
       sub.unsubscribe();
       actor.send({ type: 'stop' });
+      // The effect being performed (a stop) may still run: it ends within the same deadlines as the shutdown.
+      const performing = effects.close();
       await manager.shutdown();
+      await performing;
       managers.delete(ctx.name);
     };
   },
