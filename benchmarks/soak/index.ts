@@ -158,7 +158,8 @@ async function main(): Promise<void> {
       rows.push({
         node: nodeLabel(i),
         what: `${what} (${unit})`,
-        start: +(pick(first) / scale).toFixed(1),
+        // The first known value: the live heap is unknown until a thread's first full collection.
+        start: +(pick(series.find((s) => Number.isFinite(pick(s))) ?? first) / scale).toFixed(1),
         end: +(pick(last) / scale).toFixed(1),
         'slope /h': +(slope / scale).toFixed(1),
       });
@@ -188,6 +189,8 @@ async function main(): Promise<void> {
     const heapUsed = (s: Sample): number => Object.values(s.heapBytes).reduce((a, b) => a + b, 0);
     row('heap in use, all threads', heapUsed, MIB, 'MiB');
     floorRow(`heap in use, floor per ${FLOOR_WINDOW_MIN} min`, heapUsed, MIB, 'MiB');
+    // What the threads' objects hold after a full collection: a leak raises it, GC waves do not move it.
+    row('heap live after full GC, all threads', (s) => s.heapLiveBytes, MIB, 'MiB');
     floorRow(`RSS, floor per ${FLOOR_WINDOW_MIN} min`, (s) => s.rssBytes, MIB, 'MiB');
     row('external, all threads', (s) => s.externalBytes, MIB, 'MiB');
     row("V8 malloc'ed, all threads", (s) => s.mallocedBytes, MIB, 'MiB');

@@ -19,6 +19,10 @@ export interface Sample {
   /** V8 heap committed, summed over threads (torus_thread_heap_total_bytes): what RSS holds of the heaps. */
   readonly heapTotalBytes: number;
   readonly heapTotalByThread: Readonly<Record<string, number>>;
+  /** Heap in use just after each thread's last full collection (torus_thread_heap_live_bytes): its live objects.
+   *  The sum counts a thread not yet fully collected (an idle one may go long without) by its heap in use. */
+  readonly heapLiveBytes: number;
+  readonly heapLiveByThread: Readonly<Record<string, number>>;
   /** Outside the heaps, summed over threads: Buffers/ArrayBuffers (torus_thread_external_bytes) and V8's own
    *  allocations (torus_thread_malloced_bytes). */
   readonly externalBytes: number;
@@ -82,6 +86,8 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
   const externalByThread = perThread(metricsText, 'torus_thread_external_bytes');
   const mallocedByThread = perThread(metricsText, 'torus_thread_malloced_bytes');
   const heapTotalByThread = perThread(metricsText, 'torus_thread_heap_total_bytes');
+  const heapLiveByThread = perThread(metricsText, 'torus_thread_heap_live_bytes');
+  const heapBytes = heapFromMetrics(metricsText);
   return {
     atMs: Date.now(),
     rssBytes: statusField(pid, 'VmRSS') * 1024,
@@ -90,9 +96,14 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     threads: statusField(pid, 'Threads'),
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),
-    heapBytes: heapFromMetrics(metricsText),
+    heapBytes,
     heapTotalBytes: sum(heapTotalByThread),
     heapTotalByThread,
+    heapLiveBytes: Object.entries(heapBytes).reduce(
+      (total, [thread, used]) => total + (heapLiveByThread[thread] ?? used),
+      0,
+    ),
+    heapLiveByThread,
     externalBytes: sum(externalByThread),
     mallocedBytes: sum(mallocedByThread),
     externalByThread,
@@ -121,8 +132,9 @@ export function floorPerWindow(
   return [...lowest.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
 }
 
-/** Least-squares slope of (t ms, y) in y per hour; NaN with fewer than two points. */
-export function slopePerHour(points: readonly { atMs: number; y: number }[]): number {
+/** Least-squares slope of (t ms, y) in y per hour over the finite points; NaN with fewer than two. */
+export function slopePerHour(all: readonly { atMs: number; y: number }[]): number {
+  const points = all.filter((p) => Number.isFinite(p.y));
   if (points.length < 2) return NaN;
   const n = points.length;
   const mt = points.reduce((s, p) => s + p.atMs, 0) / n;

@@ -81,6 +81,8 @@ export interface NodeMetrics {
   readonly threadHeapTotalBytes?: Readonly<Record<string, number>>;
   /** The most each thread's heap may grow to: its budget (`--actor-heap`) or, for main, V8's default. */
   readonly threadHeapLimitBytes?: Readonly<Record<string, number>>;
+  /** Per thread, the heap in use just after its last full collection (its live objects); absent before one. */
+  readonly threadHeapLiveBytes?: Readonly<Record<string, number>>;
   /** Per thread, memory outside the V8 heap held by its JS objects (Buffers, ArrayBuffers). */
   readonly threadExternalBytes?: Readonly<Record<string, number>>;
   /** Per thread, what V8 itself has malloc'ed (its bookkeeping, compiled code metadata) outside the heap. */

@@ -125,6 +125,12 @@ export function renderMetrics(input: MetricsInput): string {
     perKey('torus_thread_heap_total_bytes', 'thread', input.metrics.threadHeapTotalBytes ?? {}),
   );
   family(
+    'torus_thread_heap_live_bytes',
+    'gauge',
+    "V8 heap in use just after a thread's last full collection: what its live objects hold (a leak shows here)",
+    perKey('torus_thread_heap_live_bytes', 'thread', input.metrics.threadHeapLiveBytes ?? {}),
+  );
+  family(
     'torus_thread_heap_limit_bytes',
     'gauge',
     "the most a thread's V8 heap may grow to: its budget (--actor-heap) or V8's default",

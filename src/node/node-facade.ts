@@ -31,7 +31,7 @@ import type {
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { threadHeap } from '../runtime/thread-heap.js';
+import { threadHeap, watchLiveHeap } from '../runtime/thread-heap.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
@@ -69,6 +69,7 @@ export class ActorNodeFacade implements NodeFacade {
 
   constructor(ctx: FacadeContext) {
     this.#ctx = ctx;
+    watchLiveHeap(); // the main thread's; each actor's worker watches its own
   }
 
   get artifacts(): ArtifactService | undefined {
@@ -228,6 +229,7 @@ export class ActorNodeFacade implements NodeFacade {
     const threadHeapBytes: Record<string, number> = { main: own.usedBytes };
     const threadHeapTotalBytes: Record<string, number> = { main: own.totalBytes };
     const threadHeapLimitBytes: Record<string, number> = { main: own.limitBytes };
+    const threadHeapLiveBytes: Record<string, number> = own.liveBytes !== undefined ? { main: own.liveBytes } : {};
     const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
     const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
     await Promise.all(
@@ -242,6 +244,7 @@ export class ActorNodeFacade implements NodeFacade {
           if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
           if (typeof heap?.totalBytes === 'number') threadHeapTotalBytes[name] = heap.totalBytes;
           if (typeof heap?.limitBytes === 'number') threadHeapLimitBytes[name] = heap.limitBytes;
+          if (typeof heap?.liveBytes === 'number') threadHeapLiveBytes[name] = heap.liveBytes;
           if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
           if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
         } catch {
@@ -254,6 +257,7 @@ export class ActorNodeFacade implements NodeFacade {
       threadHeapBytes,
       threadHeapTotalBytes,
       threadHeapLimitBytes,
+      threadHeapLiveBytes,
       threadExternalBytes,
       threadMallocedBytes,
     };

@@ -3,7 +3,7 @@
  * incoming frame, answers requests, pushes snapshot views, and reports failures to its supervisor as frames
  * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
  */
-import { threadHeap } from './thread-heap.js';
+import { threadHeap, watchLiveHeap } from './thread-heap.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   createActor,
@@ -73,6 +73,7 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   // The address the host started this worker under (its spec name) is the one its frames carry.
   const name = data.name ?? definition.name;
   const log = createLogger({ actor: name });
+  watchLiveHeap();
   const pending = new PendingRequests();
   let nextCorr = 1;
   let stopping = false;

@@ -3,7 +3,7 @@
  * moves with its collections from one that leaks.
  */
 import t from 'tap';
-import { floorPerWindow, slopePerHour } from '../../../benchmarks/soak/samples.js';
+import { floorPerWindow, sampleProcess, slopePerHour } from '../../../benchmarks/soak/samples.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -20,6 +20,8 @@ t.test('slopePerHour: a straight line and its degenerate cases', async (t) => {
   t.equal(Math.round(slopePerHour(line)), 120, '2 per minute is 120 per hour');
   t.ok(Number.isNaN(slopePerHour(line.slice(0, 1))), 'one point: no slope');
   t.equal(slopePerHour([line[0]!, { ...line[0]! }]), 0, 'two points at one time: 0');
+  const unknownAtFirst = [{ atMs: 0, y: Number.NaN }, ...line.slice(1)];
+  t.equal(Math.round(slopePerHour(unknownAtFirst)), 120, 'a sample not yet known (NaN) is left out');
 });
 
 t.test('floorPerWindow: the lowest point of each window', async (t) => {
@@ -55,3 +57,27 @@ t.test('the floor slope finds a leak the sawtooth hides, and none where there is
   t.ok(Math.abs(slopePerHour(partial)) > 5, 'the slope of every sample follows the wave');
   t.equal(Math.round(slopePerHour(floorPerWindow(partial, 5 * MIN))), 0, 'the floor does not');
 });
+
+t.test(
+  'sampleProcess: the live heap of each thread, or its heap in use before its first full collection',
+  async (t) => {
+    const dir = t.testdir({ 'a.bin': 'x'.repeat(100) });
+    const text = (live: string) =>
+      [
+        'torus_thread_heap_used_bytes{thread="main"} 1500',
+        'torus_thread_heap_used_bytes{thread="topology-keeper"} 2500',
+        'torus_thread_heap_total_bytes{thread="main"} 3000',
+        'torus_thread_heap_total_bytes{thread="topology-keeper"} 5000',
+        'torus_thread_heap_live_bytes{thread="main"} 1000',
+        live,
+      ].join('\n');
+    const partial = sampleProcess(process.pid, dir, text(''));
+    t.equal(partial.heapLiveBytes, 1000 + 2500, 'the keeper not yet collected counts its heap in use');
+    t.same(partial.heapLiveByThread, { main: 1000 });
+    const whole = sampleProcess(process.pid, dir, text('torus_thread_heap_live_bytes{thread="topology-keeper"} 2000'));
+    t.equal(whole.heapLiveBytes, 3000);
+    t.equal(whole.heapTotalBytes, 8000);
+    t.equal(whole.dataDirBytes, 100);
+    t.ok(whole.rssBytes > 0 && whole.fds > 0 && whole.threads > 0, 'this process, from /proc');
+  },
+);
