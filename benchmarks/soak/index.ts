@@ -3,7 +3,9 @@
  * re-measures (every 20 s), for `--minutes` (default 10). Every 10 s each node process is sampled (samples.ts);
  * printed per node: RSS, the heap of each thread, data-dir bytes, open fds and threads at the start, at the end,
  * and as a slope per hour over the last two thirds (the first third is warm-up).
- *   npm run bench -- soak [--minutes 10] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
+ *   npm run bench -- soak [--minutes 10] [--rate 1] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
+ * `--rate N` places N a second instead of one (the nodes' --max-write-rate raised to match): hours of churn in
+ * minutes, to see whether what the threads keep (the live heap row) grows with the number of placements.
  * `--env-on 2:MALLOC_ARENA_MAX=2` starts node h2 with that variable: a setting tried side by side with the two
  * nodes left as they are, under the same churn in the same run. `--samples FILE` writes every sample as a JSON
  * line (`{node, ...Sample}`) as it is taken, so a long run can be read after (or while) it runs. Stopped by hand
@@ -17,6 +19,7 @@ import { floorPerWindow, nodePid, sampleProcess, slopePerHour, type Sample } fro
 
 const json = args.includes('--json');
 const minutes = Number(flag('--minutes') ?? 10);
+const rate = Number(flag('--rate') ?? 1);
 const SAMPLE_EVERY_MS = Math.min(10_000, (minutes * 60_000) / 12);
 /** Floors (the lowest sample per window, samples.ts) over windows of 5 minutes, or a sixth of a short run. */
 const FLOOR_WINDOW_MIN = +Math.min(5, minutes / 6).toFixed(1);
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
     return;
   }
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error('--minutes must be a positive number');
+  if (!Number.isFinite(rate) || rate <= 0) throw new Error('--rate must be a positive number (placements a second)');
   if (samplesFile) writeFileSync(samplesFile, '');
   const owner = new BenchOwner();
   const samples: Sample[][] = [[], [], []];
@@ -77,11 +81,17 @@ async function main(): Promise<void> {
   try {
     const lab = await Lab.create({ hosts: 3 });
     const c = await NodeCluster.start(owner, lab, {
-      nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'],
+      nodeArgs: () => [
+        '--allow-exec',
+        '--iface-type',
+        'lan0=ethernet',
+        // Creates (and re-measures) per minute from the bench's one address: the default 60 holds a rate of 1/s.
+        ...(rate > 1 ? ['--max-write-rate', String(Math.ceil(rate * 60 * 2))] : []),
+      ],
       envOf: (host) => envOn.get(host) ?? {},
     });
     await c.converged(240_000, profiled);
-    progress(`3 nodes agreed and profiled; churn for ${minutes} min`);
+    progress(`3 nodes agreed and profiled; churn at ${rate} a second for ${minutes} min`);
     churning = true;
     const pids = c.nodes.map((n) => nodePid(n.proc!.pid!));
     const sampleAll = async (): Promise<void> => {
@@ -140,7 +150,7 @@ async function main(): Promise<void> {
         const rss = samples.map((series) => ((series.at(-1)?.rssBytes ?? 0) / MIB).toFixed(0)).join('/');
         progress(`${placed} placed, ${refused} refused, ${measures} re-measures; RSS ${rss} MiB; ${left} min left`);
       }
-      await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+      await sleep(Math.max(0, 1000 / rate - (Date.now() - tick)));
     }
     // Stopped by hand, the lab's own signal handler has already stopped the nodes: nothing left to sample.
     if (!stoppedBy) await sampleAll();
@@ -199,7 +209,7 @@ async function main(): Promise<void> {
     row('threads', (s) => s.threads, 1, 'count');
   }
   printTable(
-    `soak: 3 lab nodes, ${stoppedBy ? `stopped by hand after ${((stoppedAt - startedAt) / 60_000).toFixed(1)} of ` : ''}${minutes} min, ${placed} placements (${refused} refused), ${measures} re-measures`,
+    `soak: 3 lab nodes, ${rate === 1 ? '' : `${rate} placements/s, `}${stoppedBy ? `stopped by hand after ${((stoppedAt - startedAt) / 60_000).toFixed(1)} of ` : ''}${minutes} min, ${placed} placements (${refused} refused), ${measures} re-measures`,
     rows,
     json,
     'slope: least squares over the last two thirds of the run, per hour; samples every ' +
