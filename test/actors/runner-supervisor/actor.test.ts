@@ -5,6 +5,7 @@ import { Runtime } from '../../../src/runtime/runtime.js';
 import { siblingModule } from '../../../src/runtime/module-url.js';
 import type { ClusterEvent } from '../../../src/protocols/events.js';
 import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
+import { supervisorActor } from './fixtures/supervisor-actor.js';
 
 const workerModule = siblingModule(import.meta.url, '../../../src/actors/runner-supervisor/worker');
 
@@ -149,35 +150,21 @@ t.test(
 );
 
 t.test('runner-supervisor actor behind on a slow stop: instances deleted before their start never spawn', async (t) => {
-  const dir = tempDir(t);
-  const runtime = new Runtime({ nodeId: 'a' });
-  const proposals = echoCluster(runtime);
-  t.teardown(() => runtime.shutdown());
-  await runtime.supervise({
-    name: 'runner-supervisor',
-    module: workerModule,
-    options: { nodeId: 'a', dataDir: dir, allowExec: true },
-  });
-  const event = (type: string, body: Record<string, unknown>) =>
-    runtime.send('runner-supervisor', { type: 'cluster.event', event: { type, ...body } as never });
-  const created = async (id: string, script: string) => {
-    const { workload: _w, ...plan } = await loopbackInstance(id, ['a'], { kind: 'ring' });
-    const workload = { kind: 'exec', id: 'job', memoryBytes: 1, layers: 12, command: 'sh', args: ['-c', script] };
-    return { instance: plan, workload };
-  };
+  const { proposals, send, instanceCreated } = await supervisorActor(t, { allowExec: true });
+  const deleted = (instanceId: string): ClusterEvent => ({ type: 'InstanceDeleted', instanceId, reason: 'test' });
   const statusesOf = (id: string) =>
     proposals.flatMap((e) => (e.type === 'RunnerStatusChanged' && e.instanceId === id ? [e.status] : []));
   // A job that ignores SIGTERM: stopping it takes the runner's kill grace (seconds).
-  event('InstanceCreated', await created('stubborn', "trap '' TERM; sleep 60 & wait"));
+  send(await instanceCreated('stubborn', 'sh', ['-c', "trap '' TERM; sleep 60 & wait"]));
   await waitFor(() => statusesOf('stubborn').includes('Running'), 60_000, 'stubborn running');
-  const churn = await Promise.all(Array.from({ length: 30 }, (_, i) => created(`churn-${i}`, 'true')));
-  const last = await created('last', 'true');
-  event('InstanceDeleted', { instanceId: 'stubborn', reason: 'test' });
-  for (const [i, c] of churn.entries()) {
-    event('InstanceCreated', c);
-    event('InstanceDeleted', { instanceId: `churn-${i}`, reason: 'test' });
+  const churn = await Promise.all(Array.from({ length: 30 }, (_, i) => instanceCreated(`churn-${i}`, 'true', [])));
+  const last = await instanceCreated('last', 'true', []);
+  send(deleted('stubborn'));
+  for (const [i, created] of churn.entries()) {
+    send(created);
+    send(deleted(`churn-${i}`));
   }
-  event('InstanceCreated', last);
+  send(last);
   await waitFor(() => statusesOf('last').includes('Shutdown'), 60_000, 'the instance after the churn ran');
   t.ok(statusesOf('stubborn').includes('Shutdown'), 'the slow stop finished first');
   const spawned = churn.map((_, i) => `churn-${i}`).filter((id) => statusesOf(id).length > 0);

@@ -3,11 +3,9 @@
  * time, whoever proposed the instance), an allow-list admits only its commands, the runner quota holds, runner
  * directories never collide, and runner files are owner-only. Each check fails on the code before exec was off by default.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { Runtime } from '../../../src/runtime/runtime.js';
-import { siblingModule } from '../../../src/runtime/module-url.js';
 import type { ClusterEvent } from '../../../src/protocols/events.js';
 import { execDecision, parseExecPolicy } from '../../../src/protocols/exec-policy.js';
 import { parseNodeArgs } from '../../../src/node/config.js';
@@ -15,9 +13,8 @@ import { secureDataDir } from '../../../src/node/data-dir.js';
 import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
 import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
 import { RunnerManager, type ManagerEvent } from '../../../src/actors/runner-supervisor/runners/runner-manager.js';
-import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
-
-const workerModule = siblingModule(import.meta.url, '../../../src/actors/runner-supervisor/worker');
+import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
+import { supervisorActor } from './fixtures/supervisor-actor.js';
 
 /** Processes of this user whose command line contains `marker` (a refused command must not exist). */
 function processesWith(marker: string): number[] {
@@ -67,29 +64,6 @@ t.test('--allow-exec flag, list and config file; --max-runners / --max-instances
   t.throws(() => parseNodeArgs(['--config', file]), /allowExec/);
 });
 
-/** A runner-supervisor actor whose proposals are applied straight back, as the leader's log would. */
-async function supervisor(t: Test, options: Record<string, unknown>) {
-  const dir = tempDir(t);
-  const runtime = new Runtime({ nodeId: 'a' });
-  const proposals = echoCluster(runtime);
-  t.teardown(() => runtime.shutdown());
-  await runtime.supervise({
-    name: 'runner-supervisor',
-    module: workerModule,
-    options: { nodeId: 'a', dataDir: dir, ...options },
-  });
-  const create = async (id: string, command: string, args: string[]): Promise<void> => {
-    const { workload: _w, ...plan } = await loopbackInstance(id, ['a'], { kind: 'ring' });
-    const event: ClusterEvent = {
-      type: 'InstanceCreated',
-      instance: plan as never,
-      workload: { kind: 'exec', id: 'job', memoryBytes: 1, layers: 12, command, args },
-    };
-    runtime.send('runner-supervisor', { type: 'cluster.event', event: event as never });
-  };
-  return { dir, runtime, proposals, create };
-}
-
 const failedOf = (proposals: ClusterEvent[], id: string) =>
   proposals.find(
     (e): e is Extract<ClusterEvent, { type: 'RunnerStatusChanged' }> =>
@@ -99,7 +73,7 @@ const failedOf = (proposals: ClusterEvent[], id: string) =>
 t.test(
   'a node without --allow-exec refuses at spawn time: Failed with the reason, instance failed, no process',
   async (t) => {
-    const { dir, runtime, proposals, create } = await supervisor(t, {});
+    const { dir, runtime, proposals, create } = await supervisorActor(t, {});
     const marker = `torus-refused-${process.pid}-${Date.now()}`;
     await create('r1', 'sh', ['-c', `echo ${marker} > ${dir}/ran; exec sleep 60 # ${marker}`]);
     await waitFor(() => proposals.some((e) => e.type === 'InstanceFailed'), 20_000, 'InstanceFailed');
@@ -130,7 +104,7 @@ t.test(
 );
 
 t.test('--allow-exec=python3: sh is refused, python3 runs', async (t) => {
-  const { dir, runtime, proposals, create } = await supervisor(t, { allowExec: ['python3'] });
+  const { dir, runtime, proposals, create } = await supervisorActor(t, { allowExec: ['python3'] });
   await create('sh-job', 'sh', ['-c', `touch ${dir}/sh-ran`]);
   await create('py-job', '/usr/bin/python3', [
     '-c',
