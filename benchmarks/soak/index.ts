@@ -204,6 +204,7 @@ async function main(): Promise<void> {
     floorRow(`RSS, floor per ${FLOOR_WINDOW_MIN} min`, (s) => s.rssBytes, MIB, 'MiB');
     row('external, all threads', (s) => s.externalBytes, MIB, 'MiB');
     row("V8 malloc'ed, all threads", (s) => s.mallocedBytes, MIB, 'MiB');
+    row('idle full collections, all threads', (s) => s.idleCollections, 1, 'count');
     row('data dir', (s) => s.dataDirBytes, MIB, 'MiB');
     row('open fds', (s) => s.fds, 1, 'count');
     row('threads', (s) => s.threads, 1, 'count');

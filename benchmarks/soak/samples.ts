@@ -30,6 +30,8 @@ export interface Sample {
   /** The same two, per thread. */
   readonly externalByThread: Readonly<Record<string, number>>;
   readonly mallocedByThread: Readonly<Record<string, number>>;
+  /** Full collections the threads ran themselves after --idle-gc-minutes without one, summed. */
+  readonly idleCollections: number;
 }
 
 /** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
@@ -108,6 +110,7 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     mallocedBytes: sum(mallocedByThread),
     externalByThread,
     mallocedByThread,
+    idleCollections: sum(perThread(metricsText, 'torus_thread_idle_collections_total')),
   };
 }
 

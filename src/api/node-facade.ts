@@ -87,6 +87,8 @@ export interface NodeMetrics {
   readonly threadExternalBytes?: Readonly<Record<string, number>>;
   /** Per thread, what V8 itself has malloc'ed (its bookkeeping, compiled code metadata) outside the heap. */
   readonly threadMallocedBytes?: Readonly<Record<string, number>>;
+  /** Per thread, full collections it ran because it had gone `--idle-gc-minutes` without one. */
+  readonly threadIdleCollections?: Readonly<Record<string, number>>;
 }
 
 /** POST /v1/links/measure: what the profiler will measure. */

@@ -131,6 +131,12 @@ export function renderMetrics(input: MetricsInput): string {
     perKey('torus_thread_heap_live_bytes', 'thread', input.metrics.threadHeapLiveBytes ?? {}),
   );
   family(
+    'torus_thread_idle_collections_total',
+    'counter',
+    'full collections a thread ran because it had gone --idle-gc-minutes without one (its garbage back to the OS)',
+    perKey('torus_thread_idle_collections_total', 'thread', input.metrics.threadIdleCollections ?? {}),
+  );
+  family(
     'torus_thread_heap_limit_bytes',
     'gauge',
     "the most a thread's V8 heap may grow to: its budget (--actor-heap) or V8's default",

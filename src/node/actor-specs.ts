@@ -103,5 +103,10 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       ? { name, module: actorModule('cluster'), options: all.cluster, aliases: ['cluster'] }
       : { name, module: actorModule('cluster'), options: all[name] };
   };
-  return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name) => ({ ...spec(name), ...heap }));
+  const idleCollectionMs = config.idleGcMinutes * 60_000;
+  return ACTOR_NAMES.filter((name) => name !== 'cluster' && wanted(name)).map((name) => ({
+    ...spec(name),
+    ...heap,
+    idleCollectionMs,
+  }));
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../protocols/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
+import { DEFAULT_IDLE_COLLECTION_MINUTES } from '../runtime/idle-collection.js';
 import type { SecretSource } from './credentials.js';
 import {
   DEFAULT_MAX_INSTANCES,
@@ -75,6 +76,8 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   readonly memoryLimitBytes: number | undefined;
   /** Each actor thread's V8 heap budget, MiB (`--actor-heap`); undefined: V8's default (`off`). */
   readonly actorHeapMb: number | undefined;
+  /** A thread with no full collection for this many minutes is collected (`--idle-gc-minutes`); 0: never. */
+  readonly idleGcMinutes: number;
 }
 
 /**
@@ -122,6 +125,7 @@ export const NODE_FLAGS = {
   'device-mem-bandwidth': { type: 'string' },
   'memory-limit': { type: 'string' },
   'actor-heap': { type: 'string' },
+  'idle-gc-minutes': { type: 'string' },
   ...API_FLAGS,
   ...RUNNER_FILES_FLAGS,
 } as const;
@@ -166,6 +170,9 @@ Options:
                           available and total memory the node advertises (default: what the OS reports)
   --actor-heap SIZE|off   the V8 heap budget of each actor thread (default ${DEFAULT_ACTOR_HEAP_MB}MiB; also
                           TORUS_ACTOR_HEAP): a thread past it is restarted; off: V8's default
+  --idle-gc-minutes N     a thread (main or actor) with no full garbage collection for N minutes runs one, so
+                          the garbage of a quiet thread goes back to the OS (default ${DEFAULT_IDLE_COLLECTION_MINUTES}; 0: never;
+                          also TORUS_IDLE_GC_MINUTES)
 ${API_USAGE}
 ${RUNNER_FILES_USAGE}
   --log-level LEVEL       debug, info, warn (default), error, silent
@@ -267,6 +274,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     'deviceMemBandwidth',
     'memoryLimit',
     'actorHeap',
+    'idleGcMinutes',
   ];
   for (const key of Object.keys(parsed)) {
     if (!known.includes(key)) throw new ValidationError('config', key, `unknown option; known: ${known.join(', ')}`);
@@ -360,6 +368,20 @@ function pickSecret(
 const ALLOW_ALL = '*';
 function normalizeArgs(args: readonly string[]): string[] {
   return args.map((a) => (a === '--allow-exec' ? `--allow-exec=${ALLOW_ALL}` : a));
+}
+
+/** `--idle-gc-minutes`: whole minutes, 0 (never) to a week. */
+function parseIdleGcMinutes(p: { value: unknown; where: 'flag' | 'config'; path: string }): number {
+  if (p.value === undefined) return DEFAULT_IDLE_COLLECTION_MINUTES;
+  const n =
+    typeof p.value === 'number'
+      ? p.value
+      : typeof p.value === 'string' && /^\d+$/.test(p.value)
+        ? Number(p.value)
+        : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 10_080)
+    throw new ValidationError(p.where, p.path, `expected whole minutes 0-10080, got ${JSON.stringify(p.value)}`);
+  return n;
 }
 
 function parseCount(value: unknown, fallback: number, where: 'flag' | 'config', path: string, max: number): number {
@@ -484,6 +506,11 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     memoryLimit.value === undefined
       ? undefined
       : parseMemorySize(memoryLimit.value, memoryLimit.where, memoryLimit.path);
+  const idleGc = pick('idle-gc-minutes', 'idleGcMinutes');
+  const idleGcMinutes =
+    idleGc.value === undefined && env.TORUS_IDLE_GC_MINUTES !== undefined && env.TORUS_IDLE_GC_MINUTES !== ''
+      ? parseIdleGcMinutes({ value: env.TORUS_IDLE_GC_MINUTES, where: 'flag', path: 'TORUS_IDLE_GC_MINUTES' })
+      : parseIdleGcMinutes(idleGc);
   const actorHeap = pick('actor-heap', 'actorHeap');
   const actorHeapMb =
     actorHeap.value === undefined && env.TORUS_ACTOR_HEAP !== undefined && env.TORUS_ACTOR_HEAP !== ''
@@ -527,6 +554,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       deviceMemBandwidthGBps,
       memoryLimitBytes,
       actorHeapMb,
+      idleGcMinutes,
       ...parseApiConfig(pick),
       ...parseRunnerFilesConfig(pick),
     },

@@ -232,6 +232,7 @@ export class ActorNodeFacade implements NodeFacade {
     const threadHeapLiveBytes: Record<string, number> = own.liveBytes !== undefined ? { main: own.liveBytes } : {};
     const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
     const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
+    const threadIdleCollections: Record<string, number> = { main: own.idleCollections };
     await Promise.all(
       // One sample per thread (an actor answering at two addresses is one thread).
       Object.keys(this.#ctx.runtime.stats()).map(async (name) => {
@@ -247,6 +248,7 @@ export class ActorNodeFacade implements NodeFacade {
           if (typeof heap?.liveBytes === 'number') threadHeapLiveBytes[name] = heap.liveBytes;
           if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
           if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
+          if (typeof heap?.idleCollections === 'number') threadIdleCollections[name] = heap.idleCollections;
         } catch {
           /* busy or restarting: left out of this sample */
         }
@@ -260,6 +262,7 @@ export class ActorNodeFacade implements NodeFacade {
       threadHeapLiveBytes,
       threadExternalBytes,
       threadMallocedBytes,
+      threadIdleCollections,
     };
   }
 

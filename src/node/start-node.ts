@@ -8,6 +8,7 @@ import { createApiServer, type ApiServer } from '../api/server.js';
 import { loadOrCreateIdentity, type NodeIdentity } from '../actors/cluster/storage/identity.js';
 import { decodeIndexedEvent } from '../protocols/events.js';
 import type { Body } from '../protocols/mailbox.js';
+import { startIdleCollection } from '../runtime/idle-collection.js';
 import { createLogger, setLogLevel } from '../runtime/log.js';
 import { Runtime } from '../runtime/runtime.js';
 import { actorSpecs, SHUTDOWN_ORDER, type ActorName } from './actor-specs.js';
@@ -49,6 +50,8 @@ const log = createLogger({ component: 'node' });
 
 export async function startNode(config: NodeConfig, options: StartOptions = {}): Promise<TorusNode> {
   setLogLevel(config.logLevel);
+  // The main thread's; each actor's worker starts its own from its spec (actor-specs.ts).
+  const stopIdleCollection = startIdleCollection(config.idleGcMinutes * 60_000);
   secureDataDir(config.dataDir, (message, fields) => log.warn(message, fields));
   const identity = await loadOrCreateIdentity(config.dataDir);
   const credential = resolveCredential(config, (what) =>
@@ -160,6 +163,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
       await api.close();
       await artifacts.close();
       await runtime.shutdown({ order: SHUTDOWN_ORDER, deadlineMs: 5_000 });
+      stopIdleCollection();
       resolveClosed(exitCode);
     })();
     return shuttingDown;

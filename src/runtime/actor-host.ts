@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { TorusError, type ErrorJson } from '../protocols/errors.js';
 import type { Frame } from '../protocols/mailbox.js';
 import { FramePort, type PostTarget } from './frame-port.js';
+import { DEFAULT_IDLE_COLLECTION_MINUTES } from './idle-collection.js';
 
 export interface ActorSpec {
   readonly name: string;
@@ -29,6 +30,11 @@ export interface ActorSpec {
    * grows the new space to tens of MiB under a steady allocation rate and keeps it committed.
    */
   readonly youngGenerationMb?: number;
+  /**
+   * A full collection after this long without one (idle-collection.ts); 0: never. Undefined: every
+   * DEFAULT_IDLE_COLLECTION_MINUTES.
+   */
+  readonly idleCollectionMs?: number;
 }
 
 export interface ActorHostEvents {
@@ -59,7 +65,11 @@ export class ActorHost {
     this.spec = spec;
     this.#events = events;
     this.#worker = new Worker(spec.module, {
-      workerData: { name: spec.name, options: spec.options ?? {} },
+      workerData: {
+        name: spec.name,
+        options: spec.options ?? {},
+        idleCollectionMs: spec.idleCollectionMs ?? DEFAULT_IDLE_COLLECTION_MINUTES * 60_000,
+      },
       resourceLimits: {
         ...(spec.heapLimitMb !== undefined ? { maxOldGenerationSizeMb: spec.heapLimitMb } : {}),
         ...(spec.youngGenerationMb !== undefined ? { maxYoungGenerationSizeMb: spec.youngGenerationMb } : {}),

@@ -3,6 +3,7 @@
  * incoming frame, answers requests, pushes snapshot views, and reports failures to its supervisor as frames
  * (no exception crosses the thread boundary). `worker.ts` files call `serveActor` and contain only shell wiring.
  */
+import { startIdleCollection } from './idle-collection.js';
 import { threadHeap, watchLiveHeap } from './thread-heap.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
@@ -68,12 +69,13 @@ export function serveActor<TMachine extends AnyStateMachine, TOptions = Record<s
   definition: ActorDefinition<TMachine, TOptions>,
 ): void {
   if (!parentPort) throw new Error(`serveActor(${definition.name}) must run inside a worker thread`);
-  const data = (workerData ?? {}) as { name?: string; options: TOptions };
+  const data = (workerData ?? {}) as { name?: string; options: TOptions; idleCollectionMs?: number };
   const { options } = data;
   // The address the host started this worker under (its spec name) is the one its frames carry.
   const name = data.name ?? definition.name;
   const log = createLogger({ actor: name });
   watchLiveHeap();
+  startIdleCollection(data.idleCollectionMs ?? 0);
   const pending = new PendingRequests();
   let nextCorr = 1;
   let stopping = false;

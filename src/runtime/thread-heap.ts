@@ -1,4 +1,4 @@
-import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver, performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
 /**
@@ -18,6 +18,8 @@ export interface ThreadHeap {
    * with the collector; this one moves only with what is kept. Absent before the first full collection is seen.
    */
   readonly liveBytes?: number;
+  /** Full collections this thread started itself because it had gone too long without one (idle-collection.ts). */
+  readonly idleCollections: number;
 }
 
 /** Spaces whose objects a full collection keeps: all but the young generation, which allocation refills at once. */
@@ -25,6 +27,9 @@ const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
 
 let observer: PerformanceObserver | undefined;
 let liveBytes: number | undefined;
+/** performance.now() of the last full collection seen, or of the start of watching before the first. */
+let lastFullCollectionAt = 0;
+let idleCollections = 0;
 
 function oldGenerationUsed(): number {
   let used = 0;
@@ -41,12 +46,26 @@ function oldGenerationUsed(): number {
  */
 export function watchLiveHeap(): void {
   if (observer) return;
+  lastFullCollectionAt = performance.now();
   observer = new PerformanceObserver((list) => {
     // A gc entry's detail ({kind, flags}) is missing from this version of Node's typings.
     for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[])
-      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) liveBytes = oldGenerationUsed();
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        liveBytes = oldGenerationUsed();
+        lastFullCollectionAt = entry.startTime + entry.duration;
+      }
   });
   observer.observe({ entryTypes: ['gc'] });
+}
+
+/** Milliseconds since this thread's last full collection (since watchLiveHeap, before the first one). */
+export function msSinceFullCollection(): number {
+  return performance.now() - lastFullCollectionAt;
+}
+
+/** Counts a full collection the thread started itself (idle-collection.ts). */
+export function countIdleCollection(): void {
+  idleCollections += 1;
 }
 
 export function threadHeap(): ThreadHeap {
@@ -57,6 +76,7 @@ export function threadHeap(): ThreadHeap {
     limitBytes: h.heap_size_limit,
     externalBytes: h.external_memory,
     mallocedBytes: h.malloced_memory,
+    idleCollections,
     ...(liveBytes !== undefined ? { liveBytes } : {}),
   };
 }

@@ -38,6 +38,8 @@ t.test('the whole /metrics output passes `promtool check metrics`', { skip: prom
   t.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
   t.equal(check.stdout + check.stderr, '', 'no lint findings');
   t.match(res.text, /^torus_actor_restarts_total\{actor="odd \\"actor\\""\} 2$/m, 'label values escaped');
+  t.match(res.text, /^# TYPE torus_thread_idle_collections_total counter$/m, 'idle collections: a counter');
+  t.match(res.text, /^torus_thread_idle_collections_total\{thread="main"\} \d+$/m, 'per thread');
   const limit = value(res.text, 'torus_thread_heap_limit_bytes');
   t.ok(
     limit !== undefined && limit >= value(res.text, 'torus_thread_heap_total_bytes')!,

@@ -197,6 +197,12 @@ t.test(
                 new RegExp(`^${family}\\{thread="${thread}"\\} [1-9]\\d*$`, 'm'),
                 `h${n.host} /metrics: ${family} of ${thread}`,
               );
+          for (const thread of ['main', 'topology-keeper', 'runner-supervisor'])
+            t.match(
+              text,
+              new RegExp(`^torus_thread_idle_collections_total\\{thread="${thread}"\\} \\d+$`, 'm'),
+              `h${n.host} /metrics: idle collections of ${thread}`,
+            );
           // Each actor thread runs within the default heap budget (512 MiB of old generation, 16 of young).
           const limit = Number(/^torus_thread_heap_limit_bytes\{thread="topology-keeper"\} (\d+)$/m.exec(text)?.[1]);
           t.ok(

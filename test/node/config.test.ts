@@ -204,3 +204,24 @@ t.test(
     );
   },
 );
+
+t.test('--idle-gc-minutes: 5 by default, 0 turns it off, every actor thread gets it; bad values named', async (t) => {
+  const none = {};
+  t.equal(parseNodeArgs([], none).config.idleGcMinutes, 5, 'the default');
+  t.equal(parseNodeArgs(['--idle-gc-minutes', '0'], none).config.idleGcMinutes, 0, 'off');
+  t.equal(parseNodeArgs(['--idle-gc-minutes=30'], none).config.idleGcMinutes, 30);
+  const cfg = file('idle-gc.json', JSON.stringify({ idleGcMinutes: 2 }));
+  t.equal(parseNodeArgs(['--config', cfg], none).config.idleGcMinutes, 2, 'config key');
+  t.equal(parseNodeArgs([], { TORUS_IDLE_GC_MINUTES: '0' }).config.idleGcMinutes, 0, 'the environment');
+  t.equal(parseNodeArgs(['--idle-gc-minutes=7'], { TORUS_IDLE_GC_MINUTES: '0' }).config.idleGcMinutes, 7, 'flag wins');
+  t.throws(() => parseNodeArgs([], { TORUS_IDLE_GC_MINUTES: 'x' }), { message: /TORUS_IDLE_GC_MINUTES/ }, 'env named');
+  for (const bad of ['-1', '1.5', 'soon', '10081'])
+    t.throws(() => parseNodeArgs([`--idle-gc-minutes=${bad}`], none), { message: /idle-gc-minutes.*0-10080/ }, bad);
+  const badCfg = file('idle-gc-bad.json', JSON.stringify({ idleGcMinutes: '5m' }));
+  t.throws(() => parseNodeArgs(['--config', badCfg], none), { message: /idleGcMinutes/ }, 'config value named');
+  t.same(
+    specsFor(parseNodeArgs(['--idle-gc-minutes', '3'], none).config).map((s) => [s.name, s.idleCollectionMs]),
+    ['topology-keeper', 'network-profiler', 'placement-planner', 'runner-supervisor'].map((n) => [n, 180_000]),
+    'every actor thread gets the interval',
+  );
+});

@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { threadHeap, watchLiveHeap } from '../../src/runtime/thread-heap.js';
 
-// A full collection on demand, for this test only (the node never forces one).
+// A full collection on demand (the node's own, after --idle-gc-minutes without one, is idle-collection.test.ts).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 /** A full collection, and the turn of the event loop in which Node reports it. */

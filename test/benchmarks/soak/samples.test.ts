@@ -69,6 +69,8 @@ t.test(
         'torus_thread_heap_total_bytes{thread="main"} 3000',
         'torus_thread_heap_total_bytes{thread="topology-keeper"} 5000',
         'torus_thread_heap_live_bytes{thread="main"} 1000',
+        'torus_thread_idle_collections_total{thread="main"} 2',
+        'torus_thread_idle_collections_total{thread="topology-keeper"} 3',
         live,
       ].join('\n');
     const partial = sampleProcess(process.pid, dir, text(''));
@@ -78,6 +80,7 @@ t.test(
     t.equal(whole.heapLiveBytes, 3000);
     t.equal(whole.heapTotalBytes, 8000);
     t.equal(whole.dataDirBytes, 100);
+    t.equal(whole.idleCollections, 5, 'idle collections, summed over threads');
     t.ok(whole.rssBytes > 0 && whole.fds > 0 && whole.threads > 0, 'this process, from /proc');
   },
 );
