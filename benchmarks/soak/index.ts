@@ -15,7 +15,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled } from '../../src/lab/index.js';
 import { args, flag } from '../args.js';
 import { printTable, type BenchRow } from '../table.js';
-import { floorPerWindow, nodePid, sampleProcess, slopePerHour, type Sample } from './samples.js';
+import { floorPerWindow, nodePid, rolesOf, sampleProcess, slopePerHour, type Sample } from './samples.js';
 
 const json = args.includes('--json');
 const minutes = Number(flag('--minutes') ?? 10);
@@ -163,10 +163,12 @@ async function main(): Promise<void> {
     const last = series.at(-1);
     if (!first || !last) continue;
     const warm = series.filter((s) => s.atMs >= first.atMs + (last.atMs - first.atMs) / 3);
+    const roles = rolesOf(series);
+    const node = roles ? `${nodeLabel(i)} ${roles}` : nodeLabel(i);
     const row = (what: string, pick: (s: Sample) => number, scale: number, unit: string): void => {
       const slope = slopePerHour(warm.map((s) => ({ atMs: s.atMs, y: pick(s) })));
       rows.push({
-        node: nodeLabel(i),
+        node,
         what: `${what} (${unit})`,
         // The first known value: the live heap is unknown until a thread's first full collection.
         start: +(pick(series.find((s) => Number.isFinite(pick(s))) ?? first) / scale).toFixed(1),
@@ -181,7 +183,7 @@ async function main(): Promise<void> {
       );
       const warmFloors = floors.filter((p) => p.atMs >= first.atMs + (last.atMs - first.atMs) / 3);
       rows.push({
-        node: nodeLabel(i),
+        node,
         what: `${what} (${unit})`,
         start: +((floors[0]?.y ?? NaN) / scale).toFixed(1),
         end: +((floors.at(-1)?.y ?? NaN) / scale).toFixed(1),

@@ -32,6 +32,8 @@ export interface Sample {
   readonly mallocedByThread: Readonly<Record<string, number>>;
   /** Full collections the threads ran themselves after --idle-gc-minutes without one, summed. */
   readonly idleCollections: number;
+  /** The node's role in the cluster (torus_node_info): the leader does more work, so compare like with like. */
+  readonly role?: string;
 }
 
 /** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
@@ -82,6 +84,18 @@ export function heapFromMetrics(text: string): Record<string, number> {
   return perThread(text, 'torus_thread_heap_used_bytes');
 }
 
+function roleOf(text: string): { role?: string } {
+  const role = /^torus_node_info\{[^}]*\brole="([^"]+)"/m.exec(text)?.[1];
+  return role ? { role } : {};
+}
+
+/** The roles a node had over a series, in order, each once in a row: `follower`, `leader→follower`. */
+export function rolesOf(series: readonly Pick<Sample, 'role'>[]): string {
+  const roles: string[] = [];
+  for (const s of series) if (s.role && roles.at(-1) !== s.role) roles.push(s.role);
+  return roles.join('→');
+}
+
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
 
 export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
@@ -111,6 +125,7 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     externalByThread,
     mallocedByThread,
     idleCollections: sum(perThread(metricsText, 'torus_thread_idle_collections_total')),
+    ...roleOf(metricsText),
   };
 }
 

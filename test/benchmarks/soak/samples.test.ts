@@ -3,7 +3,7 @@
  * moves with its collections from one that leaks.
  */
 import t from 'tap';
-import { floorPerWindow, sampleProcess, slopePerHour } from '../../../benchmarks/soak/samples.js';
+import { rolesOf, floorPerWindow, sampleProcess, slopePerHour } from '../../../benchmarks/soak/samples.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -69,6 +69,7 @@ t.test(
         'torus_thread_heap_total_bytes{thread="main"} 3000',
         'torus_thread_heap_total_bytes{thread="topology-keeper"} 5000',
         'torus_thread_heap_live_bytes{thread="main"} 1000',
+        'torus_node_info{id="n-1",name="h0",version="0.1.0",role="leader",incarnation="1"} 1',
         'torus_thread_idle_collections_total{thread="main"} 2',
         'torus_thread_idle_collections_total{thread="topology-keeper"} 3',
         live,
@@ -81,6 +82,8 @@ t.test(
     t.equal(whole.heapTotalBytes, 8000);
     t.equal(whole.dataDirBytes, 100);
     t.equal(whole.idleCollections, 5, 'idle collections, summed over threads');
+    t.equal(whole.role, 'leader', 'the role, from torus_node_info');
+    t.equal(rolesOf([{ role: 'follower' }, {}, { role: 'follower' }, { role: 'leader' }]), 'follower→leader');
     t.ok(whole.rssBytes > 0 && whole.fds > 0 && whole.threads > 0, 'this process, from /proc');
   },
 );
