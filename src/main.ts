@@ -5,6 +5,7 @@
  */
 import { ValidationError } from './protocols/errors.js';
 import { commandsHelp, type CommandName } from './cli/command-table.js';
+import { execWithFewerMallocArenas } from './native/malloc-arenas.js';
 import { NODE_USAGE, parseNodeArgs } from './node/config.js';
 import type { TorusNode } from './node/start-node.js';
 
@@ -58,6 +59,8 @@ async function runNode(args: string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
+  // Before any thread starts: on Linux this replaces the process (same pid) with one that has MALLOC_ARENA_MAX set.
+  execWithFewerMallocArenas();
   // Signals are handled from the first moment: one that arrives while the actors start is remembered and the
   // node shuts down in order as soon as it is up (the default action would kill it half-started).
   let signals = 0;

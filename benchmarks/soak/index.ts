@@ -6,8 +6,9 @@
  *   npm run bench -- soak [--minutes 10] [--rate 1] [--env-on H:NAME=VALUE]... [--json]   (root; needs `ip`)
  * `--rate N` places N a second instead of one (the nodes' --max-write-rate raised to match): hours of churn in
  * minutes, to see whether what the threads keep (the live heap row) grows with the number of placements.
- * `--env-on 2:MALLOC_ARENA_MAX=2` starts node h2 with that variable: a setting tried side by side with the two
- * nodes left as they are, under the same churn in the same run. `--samples FILE` writes every sample as a JSON
+ * `--env-on 2:TORUS_IDLE_GC_MINUTES=0` starts node h2 with that variable: a setting tried side by side with the two
+ * nodes left as they are, under the same churn in the same run (`2:MALLOC_ARENA_MAX=0`: glibc's own arena limit
+ * instead of the node's 2, src/native/malloc-arenas.ts). `--samples FILE` writes every sample as a JSON
  * line (`{node, ...Sample}`) as it is taken, so a long run can be read after (or while) it runs. Stopped by hand
  * (SIGINT, SIGTERM), it tears the lab down and prints the table of what it sampled until then.
  */
@@ -31,7 +32,8 @@ const envOn = new Map<number, Record<string, string>>();
 for (const [i, a] of args.entries()) {
   if (a !== '--env-on') continue;
   const m = /^(\d):([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(args[i + 1] ?? '');
-  if (!m || Number(m[1]) > 2) throw new Error('--env-on takes H:NAME=VALUE with H in 0..2, e.g. 2:MALLOC_ARENA_MAX=2');
+  if (!m || Number(m[1]) > 2)
+    throw new Error('--env-on takes H:NAME=VALUE with H in 0..2, e.g. 2:TORUS_IDLE_GC_MINUTES=0');
   envOn.set(Number(m[1]), { ...envOn.get(Number(m[1])), [m[2]!]: m[3]! });
 }
 const nodeLabel = (i: number): string => {

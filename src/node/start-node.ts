@@ -57,6 +57,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const credential = resolveCredential(config, (what) =>
     log.info(`cluster secret ${what}`, { dataDir: config.dataDir }),
   );
+  log.debug('malloc arenas', { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "glibc's default" });
   const startedAt = Date.now();
   const feed = new EventFeed({ retain: 10_000 });
   let exitCode = 0;

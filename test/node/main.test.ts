@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,11 @@ interface Started {
   stderr: () => string;
 }
 
-function startNode(dataDir: string, extra: string[] = []): Promise<Started> {
+function startNode(dataDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Started> {
   const child = spawn(
     process.execPath,
     [MAIN, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--no-mdns', ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
   );
   let out = '';
   let err = '';
@@ -172,3 +172,39 @@ t.test('--help prints the usage', async (t) => {
   t.match(out, /--data-dir DIR/);
   t.match(out, /--iface-type NAME=TYPE/);
 });
+
+t.test(
+  'on Linux a node replaces itself (same pid) with MALLOC_ARENA_MAX=2; a value the operator set is kept',
+  {
+    skip:
+      process.platform !== 'linux'
+        ? 'reads /proc'
+        : typeof (process as { execve?: unknown }).execve !== 'function'
+          ? `process.execve needs Node 22.15 or later (this is ${process.version})`
+          : false,
+  },
+  async (t) => {
+    const environOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    for (const [preset, expected] of [
+      [undefined, '2'],
+      ['8', '8'],
+      ['0', '0'],
+    ] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'torus-main-'));
+      const env = { ...process.env };
+      delete env.MALLOC_ARENA_MAX;
+      if (preset !== undefined) env.MALLOC_ARENA_MAX = preset;
+      const node = await startNode(dataDir, ['--insecure-open'], env);
+      t.teardown(() => {
+        node.child.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+      t.ok(
+        environOf(node.child.pid!).includes(`MALLOC_ARENA_MAX=${expected}`),
+        `started with ${preset ?? 'none'}: the node process (pid ${node.child.pid}) runs with ${expected}`,
+      );
+      node.child.kill('SIGTERM');
+      t.same(await exitOf(node.child), { code: 0, signal: null }, 'and exits cleanly on SIGTERM');
+    }
+  },
+);
