@@ -4,6 +4,7 @@
  */
 import { ValidationError } from '../protocols/errors.js';
 import { DEFAULT_API_LIMITS } from '../api/limits.js';
+import { type Pick, type PickedValue, wholeNumber } from './config-values.js';
 
 export interface ApiConfig {
   /** Host names the Host header may carry besides the node's addresses and localhost (DNS-rebinding check). */
@@ -47,26 +48,10 @@ export const API_USAGE = `  --api-allowed-hosts H,H  host names the API answers 
   --tls-cert FILE --tls-key FILE  the API's TLS certificate and key (PEM; default: a self-signed one the node
                           makes on first start, saved in the data dir; clients pin its SHA-256 fingerprint)`;
 
-type Pick = (flag: string, key: string) => { value: unknown; where: 'flag' | 'config'; path: string };
+/** A whole number from 1 to `max`. */
+const count = (p: PickedValue, fallback: number, max: number): number => wholeNumber(p, fallback, 1, max);
 
-function count(p: ReturnType<Pick>, fallback: number, max: number): number {
-  if (p.value === undefined) return fallback;
-  const n =
-    typeof p.value === 'number'
-      ? p.value
-      : typeof p.value === 'string' && /^\d+$/.test(p.value)
-        ? Number(p.value)
-        : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new ValidationError(
-      p.where,
-      p.path,
-      `expected a whole number from 1 to ${max}, got ${JSON.stringify(p.value)}`,
-    );
-  return n;
-}
-
-function hosts(p: ReturnType<Pick>): string[] {
+function hosts(p: PickedValue): string[] {
   if (p.value === undefined) return [];
   const list = Array.isArray(p.value)
     ? p.value
@@ -89,7 +74,7 @@ function hosts(p: ReturnType<Pick>): string[] {
   });
 }
 
-function pemFile(p: ReturnType<Pick>): string | undefined {
+function pemFile(p: PickedValue): string | undefined {
   if (p.value === undefined) return undefined;
   if (typeof p.value !== 'string' || p.value === '') throw new ValidationError(p.where, p.path, 'expected a file path');
   return p.value;

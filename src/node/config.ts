@@ -9,6 +9,8 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../protocols/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import { DEFAULT_IDLE_COLLECTION_MINUTES } from '../runtime/idle-collection.js';
+import { wholeNumber } from './config-values.js';
+
 import type { SecretSource } from './credentials.js';
 import {
   DEFAULT_MAX_INSTANCES,
@@ -87,6 +89,8 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
  * machine's memory).
  */
 export const DEFAULT_ACTOR_HEAP_MB = 512;
+/** `--idle-gc-minutes` at most: a week. */
+const MAX_IDLE_GC_MINUTES = 10_080;
 /**
  * With a budget, each actor's young generation is held to this much. V8's default lets the new space grow to tens
  * of MiB under a steady allocation rate and keeps it committed (on Node 26 up to 96 MiB per thread); an actor's
@@ -370,20 +374,6 @@ function normalizeArgs(args: readonly string[]): string[] {
   return args.map((a) => (a === '--allow-exec' ? `--allow-exec=${ALLOW_ALL}` : a));
 }
 
-/** `--idle-gc-minutes`: whole minutes, 0 (never) to a week. */
-function parseIdleGcMinutes(p: { value: unknown; where: 'flag' | 'config'; path: string }): number {
-  if (p.value === undefined) return DEFAULT_IDLE_COLLECTION_MINUTES;
-  const n =
-    typeof p.value === 'number'
-      ? p.value
-      : typeof p.value === 'string' && /^\d+$/.test(p.value)
-        ? Number(p.value)
-        : NaN;
-  if (!Number.isInteger(n) || n < 0 || n > 10_080)
-    throw new ValidationError(p.where, p.path, `expected whole minutes 0-10080, got ${JSON.stringify(p.value)}`);
-  return n;
-}
-
 function parseCount(value: unknown, fallback: number, where: 'flag' | 'config', path: string, max: number): number {
   if (value === undefined) return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
@@ -509,8 +499,13 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
   const idleGc = pick('idle-gc-minutes', 'idleGcMinutes');
   const idleGcMinutes =
     idleGc.value === undefined && env.TORUS_IDLE_GC_MINUTES !== undefined && env.TORUS_IDLE_GC_MINUTES !== ''
-      ? parseIdleGcMinutes({ value: env.TORUS_IDLE_GC_MINUTES, where: 'flag', path: 'TORUS_IDLE_GC_MINUTES' })
-      : parseIdleGcMinutes(idleGc);
+      ? wholeNumber(
+          { value: env.TORUS_IDLE_GC_MINUTES, where: 'flag', path: 'TORUS_IDLE_GC_MINUTES' },
+          DEFAULT_IDLE_COLLECTION_MINUTES,
+          0,
+          MAX_IDLE_GC_MINUTES,
+        )
+      : wholeNumber(idleGc, DEFAULT_IDLE_COLLECTION_MINUTES, 0, MAX_IDLE_GC_MINUTES);
   const actorHeap = pick('actor-heap', 'actorHeap');
   const actorHeapMb =
     actorHeap.value === undefined && env.TORUS_ACTOR_HEAP !== undefined && env.TORUS_ACTOR_HEAP !== ''

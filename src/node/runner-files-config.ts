@@ -3,7 +3,6 @@
  * when the directories of finished runs are collected (Nomad's client `gc_max_allocs`, `gc_disk_usage_threshold`).
  * Kept apart from config.ts so each area's options stay in one block.
  */
-import { ValidationError } from '../protocols/errors.js';
 import {
   DEFAULT_LOG_ROTATION,
   MAX_LOG_FILE_BYTES,
@@ -12,6 +11,7 @@ import {
   type LogRotation,
 } from '../protocols/log-rotation.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from '../protocols/run-retention.js';
+import { type Pick, wholeNumber as whole } from './config-values.js';
 
 export interface RunnerFilesConfig {
   readonly logRotation: LogRotation;
@@ -42,25 +42,6 @@ export const RUNNER_FILES_USAGE = `  --log-max-files N       files kept per runn
   --finished-run-max-age-hours H  finished runs older than this are removed (default ${DEFAULT_RUN_RETENTION.maxAgeMs / 3_600_000}; 0: no age limit)
   --gc-disk-usage-percent P  the data dir's filesystem this full: finished runs are removed at once, oldest
                           first, until it is below (default ${DEFAULT_RUN_RETENTION.diskUsagePercent}; 100: never)`;
-
-type Pick = (flag: string, key: string) => { value: unknown; where: 'flag' | 'config'; path: string };
-
-function whole(p: ReturnType<Pick>, fallback: number, min: number, max: number): number {
-  if (p.value === undefined) return fallback;
-  const n =
-    typeof p.value === 'number'
-      ? p.value
-      : typeof p.value === 'string' && /^\d+$/.test(p.value)
-        ? Number(p.value)
-        : NaN;
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new ValidationError(
-      p.where,
-      p.path,
-      `expected a whole number from ${min} to ${max}, got ${JSON.stringify(p.value)}`,
-    );
-  return n;
-}
 
 export function parseRunnerFilesConfig(pick: Pick): RunnerFilesConfig {
   const hours = whole(
