@@ -40,7 +40,8 @@ function oldGenerationUsed(): number {
 /**
  * Starts following this thread's full collections (once per thread; later calls do nothing). Node reports each
  * collection as a `gc` performance entry shortly after it ends; the old generation's use read then is what the full
- * collection kept, plus whatever reached it since (little: that takes a young collection in between).
+ * collection kept, plus whatever reached it since: little, as that takes a young collection in between, except for
+ * large objects (over ~128 KiB), which V8 allocates in the old generation directly.
  * Not V8's GCProfiler: restarted periodically to keep its record small, it raised the process's RSS outside the heaps
  * by about 130 MiB in 20 minutes of a loaded soak.
  */

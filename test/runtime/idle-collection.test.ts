@@ -27,22 +27,26 @@ function countFullCollections(): { readonly count: number; stop(): void } {
   };
 }
 
-/**
- * 8 MiB (small enough not to reach V8's own limit for a first full collection) in arrays large enough (512 KiB) for V8's large-object space, kept across two young collections so that
- * they are promoted to the old generation, then let go: garbage that only a full collection frees.
- */
 const young = (): void =>
   (exposedCollect() as unknown as (options: { type: 'minor'; execution: 'sync' }) => void)({
     type: 'minor',
     execution: 'sync',
   });
 
-async function oldGenerationGarbage(): Promise<void> {
-  let arrays: number[][] | undefined = Array.from({ length: 16 }, (_, i) => new Array<number>(64 * 1024).fill(i + 0.5));
+/**
+ * `mib` MiB (8 by default: small enough not to reach V8's own limit for a first full collection) in arrays large
+ * enough (512 KiB) for V8's large-object space, kept across two young collections so that they are promoted to the
+ * old generation, then let go: garbage that only a full collection frees.
+ */
+async function oldGenerationGarbage(mib = 8): Promise<void> {
+  const count = mib * 2;
+  let arrays: number[][] | undefined = Array.from({ length: count }, (_, i) =>
+    new Array<number>(64 * 1024).fill(i + 0.5),
+  );
   young();
   young();
   await sleep(0);
-  if (arrays.length !== 16) throw new Error('unreachable');
+  if (arrays.length !== count) throw new Error('unreachable');
   arrays = undefined;
 }
 
@@ -77,22 +81,41 @@ t.test('off (0): garbage in the old generation stays until V8 reaches its own li
   stop();
 });
 
+const GARBAGE_MIB = 3;
+
 t.test('a thread gone the interval without a full collection runs one, and its garbage goes', async (t) => {
-  await oldGenerationGarbage();
+  // 3 MiB: above MIN_GARBAGE_BYTES, and too little to reach the limit at which V8 starts a full collection of its
+  // own (8 MiB often does, right after a forced one). Each round starts just after a full collection, as the 'off'
+  // test does, and waits for its report (which sets what the thread keeps) before making the garbage. A round in
+  // which V8 still collected first freed the garbage and restarted the interval, leaving the idle collection
+  // nothing to do: it is retried.
   const full = countFullCollections();
-  const counted = threadHeap().idleCollections;
-  const withGarbage = threadHeap().usedBytes;
   const stop = startIdleCollection(400);
-  const deadline = Date.now() + 5000;
-  while (full.count === 0 && Date.now() < deadline) await sleep(50);
-  await sleep(100);
-  t.ok(full.count >= 1, `a full collection ran (${full.count})`);
-  t.ok(threadHeap().idleCollections > counted, 'counted');
-  const freed = withGarbage - threadHeap().usedBytes;
-  t.ok(freed >= 7 * MIB, `the garbage went: ${(freed / MIB).toFixed(1)} MiB`);
-  t.ok(threadHeap().liveBytes !== undefined, 'the live heap is known after it');
-  full.stop();
+  let outcome: { freed: number; fullRan: boolean } | undefined;
+  for (let round = 1; round <= 4 && !outcome; round++) {
+    await exposedCollect()({ type: 'major', execution: 'async' });
+    await sleep(100);
+    await oldGenerationGarbage(GARBAGE_MIB);
+    const counted = threadHeap().idleCollections;
+    const fullBefore = full.count;
+    const withGarbage = threadHeap().usedBytes;
+    const deadline = Date.now() + 3000;
+    while (threadHeap().idleCollections === counted && Date.now() < deadline) await sleep(20);
+    if (threadHeap().idleCollections === counted) {
+      t.comment(`round ${round}: no idle collection (V8 collected ${full.count - fullBefore} times on its own)`);
+      continue;
+    }
+    const doneBy = Date.now() + 3000;
+    while (full.count === fullBefore && Date.now() < doneBy) await sleep(20);
+    await sleep(50);
+    outcome = { freed: withGarbage - threadHeap().usedBytes, fullRan: full.count > fullBefore };
+  }
   stop();
+  full.stop();
+  if (!outcome) return t.fail('no idle collection in 4 rounds');
+  t.ok(outcome.fullRan, 'the counted idle collection was a full one');
+  t.ok(outcome.freed >= GARBAGE_MIB * 0.8 * MIB, `the garbage went: ${(outcome.freed / MIB).toFixed(1)} MiB`);
+  t.ok(threadHeap().liveBytes !== undefined, 'the live heap is known after it');
 });
 
 t.test('a thread that collects on its own is left alone', async (t) => {
