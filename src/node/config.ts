@@ -10,7 +10,6 @@ import { ValidationError } from '../protocols/errors.js';
 import { isLogLevel, type LogLevel } from '../runtime/log.js';
 import { DEFAULT_IDLE_COLLECTION_MINUTES } from '../runtime/idle-collection.js';
 import { wholeNumber } from './config-values.js';
-
 import type { SecretSource } from './credentials.js';
 import {
   DEFAULT_MAX_INSTANCES,
@@ -374,14 +373,6 @@ function normalizeArgs(args: readonly string[]): string[] {
   return args.map((a) => (a === '--allow-exec' ? `--allow-exec=${ALLOW_ALL}` : a));
 }
 
-function parseCount(value: unknown, fallback: number, where: 'flag' | 'config', path: string, max: number): number {
-  if (value === undefined) return fallback;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new ValidationError(where, path, `expected a whole number 1-${max}, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 function execPolicyOf(value: unknown, where: 'flag' | 'config', path: string): ExecPolicy {
   if (value === undefined) return false;
   if (value === ALLOW_ALL && where === 'flag') return true;
@@ -535,14 +526,8 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       probeIntervalMs,
       confirmMeasureMs,
       allowExec: execPolicyOf(exec.value, exec.where, exec.path),
-      maxRunners: parseCount(maxRunners.value, DEFAULT_MAX_RUNNERS, maxRunners.where, maxRunners.path, 4096),
-      maxInstances: parseCount(
-        maxInstances.value,
-        DEFAULT_MAX_INSTANCES,
-        maxInstances.where,
-        maxInstances.path,
-        100_000,
-      ),
+      maxRunners: wholeNumber(maxRunners, DEFAULT_MAX_RUNNERS, 1, 4096),
+      maxInstances: wholeNumber(maxInstances, DEFAULT_MAX_INSTANCES, 1, 100_000),
       repairState: values['repair-state'] === true,
       maxPendingHandshakes,
       deviceGflops,
