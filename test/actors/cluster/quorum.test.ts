@@ -122,7 +122,7 @@ t.test(
 
     const text = `${out.join('\n')}\n`;
     const golden = fileURLToPath(new URL('./fixtures/partition.transcript.txt', import.meta.url));
-    if (process.env.TORUS_UPDATE_GOLDEN) writeFileSync(golden, text);
+    if (process.env.TORUS_UPDATE_GOLDEN === '1') writeFileSync(golden, text);
     t.equal(text, readFileSync(golden, 'utf8'), 'golden transcript');
   },
 );

@@ -44,6 +44,6 @@ t.test('election, sequencing, leader crash, rejoin: transcript', async (t) => {
   net.run(1500);
   mark('a restarts (younger now): follows c, gets a snapshot');
   const text = `${out.join('\n')}\n`;
-  if (process.env.TORUS_UPDATE_GOLDEN) writeFileSync(golden, text);
+  if (process.env.TORUS_UPDATE_GOLDEN === '1') writeFileSync(golden, text);
   t.equal(text, readFileSync(golden, 'utf8'));
 });
