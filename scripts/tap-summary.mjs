@@ -4,9 +4,13 @@
 // Before it: the suite's wall time, its slowest files, and the files whose process outlived its tests by seconds
 // (a handle left open keeps a test process alive: the time is lost to every run, so it is worth naming).
 // Last, the failures by name (file › test › assertion): a CI log is often read from its tail only.
+// Where every lab test must run (as root, or TORUS_REQUIRE_LAB=1 as CI sets: scripts/test-sets.mjs), a skip in a
+// lab-set file fails the run and is named, however the test skipped (tap's skip option, t.plan(0), a todo): the
+// safety net behind test/fixtures/skip-policy.ts, which lab tests call to skip.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { isLabTest, labRequired } from './test-sets.mjs';
 
 const require = createRequire(import.meta.url);
 const tapBin = join(dirname(require.resolve('tap/package.json')), 'dist/esm/run.mjs');
@@ -26,6 +30,11 @@ const subtests = [];
 const failures = [];
 const subtestStart = /^((?: {4})*)# Subtest: (.*)$/;
 const notOk = /^((?: {4})*)not ok \d+ - (.*?)(?: # (?:time=|SKIP|TODO).*)?$/;
+// A skipped test, assertion or file (`ok 3 - name # SKIP reason`); the file is the open depth-0 subtest, or the
+// name itself on a depth-0 line (a file skipped whole).
+const skipped = /^((?: {4})*)(?:not )?ok \d+ - (.*?) # (SKIP|TODO)\b\s*(.*)$/;
+const mustRunLab = labRequired();
+const labSkips = [];
 function noteFailure(indent, name) {
   const depth = indent.length / 4;
   const isSubtestEnd = subtests[depth] === name;
@@ -51,6 +60,14 @@ child.stdout.on('data', (chunk) => {
     }
     const failed = notOk.exec(line);
     if (failed) noteFailure(failed[1], failed[2]);
+    const skip = skipped.exec(line);
+    if (skip) {
+      const file = skip[1] === '' ? skip[2] : subtests[0];
+      if (file && isLabTest(file))
+        labSkips.push(
+          `${[...subtests.slice(0, skip[1].length / 4), skip[2]].join(' › ')}: ${skip[3]} ${skip[4]}`.trim(),
+        );
+    }
     const test = testResult.exec(line);
     if (test) testsMs += Number(test[1]);
     const file = fileResult.exec(line);
@@ -74,11 +91,15 @@ child.on('close', (code, signal) => {
   const FAILURES_SHOWN = 30;
   for (const f of failures.slice(0, FAILURES_SHOWN)) console.log(`# failed: ${f}`);
   if (failures.length > FAILURES_SHOWN) console.log(`# … and ${failures.length - FAILURES_SHOWN} more failures`);
+  const refused = mustRunLab ? labSkips : [];
+  for (const s of refused) console.log(`# failed: a lab test skipped where every lab test must run: ${s}`);
+  if (refused.length > 0)
+    console.log('# (as root or with TORUS_REQUIRE_LAB=1 every lab, e2e and jepsen test runs: install what it names)');
   console.log(`# suite wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const count = (key) => Number((last ?? '').match(new RegExp(`\\b${key}: (\\d+)`))?.[1] ?? 0);
   const closing = last
-    ? `${count('pass')} passed, ${count('fail')} failed, ${count('skip') + count('todo')} skipped`
+    ? `${count('pass')} passed, ${count('fail') + refused.length} failed, ${count('skip') + count('todo')} skipped`
     : '0 passed, 1 failed, 0 skipped'; // tap died before its summary
   console.log(closing);
-  process.exitCode = signal ? 1 : (code ?? 1);
+  process.exitCode = signal || refused.length > 0 ? 1 : (code ?? 1);
 });

@@ -1,11 +1,12 @@
 import t from 'tap';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { AUTH, startApi, TEST_TOKEN } from './fixtures/harness.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const noBrowser = await chromiumSkipReason();
 
 if (noBrowser) {
-  t.test('dashboard in a real browser', { skip: noBrowser }, async () => {});
+  t.test('dashboard in a real browser', { skip: skipOrFail(noBrowser) }, async () => {});
 } else {
   t.test('the dashboard shows every node and link and follows the events stream', async (t) => {
     const { api, node } = await startApi(t, { ids: ['node-a', 'node-b', 'node-c'] });

@@ -11,6 +11,7 @@ import net from 'node:net';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { PROBE_STREAM_GRACE_MS } from '../../src/protocols/probe.js';
 import { E2eCluster, e2eUnavailableReason, type E2eNode, type NodeView } from '../e2e/lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 type Link = NodeView['topology']['links'][number];
@@ -36,7 +37,7 @@ async function post(
 
 t.test(
   'POST /v1/links/measure re-measures exactly what it is asked; bad input changes nothing',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(
       t,

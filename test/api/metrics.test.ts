@@ -2,6 +2,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { raw, sendJson, startApi } from './fixtures/harness.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
@@ -18,34 +19,38 @@ function samples(text: string, name: string): Array<[string, number]> {
 }
 const value = (text: string, name: string): number | undefined => samples(text, name)[0]?.[1];
 
-t.test('the whole /metrics output passes `promtool check metrics`', { skip: promtoolMissing }, async (t) => {
-  const { api, node } = await startApi(t);
-  // Every family with samples: an instance with runners, a restart, and label values that need escaping.
-  await sendJson(api.url, 'POST', '/v1/instances', { workload, instanceId: 'inst-x' });
-  node.apply({
-    type: 'NodeJoined',
-    nodeId: 'node-q',
-    name: 'quote " back\\slash\nnewline',
-    incarnation: 1,
-    apiPort: 1,
-    apiAddresses: [],
-    version: '0.1.0',
-  });
-  node.restarts['odd "actor"'] = 2;
-  const res = await raw(api.url, 'GET', '/metrics');
-  t.equal(res.status, 200);
-  const check = spawnSync('promtool', ['check', 'metrics'], { input: res.text, encoding: 'utf8' });
-  t.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
-  t.equal(check.stdout + check.stderr, '', 'no lint findings');
-  t.match(res.text, /^torus_actor_restarts_total\{actor="odd \\"actor\\""\} 2$/m, 'label values escaped');
-  t.match(res.text, /^# TYPE torus_thread_idle_collections_total counter$/m, 'idle collections: a counter');
-  t.match(res.text, /^torus_thread_idle_collections_total\{thread="main"\} \d+$/m, 'per thread');
-  const limit = value(res.text, 'torus_thread_heap_limit_bytes');
-  t.ok(
-    limit !== undefined && limit >= value(res.text, 'torus_thread_heap_total_bytes')!,
-    'a thread heap limit, above its committed heap',
-  );
-});
+t.test(
+  'the whole /metrics output passes `promtool check metrics`',
+  { skip: skipOrFail(promtoolMissing) },
+  async (t) => {
+    const { api, node } = await startApi(t);
+    // Every family with samples: an instance with runners, a restart, and label values that need escaping.
+    await sendJson(api.url, 'POST', '/v1/instances', { workload, instanceId: 'inst-x' });
+    node.apply({
+      type: 'NodeJoined',
+      nodeId: 'node-q',
+      name: 'quote " back\\slash\nnewline',
+      incarnation: 1,
+      apiPort: 1,
+      apiAddresses: [],
+      version: '0.1.0',
+    });
+    node.restarts['odd "actor"'] = 2;
+    const res = await raw(api.url, 'GET', '/metrics');
+    t.equal(res.status, 200);
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: res.text, encoding: 'utf8' });
+    t.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+    t.equal(check.stdout + check.stderr, '', 'no lint findings');
+    t.match(res.text, /^torus_actor_restarts_total\{actor="odd \\"actor\\""\} 2$/m, 'label values escaped');
+    t.match(res.text, /^# TYPE torus_thread_idle_collections_total counter$/m, 'idle collections: a counter');
+    t.match(res.text, /^torus_thread_idle_collections_total\{thread="main"\} \d+$/m, 'per thread');
+    const limit = value(res.text, 'torus_thread_heap_limit_bytes');
+    t.ok(
+      limit !== undefined && limit >= value(res.text, 'torus_thread_heap_total_bytes')!,
+      'a thread heap limit, above its committed heap',
+    );
+  },
+);
 
 t.test('process and Node.js runtime metrics under their conventional names, with sane values', async (t) => {
   const { api } = await startApi(t);

@@ -31,6 +31,7 @@ import type { PeerClient } from '../../src/artifacts/peer-client.js';
 import { sha256Hex } from '../../src/artifacts/ids.js';
 import { addedSource } from './fixtures.js';
 import { CpuPool } from '../../src/runtime/cpu-pool.js';
+import { partRuns, skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const KiB = 1024;
 const ALIGNED_JS = fileURLToPath(new URL('../../dist/native/aligned-memory.js', import.meta.url));
@@ -108,9 +109,8 @@ t.test(
     await w.write(4, await source.readChunk(added.id, 4)); // 8 KiB + 17: not a multiple of 4 KiB
     t.same(w.writes, { direct: 4, cached: 1 });
     const file = join(root, added.id, 'files', 'src.bin');
-    if (FINCORE) {
+    if (partRuns(t, 'the page-cache check', FINCORE ? undefined : 'fincore not found (Debian package util-linux)'))
       t.ok(cachedBytes(file) <= 16 * KiB, `only the last chunk's pages are cached (${cachedBytes(file)} bytes)`);
-    } else t.comment('fincore (util-linux) not found: the page-cache check is skipped');
     await w.finish();
     t.ok(readFileSync(file).equals(data), 'bit-identical');
 
@@ -282,7 +282,7 @@ t.test('chunk buffer pool: reuses its own buffers per length, refuses others, le
 
 t.test(
   'without WebAssembly (node --jitless) buffers are plain, not aligned, and the writer uses the page cache',
-  { skip: existsSync(ALIGNED_JS) ? false : 'dist/native/aligned-memory.js is missing (npm run build)' },
+  { skip: skipOrFail(existsSync(ALIGNED_JS) ? undefined : 'dist/native/aligned-memory.js is missing (npm run build)') },
   async (t) => {
     const out = execFileSync(
       process.execPath,

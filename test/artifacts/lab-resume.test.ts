@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { Peer, STANDALONE } from './lab-peer.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why =
   Lab.unavailableReason() ??
@@ -22,7 +23,7 @@ const CHUNKS = 48;
 
 t.test(
   'transfers over a lab LAN: full disk refused, resume after a cut link and after a killed receiver',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3, lanRate: '100mbit' }, async (lab) => {
       const tmp = mkdtempSync(join(tmpdir(), 'torus-art-lab-'));

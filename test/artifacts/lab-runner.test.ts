@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type E2eNode } from '../e2e/lab-cluster.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
@@ -38,7 +39,7 @@ interface Transfer {
 
 t.test(
   "3 lab hosts: runners start only once their node holds the workload's artifact, and see it bit-identical",
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'torus-art-runner-'));
     t.teardown(() => rmSync(out, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { Peer, STANDALONE } from './lab-peer.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why =
   Lab.unavailableReason() ??
@@ -19,7 +20,7 @@ const CHUNKS = 48;
 
 t.test(
   'the source killed mid-transfer and restarted: the transfer resumes and finishes identical',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 2, lanRate: '100mbit' }, async (lab) => {
       const tmp = mkdtempSync(join(tmpdir(), 'torus-art-srckill-'));

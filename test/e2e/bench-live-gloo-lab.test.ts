@@ -14,6 +14,7 @@ import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { why } from './fixtures/torch-lab.js';
 import { E2eCluster } from './lab-cluster.js';
+import { skipOrFail, partRuns } from '../fixtures/skip-or-fail.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
@@ -33,7 +34,7 @@ interface Run {
 
 t.test(
   'POST /v1/bench/ring gloo: ring and torch Gloo side by side; refused where --allow-exec says no',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3, lanRate: '1gbit' }, async (lab) => {
       const c = await E2eCluster.start(t, lab, {
@@ -139,9 +140,7 @@ t.test(
       t.pass('neither benchmark leaves an instance behind');
 
       // The dashboard draws the run's Gloo line (from GET /v1/bench/ring on load), one point per size.
-      const noBrowser = await chromiumSkipReason();
-      if (noBrowser) t.comment(`dashboard check skipped: ${noBrowser}`);
-      else {
+      if (partRuns(t, "the dashboard's Gloo line", await chromiumSkipReason())) {
         const { page, errors } = await openBrowserPage(t);
         await page.goto(`${n0.api}/?token=${n0.token}`);
         await page.waitForSelector(

@@ -6,12 +6,13 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   'CLI against a live lab cluster: status, peers, place (exec), instances, delete',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(
       t,

@@ -8,6 +8,7 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
@@ -19,7 +20,7 @@ const key = (l: { source: string; sink: string; ip?: string | undefined }) => `$
 
 t.test(
   '3 real nodes: membership, agreement, typed and measured links, LinkDown after a cut',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(
       t,

@@ -12,6 +12,7 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
@@ -21,7 +22,7 @@ const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (await chromium
 
 t.test(
   'dashboard: completed and failed jobs with exit codes, log tails, delete; the ring benchmark chart',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3, lanRate: '1gbit' }, async (lab) => {
       const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });

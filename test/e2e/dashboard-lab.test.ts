@@ -15,13 +15,14 @@ import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { chromiumSkipReason, openBrowserPage } from '../fixtures/browser.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const FAILURE_TIMEOUT_MS = 3000;
 const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (await chromiumSkipReason());
 
 t.test(
   'dashboard of a live lab cluster: every node and link, live update when a node is killed',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(
       t,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
@@ -29,7 +30,7 @@ async function _withMarker(lab: Lab, host: number, marker: string): Promise<numb
 
 t.test(
   'exec policy, placement refusals and quotas across 3 lab hosts',
-  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 178_000, skip: skipOrFail(why) },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'torus-exec-policy-'));
     t.teardown(() => rmSync(out, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
@@ -28,7 +29,7 @@ async function withMarker(lab: Lab, host: number, marker: string): Promise<numbe
 
 t.test(
   'a node restarted without --allow-exec refuses the exec instance the state gives it',
-  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 178_000, skip: skipOrFail(why) },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'torus-exec-restart-'));
     t.teardown(() => rmSync(out, { recursive: true, force: true }));

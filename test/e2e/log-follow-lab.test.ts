@@ -11,13 +11,17 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { API_PORT, E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { within } from '../fixtures/within.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
 t.setTimeout(360_000);
 
 const CURL = '/usr/bin/curl';
-const why = Lab.unavailableReason() ?? e2eUnavailableReason() ?? (existsSync(CURL) ? undefined : `needs ${CURL}`);
+const why =
+  Lab.unavailableReason() ??
+  e2eUnavailableReason() ??
+  (existsSync(CURL) ? undefined : `needs ${CURL} (apt-get install -y curl: the Debian package curl)`);
 
 // Rank 1 prints a numbered tick every 0.1 s until its stop file appears, then "bye" and exits 0; the other ranks
 // wait for theirs. (Files in a shared temp dir: the lab's namespaces share the file system.)
@@ -26,7 +30,7 @@ const SCRIPT =
 
 t.test(
   'logs?follow=1 through a node that does not hold the rank: live lines, ends when the rank exits',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'torus-follow-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));

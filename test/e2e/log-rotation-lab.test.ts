@@ -15,6 +15,7 @@ import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { countInOrder, PACED_PRINTER } from '../actors/runner-supervisor/fixtures/paced-printer.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { finished, startRun } from './fixtures/run-cli.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.setTimeout(360_000);
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
@@ -23,7 +24,7 @@ const LINES = 15_000; // ~750 KB per rank at ~150 KB/s: about 11 rotations each
 
 t.test(
   'logs rotate under run and follow=1: every line once and in order, at most the cap on disk, the job exit code',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'torus-rotate-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
@@ -60,7 +61,7 @@ t.setTimeout(360_000);
 
 t.test(
   'MLX-style hostfile consumer on a thunderbolt ring: ranks reach their neighbours over the p2p links',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'torus-mlx-'));
     t.teardown(() => rmSync(out, { recursive: true, force: true }));

@@ -9,6 +9,7 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
@@ -21,7 +22,7 @@ type Cut = 'a follower' | 'the leader';
 for (const which of ['a follower', 'the leader'] as Cut[]) {
   t.test(
     `partition ${which} off the LAN, then heal: the cluster merges back with every link`,
-    { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+    { timeout: 170_000, skip: skipOrFail(why) },
     async (t) => {
       await withLab(t, { hosts: 3 }, async (lab) => {
         const c = await E2eCluster.start(t, lab, {

@@ -8,13 +8,14 @@ import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import type { PipelineBenchResult } from '../../src/bench/live/pipeline-bench-live.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 t.setTimeout(420_000);
 
 t.test(
   'pipeline bench on a 3-node lab: stages in ring order over the cables, activations verified, measured beside predicted',
-  { timeout: 400_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 400_000, skip: skipOrFail(why) },
   async (t) => {
     const ring = [
       { a: 0, b: 1 },

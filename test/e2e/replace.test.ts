@@ -10,6 +10,7 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
@@ -26,7 +27,7 @@ const HOSTS = [0, 1, 2, 3];
 
 t.test(
   'kill -9 the leader under a running instance: new leader, re-placed on the survivors (minNodes kept), runners running',
-  { timeout: 240_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 240_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: HOSTS.length }, async (lab) => {
       // No multicast on this LAN: static peers only (given as API addresses; the cluster port is one above).

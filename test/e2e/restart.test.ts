@@ -8,13 +8,14 @@
 import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
 
 t.test(
   'restarted node: same id, next incarnation, every link back and measured',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, {

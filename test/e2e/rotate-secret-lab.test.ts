@@ -14,6 +14,7 @@ import { deriveClusterKeys } from '../../src/node/credentials.js';
 import { peerSigner } from '../../src/protocols/peer-http-proof.js';
 import { TLS_CERT_FILE } from '../../src/api/tls/node-cert.js';
 import { E2eCluster, e2eUnavailableReason, type E2eNode } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.setTimeout(360_000);
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
@@ -21,7 +22,7 @@ const newSecret = (): string => `torus-${randomBytes(32).toString('base64url')}`
 
 t.test(
   'secret rotation: state kept, old token, cookie and peer proofs refused',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       let secret = newSecret();

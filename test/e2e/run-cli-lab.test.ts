@@ -11,6 +11,7 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { finished, procsWith, startRun } from './fixtures/run-cli.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 // A multi-node lab on a shared 2-core machine (forming the cluster alone took 70 s at load 20): more than the
 // default per-file timeout, so a slow CI machine does not cut a healthy run; each wait inside stays bounded.
@@ -20,7 +21,7 @@ const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   'torus run on 3 lab hosts: prefixed output in order per rank, the job exit code',
-  { timeout: 340_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 340_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });

@@ -9,6 +9,7 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { runnerDir } from '../../src/actors/runner-supervisor/runners/local-runner.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.setTimeout(300_000);
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
@@ -16,7 +17,7 @@ const K = 2;
 
 t.test(
   'a node keeps the newest K finished runs and every running one',
-  { timeout: 280_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 280_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 2 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, {

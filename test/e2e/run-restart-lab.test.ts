@@ -8,12 +8,13 @@ import { Lab, withLab } from '../../src/lab/index.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { finished, procsWith, startRun } from './fixtures/run-cli.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   "torus run --restart on-failure: the group reruns and run exits with the rerun's code",
-  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 178_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });

@@ -17,6 +17,7 @@ import { API_PORT, E2eCluster, e2eUnavailableReason, type E2eNode } from './lab-
 import { readSecretIn } from '../../src/protocols/data-dir-files.js';
 import { SESSION_COOKIE } from '../../src/api/auth.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
+import { skipOrFail, partRuns } from '../fixtures/skip-or-fail.js';
 
 t.setTimeout(400_000);
 const CURL = '/usr/bin/curl';
@@ -30,7 +31,7 @@ interface Held {
 
 t.test(
   'a LAN capture during run, remote CLI, remote dashboard and an artifact broadcast holds no credential',
-  { timeout: 380_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 380_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, { nodeArgs: () => ['--allow-exec', '--iface-type', 'lan0=ethernet'] });
@@ -92,8 +93,7 @@ t.test(
 
       // 4. The dashboard from h1, opened at the https URL the node prints for other machines.
       let cookie: string | undefined;
-      if (noBrowser) t.comment(`dashboard part skipped: ${noBrowser}`);
-      else {
+      if (partRuns(t, 'the dashboard over TLS from another host', noBrowser)) {
         const { page, context } = await openBrowserPage(t, { netns: lab.hosts[1]!.ns, ignoreHTTPSErrors: true });
         await page.goto(`${h0Https}/?token=${token}`);
         t.equal(page.url(), `${h0Https}/`, 'signed in over TLS from another host');

@@ -12,13 +12,14 @@ import { join } from 'node:path';
 import { withLab } from '../../src/lab/index.js';
 import { E2eCluster, type NodeView } from './lab-cluster.js';
 import { SCRIPT, why } from './fixtures/torch-lab.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 // Forming and profiling a 4-host cluster on a shared 2-core machine takes minutes; each wait inside is bounded.
 t.setTimeout(420_000);
 
 t.test(
   'torch Gloo job on a 4-host cable ring: MASTER_ADDR and the socket interface on the LAN, the job completes',
-  { timeout: 400_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 400_000, skip: skipOrFail(why) },
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'torus-torch-ring-'));
     t.teardown(() => rmSync(out, { recursive: true, force: true }));

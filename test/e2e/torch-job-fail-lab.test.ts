@@ -9,10 +9,11 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { scriptProcs, why, withTorchLab } from './fixtures/torch-lab.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.test(
   'torch.distributed Gloo job across 3 lab hosts: a failing rank stops the group; on-failure restarts it',
-  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 178_000, skip: skipOrFail(why) },
   async (t) => {
     await withTorchLab(t, async ({ lab, c, script, out, job, until }) => {
       // 2. Rank 1 exits 3 after the collectives; ranks 0 and 2 would sleep on.

@@ -8,10 +8,11 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { why, withTorchLab } from './fixtures/torch-lab.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.test(
   'torch.distributed Gloo job across 3 lab hosts: all_reduce and all_gather, the job completes with exit code 0',
-  { timeout: 178_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 178_000, skip: skipOrFail(why) },
   async (t) => {
     await withTorchLab(t, async ({ out, job, until }) => {
       // 1. Every rank runs to the end.

@@ -8,6 +8,7 @@ import t from 'tap';
 import { Lab, withLab } from '../../src/lab/index.js';
 import { check } from './checker.js';
 import { runJepsen } from './run.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 t.test('the checker finds what it must (it can fail)', async (t) => {
   const node = (name: string, instances: string[], committed: [number, string][], terms: number[], digest = 'd') => ({
@@ -63,7 +64,7 @@ t.test('the checker finds what it must (it can fail)', async (t) => {
 const why = Lab.unavailableReason();
 t.test(
   'short seeded fault schedule on 5 real nodes: no acknowledged write lost',
-  { timeout: 170_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 170_000, skip: skipOrFail(why) },
   async (t) => {
     const seed = Number(process.env.TORUS_JEPSEN_SEED ?? 13);
     await withLab(t, { hosts: 5 }, async (lab) => {

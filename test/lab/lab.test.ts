@@ -7,7 +7,9 @@ import { Lab, listNetns, planLab, sweepStaleLabs, tbfArgs, tbfBurstBytes, withLa
 import { parseLabNs } from '../../src/lab/plan.js';
 import { run } from '../../src/lab/sh.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
+const noLab = skipOrFail(Lab.unavailableReason());
 const TOOL = fileURLToPath(new URL('./fixtures/net-tool.mjs', import.meta.url));
 
 /** Resolves with the first JSON line a child prints (rejects if it exits first or after a timeout). */
@@ -76,9 +78,7 @@ t.test('address plan, names and tbf bursts (pure)', async (t) => {
   t.throws(() => planLab({ hosts: 2, lanRate: 'fast' }, 1, 'x'), /bad rate/);
 });
 
-t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', async (t) => {
-  const why = Lab.unavailableReason();
-  if (why) return t.plan(0, `skipped: ${why}`);
+t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', { skip: noLab }, async (t) => {
   const before = await rootLinks();
   const lab = await Lab.create({ hosts: 3, links: [{ a: 0, b: 1 }] });
   t.teardown(() => lab.teardown());
@@ -189,7 +189,7 @@ t.test('3 hosts: bridge, p2p link, multicast, cut/restore, shaping, teardown', a
   t.same(await rootLinks(), before, 'no veth or bridge in the root namespace');
 });
 
-t.test('withLab tears down in t.teardown', async (t) => {
+t.test('withLab tears down in t.teardown', { skip: noLab }, async (t) => {
   let id = '';
   await t.test('inner', async (t) => {
     await withLab(t, { hosts: 2 }, async (lab) => {
@@ -197,54 +197,50 @@ t.test('withLab tears down in t.teardown', async (t) => {
       t.equal((await listNetns()).filter((n) => n.startsWith(lab.id)).length, 3);
     });
   });
-  if (id)
-    t.same(
-      (await listNetns()).filter((n) => n.startsWith(id)),
-      [],
-      'gone after the subtest',
-    );
+  t.ok(id, 'the inner test built a lab');
+  t.same(
+    (await listNetns()).filter((n) => n.startsWith(id)),
+    [],
+    'gone after the subtest',
+  );
 });
 
-t.test(
-  'a lab owner killed by a signal tears down; a SIGKILLed one is swept',
-  { skip: Lab.unavailableReason() ?? false },
-  async (t) => {
-    const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
-    const start = async (): Promise<{ child: ChildProcess; id: string }> => {
-      const child = spawn(process.execPath, [...childExecArgv(import.meta.url), cli, 'up', '--hosts', '2'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      t.teardown(() => {
-        child.kill('SIGKILL');
-      });
-      let text = '';
-      for await (const chunk of child.stdout!) {
-        text += String(chunk);
-        if (text.includes('is up')) break;
-      }
-      const id = /"id": "([^"]+)"/.exec(text)?.[1] ?? '';
-      return { child, id };
-    };
-    const a = await start();
-    t.ok(a.id && parseLabNs(`${a.id}-sw`), `lab ${a.id} built by a child`);
-    a.child.kill('SIGTERM');
-    await once(a.child, 'exit');
-    t.same(
-      (await listNetns()).filter((n) => n.startsWith(a.id)),
-      [],
-      'SIGTERM: exit handler tore it down',
-    );
+t.test('a lab owner killed by a signal tears down; a SIGKILLed one is swept', { skip: noLab }, async (t) => {
+  const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
+  const start = async (): Promise<{ child: ChildProcess; id: string }> => {
+    const child = spawn(process.execPath, [...childExecArgv(import.meta.url), cli, 'up', '--hosts', '2'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    let text = '';
+    for await (const chunk of child.stdout!) {
+      text += String(chunk);
+      if (text.includes('is up')) break;
+    }
+    const id = /"id": "([^"]+)"/.exec(text)?.[1] ?? '';
+    return { child, id };
+  };
+  const a = await start();
+  t.ok(a.id && parseLabNs(`${a.id}-sw`), `lab ${a.id} built by a child`);
+  a.child.kill('SIGTERM');
+  await once(a.child, 'exit');
+  t.same(
+    (await listNetns()).filter((n) => n.startsWith(a.id)),
+    [],
+    'SIGTERM: exit handler tore it down',
+  );
 
-    const b = await start();
-    b.child.kill('SIGKILL');
-    await once(b.child, 'exit');
-    t.equal((await listNetns()).filter((n) => n.startsWith(b.id)).length, 3, 'SIGKILL leaves namespaces behind');
-    const removed = sweepStaleLabs();
-    t.ok(removed.includes(`${b.id}-sw`), 'sweep removes the stale lab');
-    t.same(
-      (await listNetns()).filter((n) => n.startsWith(b.id)),
-      [],
-      'nothing of it left',
-    );
-  },
-);
+  const b = await start();
+  b.child.kill('SIGKILL');
+  await once(b.child, 'exit');
+  t.equal((await listNetns()).filter((n) => n.startsWith(b.id)).length, 3, 'SIGKILL leaves namespaces behind');
+  const removed = sweepStaleLabs();
+  t.ok(removed.includes(`${b.id}-sw`), 'sweep removes the stale lab');
+  t.same(
+    (await listNetns()).filter((n) => n.startsWith(b.id)),
+    [],
+    'nothing of it left',
+  );
+});

@@ -15,6 +15,7 @@ import { parseNodeArgs } from '../../src/node/config.js';
 import { deriveClusterKeys, resolveCredential, type CredentialInput } from '../../src/node/credentials.js';
 import { API_TOKEN_FILE, SECRET_FILE, readApiTokenIn } from '../../src/protocols/data-dir-files.js';
 import { realFs, writeFileAtomicSync, type DurableFs } from '../../src/native/durable-fs.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'torus-cred-'));
@@ -136,7 +137,7 @@ t.test('writeFileAtomicSync fsyncs the file and its directory, leaves no temp fi
 
 t.test(
   '`token` prints the join command and the API token from the data dir',
-  { skip: existsSync(MAIN) ? false : 'dist/main.js missing (npm run build)' },
+  { skip: skipOrFail(existsSync(MAIN) ? undefined : 'dist/main.js missing (npm run build)') },
   async (t) => {
     const base = input();
     const cred = resolveCredential(base);

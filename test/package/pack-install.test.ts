@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -18,7 +19,7 @@ t.setTimeout(600_000);
 
 t.test(
   'the packed package installs into an empty folder and runs',
-  { skip: existsSync(join(ROOT, 'dist', 'main.js')) ? false : 'run `npm run build` first' },
+  { skip: skipOrFail(existsSync(join(ROOT, 'dist', 'main.js')) ? undefined : 'run `npm run build` first') },
   async (t) => {
     const work = mkdtempSync(join(tmpdir(), 'torus-pack-'));
     t.teardown(() => rmSync(work, { recursive: true, force: true }));

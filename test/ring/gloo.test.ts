@@ -13,6 +13,7 @@ import {
   type EnvSpawner,
 } from '../../src/bench/ring/gloo.js';
 import { freePorts } from './fixtures/helpers.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
 
 const local: EnvSpawner = (_host, command, args, env) =>
   spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,7 +33,7 @@ t.test('no torch: the comparison is skipped with the package named', async (t) =
 
 t.test(
   'two Gloo ranks on loopback',
-  { skip: torch ? false : `skipped: ${GLOO_MISSING}`, timeout: 170_000 },
+  { skip: skipOrFail(torch ? undefined : GLOO_MISSING), timeout: 170_000 },
   async (t) => {
     const [port] = await freePorts(1);
     const r = await runGlooAllReduce(

@@ -3,16 +3,19 @@ import { performance } from 'node:perf_hooks';
 import t from 'tap';
 import { within } from '../fixtures/within.js';
 import { childExecArgv } from '../../src/runtime/module-url.js';
-import { withLab } from '../../src/lab/index.js';
+import { Lab, withLab } from '../../src/lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../src/native/kernels/index.js';
 import { processLauncher, type RankMessage } from '../../src/bench/ring/launch.js';
 import type { RankJob } from '../../src/bench/ring/rank-main.js';
 import type { RankResult } from '../../src/bench/ring/sweep.js';
+import { skipOrFail } from '../fixtures/skip-or-fail.js';
+
+const noLab = skipOrFail(Lab.unavailableReason());
 
 const N = 3;
 t.setTimeout(400_000); // namespaces and one TS-loader process per rank are slow on a busy 2-vCPU machine
 
-t.test('3 ranks in 3 namespaces: every op, float32/float16/int32, exact', async (t) => {
+t.test('3 ranks in 3 namespaces: every op, float32/float16/int32, exact', { skip: noLab }, async (t) => {
   await withLab(
     t,
     {
@@ -92,6 +95,7 @@ t.test('3 ranks in 3 namespaces: every op, float32/float16/int32, exact', async 
 
 t.test(
   'a cable cut mid-collective in the lab: every rank fails within the timeout naming a peer, processes exit',
+  { skip: noLab },
   async (t) => {
     await withLab(
       t,

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseLog } from '../../../src/actors/cluster/storage/stored-state.js';
 import { CrashDisk, crashDiskUnavailableReason } from './fixtures/crash-disk.js';
 import { LabNode } from './fixtures/lab-cluster.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const entry = fileURLToPath(new URL('../../../dist/actors/cluster/standalone.js', import.meta.url));
 const why =
@@ -64,7 +65,7 @@ function savedInstanceIds(dataDir: string): string[] {
 
 t.test(
   'kill -9 and a power cut right after an acknowledged write: it is on disk and on every node after the restart',
-  { timeout: 120_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 120_000, skip: skipOrFail(why) },
   async (t) => {
     const disks: CrashDisk[] = [];
     const nodes = new Map<number, LabNode>();

@@ -1,10 +1,13 @@
-/** Real multi-process clusters in lab network namespaces (root only; skipped otherwise). */
+/** Real multi-process clusters in lab network namespaces (root only; skipped otherwise, and failed where lab tests must run: test/fixtures/skip-or-fail.ts). */
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { withLab } from '../../../src/lab/index.js';
+import { Lab, withLab } from '../../../src/lab/index.js';
 import { LabCluster } from './fixtures/lab-cluster.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
+
+const noLab = skipOrFail(Lab.unavailableReason());
 
 const timings = { failureTimeoutMs: 3000 };
 const plan = (a: string, b: string) => ({
@@ -33,107 +36,111 @@ const workload = { kind: 'exec', id: 'job', memoryBytes: 1000, layers: 12, comma
 // Several multi-process labs on a shared 2-core machine: more than the default per-file timeout.
 t.setTimeout(300_000);
 
-t.test('4 hosts in any order converge; leader crash; follower crash and restart', { timeout: 150_000 }, async (t) => {
-  await withLab(t, { hosts: 4 }, async (lab) => {
-    const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-cl-')));
-    t.teardown(() => {
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+t.test(
+  '4 hosts in any order converge; leader crash; follower crash and restart',
+  { timeout: 150_000, skip: noLab },
+  async (t) => {
+    await withLab(t, { hosts: 4 }, async (lab) => {
+      const dirs = [0, 1, 2, 3].map(() => mkdtempSync(join(tmpdir(), 'torus-cl-')));
+      t.teardown(() => {
+        for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      });
+      const c = new LabCluster(lab);
+      for (const h of [2, 0, 3, 1]) {
+        c.spawn(h, { nodeId: `h${h}`, dataDir: dirs[h], clusterName: 'lab', timings });
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      const formed = await c.until('4 nodes converge', () => c.converged(4), 30000);
+      t.pass(`converged ${formed} ms after the last start`);
+      const leader0 = c.leader()!;
+      t.ok(
+        c.live().every((n) => n.status!.leader === leader0.started!.nodeId),
+        `one leader (${leader0.started!.nodeId}) followed by all`,
+      );
+
+      // State that must survive: an instance on two followers, and links between followers.
+      const followers = c.live().filter((n) => n !== leader0);
+      const [f1, f2, f3] = followers.map((n) => n.started!.nodeId) as [string, string, string];
+      const victimHost = followers[2]!.host;
+      const r = await followers[0]!.propose([
+        { type: 'InstanceCreated', instance: plan(f1, f2), workload },
+        { type: 'LinkUp', source: f1, sink: f2, ip: lab.hosts[followers[1]!.host]!.lanIp, linkType: 'ethernet' },
+        { type: 'LinkUp', source: f2, sink: f3, ip: lab.hosts[victimHost]!.lanIp, linkType: 'ethernet' },
+      ]);
+      t.ok(r.ok, JSON.stringify(r));
+      await c.until('instance and links everywhere', () =>
+        c.live().every((n) => n.status!.instances.length === 1 && n.status!.links === 2),
+      );
+
+      // kill -9 the leader
+      leader0.kill9();
+      const killedAt = Date.now();
+      await c.until(
+        'a new leader and the old one gone',
+        () => {
+          const l = c.leader();
+          return (
+            !!l &&
+            l !== leader0 &&
+            c.live().every((n) => n.status!.nodes.length === 3 && n.status!.leader === l.started!.nodeId)
+          );
+        },
+        15000,
+      );
+      t.ok(Date.now() - killedAt < 8000, `new leader and NodeGone in ${Date.now() - killedAt} ms`);
+      await c.until('digests equal', () => new Set(c.live().map((n) => n.status!.digest)).size === 1);
+      t.same(
+        c.live().map((n) => n.status!.instances),
+        c.live().map(() => ['inst-1:active']),
+        'the instance record survived the leader change',
+      );
+      t.ok(
+        c.live().every((n) => n.status!.links === 2),
+        'links survived',
+      );
+
+      // kill a follower: declared gone within the timeout on every node, its links disappear
+      const victim = c.nodes.get(victimHost)!;
+      victim.kill9();
+      const t0 = Date.now();
+      await c.until(
+        `${f3} gone everywhere`,
+        () => c.live().every((n) => !n.status!.nodes.some((x) => x.startsWith(`${f3}@`))),
+        10000,
+      );
+      const detect = Date.now() - t0;
+      t.ok(
+        detect <= timings.failureTimeoutMs + 2000,
+        `${f3} declared gone in ${detect} ms (timeout ${timings.failureTimeoutMs})`,
+      );
+      t.ok(
+        c.live().every((n) => n.status!.links === 1),
+        `${f2}→${f3} link removed`,
+      );
+
+      // restart it with the same data dir: same id, next incarnation, catches up
+      const again = c.spawn(victimHost, { nodeId: f3, dataDir: dirs[victimHost], clusterName: 'lab', timings });
+      await c.until(
+        `${f3} rejoined`,
+        () => c.converged(3) && c.live().every((n) => n.status!.nodes.includes(`${f3}@2`)),
+        20000,
+      );
+      t.equal(again.started!.nodeId, f3);
+      t.equal(again.started!.incarnation, 2);
+      t.equal(again.status!.instances.length, 1, 'the restarted node caught up (snapshot + tail)');
+      t.same(
+        again.status!.instances,
+        c.leader()!.status!.instances,
+        'same instance record as the leader (marked for re-placement when a member left)',
+      );
+      t.equal(again.status!.digest, c.leader()!.status!.digest);
     });
-    const c = new LabCluster(lab);
-    for (const h of [2, 0, 3, 1]) {
-      c.spawn(h, { nodeId: `h${h}`, dataDir: dirs[h], clusterName: 'lab', timings });
-      await new Promise((r) => setTimeout(r, 150));
-    }
-    const formed = await c.until('4 nodes converge', () => c.converged(4), 30000);
-    t.pass(`converged ${formed} ms after the last start`);
-    const leader0 = c.leader()!;
-    t.ok(
-      c.live().every((n) => n.status!.leader === leader0.started!.nodeId),
-      `one leader (${leader0.started!.nodeId}) followed by all`,
-    );
-
-    // State that must survive: an instance on two followers, and links between followers.
-    const followers = c.live().filter((n) => n !== leader0);
-    const [f1, f2, f3] = followers.map((n) => n.started!.nodeId) as [string, string, string];
-    const victimHost = followers[2]!.host;
-    const r = await followers[0]!.propose([
-      { type: 'InstanceCreated', instance: plan(f1, f2), workload },
-      { type: 'LinkUp', source: f1, sink: f2, ip: lab.hosts[followers[1]!.host]!.lanIp, linkType: 'ethernet' },
-      { type: 'LinkUp', source: f2, sink: f3, ip: lab.hosts[victimHost]!.lanIp, linkType: 'ethernet' },
-    ]);
-    t.ok(r.ok, JSON.stringify(r));
-    await c.until('instance and links everywhere', () =>
-      c.live().every((n) => n.status!.instances.length === 1 && n.status!.links === 2),
-    );
-
-    // kill -9 the leader
-    leader0.kill9();
-    const killedAt = Date.now();
-    await c.until(
-      'a new leader and the old one gone',
-      () => {
-        const l = c.leader();
-        return (
-          !!l &&
-          l !== leader0 &&
-          c.live().every((n) => n.status!.nodes.length === 3 && n.status!.leader === l.started!.nodeId)
-        );
-      },
-      15000,
-    );
-    t.ok(Date.now() - killedAt < 8000, `new leader and NodeGone in ${Date.now() - killedAt} ms`);
-    await c.until('digests equal', () => new Set(c.live().map((n) => n.status!.digest)).size === 1);
-    t.same(
-      c.live().map((n) => n.status!.instances),
-      c.live().map(() => ['inst-1:active']),
-      'the instance record survived the leader change',
-    );
-    t.ok(
-      c.live().every((n) => n.status!.links === 2),
-      'links survived',
-    );
-
-    // kill a follower: declared gone within the timeout on every node, its links disappear
-    const victim = c.nodes.get(victimHost)!;
-    victim.kill9();
-    const t0 = Date.now();
-    await c.until(
-      `${f3} gone everywhere`,
-      () => c.live().every((n) => !n.status!.nodes.some((x) => x.startsWith(`${f3}@`))),
-      10000,
-    );
-    const detect = Date.now() - t0;
-    t.ok(
-      detect <= timings.failureTimeoutMs + 2000,
-      `${f3} declared gone in ${detect} ms (timeout ${timings.failureTimeoutMs})`,
-    );
-    t.ok(
-      c.live().every((n) => n.status!.links === 1),
-      `${f2}→${f3} link removed`,
-    );
-
-    // restart it with the same data dir: same id, next incarnation, catches up
-    const again = c.spawn(victimHost, { nodeId: f3, dataDir: dirs[victimHost], clusterName: 'lab', timings });
-    await c.until(
-      `${f3} rejoined`,
-      () => c.converged(3) && c.live().every((n) => n.status!.nodes.includes(`${f3}@2`)),
-      20000,
-    );
-    t.equal(again.started!.nodeId, f3);
-    t.equal(again.started!.incarnation, 2);
-    t.equal(again.status!.instances.length, 1, 'the restarted node caught up (snapshot + tail)');
-    t.same(
-      again.status!.instances,
-      c.leader()!.status!.instances,
-      'same instance record as the leader (marked for re-placement when a member left)',
-    );
-    t.equal(again.status!.digest, c.leader()!.status!.digest);
-  });
-});
+  },
+);
 
 t.test(
   'two clusters on one bridge stay apart; a wrong secret is refused and listed',
-  { timeout: 90_000 },
+  { timeout: 90_000, skip: noLab },
   async (t) => {
     await withLab(t, { hosts: 5 }, async (lab) => {
       const c = new LabCluster(lab);
@@ -205,25 +212,29 @@ t.test(
   },
 );
 
-t.test('multicast blocked: static peers (and gossip) still form the cluster', { timeout: 90_000 }, async (t) => {
-  await withLab(t, { hosts: 3 }, async (lab) => {
-    for (const h of [0, 1, 2]) await lab.blockMulticast(h);
-    const c = new LabCluster(lab);
-    const port = 7400;
-    c.spawn(0, { nodeId: 'm0', port });
-    // m2 only knows m1, m1 only knows m0: gossip must connect m2 and m0
-    c.spawn(1, { nodeId: 'm1', port, peers: [`${lab.hosts[0]!.lanIp}:${port}`] });
-    c.spawn(2, { nodeId: 'm2', port, peers: [`${lab.hosts[1]!.lanIp}:${port}`] });
-    await c.until('3 nodes converge without multicast', () => c.converged(3), 30000);
-    t.pass('formed');
-  });
-});
+t.test(
+  'multicast blocked: static peers (and gossip) still form the cluster',
+  { timeout: 90_000, skip: noLab },
+  async (t) => {
+    await withLab(t, { hosts: 3 }, async (lab) => {
+      for (const h of [0, 1, 2]) await lab.blockMulticast(h);
+      const c = new LabCluster(lab);
+      const port = 7400;
+      c.spawn(0, { nodeId: 'm0', port });
+      // m2 only knows m1, m1 only knows m0: gossip must connect m2 and m0
+      c.spawn(1, { nodeId: 'm1', port, peers: [`${lab.hosts[0]!.lanIp}:${port}`] });
+      c.spawn(2, { nodeId: 'm2', port, peers: [`${lab.hosts[1]!.lanIp}:${port}`] });
+      await c.until('3 nodes converge without multicast', () => c.converged(3), 30000);
+      t.pass('formed');
+    });
+  },
+);
 
 const s1Of = (cutHost: number) => `p${[0, 1, 2].find((h) => h !== cutHost)}`;
 
 t.test(
   'partition: the cut-off leader steps down (no quorum) and merges back without losing the newer state',
-  { timeout: 120_000 },
+  { timeout: 120_000, skip: noLab },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = new LabCluster(lab);
@@ -311,7 +322,7 @@ t.test(
 
 t.test(
   'two nodes (docs/cluster.md, Quorum): losing the higher id keeps writes; losing the lowest id leaves the other read-only until it is back',
-  { timeout: 120_000 },
+  { timeout: 120_000, skip: noLab },
   async (t) => {
     await withLab(t, { hosts: 2 }, async (lab) => {
       const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'torus-cl2-')));

@@ -9,13 +9,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Lab, withLab } from '../../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason } from '../../e2e/lab-cluster.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const FAILURE_TIMEOUT_MS = 3000;
 
 t.test(
   'whole-cluster restart: the saved state comes back on every node',
-  { timeout: 200_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 200_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 3 }, async (lab) => {
       const c = await E2eCluster.start(t, lab, {

@@ -10,6 +10,7 @@
 import t from 'tap';
 import { Lab, withLab } from '../../../src/lab/index.js';
 import { E2eCluster, e2eUnavailableReason, type NodeView } from '../../e2e/lab-cluster.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 /** Short (the default is 10 s): the quiet window below lasts two of them, and the re-measure after the delete one. */
@@ -28,7 +29,7 @@ const stamps = (vs: NodeView[]): Map<string, number | undefined> =>
 
 t.test(
   'no capacity probe on the links of an active instance; measured again after it is deleted',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withLab(t, { hosts: 2, lanRate: '1gbit' }, async (lab) => {
       const c = await E2eCluster.start(t, lab, {

@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { Lab } from '../../../src/lab/index.js';
 import { childExecArgv } from '../../../src/runtime/module-url.js';
 import { lines, PROBE_PORT, startProbeServers } from './fixtures/lab-helpers.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 t.test(
   'the profiler actor in a lab: links up, measured, and a cut link goes down within the probe interval',
-  { skip: Lab.unavailableReason() ?? false, timeout: 170_000 },
+  { skip: skipOrFail(Lab.unavailableReason()), timeout: 170_000 },
   async (t) => {
     const lab = await Lab.create({
       hosts: 3,

@@ -1,10 +1,11 @@
 import t from 'tap';
 import { Lab } from '../../../src/lab/index.js';
 import { iperf3, PROBE_PORT, runProber, startProbeServers } from './fixtures/lab-helpers.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 t.test(
   'lab: 3 hosts, LAN 1gbit + thunderbolt p2p 5gbit, a black-holed and a foreign address',
-  { skip: Lab.unavailableReason() ?? false, timeout: 170_000 },
+  { skip: skipOrFail(Lab.unavailableReason()), timeout: 170_000 },
   async (t) => {
     const lab = await Lab.create({
       hosts: 3,

@@ -7,12 +7,13 @@ import t from 'tap';
 import { Lab } from '../../../src/lab/index.js';
 import { e2eUnavailableReason } from '../../e2e/lab-cluster.js';
 import { instanceOn, jobsIn, profiled, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   '3 lab hosts: exec runners see rank, world size, planned hostfile and coordinator; delete stops them all',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withRunnerCluster(t, { hosts: 3, ready: profiled, readyMs: 100_000 }, async ({ lab, c, out }) => {
       const pl = await c.cli(1, [

@@ -6,12 +6,13 @@ import t from 'tap';
 import { Lab } from '../../../src/lab/index.js';
 import { e2eUnavailableReason } from '../../e2e/lab-cluster.js';
 import { instanceOn, jobsIn, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   'node shutdown with runners mid-task: exit code 0, no runner or command left',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withRunnerCluster(
       t,

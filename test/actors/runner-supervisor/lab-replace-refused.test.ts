@@ -6,12 +6,13 @@ import t from 'tap';
 import { Lab } from '../../../src/lab/index.js';
 import { e2eUnavailableReason } from '../../e2e/lab-cluster.js';
 import { instanceOn, jobsIn, profiled, recorderArgs, seen, withRunnerCluster } from './fixtures/lab-runners.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   'kill a host when the rest cannot hold the instance: reported failed with the reason, runners stopped',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withRunnerCluster(
       t,

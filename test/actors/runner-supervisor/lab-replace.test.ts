@@ -16,12 +16,13 @@ import {
   seen,
   withRunnerCluster,
 } from './fixtures/lab-runners.js';
+import { skipOrFail } from '../../fixtures/skip-or-fail.js';
 
 const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 
 t.test(
   'kill a host of an instance: re-placed on the remaining hosts within seconds, runners restarted there',
-  { timeout: 175_000, skip: why ? `skipped: ${why}` : false },
+  { timeout: 175_000, skip: skipOrFail(why) },
   async (t) => {
     await withRunnerCluster(
       t,
