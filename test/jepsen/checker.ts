@@ -4,7 +4,9 @@
  * - an acknowledged write missing from (or an acknowledged delete still in) the final state of a node;
  * - two nodes whose committed logs differ at an index both hold (each committed log must be a prefix of the longest);
  * - a term in which two different nodes claimed to lead;
- * - final digests that differ.
+ * - final digests that differ;
+ * - a check that would see nothing: writes were acknowledged, yet a node's log holds no committed entry, or no node
+ *   claimed to lead (a log that could not be read, or status lines that no longer parse, must not pass as clean).
  */
 export interface AckedOp {
   readonly op: 'create' | 'delete';
@@ -59,6 +61,11 @@ export function check(acked: readonly AckedOp[], finals: readonly NodeFinal[]): 
     }
   for (const [term, set] of leaders)
     if (set.size > 1) problems.push(`term ${term} had two leaders: ${[...set].join(', ')}`);
+  if (acked.length > 0) {
+    for (const n of finals)
+      if (n.committed.size === 0) problems.push(`${n.name}: no committed entry in its log (nothing to compare)`);
+    if (leaders.size === 0) problems.push('no node claimed to lead (nothing to check for two leaders)');
+  }
   if (new Set(finals.map((f) => f.digest)).size > 1)
     problems.push(`digests differ: ${finals.map((f) => `${f.name}=${f.digest.slice(0, 8)}`).join(' ')}`);
   return {

@@ -59,6 +59,18 @@ t.test('the checker finds what it must (it can fail)', async (t) => {
     /term 2 had two leaders/,
     /digests differ/,
   ]);
+  const blind = check(
+    [{ op: 'create', id: 'x', at: 1 }],
+    [node('a', ['x'], [], []), node('b', ['x'], [[1, 'e1']], [])],
+  );
+  t.same(
+    blind.problems,
+    [
+      'a: no committed entry in its log (nothing to compare)',
+      'no node claimed to lead (nothing to check for two leaders)',
+    ],
+    'an empty log or no leader claim is a problem, not a clean pass',
+  );
 });
 
 const why = Lab.unavailableReason();

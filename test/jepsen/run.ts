@@ -142,11 +142,13 @@ export async function runJepsen(lab: Lab, o: JepsenOptions): Promise<JepsenResul
 
     const finals: NodeFinal[] = c.live().map((n) => {
       const committed = new Map<number, string>();
+      // A log that cannot be read fails the run: read as empty, it would leave the committed-prefix check nothing.
+      const logFile = join(dirs[n.host]!, 'cluster-state', 'log.jsonl');
       const text = (() => {
         try {
-          return readFileSync(join(dirs[n.host]!, 'cluster-state', 'log.jsonl'), 'utf8');
-        } catch {
-          return '';
+          return readFileSync(logFile, 'utf8');
+        } catch (error) {
+          throw new Error(`j${n.host}: its log ${logFile} cannot be read: ${(error as Error).message}`);
         }
       })();
       const parsed = parseLog(text);

@@ -47,6 +47,7 @@ function makeNode(
 }
 
 const memberCount = (n: ClusterNode<ClusterState>) => Object.keys(n.state.nodes).length;
+const linkedAB = (n: ClusterNode<ClusterState>) => n.state.links.some((l) => l.source === 'a' && l.sink === 'b');
 
 /** A TCP relay that records what crosses it; `replay` re-sends the first chunk b→a once more after `replayAfter` chunks. */
 async function relay(
@@ -151,7 +152,8 @@ t.test('20 forged hellos with the right cluster hash add no member (keyed node)'
     'and listed as auth-failure',
   );
   await b.propose({ type: 'LinkUp', source: 'a', sink: 'b', ip: '127.0.0.1', linkType: 'ethernet' });
-  t.pass('writes still work');
+  await until('the write applied on both', () => [a, b].every(linkedAB));
+  t.pass('writes still work: the LinkUp proposed through b is in both states');
 });
 
 t.test('open mode: 20 blind forged hellos (no answer to our hello) add no member', async (t) => {
@@ -173,7 +175,8 @@ t.test('open mode: 20 blind forged hellos (no answer to our hello) add no member
     'the half-open handshakes were closed at their deadline',
   );
   await b.propose({ type: 'LinkUp', source: 'a', sink: 'b', ip: '127.0.0.1', linkType: 'ethernet' });
-  t.pass('writes still work');
+  await until('the write applied on both', () => [a, b].every(linkedAB));
+  t.pass('writes still work: the LinkUp proposed through b is in both states');
 });
 
 t.test(
