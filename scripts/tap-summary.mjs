@@ -33,6 +33,8 @@ const notOk = /^((?: {4})*)not ok \d+ - (.*?)(?: # (?:time=|SKIP|TODO).*)?$/;
 // A skipped test, assertion or file (`ok 3 - name # SKIP reason`); the file is the open depth-0 subtest, or the
 // name itself on a depth-0 line (a file skipped whole).
 const skipped = /^((?: {4})*)(?:not )?ok \d+ - (.*?) # (SKIP|TODO)\b\s*(.*)$/;
+// A test that ran no assertion and did not say it skipped (`1..0` without a reason): an early return skips silently.
+const emptyPlan = /^((?: {4})+)1\.\.0\s*$/;
 const mustRunLab = labRequired();
 const labSkips = [];
 function noteFailure(indent, name) {
@@ -60,6 +62,9 @@ child.stdout.on('data', (chunk) => {
     }
     const failed = notOk.exec(line);
     if (failed) noteFailure(failed[1], failed[2]);
+    const empty = emptyPlan.exec(line);
+    if (empty && subtests[0] && isLabTest(subtests[0]))
+      labSkips.push(`${subtests.slice(0, empty[1].length / 4).join(' › ')}: ran no assertion`);
     const skip = skipped.exec(line);
     if (skip) {
       const file = skip[1] === '' ? skip[2] : subtests[0];

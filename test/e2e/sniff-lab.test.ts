@@ -132,7 +132,9 @@ t.test(
       t.ok(anywhere(1), 'TLS handshakes are in it (the remote CLI and browser)');
       t.notOk(anywhere(2), 'the API token is nowhere in the capture');
       t.notOk(anywhere(3), 'the cluster secret is nowhere in the capture');
-      if (cookie) t.notOk(anywhere(4), 'the session cookie is nowhere in the capture');
+      t.notOk(anywhere(4), 'the session cookie is nowhere in the capture', {
+        skip: cookie ? false : 'no session cookie: the dashboard part did not run',
+      });
       t.notOk(
         bearer.some((_, i) => anywhere(5 + i)),
         'no request in clear carries Authorization: Bearer',

@@ -33,6 +33,7 @@ t.test('a lab-set skip fails the run where lab tests must run; a unit skip does 
       refused('skips-its-own-way-lab.tap.ts', ' › plan(0): SKIP skipped: plan zero'),
       refused('skips-its-own-way-lab.tap.ts', ' › skip option: SKIP skip option'),
       refused('skips-its-own-way-lab.tap.ts', ' › skipped assertion › an assertion: SKIP assertion skip'),
+      refused('skips-its-own-way-lab.tap.ts', ' › returns early: ran no assertion'),
       refused('skips-whole-file-lab.tap.ts', ': SKIP skipped: the whole file'),
       refused('skip-or-fail-lab.tap.ts', ' › needs a tool: SKIP skipped: frobnicate not found (Debian package frob)'),
     ].sort(),
