@@ -5,8 +5,9 @@
 // (a handle left open keeps a test process alive: the time is lost to every run, so it is worth naming).
 // Last, the failures by name (file › test › assertion): a CI log is often read from its tail only.
 // Where every lab test must run (as root, or TORUS_REQUIRE_LAB=1 as CI sets: scripts/test-sets.mjs), a skip in a
-// lab-set file fails the run and is named, however the test skipped (tap's skip option, t.plan(0), a todo): the
-// safety net behind test/fixtures/skip-policy.ts, which lab tests call to skip.
+// lab-set file fails the run and is named, however the test skipped (tap's skip option, t.plan(0), a todo, or a
+// test that returned having asserted nothing): the safety net behind test/fixtures/skip-or-fail.ts, which lab tests
+// call to skip.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
