@@ -98,9 +98,13 @@ t.test('exo takes the smallest size, then the most memory: not the best network'
   if (isRefusal(plan)) throw new Error(plan.refusal.message);
   t.same([...plan.instance.nodes].sort(), ['a', 'b'], "torus's planner takes the thunderbolt pair");
   t.ok((priceExoChoice(state, request(70), answer.choice) as number) > (predictionScore(plan.predicted) as number));
-  t.same(exoRule(decodePlacementInput(state), request(30)), {
-    choice: { nodes: ['c'], layers: [40], dials: [] },
-  }, 'one node when one node holds it');
+  t.same(
+    exoRule(decodePlacementInput(state), request(30)),
+    {
+      choice: { nodes: ['c'], layers: [40], dials: [] },
+    },
+    'one node when one node holds it',
+  );
   t.same(exoRule(decodePlacementInput(state), request(200)), { refusal: 'no set holds the workload' });
   // d becomes a leaf holding 70 GB with c: exo prefers a set with a leaf, then fails the per-node check there.
   const withLeaf = { ...state, nodes: state.nodes.map((n) => (n.id === 'd' ? node('d', 20, ifs(4)) : n)) };
