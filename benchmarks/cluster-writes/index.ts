@@ -1,20 +1,22 @@
 /**
  * Committed writes: three standalone cluster processes in lab namespaces on one bridge; a client sends
- * proposals (InstanceCreated events, the cluster's own write path: no HTTP, no runners) to a follower's process on
- * stdin, which forwards to the leader; a reply means the entry is committed (a quorum holds it on disk) and applied.
- * Measured: latency p50/p99 of one client in a row, throughput of 32 concurrent clients, and the failover time
- * (kill -9 of the leader until a write is committed again) — with fsync on (a data dir: group-fsynced log) and
- * with no data dir (memory only: no fsync), side by side, so the cost of durability is a ratio.
+ * proposals (InstanceDeleted events of instances that do not exist: the cluster's own write path, no HTTP, no
+ * runners, a state that does not grow) to a follower's process on stdin, which forwards to the leader; a reply means
+ * the entry is committed (a quorum holds it on disk) and applied. Measured: latency p50/p99 of one client in a row,
+ * throughput of 32 concurrent clients (acknowledged writes only: a refused write fails the run), and the failover
+ * time (kill -9 of the leader until a write is committed again) — with fsync on (a data dir: group-fsynced log) and
+ * with no data dir (memory only: no fsync), side by side, so the cost of durability is a ratio. Before the kill,
+ * every acknowledged write must be in every node's log at its index (clients.ts), or the run fails.
  *   node build/benchmarks/cluster-writes/index.js [--quick] [--json]   (root; needs `ip`)
  */
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Lab } from '../../src/lab/index.js';
 import { machineLoad, printTable, type BenchRow } from '../table.js';
+import { missingWrites, runClients, type AckedWrite } from './clients.js';
+import { Proc } from './proc.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -25,36 +27,6 @@ const entry = (): string => {
   if (existsSync(js)) return js;
   throw new Error(`${js} is missing: build with \`tsc -p tsconfig.bench.json\``);
 };
-
-class Proc {
-  status: { role: string; leader: string | null; digest: string; nodes: string[] } | null = null;
-  readonly #replies = new Map<number, (ok: boolean) => void>();
-  #id = 1;
-  constructor(
-    readonly host: number,
-    readonly child: ChildProcess,
-  ) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const m = JSON.parse(line) as { ev: string; id?: number; ok?: boolean };
-        if (m.ev === 'status') this.status = m as unknown as Proc['status'];
-        if (m.ev === 'reply') this.#replies.get(m.id!)?.(m.ok === true);
-      } catch {
-        /* not ours */
-      }
-    });
-  }
-  propose(event: unknown): Promise<boolean> {
-    const id = this.#id++;
-    return new Promise((resolve) => {
-      this.#replies.set(id, (ok) => {
-        this.#replies.delete(id);
-        resolve(ok);
-      });
-      this.child.stdin!.write(`${JSON.stringify({ id, op: 'propose', events: [event] })}\n`);
-    });
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(pred: () => boolean, ms: number): Promise<number | null> {
@@ -77,7 +49,7 @@ async function run(fsync: boolean): Promise<BenchRow> {
   try {
     const spawn = (h: number) =>
       new Proc(
-        h,
+        `w${h}`,
         lab.spawn(
           h,
           process.execPath,
@@ -87,6 +59,7 @@ async function run(fsync: boolean): Promise<BenchRow> {
               nodeId: `w${h}`,
               clusterName: 'writes',
               timings: { failureTimeoutMs: 3000 },
+              recordApplied: true,
               ...(fsync ? { dataDir: dirs[h] } : {}),
             }),
           ],
@@ -104,33 +77,47 @@ async function run(fsync: boolean): Promise<BenchRow> {
     const follower = () => procs.find((p) => p.status?.role === 'follower')!;
     const n = quick ? 200 : 1000;
     const lat: number[] = [];
+    const acked: AckedWrite[] = [];
     const via = follower();
-    for (let i = 0; i < 20; i++) await via.propose(write()); // warm-up
+    const writeVia = async (p: Proc): Promise<void> => {
+      const event = write();
+      const answer = await p.propose(event);
+      if (!answer.ok) throw new Error(`a write was refused: ${answer.error}`);
+      acked.push({ index: answer.index, event });
+    };
+    for (let i = 0; i < 20; i++) await writeVia(via); // warm-up
     for (let i = 0; i < n; i++) {
       const t0 = performance.now();
-      if (!(await via.propose(write()))) throw new Error('a write failed');
+      await writeVia(via);
       lat.push(performance.now() - t0);
     }
     const total = quick ? 2000 : 8000;
-    let done = 0;
     const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: 32 }, async (_, c) => {
-        const p = procs[c % 3]!;
-        while (done < total) {
-          done++;
-          await p.propose(write());
-        }
-      }),
+    const concurrent = await runClients(32, total, (c) => {
+      const event = write();
+      return { event, answer: procs[c % 3]!.propose(event) };
+    });
+    const tput = concurrent.length / ((performance.now() - t0) / 1000);
+    acked.push(...concurrent);
+    // Every acknowledged write in every node's log: wait until each has applied up to the last one, then compare.
+    const last = Math.max(...acked.map((w) => w.index));
+    if ((await until(() => procs.every((p) => (p.status?.lastIndex ?? 0) >= last), 30_000)) === null)
+      throw new Error(`not every node applied up to index ${last} within 30 s`);
+    const problems = missingWrites(
+      acked,
+      await Promise.all(procs.map(async (p) => ({ name: p.name, log: await p.applied() }))),
     );
-    const tput = total / ((performance.now() - t0) / 1000);
+    if (problems.length > 0)
+      throw new Error(`${problems.length} acknowledged writes not in every log:\n${problems.slice(0, 10).join('\n')}`);
     const leader = procs.find((p) => p.status?.role === 'leader')!;
     leader.child.kill('SIGKILL');
     const killedAt = performance.now();
     const rest = procs.filter((p) => p !== leader);
     let failover: number | null = null;
     while (performance.now() - killedAt < 20_000) {
-      if (await Promise.race([rest[0]!.propose(write()), sleep(2000).then(() => false)])) {
+      // Refusals are expected here (no leader yet): the first acknowledged write ends the failover.
+      const answer = await Promise.race([rest[0]!.propose(write()), sleep(2000).then(() => null)]);
+      if (answer?.ok) {
         failover = performance.now() - killedAt;
         break;
       }
@@ -140,6 +127,8 @@ async function run(fsync: boolean): Promise<BenchRow> {
     return {
       mode: fsync ? 'fsync on (data dir)' : 'no fsync (memory)',
       writes: n,
+      clients32_acked: concurrent.length,
+      checked_on_3_nodes: acked.length,
       p50_ms: +pct(lat, 50).toFixed(2),
       p99_ms: +pct(lat, 99).toFixed(2),
       clients32_writes_per_s: Math.round(tput),

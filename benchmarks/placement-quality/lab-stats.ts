@@ -45,3 +45,27 @@ export function summarize(rows: readonly Measured[], chosenKey: string, exoKey: 
     vsExo: chosen && exo ? exo.measuredMs / chosen.measuredMs : null,
   };
 }
+
+/** Median |error| of the options in a group and of the rest (e.g. the options through the slow host and the others). */
+export function errorSplit(
+  rows: readonly Measured[],
+  inGroup: (key: string) => boolean,
+): {
+  group: { options: number; medianAbsErrorPercent: number };
+  rest: { options: number; medianAbsErrorPercent: number };
+} {
+  const of = (xs: readonly Measured[]) => ({
+    options: xs.length,
+    medianAbsErrorPercent: median(xs.map((r) => Math.abs(errorPercent(r.measuredMs, r.predictedMs)))),
+  });
+  return { group: of(rows.filter((r) => inGroup(r.key))), rest: of(rows.filter((r) => !inGroup(r.key))) };
+}
+
+/** How long the run took and the 1-minute load average it ran under (sampled before every bench), as printed. */
+export function runConditions(startedAtMs: number, endedAtMs: number, loads: readonly number[]): string {
+  const minutes = ((endedAtMs - startedAtMs) / 60_000).toFixed(1);
+  if (loads.length === 0) return `ran ${minutes} min`;
+  const lo = Math.min(...loads).toFixed(1);
+  const hi = Math.max(...loads).toFixed(1);
+  return `ran ${minutes} min; load average ${lo === hi ? lo : `${lo}–${hi}`} (1-minute, sampled at ${loads.length} points)`;
+}

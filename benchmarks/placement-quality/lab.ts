@@ -27,7 +27,7 @@ import {
   placementStateFromTopology,
   type LabOption,
 } from './lab-options.js';
-import { errorPercent, median, summarize, type Measured } from './lab-stats.js';
+import { errorPercent, errorSplit, median, runConditions, summarize, type Measured } from './lab-stats.js';
 
 const json = args.includes('--json');
 const quick = args.includes('--quick');
@@ -131,7 +131,8 @@ async function main(): Promise<void> {
     return;
   }
   const owner = new BenchOwner();
-  const load0 = loadavg()[0]!;
+  const startedAt = Date.now();
+  const loads = [loadavg()[0]!];
   try {
     progress(
       `building a ${HOSTS}-host lab: cable ring h0–h3 at ${ringRate}, LAN ${lanRate}, h4 only on the LAN at ${farRate}`,
@@ -168,10 +169,12 @@ async function main(): Promise<void> {
     const samples = new Map<string, { option: LabOption; measured: number[]; predicted: number[] }>();
     for (const o of options) samples.set(cycleKey(o.nodes), { option: o, measured: [], predicted: [] });
     for (let round = 0; round < rounds; round++) {
+      loads.push(loadavg()[0]!);
       const chosen = await bench(c, { workload: WORKLOAD });
       chosenRuns.push(chosen);
       progress(`round ${round + 1}: the planner chose ${label(chosen.nodes)}: ${chosen.measured.stepMs} ms measured`);
       for (const [i, o] of options.entries()) {
+        loads.push(loadavg()[0]!);
         const r = await bench(c, { workload: WORKLOAD, nodes: o.nodes });
         const s = samples.get(cycleKey(o.nodes))!;
         if (r.measured.stepMs !== null) s.measured.push(r.measured.stepMs);
@@ -187,6 +190,8 @@ async function main(): Promise<void> {
       .filter(([, s]) => s.measured.length > 0 && s.predicted.length > 0)
       .map(([key, s]) => ({ key, measuredMs: median(s.measured), predictedMs: median(s.predicted) }));
     const summary = summarize(measured, chosenKey, exoKey);
+    const farId = c.nodes.find((n) => n.host === FAR)!.id as string;
+    const split = errorSplit(measured, (key) => samples.get(key)!.option.nodes.includes(farId));
     const rows: BenchRow[] = measured
       .sort((a, b) => a.measuredMs - b.measuredMs)
       .map((m) => {
@@ -213,11 +218,13 @@ async function main(): Promise<void> {
     const fmt = (x: number | null, digits = 1): string => (x === null ? 'n/a' : x.toFixed(digits));
     const note = [
       `${summary.options} feasible options, ${rounds} round(s) of ${steps} timed steps each (median per option)`,
-      `median |error| ${fmt(summary.medianAbsErrorPercent)} % (target ≤ 15 %), worst ${fmt(summary.worstAbsErrorPercent)} %`,
+      `median |error| ${fmt(summary.medianAbsErrorPercent)} % (target ≤ 15 %), worst ${fmt(summary.worstAbsErrorPercent)} %; ` +
+        `through h${FAR} (${split.group.options} options) ${fmt(split.group.medianAbsErrorPercent)} %, ` +
+        `without it (${split.rest.options}) ${fmt(split.rest.medianAbsErrorPercent)} %`,
       `the planner chose ${label(chosenRuns[0]!.nodes)} (${chosenRuns.map((r) => r.measured.stepMs).join(', ')} ms in its own runs): ` +
         `${fmt(summary.chosenGapPercent)} % slower than the best measured option ${label(samples.get(summary.best.key)!.option.nodes)} (target ≤ 10 %)`,
-      `vs exo's rule ${exo ? label(exo.nodes) : 'n/a'}: ${fmt(summary.vsExo, 2)}× its tokens/s (target ≥ 1.5×); ${exoAddresses}`,
-      `load average ${load0.toFixed(2)} at the start`,
+      `vs exo's rule as torus's planner without device figures or link measurements ${exo ? label(exo.nodes) : 'n/a'}: ${fmt(summary.vsExo, 2)}× its tokens/s (target ≥ 1.5×); ${exoAddresses}`,
+      runConditions(startedAt, Date.now(), loads),
     ].join('\n');
     printTable(
       `pipeline step, measured vs predicted, every feasible option (${HOSTS} hosts: cable ring h0–h3 ${ringRate}, LAN ${lanRate}, h4 ${farRate} only)`,

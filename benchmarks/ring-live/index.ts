@@ -14,6 +14,7 @@
 import { loadavg } from 'node:os';
 import { BenchOwner, Lab, NodeCluster, nodeUnavailableReason, profiled, type NodeView } from '../../src/lab/index.js';
 import { findTorchPython } from '../../src/bench/ring/gloo.js';
+import { glooColumns } from './columns.js';
 import { printTable, type BenchRow } from '../table.js';
 import { args, flag } from '../args.js';
 
@@ -110,29 +111,30 @@ async function scenario(name: 'lan' | 'p2p'): Promise<void> {
     const byBytes = new Map((gloo?.rows ?? []).map((r) => [r.bytes, r.busbw]));
     const gbit = (gbytesPerSecond: number | undefined): number | null =>
       gbytesPerSecond === undefined ? null : +(gbytesPerSecond * 8).toFixed(3);
+    const columns = glooColumns(name, ringRate, lanRate);
     const rows: BenchRow[] = (out.result?.rows ?? [])
       .filter((r) => r.op === 'all-reduce')
       .map((r) => {
         const g = byBytes.get(r.size);
         return {
           size: `${r.size / 2 ** 20} MiB`,
-          'ring busbw Gbit/s': gbit(r.busbw),
-          'gloo busbw Gbit/s': gbit(g),
-          'ring/gloo': g ? +(r.busbw / g).toFixed(2) : null,
+          [columns.ring]: gbit(r.busbw),
+          [columns.gloo]: gbit(g),
+          [columns.ratio]: g ? +(r.busbw / g).toFixed(2) : null,
         };
       });
     const mean = (xs: number[]): number => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
-    const ratios = rows.map((r) => r['ring/gloo']).filter((x): x is number => typeof x === 'number');
+    const ratios = rows.map((r) => r[columns.ratio]).filter((x): x is number => typeof x === 'number');
     const target = name === 'lan' ? '≥ 0.97×' : '≥ 3×';
     const note = [
-      `ring over ${out.result?.ring?.length ?? '?'} nodes; mean ring/gloo ${ratios.length ? mean(ratios).toFixed(2) : 'n/a'}× (target ${target})`,
+      `ring over ${out.result?.ring?.length ?? '?'} nodes; mean ${columns.ratio} ${ratios.length ? mean(ratios).toFixed(2) : 'n/a'}× (target ${target})`,
       gloo && !gloo.ok ? `torch Gloo: ${gloo.reason}` : '',
       `load average at the start ${load0.toFixed(2)} (at the end: below)`,
     ]
       .filter(Boolean)
       .join('\n');
     printTable(
-      `ring vs torch Gloo all_reduce through POST /v1/bench/ring, ${HOSTS} nodes, ${name === 'lan' ? `switched LAN at ${lanRate}` : `ring of p2p links at ${ringRate} (LAN ${lanRate})`}`,
+      `ring vs torch Gloo all_reduce through POST /v1/bench/ring, ${HOSTS} nodes, ${columns.title}`,
       rows,
       json,
       note,

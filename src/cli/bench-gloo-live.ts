@@ -23,5 +23,5 @@ export function renderSideBySide(gloo: GlooResult, rows: readonly GlooComparison
     r.glooBusbw.toFixed(3),
     r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`,
   ]);
-  return `# ring vs torch Gloo all_reduce on the same nodes (a torus job; ${gloo.iface})\n${renderTable(['size', 'ring busbw', 'gloo busbw', 'ring/gloo'], body)}`;
+  return `# ring vs torch Gloo all_reduce on the same nodes (a torus job; ${gloo.iface}). The ring dials each neighbour at its planned address, Gloo uses one interface for every pair: where the plan's ring runs over links the mesh address is not on (a ring of cables), the two ran on different links\n${renderTable(['size', 'ring busbw', 'gloo busbw', 'ring/gloo'], body)}`;
 }

@@ -89,7 +89,7 @@ export function parseBenchRingArgs(args: string[]): RingBenchOptions & { json: b
   };
   const quick = v.quick === true;
   const mode = v.mode ?? (Lab.available() ? 'lab' : 'loopback');
-  if (mode !== 'lab' && mode !== 'loopback' && mode !== 'cluster')
+  if (mode !== 'lab' && mode !== 'loopback')
     throw new UsageError('--mode: lab or loopback (the live cluster is `bench ring --live`)');
   const dtype = v.datatype ?? 'float32';
   if (!isDtype(dtype)) throw new UsageError('-d: float32, int32 or float16');

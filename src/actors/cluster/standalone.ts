@@ -2,7 +2,10 @@
  * A cluster node as its own process, without the actor runtime: used by the multi-process lab tests and the
  * cluster-formation benchmark (and handy for debugging discovery). Options come as one JSON argument; the
  * process prints JSON lines on stdout (`started`, `status` on every change, `reply`) and reads JSON-line
- * requests on stdin: `{id, op: 'propose', events}`, `{id, op: 'stop'}`.
+ * requests on stdin: `{id, op: 'propose', events}`, `{id, op: 'stop'}`. With `recordApplied` it keeps every entry it
+ * applies, and `{id, op: 'applied'}` answers `{ev: 'applied', id, entries, installed}` (the entries in order, the
+ * indices of snapshots installed instead of entries): the cluster-writes benchmark checks its acknowledged writes
+ * against every node's with it.
  */
 import { createInterface } from 'node:readline';
 import { asTorusError } from '../../protocols/errors.js';
@@ -25,6 +28,8 @@ interface StandaloneOptions {
   persist?: boolean;
   /** Re-dial backoff for peers that refused us (lab tests shorten it). */
   redial?: { baseMs: number; capMs: number };
+  /** Keep every applied entry for the `applied` request (off by default: it grows with the log). */
+  recordApplied?: boolean;
 }
 
 const out = (o: Record<string, unknown>): void => {
@@ -51,6 +56,14 @@ async function main(): Promise<void> {
     ...(o.dataDir && o.persist !== false ? { persistDir: o.dataDir } : {}),
     ...(o.redial ? { redial: o.redial } : {}),
   });
+  const applied: { index: number; event: unknown }[] = [];
+  const installed: number[] = [];
+  if (o.recordApplied) {
+    node.on('applied', (entry: { index: number; event: unknown }) =>
+      applied.push({ index: entry.index, event: entry.event }),
+    );
+    node.on('installed', (snapshot: { index: number }) => installed.push(snapshot.index));
+  }
   const port = await node.start();
   out({ ev: 'started', nodeId: identity.nodeId, incarnation: identity.incarnation, port });
   let last = '';
@@ -99,6 +112,7 @@ async function main(): Promise<void> {
       return;
     }
     if (req.op === 'stop') return void stop(0);
+    if (req.op === 'applied') return out({ ev: 'applied', id: req.id, entries: applied, installed });
     if (req.op === 'propose') {
       node.propose((req.events ?? []) as { type: string }[]).then(
         (result) => out({ ev: 'reply', id: req.id, ok: true, result }),

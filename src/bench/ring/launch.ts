@@ -1,10 +1,9 @@
 /**
- * Starting benchmark ranks and collecting their JSON lines. Lab and loopback modes spawn child
- * processes; a live cluster plugs in its own RankLauncher (the hook for placing a ring instance
- * through a node's API: each job is what that instance's rank r must run).
+ * Starting benchmark ranks and collecting their JSON lines: lab and loopback modes spawn one child
+ * process per rank. A running cluster is benchmarked through its API instead (`bench ring --live`,
+ * src/bench/live/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { TorusError } from '../../protocols/errors.js';
 import { childExecArgv, siblingModule } from '../../runtime/module-url.js';
 import type { RankJob } from './rank-main.js';
 import type { RankResult } from './sweep.js';
@@ -92,13 +91,5 @@ export function loopbackLauncher(overallTimeoutMs: number): RankLauncher {
   return processLauncher(
     (_rank, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }),
     overallTimeoutMs,
-  );
-}
-
-/** Placeholder for the live-cluster mode until the API exposes ring instances (see docs/ring.md). */
-export function clusterLauncherMissing(): never {
-  throw new TorusError(
-    'TORUS_CONFIG_INVALID',
-    'bench ring --mode cluster needs a RankLauncher that places a ring instance through a node API (not wired yet); use --mode lab or --mode loopback',
   );
 }

@@ -1,6 +1,6 @@
 /**
- * Child-process entry of one benchmark rank (spawned in a lab namespace, on loopback, or later by a
- * live cluster's runner). argv[2] = base64 JSON RankJob. Writes JSON lines on stdout:
+ * Child-process entry of one benchmark rank (spawned in a lab namespace or on loopback).
+ * argv[2] = base64 JSON RankJob. Writes JSON lines on stdout:
  * {type:'ready', kernel, bidirectional} · {type:'row', row} · {type:'done', bytesRead, bytesCopied} · {type:'error', code, message}.
  */
 import { asTorusError } from '../../protocols/errors.js';

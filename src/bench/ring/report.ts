@@ -172,6 +172,15 @@ export function formatReport(result: RingBenchResult): string {
   return out.join('\n');
 }
 
+/**
+ * Whether a ring run and Gloo shared their links: Gloo binds one interface (the LAN), so a ring over the
+ * point-to-point links is a different network, and its ratio says what choosing the links gives, not what the
+ * ring engine gives on the same links.
+ */
+export function linksVsGloo(over: Over): string {
+  return over === 'lan' ? 'same links: both on the LAN' : 'different links: the ring on the p2p links, Gloo on the LAN';
+}
+
 /** The ring runs' all-reduce busbw beside torch Gloo's on the same hosts, per size, as a ratio. */
 export function glooLines(result: RingBenchResult): string[] {
   const g = result.gloo;
@@ -183,7 +192,7 @@ export function glooLines(result: RingBenchResult): string[] {
     `# --- torch Gloo all_reduce (torch ${g.torch}, ${g.python}; GLOO_SOCKET_IFNAME=${g.iface}: Gloo binds one interface, so it runs over the LAN) vs this ring, busbw GB/s ---`,
   ];
   out.push(
-    `#${'size (B)'.padStart(12)}${'Gloo'.padStart(9)}${runs.map((r) => `  ${r.label.padStart(28)} (×Gloo)`).join('')}`,
+    `#${'size (B)'.padStart(12)}${'Gloo'.padStart(9)}${runs.map((r) => `  ${r.label.padStart(28)} (×Gloo, ${linksVsGloo(r.over)})`).join('')}`,
   );
   for (const gr of g.rows) {
     const cells = runs.map((r) => {
@@ -201,7 +210,7 @@ export function glooLines(result: RingBenchResult): string[] {
       const mine = largeBusbw(r);
       if (mine !== null)
         out.push(
-          `# ${r.label}: all_reduce ≥ 8 MiB busbw ${gbit(mine)} = ${ratio(mine, glooLarge * 8e9)} torch Gloo (${gbit(glooLarge * 8e9)})`,
+          `# ${r.label}: all_reduce ≥ 8 MiB busbw ${gbit(mine)} = ${ratio(mine, glooLarge * 8e9)} torch Gloo (${gbit(glooLarge * 8e9)}); ${linksVsGloo(r.over)}`,
         );
     }
   }

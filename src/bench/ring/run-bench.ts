@@ -10,22 +10,16 @@ import { Lab } from '../../lab/index.js';
 import { DTYPE_BYTES, type Dtype, type ReduceOp } from '../../native/kernels/index.js';
 import type { RingHost } from '../../ring/peer-links.js';
 import { measureCapacity, measureStreamRing, nodeStream, type Capacity, type Spawner } from './capacity.js';
-import {
-  loopbackLauncher,
-  processLauncher,
-  clusterLauncherMissing,
-  type RankLauncher,
-  type RankMessage,
-} from './launch.js';
+import { loopbackLauncher, processLauncher, type RankLauncher, type RankMessage } from './launch.js';
 import type { RankJob } from './rank-main.js';
 import type { RankResult, SweepConfig } from './sweep.js';
 import { runGlooAllReduce, type GlooResult } from './gloo.js';
 import { makeRow, sweepSizes, averageBusbw, type BenchOp, type BenchRow } from './table.js';
 
-export type Over = 'p2p' | 'lan' | 'loopback' | 'cluster';
+export type Over = 'p2p' | 'lan' | 'loopback';
 
 export interface RingBenchOptions {
-  readonly mode: 'lab' | 'loopback' | 'cluster';
+  readonly mode: 'lab' | 'loopback';
   readonly ranks: number;
   readonly ops: readonly BenchOp[];
   readonly minBytes: number;
@@ -52,11 +46,6 @@ export interface RingBenchOptions {
   readonly capacitySeconds: number;
   /** Hard stop for one variant's rank processes (a safety net: ring timeouts already end stuck ops). Default 3 h. */
   readonly deadlineMs?: number;
-  /**
-   * Live-cluster hook (mode 'cluster'): runs job r on rank r of a placed ring instance, replacing
-   * `job.connect.hosts` with that instance's hosts-by-node, and reports each rank's RankMessages.
-   */
-  readonly launcher?: RankLauncher;
   /** Lab: run torch Gloo's all_reduce on the same hosts beside the ring (default true; float32 sum only). */
   readonly gloo?: boolean;
 }
@@ -96,7 +85,6 @@ export async function runRingBench(
 ): Promise<RingBenchResult> {
   const n = options.ranks;
   if (!Number.isInteger(n) || n < 2) throw new TorusError('TORUS_CONFIG_INVALID', 'bench ring needs at least 2 ranks');
-  if (options.mode === 'cluster' && !options.launcher) clusterLauncherMissing();
   if (options.mode === 'lab') {
     const why = Lab.unavailableReason();
     if (why) throw new TorusError('TORUS_CONFIG_INVALID', `bench ring --mode lab: ${why} (try --mode loopback)`);
@@ -149,9 +137,6 @@ export async function runRingBench(
       await lab.teardown();
     }
   }
-  if (options.mode === 'cluster') {
-    return sweepVariants(options, ['cluster'], () => () => '', options.launcher as RankLauncher, null, progress);
-  }
   const spawner: Spawner = (_host, command, args) => spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return sweepVariants(
     options,
@@ -168,7 +153,7 @@ async function sweepVariants(
   overs: readonly Over[],
   addressFor: (over: 'p2p' | 'lan') => (from: number, to: number) => string,
   launcher: RankLauncher,
-  spawner: Spawner | null,
+  spawner: Spawner,
   progress: Progress,
 ): Promise<RingBenchResult> {
   const n = options.ranks;
@@ -177,9 +162,8 @@ async function sweepVariants(
   const capacity: Partial<Record<Over, Capacity>> = {};
   let variant = 0;
   for (const over of overs) {
-    const address =
-      over === 'loopback' || over === 'cluster' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
-    const probing = options.capacity && spawner !== null && options.mode !== 'cluster';
+    const address = over === 'loopback' ? (_f: number, to: number) => `127.0.0.${to + 1}` : addressFor(over);
+    const probing = options.capacity;
     const probePort = 5201 + variant * 10;
     if (probing) {
       progress(`capacity ${over}: iperf3 one-way, --bidir, one Node TCP stream (${options.capacitySeconds} s each)`);
@@ -235,7 +219,7 @@ async function sweepVariants(
       runs.push(await runVariant(options, over, direction, jobs, launcher, progress));
     }
     const before = capacity[over];
-    if (probing && spawner && before) {
+    if (probing && before) {
       // The one-stream baseline again, after the ring ran: the ratios use the better of the two, so a
       // busy moment during one probe cannot lower the bar the ring is judged against.
       progress(`capacity ${over}: one Node TCP stream again (${options.capacitySeconds} s)`);
