@@ -40,15 +40,21 @@ const bodyErrors = {
 const str = { type: 'string' };
 
 /**
- * The request schemas as the server checks them, with each union written `oneOf`: their branches exclude each
- * other (a workload's by `kind`, a broadcast's by which field it has), so "any of" is "exactly one of", which is
- * what client generators read as a choice of forms. test/api/openapi-property.test.ts validates requests
- * against this document with an OpenAPI 3.1 validator, so a union whose branches overlapped would fail there.
+ * The request schemas as the server checks them, with each union of forms written `oneOf`: the branches of a
+ * union of closed objects exclude each other (a workload's by `kind`, a broadcast's by which field it has), so
+ * "any of" is "exactly one of", which is what client generators read as a choice of forms. A rule's `anyOf` of
+ * open objects ("hiddenSize or activationBytesPerToken") stays `anyOf`: both may be given.
+ * test/api/openapi-property.test.ts validates requests against this document with an OpenAPI 3.1 validator and
+ * Ajv, so a `oneOf` whose branches overlapped would fail there.
  */
 function exclusiveUnions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(exclusiveUnions);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === 'anyOf' ? 'oneOf' : k, exclusiveUnions(v)]));
+  const forms = (v: unknown): boolean =>
+    Array.isArray(v) && v.every((b) => (b as { additionalProperties?: unknown }).additionalProperties === false);
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k === 'anyOf' && forms(v) ? 'oneOf' : k, exclusiveUnions(v)]),
+  );
 }
 
 const schemas = { ...responseSchemas, ...(exclusiveUnions(requestSchemas) as typeof requestSchemas) };
@@ -138,8 +144,9 @@ const paths: Record<string, Record<string, Op>> = {
       parameters: [idParam, ...queryParameters(LogsQuery)],
       responses: {
         '200': { description: 'the log text', content: { 'text/plain': { schema: str } } },
-        '400': error('a bad rank, stream or tail'),
+        '400': error('a rank, stream or tail outside what the parameters allow'),
         ...common,
+        '404': error('no such instance, or no such rank in it (TORUS_API_NOT_FOUND)'),
       },
     },
   },
