@@ -1,3 +1,4 @@
+import { operationIdOf } from './operation-ids.js';
 import { queryParameters } from './query.js';
 import { LogsQuery, requestSchemas } from './request-schemas.js';
 import { responseSchemas } from './response-schemas.js';
@@ -40,15 +41,21 @@ const bodyErrors = {
 const str = { type: 'string' };
 
 /**
- * The request schemas as the server checks them, with each union written `oneOf`: their branches exclude each
- * other (a workload's by `kind`, a broadcast's by which field it has), so "any of" is "exactly one of", which is
- * what client generators read as a choice of forms. test/api/openapi-property.test.ts validates requests
- * against this document with an OpenAPI 3.1 validator, so a union whose branches overlapped would fail there.
+ * The request schemas as the server checks them, with each union of forms written `oneOf`: the branches of a
+ * union of closed objects exclude each other (a workload's by `kind`, a broadcast's by which field it has), so
+ * "any of" is "exactly one of", which is what client generators read as a choice of forms. A rule's `anyOf` of
+ * open objects ("hiddenSize or activationBytesPerToken") stays `anyOf`: both may be given.
+ * test/api/openapi-property.test.ts validates requests against this document with an OpenAPI 3.1 validator and
+ * Ajv, so a `oneOf` whose branches overlapped would fail there.
  */
 function exclusiveUnions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(exclusiveUnions);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === 'anyOf' ? 'oneOf' : k, exclusiveUnions(v)]));
+  const forms = (v: unknown): boolean =>
+    Array.isArray(v) && v.every((b) => (b as { additionalProperties?: unknown }).additionalProperties === false);
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k === 'anyOf' && forms(v) ? 'oneOf' : k, exclusiveUnions(v)]),
+  );
 }
 
 const schemas = { ...responseSchemas, ...(exclusiveUnions(requestSchemas) as typeof requestSchemas) };
@@ -138,8 +145,9 @@ const paths: Record<string, Record<string, Op>> = {
       parameters: [idParam, ...queryParameters(LogsQuery)],
       responses: {
         '200': { description: 'the log text', content: { 'text/plain': { schema: str } } },
-        '400': error('a bad rank, stream or tail'),
+        '400': error('a rank, stream or tail outside what the parameters allow'),
         ...common,
+        '404': error('no such instance, or no such rank in it (TORUS_API_NOT_FOUND)'),
       },
     },
   },
@@ -290,7 +298,8 @@ const paths: Record<string, Record<string, Op>> = {
 };
 
 /**
- * The answers the server gives before any route runs (src/api/server.ts): on every operation a wrong Host (421),
+ * The answers and names every operation has, added here once: its `operationId` (./operation-ids.ts), and the
+ * answers the server gives before any route runs (src/api/server.ts): on every operation a wrong Host (421),
  * a foreign Origin or a credential sent over plain HTTP from another host (403), and on every operation that is
  * not public (`security: []`) missing or wrong credentials (401). Added here once so no operation can leave them out.
  */
@@ -312,7 +321,7 @@ function withGuardAnswers(all: Record<string, Record<string, Op>>): Record<strin
             ...(isPublic ? {} : { '401': error('no or wrong credentials (TORUS_UNAUTHENTICATED)') }),
             ...(op.responses as Record<string, Op>),
           };
-          return [method, { ...op, responses }];
+          return [method, { operationId: operationIdOf(method, path), ...op, responses }];
         }),
       ),
     ]),
@@ -325,12 +334,15 @@ export function openApiDocument(version: string): Record<string, unknown> {
     info: {
       title: 'torus node API',
       version,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'One node of a torus cluster: identity, replicated state, topology, placement, instances, events, ring benchmark. Errors are {"error":{"code","message","details"}}. ' +
         'Every route but GET /node_id needs `Authorization: Bearer <token>` (`node dist/main.js token --api`) or the dashboard session cookie (401 TORUS_UNAUTHENTICATED), ' +
         "unless the node runs with --insecure-open. The port serves HTTPS (the node's own certificate, pinned by its SHA-256 fingerprint) and plain HTTP; plain HTTP carries credentials only from the node's own machine (403 TORUS_TLS_REQUIRED otherwise). " +
         'Before any route: a Host header that does not name this node is 421 TORUS_HOST_REFUSED, a foreign Origin 403 TORUS_ORIGIN_REFUSED.',
     },
+    // Relative: the node that served this document (OpenAPI resolves it against the document's own URL).
+    servers: [{ url: '/', description: 'the node that served this document (https, or http from its own machine)' }],
     paths: withGuardAnswers(paths),
     security: [{ bearerToken: [] }, { dashboardSession: [] }],
     components: {

@@ -1,7 +1,6 @@
 import { chosenInstanceId, placementFields } from '../protocols/commands.js';
-import { ValidationError } from '../protocols/errors.js';
 import { IdField, IpAddress } from '../protocols/event-fields.js';
-import { compile, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
+import { compile, Rule, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
 import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
 
 /**
@@ -104,43 +103,65 @@ export const BroadcastRequest = Type.Union(
 );
 export type BroadcastRequest = Shape<typeof BroadcastRequest>;
 
-/** POST /v1/bench/pipeline: the workload to place (its sizes and cost description) and how long to run it. */
-export const PipelineBenchRequest = Type.Object(
-  {
-    workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place and run' }),
-    objective: placementFields.objective,
-    minNodes: placementFields.minNodes,
-    requiredNodes: placementFields.requiredNodes,
-    nodes: Type.Optional(
-      Type.Array(nodeId, {
-        minItems: 1,
-        maxItems: 1024,
-        uniqueItems: true,
-        description:
-          'run on exactly this option: these nodes in this ring (rank) order; the planner splits the layers and picks ' +
-          'the addresses but does not choose the set or order. Not with minNodes or requiredNodes',
-      }),
-    ),
-    steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'timed steps (default 10)' })),
-    warmup: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'untimed steps first (default 2)' })),
-  },
-  { additionalProperties: false, description: 'a pipeline benchmark: the placement request of a workload' },
-);
-export type PipelineBenchRequest = Shape<typeof PipelineBenchRequest>;
+/**
+ * An object that has these fields, whatever their values (the field's own schema checks them) and whatever else
+ * it has (the shape beside the rule closes it): a term of a rule across fields.
+ */
+const has = <K extends string>(...keys: readonly K[]) =>
+  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Unknown()])) as Record<K, ReturnType<typeof Type.Unknown>>, {
+    additionalProperties: true,
+  });
 
-/** `nodes` names the whole set: minNodes or requiredNodes beside it would be ignored, so they are refused. */
-export function checkPinnedWithConstraints(request: {
-  readonly nodes?: readonly string[] | undefined;
-  readonly minNodes?: number | undefined;
-  readonly requiredNodes?: readonly string[] | undefined;
-}): void {
-  if (request.nodes && (request.minNodes !== undefined || request.requiredNodes !== undefined))
-    throw new ValidationError(
-      'body',
+/**
+ * POST /v1/bench/pipeline: the workload to place (its sizes and cost description) and how long to run it. The
+ * two rules across fields are part of the schema (so the document states them and the same check enforces
+ * them): the workload needs an activation size (a pipeline passes activations from stage to stage), and `nodes`,
+ * which names the whole set, goes with neither minNodes nor requiredNodes (they would be ignored).
+ */
+export const PipelineBenchRequest = Type.Intersect(
+  [
+    Type.Object(
+      {
+        workload: Type.Intersect(
+          [
+            Type.Object(placedFields, { additionalProperties: false }),
+            Rule(
+              Type.Union([has('hiddenSize'), has('activationBytesPerToken')]),
+              '',
+              'needs hiddenSize or activationBytesPerToken (the bytes a stage passes on per token)',
+            ),
+          ],
+          { description: 'what to place and run' },
+        ),
+        objective: placementFields.objective,
+        minNodes: placementFields.minNodes,
+        requiredNodes: placementFields.requiredNodes,
+        nodes: Type.Optional(
+          Type.Array(nodeId, {
+            minItems: 1,
+            maxItems: 1024,
+            uniqueItems: true,
+            description:
+              'run on exactly this option: these nodes in this ring (rank) order; the planner splits the layers and picks ' +
+              'the addresses but does not choose the set or order. Not with minNodes or requiredNodes',
+          }),
+        ),
+        steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'timed steps (default 10)' })),
+        warmup: Type.Optional(
+          Type.Integer({ minimum: 0, maximum: 1000, description: 'untimed steps first (default 2)' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    Rule(
+      Type.Not(Type.Union([has('nodes', 'minNodes'), has('nodes', 'requiredNodes')])),
       'nodes',
       'cannot be combined with minNodes or requiredNodes (it names the whole set)',
-    );
-}
+    ),
+  ],
+  { description: 'a pipeline benchmark: the placement request of a workload' },
+);
+export type PipelineBenchRequest = Shape<typeof PipelineBenchRequest>;
 
 /** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
 export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });

@@ -143,10 +143,28 @@ export function compile<S extends TSchema>(
       if (ok) return value as Shape<S>;
       const first = check.Errors(value).First();
       if (!first) throw new ValidationError(where, at, 'invalid');
+      const rule = (first.schema as { [RULE]?: RuleWords })[RULE];
+      if (rule) throw new ValidationError(where, fieldPath(at, `${first.path}${rule.pointer}`, value), rule.why);
       const leaf = inUnion(first);
       throw new ValidationError(where, fieldPath(at, leaf.path, value), why(leaf, wording === 'api'));
     },
   };
+}
+
+/**
+ * A rule across fields, said in JSON Schema (`not` of a combination, `anyOf` of `required`) so the OpenAPI
+ * document states it and the compiled check enforces it: one schema, no copy to drift. Its failure is reported
+ * as the rule (the field `path` under the checked object, `why`), not as whichever branch failed first. The
+ * words are kept under a symbol, which the served JSON drops; the schema's description says the rule there.
+ */
+const RULE = Symbol('torus.rule');
+interface RuleWords {
+  readonly pointer: string;
+  readonly why: string;
+}
+export function Rule<T extends TSchema>(schema: T, path: string, why: string): T {
+  const pointer = path === '' ? '' : `/${path}`;
+  return Object.assign(schema, { description: path === '' ? why : `${path} ${why}`, [RULE]: { pointer, why } });
 }
 
 /**

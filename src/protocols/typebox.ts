@@ -34,6 +34,7 @@ export const Type = {
   Integer: TypeBox.Integer,
   Intersect: TypeBox.Intersect,
   Literal: TypeBox.Literal,
+  Not: TypeBox.Not,
   Null: TypeBox.Null,
   Number: TypeBox.Number,
   Object: TypeBox.Object,

@@ -5,7 +5,10 @@
  * is the document's say (checked with an OpenAPI 3.1 validator, ./fixtures/openapi-31.ts), not the server's:
  * valid → never 400 (only a state answer: 404, 409, 413, 429, ...); broken → a 4xx whose error names the field
  * as the caller sent it (`body workload.id`, `query rank`) in no internal words; every answer validates against
- * the document. Seeded (TORUS_PROPERTY_SEED overrides the seed, TORUS_PROPERTY_RUNS the runs) so a failure
+ * the document. Two validators judge each body and must agree: the OpenAPI 3.1 one and Ajv (JSON Schema
+ * 2020-12, the dialect client generators and their users check with). Every operation takes part: one with a
+ * body or query is generated here (or named in ELSEWHERE with the test that covers it), one with only a path
+ * parameter gets generated ids, which the document calls any string. Seeded (TORUS_PROPERTY_SEED overrides the seed, TORUS_PROPERTY_RUNS the runs) so a failure
  * reproduces; fast-check prints the seed and the smallest failing request.
  */
 import t from 'tap';
@@ -16,6 +19,7 @@ import { join } from 'node:path';
 import { parseNodeArgs, startNode } from '../../src/index.js';
 import { raw, type RawResponse } from './fixtures/harness.js';
 import { documentChecks, type DocumentChecks } from './fixtures/openapi-31.js';
+import { compiler } from './fixtures/openapi-check.js';
 import {
   arbitraryOf,
   breakValue,
@@ -32,15 +36,18 @@ const SEED = Number(process.env.TORUS_PROPERTY_SEED ?? 20261203);
 const RUNS = Number(process.env.TORUS_PROPERTY_RUNS ?? 100);
 const BODY_LIMIT = 64 * 1024;
 const GHOST = 'ghost-node';
+const LOGS_INSTANCE = 'property-logs';
 
 /** An operation to exercise: its document entry and how to turn a generated value into a request. */
 interface Target {
   readonly method: 'get' | 'post';
   readonly template: string;
   /** body: the JSON body's schema; query: the query parameters as one object schema. */
-  readonly in: 'body' | 'query';
+  readonly in: 'body' | 'query' | 'path';
   /** Keeps a valid request from starting real work (a benchmark) while leaving its shape to the generator. */
   readonly tame?: (value: any) => any;
+  /** The id in the path (default PATH_IDS: an id no resource has). */
+  readonly pathId?: string;
   /** Requests always sent first, besides the generated ones: shapes the document and a decoder once disagreed on. */
   readonly examples?: readonly unknown[];
 }
@@ -66,18 +73,44 @@ const TARGETS: readonly Target[] = [
     in: 'body',
     tame: (v) => ({ ...v, nodes: (v.nodes ?? [0]).map((_: unknown, i: number) => `${GHOST}-${i}`) }),
   },
+  // Only rule-valid bodies that name no member reach the leader: pinned nodes and required nodes the cluster does
+  // not have, refused for state (404 / 409) before anything is placed. The rules themselves (nodes alone, an
+  // activation size) are left to the generator, so bodies on both sides of them are sent.
+  {
+    method: 'post',
+    template: '/v1/bench/pipeline',
+    in: 'body',
+    tame: (v) => {
+      if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+      if (Array.isArray(v.nodes)) return { ...v, nodes: v.nodes.map((_: unknown, i: number) => `${GHOST}-${i}`) };
+      return v.requiredNodes?.length ? v : { ...v, requiredNodes: [GHOST] };
+    },
+    examples: [
+      { workload: { id: 'w', memoryBytes: 1, layers: 1 }, requiredNodes: [GHOST] }, // no activation size
+      { workload: { id: 'w', memoryBytes: 1, layers: 1, hiddenSize: 8 }, nodes: [GHOST], minNodes: 1 },
+      { workload: { id: 'w', memoryBytes: 1, layers: 1, hiddenSize: 8 }, nodes: [GHOST], requiredNodes: [] },
+      { workload: { id: 'w', memoryBytes: 1, layers: 1, hiddenSize: 8, activationBytesPerToken: 16 }, nodes: [GHOST] },
+    ],
+  },
   { method: 'post', template: '/v1/artifacts/{id}/broadcast', in: 'body' },
   { method: 'post', template: '/v1/artifacts/{id}/announce', in: 'body' },
-  { method: 'get', template: '/v1/instances/{id}/logs', in: 'query' },
+  // An artifact no node holds: refused for state (404) before any transfer starts.
+  { method: 'post', template: '/v1/artifacts/{id}/fetch', in: 'body' },
+  // A real instance (one rank): ranks past its world size are a missing resource (404), not a bad request.
+  // `follow` would keep the answer open while the rank runs: it is read without it.
+  {
+    method: 'get',
+    template: '/v1/instances/{id}/logs',
+    in: 'query',
+    pathId: LOGS_INSTANCE,
+    tame: (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, follow: '0' } : v),
+  },
 ];
 /** Operations with inputs the property leaves to other tests, and why. */
 const ELSEWHERE: Record<string, string> = {
   'get /v1/events': 'an SSE stream that stays open (test/api/events.test.ts)',
   'get /': 'the sign-in token (test/api/auth.test.ts)',
   'post /login': 'a form body (test/api/auth.test.ts)',
-  'post /v1/artifacts/{id}/fetch': 'starts a transfer (test/artifacts)',
-  'post /v1/bench/pipeline':
-    'places a workload and runs it for seconds (bad bodies: test/api/validation.test.ts; the run: test/ring/timed-pipeline.test.ts)',
 };
 const PATH_IDS: Record<string, string> = { '{id}': 'ab'.repeat(32) };
 
@@ -108,29 +141,48 @@ t.test(
     const url = `http://127.0.0.1:${node.api.port}`;
     const auth = { authorization: `Bearer ${node.credential.apiToken}` };
     const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
+    const placed = await raw(
+      url,
+      'POST',
+      '/v1/instances',
+      JSON.stringify({ workload: { id: 'logs', memoryBytes: 1, layers: 1 }, instanceId: LOGS_INSTANCE }),
+      auth,
+    );
+    if (placed.status !== 201) throw new Error(`the instance whose logs are read: ${placed.status} ${placed.text}`);
     const checks = documentChecks(doc);
     t.teardown(() => checks.close());
 
+    // Operations whose only input is a path parameter: generated ids (GET and DELETE of ids no resource has).
+    const pathTargets: Target[] = [];
     t.test('every operation with inputs is exercised here or named elsewhere', async (t) => {
       for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
         for (const [method, op] of Object.entries(ops)) {
-          const takes = op.requestBody !== undefined || (op.parameters ?? []).some((p: any) => p.in === 'query');
-          if (!takes) continue;
           const key = `${method} ${template}`;
+          const params = (op.parameters ?? []) as { in: string }[];
+          const takes = op.requestBody !== undefined || params.some((p) => p.in === 'query');
+          if (!takes && params.some((p) => p.in === 'path')) {
+            pathTargets.push({ method: method as Target['method'], template, in: 'path' });
+            continue;
+          }
+          if (!takes) continue;
           t.ok(TARGETS.some((x) => `${x.method} ${x.template}` === key) || ELSEWHERE[key], `${key} is covered`);
         }
       }
+      t.ok(pathTargets.length >= 6, `operations with only a path parameter: ${pathTargets.length}`);
     });
 
+    const ajvSchema = compiler(doc);
     const tally = { valid: 0, broken: 0, refusedForState: 0 };
-    for (const target of TARGETS) {
+    for (const target of [...TARGETS, ...pathTargets]) {
       await t.test(`${target.method.toUpperCase()} ${target.template}`, async (t) => {
         const op = doc.paths[target.template][target.method];
         const schema =
           target.in === 'body'
             ? (op.requestBody.content['application/json'].schema as Schema)
-            : queryObjectSchema(op.parameters);
-        const accepts =
+            : target.in === 'path'
+              ? (op.parameters.find((p: any) => p.in === 'path').schema as Schema)
+              : queryObjectSchema(op.parameters);
+        const openApiCheck =
           target.in === 'body'
             ? await checks.schemaAt([
                 'paths',
@@ -141,10 +193,26 @@ t.test(
                 'application/json',
                 'schema',
               ])
-            : (value: unknown) => ({ valid: queryValid(doc, schema, value) });
+            : undefined;
+        const ajvCheck = target.in === 'query' ? undefined : ajvSchema(schema);
+        // A body or path value is valid when both validators say so; they must agree.
+        const accepts = (value: unknown): { valid: boolean } => {
+          if (!ajvCheck) return { valid: queryValid(doc, schema, value) };
+          const ajv = ajvCheck(value);
+          const openApi = openApiCheck ? openApiCheck(value).valid : ajv;
+          if (ajv !== openApi)
+            throw new Error(
+              `Ajv 2020 says ${ajv ? 'valid' : 'invalid'}, the OpenAPI 3.1 validator ${openApi ? 'valid' : 'invalid'}: ${JSON.stringify(value).slice(0, 300)}`,
+            );
+          return { valid: ajv };
+        };
         const request = fc.record({
           generated: arbitraryOf(doc, schema),
-          breakBy: fc.option(fc.constantFrom(...BREAKS), { nil: undefined, freq: 3 }),
+          // A path parameter travels as text, and the document calls any text an id: nothing to break.
+          breakBy:
+            target.in === 'path'
+              ? fc.constant(undefined)
+              : fc.option(fc.constantFrom(...BREAKS), { nil: undefined, freq: 3 }),
           pick: fc.nat(),
         });
         await fc.assert(
@@ -155,16 +223,17 @@ t.test(
             await answerMatchesDocument(checks, doc, target, res, where);
             const bodyBytes = target.in === 'body' ? Buffer.byteLength(JSON.stringify(sent.value)) : 0;
             const valid =
-              target.in === 'body'
-                ? accepts(JSON.parse(JSON.stringify(sent.value))).valid
-                : queryValid(doc, schema, readBack(schema, sent.value));
+              target.in === 'query'
+                ? queryValid(doc, schema, readBack(schema, sent.value))
+                : accepts(JSON.parse(JSON.stringify(sent.value))).valid;
             if (bodyBytes > BODY_LIMIT) {
               if (res.status !== 413) throw new Error(`${where}: a body over ${BODY_LIMIT} bytes is 413`);
               return;
             }
             if (valid) {
               tally.valid++;
-              if (res.status === 400 || res.status >= 500)
+              // 503 is a state answer too (no leader, no node holding the artifact: retry later); other 5xx are not.
+              if (res.status === 400 || (res.status >= 500 && res.status !== 503))
                 throw new Error(`${where}: the document calls this request valid`);
               if (res.status >= 400) tally.refusedForState++;
               return;
@@ -182,7 +251,9 @@ t.test(
               !error.message.startsWith(`${target.in} ${reported || '(root)'}:`)
             )
               throw new Error(`${where}: the error says where (${target.in})`);
-            if (sent.broken && !related(reported, sent.broken, breakBy === 'drop'))
+            // A value that broke a rule across fields before it was broken at one node may be named by either.
+            const baseValid = target.in === 'query' || accepts(JSON.parse(JSON.stringify(sent.base))).valid;
+            if (sent.broken && baseValid && !related(reported, sent.broken, breakBy === 'drop'))
               throw new Error(
                 `${where}: names ${reported || '(root)'}, not the broken ${render(sent.broken) || '(root)'}`,
               );
@@ -212,12 +283,18 @@ function prepare(
   generated: Generated,
   breakBy: (typeof BREAKS)[number] | undefined,
   pick: number,
-): { value: unknown; what: string; broken?: Path } {
+): { value: unknown; base: unknown; what: string; broken?: Path } {
   const tamed = target.tame ? { ...generated, value: target.tame(generated.value) } : generated;
-  if (breakBy === undefined) return { value: tamed.value, what: `valid ${JSON.stringify(tamed.value).slice(0, 200)}` };
+  const whole = {
+    value: tamed.value,
+    base: tamed.value,
+    what: `as generated ${JSON.stringify(tamed.value).slice(0, 200)}`,
+  };
+  if (breakBy === undefined) return whole;
   const broken = breakValue(doc, tamed, breakBy, pick);
-  if (!broken) return { value: tamed.value, what: `valid ${JSON.stringify(tamed.value).slice(0, 200)}` };
+  if (!broken) return whole;
   return {
+    base: tamed.value,
     value: broken.value,
     broken: broken.path,
     what: `${broken.how} at ${render(broken.path) || '(root)'} ${JSON.stringify(broken.value).slice(0, 200)}`,
@@ -225,7 +302,12 @@ function prepare(
 }
 
 async function send(url: string, auth: Record<string, string>, target: Target, value: unknown): Promise<RawResponse> {
-  const path = target.template.replace(/\{\w+\}/g, (p) => PATH_IDS[p] ?? 'x');
+  if (target.in === 'path') {
+    const id = typeof value === 'string' ? value : JSON.stringify(value);
+    const path = target.template.replace(/\{\w+\}/g, encodeURIComponent(id));
+    return raw(url, target.method.toUpperCase(), path, undefined, auth);
+  }
+  const path = target.template.replace(/\{\w+\}/g, (p) => target.pathId ?? PATH_IDS[p] ?? 'x');
   if (target.in === 'body') return raw(url, target.method.toUpperCase(), path, JSON.stringify(value), auth);
   return raw(url, target.method.toUpperCase(), `${path}?${queryString(value)}`, undefined, auth);
 }

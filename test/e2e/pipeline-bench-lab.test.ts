@@ -98,9 +98,10 @@ t.test(
       await c.until('the benches to have removed their instances', async () => (await instanceIds()) === '[]', 30_000);
       const instancesBefore = await instanceIds();
       const bad = await post({ workload, nodes: [reversed[0], 'no-such-node'] });
-      const badBody = (await bad.json()) as { error: { code: string; details: { path: string } } };
-      t.equal(bad.status, 400, 'an unknown node id is a 400');
-      t.same(badBody.error.details, { where: 'body', path: 'nodes[1]' }, 'naming the field');
+      const badBody = (await bad.json()) as { error: { code: string; details: { unknown: string[] } } };
+      t.equal(bad.status, 404, 'an id the cluster does not have is a 404 (the state, not the shape)');
+      t.equal(badBody.error.code, 'TORUS_NODE_UNKNOWN');
+      t.same(badBody.error.details, { unknown: ['no-such-node'] }, 'naming the node');
       t.equal(await instanceIds(), instancesBefore, 'and changes nothing');
     });
   },

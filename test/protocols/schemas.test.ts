@@ -308,14 +308,13 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
       decode: (v) => requestCodecs.ringBench.decode(v),
       field: (k) => k,
     },
+    // The shape beside its rules across fields (checked below): a pinned option, so no minNodes / requiredNodes.
     {
       name: 'PipelineBenchRequest',
-      schema: requestSchemas.PipelineBenchRequest,
+      schema: requestSchemas.PipelineBenchRequest.allOf[0],
       sample: {
-        workload,
+        workload: { ...workload, hiddenSize: 64 },
         objective: 'throughput',
-        minNodes: 2,
-        requiredNodes: ['a'],
         nodes: ['b', 'a'],
         steps: 5,
         warmup: 1,
@@ -348,6 +347,14 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
   ];
   covers(t, 'requests', Object.keys(requestSchemas), rows);
   for (const row of rows) roundTrip(t, row);
+  const unpinned = { workload: { ...workload, activationBytesPerToken: 8 }, minNodes: 2, requiredNodes: ['a'] };
+  t.same(requestCodecs.pipelineBench.decode(unpinned), unpinned, 'a pipeline bench the planner places');
+  t.throws(() => requestCodecs.pipelineBench.decode({ ...unpinned, nodes: ['a'] }), {
+    message: /^body nodes: cannot be combined with minNodes or requiredNodes/,
+  });
+  t.throws(() => requestCodecs.pipelineBench.decode({ workload }), {
+    message: /^body workload: needs hiddenSize or activationBytesPerToken/,
+  });
   t.same(requestCodecs.broadcast.decode({ instance: 'i' }), { instance: 'i' }, 'the instance form of a broadcast');
   t.throws(
     () => requestCodecs.broadcast.decode({ instance: 7 }),

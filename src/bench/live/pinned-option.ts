@@ -13,11 +13,17 @@ import type { PlacementState } from '../../actors/topology-keeper/placement-stat
 import { TorusError, ValidationError } from '../../protocols/errors.js';
 import type { InstancePlan } from '../../protocols/instance-plan.js';
 
-/** Pure checks of a pinned order against the live state: each a 400 naming `nodes[i]`, before anything changes. */
+/**
+ * Pure checks of a pinned order against the live state, before anything changes: a node the cluster does not
+ * have is a 404 (the request's shape was right, the cluster's state says no, as for the ring bench), a node
+ * given twice a 400 naming `nodes[i]`.
+ */
 export function checkPinnedNodes(live: PlacementState, nodes: readonly string[]): void {
   const known = new Set(live.nodes.map((n) => n.id));
+  const unknown = nodes.filter((id) => !known.has(id));
+  if (unknown.length > 0)
+    throw new TorusError('TORUS_NODE_UNKNOWN', `not nodes of the cluster: ${unknown.join(', ')}`, { unknown });
   nodes.forEach((id, i) => {
-    if (!known.has(id)) throw new ValidationError('body', `nodes[${i}]`, `${id} is not a node of the cluster`);
     if (nodes.indexOf(id) !== i) throw new ValidationError('body', `nodes[${i}]`, `${id} is given twice`);
   });
 }

@@ -4,7 +4,7 @@ import { decodePlacementInput } from '../../../src/actors/placement-planner/clus
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import type { PlacementState } from '../../../src/actors/topology-keeper/placement-state.js';
-import { checkPinnedWithConstraints } from '../../../src/api/request-schemas.js';
+import { requestCodecs } from '../../../src/api/request-schemas.js';
 
 const MiB = 2 ** 20;
 // a, b, c on a LAN (10.77.0.x); a and b also joined by a cable (10.77.1.x), measured faster.
@@ -65,19 +65,23 @@ t.test('a pinned option runs in the given order with the planner split and the p
 });
 
 t.test(
-  'a pinned option that cannot hold the workload is a placement refusal; unknown or repeated nodes are 400s',
+  'a pinned option that cannot hold the workload is a placement refusal; unknown nodes are 404s, repeated ones 400s',
   async (t) => {
     await t.rejects(planPinned(ask, live, ['a'], request), { code: 'TORUS_PLACEMENT_REFUSED', message: /memory/ });
-    t.throws(() => checkPinnedNodes(live, ['a', 'x']), { code: 'TORUS_API_VALIDATION', details: { path: 'nodes[1]' } });
+    t.throws(() => checkPinnedNodes(live, ['a', 'x']), { code: 'TORUS_NODE_UNKNOWN', details: { unknown: ['x'] } });
     t.throws(() => checkPinnedNodes(live, ['a', 'b', 'a']), {
       code: 'TORUS_API_VALIDATION',
       details: { path: 'nodes[2]' },
     });
-    t.throws(() => checkPinnedWithConstraints({ nodes: ['a'], requiredNodes: ['a'] }), {
-      code: 'TORUS_API_VALIDATION',
-      details: { path: 'nodes' },
-    });
-    t.doesNotThrow(() => checkPinnedWithConstraints({ minNodes: 2 }));
+    const pinned = { workload: request.workload, nodes: ['a'] };
+    for (const beside of [{ requiredNodes: ['a'] }, { minNodes: 2 }])
+      t.throws(() => requestCodecs.pipelineBench.decode({ ...pinned, ...beside }), {
+        code: 'TORUS_API_VALIDATION',
+        details: { where: 'body', path: 'nodes' },
+        message: /cannot be combined with minNodes or requiredNodes/,
+      });
+    t.doesNotThrow(() => requestCodecs.pipelineBench.decode({ workload: request.workload, minNodes: 2 }));
+    t.doesNotThrow(() => requestCodecs.pipelineBench.decode(pinned));
     t.same(
       restrictState(live, ['a', 'c']).links.map((l) => `${l.source}${l.sink}`),
       ['ac', 'ca'],

@@ -61,10 +61,13 @@ export function holderOf(state: ClusterState, req: LogRequest): string {
   if (!record)
     throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${req.instanceId}`, { instanceId: req.instanceId });
   const node = record.plan.nodes[req.rank];
+  // A rank the parameters allow that this instance does not have: a missing resource (404), as an unknown
+  // instance is, not a malformed request (the document cannot know an instance's world size).
   if (node === undefined)
     throw new TorusError(
-      'TORUS_API_VALIDATION',
+      'TORUS_API_NOT_FOUND',
       `rank ${req.rank} is not in instance ${req.instanceId} (world size ${record.plan.nodes.length})`,
+      { instanceId: req.instanceId, rank: req.rank, worldSize: record.plan.nodes.length },
     );
   return node;
 }
