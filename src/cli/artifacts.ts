@@ -6,6 +6,7 @@
  * arbitrary paths; `add` then tells the local node (POST /v1/artifacts/ID/announce) so the cluster knows at once
  * (a node that is not running announces it at its next start). Everything else goes through the node's API.
  */
+import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TorusError } from '../protocols/errors.js';
@@ -80,8 +81,11 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
             `note: the node did not take the announcement (${(error as Error).message}); it announces the artifact when it next starts\n`,
           );
         }
-        if (json) printJson(io, { ...added, announced });
+        const { model, ...plain } = added;
+        if (json) printJson(io, { ...plain, ...(model ? { model: modelSummary(model) } : {}), announced });
         else io.stdout.write(`${added.id}\n`);
+        if (model) io.stderr.write(`${modelLine(model)}\n`);
+        if (added.modelNote) io.stderr.write(`note: not recorded as a model: ${added.modelNote}\n`);
         io.stderr.write(
           `${added.existed ? 'already stored' : 'added'} ${added.name}: ${added.files} file(s), ${formatBytes(added.bytes)}, ${added.chunks} chunk(s) (${
             Object.entries(added.methods)

@@ -63,18 +63,9 @@ export const ModelRecord = Type.Object(
   },
   CLOSED,
 );
-export type ModelTensorTuple = readonly [
-  name: string,
-  file: number,
-  dtype: string,
-  shape: readonly number[],
-  begin: number,
-  end: number,
-  layer: TensorLayer,
-];
-export type ModelRecord = Omit<Shape<typeof ModelRecord>, 'tensors'> & {
-  readonly tensors: readonly ModelTensorTuple[];
-};
+/** `[name, file, dtype, shape, begin, end, layer]` */
+export type ModelTensorTuple = Shape<typeof ModelTensor>;
+export type ModelRecord = Shape<typeof ModelRecord>;
 
 /** The rules the schema cannot say: the byte bound, tensors inside their files' data, layers below the count. */
 export function checkModelRecord(m: ModelRecord, p: string): ModelRecord {
