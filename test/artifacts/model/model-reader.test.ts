@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeModel } from '../../../benchmarks/model-fixture/make-model.js';
 import { readModelDir } from '../../../src/artifacts/model/model-reader.js';
+import { ArtifactStore } from '../../../src/artifacts/store.js';
+import { readModelFile } from '../../../src/artifacts/model/model-store.js';
 import { TorusError } from '../../../src/protocols/errors.js';
 
 function scratch(t: { teardown(fn: () => void): void }): string {
@@ -147,4 +149,39 @@ t.test('a malformed config, index or header is a clear error naming the file and
     /^model-00002-of-00002\.safetensors: byte \d+: the tensors end at byte \d+, past the end of the file/,
   );
   t.equal(e.code, 'TORUS_MODEL_INVALID');
+});
+
+t.test('a model whose record is over the state bound is added as a plain artifact, and add says why', async (t) => {
+  const dir = scratch(t);
+  const src = join(dir, 'wide');
+  makeModel({ out: src, bytes: 2 ** 20, layers: 2, shards: 1 });
+  // 12 000 one-byte tensors with long names: a valid file, but a record of well over 1 MiB
+  const header: Record<string, unknown> = {};
+  for (let i = 0; i < 12_000; i++)
+    header[`model.layers.0.mlp.experts.${i}.a_rather_long_projection_name_for_this_expert.weight`] = {
+      dtype: 'U8',
+      shape: [1],
+      data_offsets: [i, i + 1],
+    };
+  const json = Buffer.from(JSON.stringify(header));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(json.length));
+  writeFileSync(join(src, 'model.safetensors'), Buffer.concat([length, json, Buffer.alloc(12_000)]));
+  const reading = await readModelDir(src);
+  t.equal(reading?.model, undefined);
+  t.match(
+    reading?.note,
+    /^its record \(12000 tensors\) takes \d+ bytes, over the replicated state's 1048576-byte bound/,
+  );
+  const store = new ArtifactStore(join(dir, 'store'));
+  const added = await store.add(src);
+  t.equal(added.model, undefined);
+  t.match(added.modelNote, /over the replicated state's 1048576-byte bound/);
+  t.equal(added.files, 2, 'the files are stored all the same');
+  // and a model within the bound is kept beside the manifest
+  const small = join(dir, 'small');
+  makeModel({ out: small, bytes: 2 ** 20, layers: 2, shards: 1 });
+  const kept = await store.add(small);
+  t.same(readModelFile(store.paths(kept.id).dir), kept.model);
+  t.ok(kept.model);
 });
