@@ -37,7 +37,7 @@ import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.
 import { ChunkBufferPool } from './chunk-buffers.js';
 import { fitsDirect, openDirect } from '../native/aligned-memory.js';
 import { readModelDir } from './model/model-reader.js';
-import { writeModelFile } from './model/model-store.js';
+import { MODEL_FILE, writeModelFile } from './model/model-store.js';
 import type { ModelRecord } from '../protocols/model-record.js';
 
 /** A file kept open for serving chunks is closed after this long without a read. */
@@ -184,7 +184,7 @@ export class ArtifactStore {
       const p = this.paths(id);
       if (existing?.complete) {
         writeInfo(p.info, { ...existing, name });
-        if (model?.model && !existsSync(join(p.dir, 'model.json'))) writeModelFile(p.dir, model.model);
+        if (model?.model && !existsSync(join(p.dir, MODEL_FILE))) writeModelFile(p.dir, model.model);
       } else {
         if (existing) {
           this.closeReaders(id);

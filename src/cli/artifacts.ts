@@ -6,10 +6,10 @@
  * arbitrary paths; `add` then tells the local node (POST /v1/artifacts/ID/announce) so the cluster knows at once
  * (a node that is not running announces it at its next start). Everything else goes through the node's API.
  */
-import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TorusError } from '../protocols/errors.js';
+import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from './progress.js';
