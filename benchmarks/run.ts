@@ -5,6 +5,7 @@
  *   npm run bench -- ring-live     ring vs torch Gloo through POST /v1/bench/ring on a lab cluster (root, python3-torch)
  *   npm run bench -- placement-quality --lab  every feasible option of a shaped 5-host lab, measured vs predicted (root)
  *   npm run bench -- soak --minutes 10  memory, fds, threads and data dir of 3 lab nodes under placement churn (root)
+ *   npm run bench -- model-fixture --out DIR --size 1GiB --layers 16 --shards 4   a model directory to test with
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,6 +24,7 @@ const SUITES = [
   'ring',
   'frame-decoder',
   'artifacts',
+  'model-fixture',
   'ring-live',
   'jepsen-soak',
   'soak',

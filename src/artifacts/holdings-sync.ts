@@ -5,9 +5,11 @@
  * seconds), `ArtifactDropped` for what is no longer here. It waits until the state knows this node (a holding of
  * an unknown node is ignored), re-announces after a re-join (NodeGone drops a node's holdings) and retries while
  * there is no leader. A proposal is repeated only when it changed, or after `repeatMs` if the state still differs.
+ * A model artifact's record goes along with the holding while the state has no record of that model.
  */
 import type { ClusterEvent } from '../protocols/events.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
+import type { ModelRecord } from '../protocols/model-record.js';
 
 export interface LocalHolding {
   readonly id: string;
@@ -17,6 +19,8 @@ export interface LocalHolding {
   readonly have: number;
   /** while a transfer runs: its current rate (bytes/s) */
   readonly rateBps?: number;
+  /** a model artifact's record, sent along while the state has none for it */
+  readonly model?: ModelRecord;
 }
 
 export interface ClusterPort {
@@ -57,9 +61,11 @@ export class HoldingsSync {
       if (!Object.hasOwn(state.nodes, this.nodeId)) return;
       const now = Date.now();
       const mine = new Map<string, number>();
+      const recorded = new Set<string>();
       for (const [id, a] of Object.entries(state.artifacts ?? {})) {
         const h = Object.hasOwn(a.holders, this.nodeId) ? a.holders[this.nodeId] : undefined;
         if (h) mine.set(id, h.have);
+        if (a.model) recorded.add(id);
       }
       const due = (id: string, have: number | 'dropped'): boolean => {
         const last = this.#proposed.get(id);
@@ -67,7 +73,8 @@ export class HoldingsSync {
       };
       const local = this.local();
       for (const h of local) {
-        if (mine.get(h.id) === h.have || !due(h.id, h.have)) continue;
+        const sendModel = h.model !== undefined && !recorded.has(h.id);
+        if ((mine.get(h.id) === h.have && !sendModel) || !due(h.id, h.have)) continue;
         this.#proposed.set(h.id, { have: h.have, at: now });
         await this.cluster.propose({
           type: 'ArtifactHeld',
@@ -78,6 +85,7 @@ export class HoldingsSync {
           chunks: h.chunks,
           have: h.have,
           ...(h.rateBps ? { rateBps: h.rateBps } : {}),
+          ...(sendModel ? { model: h.model } : {}),
         });
       }
       const here = new Set(local.map((h) => h.id));

@@ -22,6 +22,7 @@ import { RecentChunks } from './recent-chunks.js';
 import { inlineHasher, poolHasher, type ChunkHasher, type RunCpuTask } from './chunk-hasher.js';
 import { storeRoot } from './layout.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
+import { StoredModels } from './model/model-store.js';
 
 export interface ArtifactServiceOptions {
   readonly nodeId: string;
@@ -78,6 +79,7 @@ export class ArtifactService implements PeerBackend {
   readonly #abort = new AbortController();
   /** chunks just received, for a downstream node of a chain (the disk copy is not in the page cache) */
   readonly #recent = new RecentChunks();
+  readonly #models: StoredModels;
   /** artifacts being received that a downstream node asked for: their chunks are kept in #recent */
   readonly #forwarding = new Set<string>();
 
@@ -88,6 +90,7 @@ export class ArtifactService implements PeerBackend {
     this.#hash = o.runCpuTask ? poolHasher(o.runCpuTask) : inlineHasher;
     this.dataKey = o.dataKey;
     this.store = new ArtifactStore(storeRoot(o.dataDir));
+    this.#models = new StoredModels((id) => this.store.paths(id).dir);
     this.#client = new PeerClient(o.dataKey, o.nodeId);
     this.#sync = new HoldingsSync(
       o.nodeId,
@@ -131,6 +134,7 @@ export class ArtifactService implements PeerBackend {
         chunks: a.chunks,
         have: a.complete ? a.chunks : this.#partialCount(a.id),
         ...(rateBps > 0 ? { rateBps } : {}),
+        ...(this.#models.get(a.id) ? { model: this.#models.get(a.id) } : {}),
       };
     });
   }
@@ -191,6 +195,7 @@ export class ArtifactService implements PeerBackend {
 
   /** After `artifacts add` wrote the store: announce it now rather than at the next sync. */
   async announce(id: string): Promise<LocalHoldingView> {
+    this.#models.forget(id); // `add` may just have written its model record
     const d = this.store.describe(artifactId(id));
     if (!d)
       throw new TorusError(
@@ -208,6 +213,7 @@ export class ArtifactService implements PeerBackend {
       throw new TorusError('TORUS_ARTIFACT_BUSY', `artifact ${id} is being transferred; wait for it to end`, { id });
     this.#recent.drop(id);
     const removed = this.store.remove(id);
+    this.#models.forget(id);
     if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
     this.#transfers.delete(id);
     await this.#sync.syncNow();

@@ -36,6 +36,9 @@ import {
 import { artifactPaths, readInfo, writeInfo, type ArtifactInfo } from './layout.js';
 import { ChunkBufferPool } from './chunk-buffers.js';
 import { fitsDirect, openDirect } from '../native/aligned-memory.js';
+import { readModelDir } from './model/model-reader.js';
+import { MODEL_FILE, writeModelFile } from './model/model-store.js';
+import type { ModelRecord } from '../protocols/model-record.js';
 
 /** A file kept open for serving chunks is closed after this long without a read. */
 const READ_IDLE_MS = 5000;
@@ -56,6 +59,10 @@ export interface AddResult extends LocalArtifact {
   /** how each file entered the store */
   readonly methods: Readonly<Partial<Record<LinkMethod, number>>>;
   readonly existed: boolean;
+  /** a directory in the Hugging Face model layout: its record (docs/artifacts.md, "Models") */
+  readonly model?: ModelRecord;
+  /** a model directory recorded without its model: why */
+  readonly modelNote?: string;
 }
 
 /** Puts `src` at `dst` without copying its bytes where possible; returns how. */
@@ -156,6 +163,8 @@ export class ArtifactStore {
         const how = linkOrCopy(f.abs, dst);
         methods[how] = (methods[how] ?? 0) + 1;
       }
+      // A model directory is read (and refused when malformed) before anything is hashed or kept.
+      const model = await readModelDir(join(staging, 'files'));
       const manifest: Manifest = {
         version: MANIFEST_VERSION,
         chunkSize,
@@ -175,6 +184,7 @@ export class ArtifactStore {
       const p = this.paths(id);
       if (existing?.complete) {
         writeInfo(p.info, { ...existing, name });
+        if (model?.model && !existsSync(join(p.dir, MODEL_FILE))) writeModelFile(p.dir, model.model);
       } else {
         if (existing) {
           this.closeReaders(id);
@@ -182,9 +192,16 @@ export class ArtifactStore {
         } // a partial download: the local copy is whole
         writeFileAtomicSync(join(staging, 'manifest.json'), bytes);
         writeInfo(join(staging, 'info.json'), { name, addedAt: options.now ?? Date.now(), complete: true });
+        if (model?.model) writeModelFile(staging, model.model);
         renameSync(staging, p.dir);
       }
-      return { ...this.describe(id)!, methods, existed: !!existing?.complete };
+      return {
+        ...this.describe(id)!,
+        methods,
+        existed: !!existing?.complete,
+        ...(model?.model ? { model: model.model } : {}),
+        ...(model?.note ? { modelNote: model.note } : {}),
+      };
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }

@@ -9,6 +9,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TorusError } from '../protocols/errors.js';
+import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from './progress.js';
@@ -80,8 +81,11 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
             `note: the node did not take the announcement (${(error as Error).message}); it announces the artifact when it next starts\n`,
           );
         }
-        if (json) printJson(io, { ...added, announced });
+        const { model, ...plain } = added;
+        if (json) printJson(io, { ...plain, ...(model ? { model: modelSummary(model) } : {}), announced });
         else io.stdout.write(`${added.id}\n`);
+        if (model) io.stderr.write(`${modelLine(model)}\n`);
+        if (added.modelNote) io.stderr.write(`note: not recorded as a model: ${added.modelNote}\n`);
         io.stderr.write(
           `${added.existed ? 'already stored' : 'added'} ${added.name}: ${added.files} file(s), ${formatBytes(added.bytes)}, ${added.chunks} chunk(s) (${
             Object.entries(added.methods)

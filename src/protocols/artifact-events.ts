@@ -6,6 +6,7 @@
  */
 import { ValidationError } from './errors.js';
 import { CLOSED, Count, Id, Reason, W } from './event-fields.js';
+import { checkModelRecord, ModelRecord } from './model-record.js';
 import { Type, type Shape } from './schema-kit.js';
 
 export const ARTIFACT_ID_PATTERN = /^[0-9a-f]{64}$/;
@@ -25,6 +26,8 @@ export const ArtifactHeld = Type.Object(
     incarnation: Type.Optional(Count()),
     /** while a transfer runs: the bytes per second this node is receiving it at (progress for /v1/events and views) */
     rateBps: Type.Optional(Count()),
+    /** a model artifact's record (docs/artifacts.md, "Models"): sent while the state has none for it */
+    model: Type.Optional(ModelRecord),
   },
   CLOSED,
 );
@@ -39,5 +42,6 @@ export type ArtifactDropped = Shape<typeof ArtifactDropped>;
 /** The rule the schema cannot say: a holder never has more chunks than the artifact. */
 export function checkArtifactHeld(e: ArtifactHeld, p: string): ArtifactHeld {
   if (e.have > e.chunks) throw new ValidationError(W, `${p}.have`, `out of range [0, ${e.chunks}]`);
+  if (e.model) checkModelRecord(e.model, `${p}.model`);
   return e;
 }

@@ -29,14 +29,16 @@ export { Type, type Static, type TSchema } from './typebox.js';
 
 export type Where = 'body' | 'query' | 'params' | 'frame' | 'event' | 'config';
 
-/** Decoded values are never mutated: the types say so all the way down. */
-export type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends readonly (infer U)[]
+/** Decoded values are never mutated: the types say so all the way down (a tuple stays a tuple). */
+export type DeepReadonly<T> = T extends readonly [unknown, ...unknown[]]
+  ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+  : T extends (infer U)[]
     ? readonly DeepReadonly<U>[]
-    : T extends object
-      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-      : T;
+    : T extends readonly (infer U)[]
+      ? readonly DeepReadonly<U>[]
+      : T extends object
+        ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+        : T;
 /** The TypeScript type of a schema, read-only. */
 export type Shape<S extends TSchema> = DeepReadonly<Static<S>>;
 

@@ -22,9 +22,17 @@ export function applyArtifactHeld(state: ClusterState, e: ArtifactHeld, at: At):
   const prev = own(all, e.artifactId);
   if (prev && (prev.bytes !== e.bytes || prev.chunks !== e.chunks)) return state;
   const holders = withEntry(prev?.holders ?? {}, e.nodeId, compact({ have: e.have, since: at, rateBps: e.rateBps }));
+  // A model record is a function of the bytes: the first one stays (every honest holder sends the same).
+  const model = prev?.model ?? e.model;
   return withArtifacts(
     state,
-    withEntry(all, e.artifactId, { name: e.name, bytes: e.bytes, chunks: e.chunks, holders }),
+    withEntry(all, e.artifactId, {
+      name: e.name,
+      bytes: e.bytes,
+      chunks: e.chunks,
+      holders,
+      ...(model ? { model } : {}),
+    }),
   );
 }
 

@@ -28,6 +28,7 @@ import {
   Reason,
   Signal,
 } from '../../protocols/event-fields.js';
+import { ModelRecord } from '../../protocols/model-record.js';
 import { InstancePlan } from '../../protocols/instance-plan.js';
 import { JsonData, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import { WorkloadSpec as WorkloadSpecSchema } from '../../protocols/workload-spec.js';
@@ -158,6 +159,7 @@ export const ArtifactRecordSchema = Type.Object(
     bytes: Count(),
     chunks: Count(0, 1 << 20),
     holders: Keyed(ArtifactHoldingSchema, 65536),
+    model: opt(ModelRecord),
   },
   CLOSED,
 );

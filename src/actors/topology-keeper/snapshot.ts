@@ -5,6 +5,7 @@
  * poisoning the replica. The decoded state is a fresh canonical copy; its digest is the one `apply` would give.
  */
 import { ValidationError } from '../../protocols/errors.js';
+import { checkModelRecord } from '../../protocols/model-record.js';
 import { checkPlanRules } from '../../protocols/instance-plan.js';
 import { canonical, compile, type Shape } from '../../protocols/schema-kit.js';
 import { withWorkloadDefaults } from '../../protocols/workload-spec.js';
@@ -80,6 +81,7 @@ function artifactRules(
   for (const [id, a] of Object.entries(artifacts)) {
     const q = `${p}.${id}.holders`;
     if (Object.keys(a.holders).length === 0) fail(q, 'an artifact without holders is removed');
+    if (a.model) checkModelRecord(a.model, `${p}.${id}.model`);
     for (const [node, h] of Object.entries(a.holders)) {
       if (!Object.hasOwn(nodes, node)) fail(`${q}.${node}`, 'holder is not a known node');
       if (h.have > a.chunks) fail(`${q}.${node}.have`, `out of range [0, ${a.chunks}]`);

@@ -21,6 +21,7 @@ import type {
   WorkloadSpec,
 } from '../../protocols/events.js';
 import type { Link } from '../../protocols/link.js';
+import type { ModelRecord } from '../../protocols/model-record.js';
 
 export interface NodeProfile {
   readonly interfaces: readonly NetInterface[];
@@ -116,6 +117,8 @@ export interface ArtifactRecord {
   readonly name: string;
   readonly bytes: number;
   readonly chunks: number;
+  /** a model artifact: its architecture, sizes and tensors (the first record a holder sent; docs/artifacts.md) */
+  readonly model?: ModelRecord;
   readonly holders: Readonly<Record<NodeId, ArtifactHolding>>;
 }
 

@@ -7,6 +7,7 @@
 import { TorusError } from '../../protocols/errors.js';
 import { artifactId } from '../../artifacts/ids.js';
 import type { ArtifactService } from '../../artifacts/service.js';
+import { modelView } from '../../artifacts/model/model-view.js';
 import type { ClusterState } from '../../actors/topology-keeper/state.js';
 import type { NodeFacade } from '../node-facade.js';
 import { requestCodecs } from '../request-schemas.js';
@@ -53,14 +54,14 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'GET',
     path: '/v1/artifacts/:id',
-    summary: "one artifact: holders, and this node's transfer of it",
+    summary: "one artifact: holders, this node's transfer of it, and a model artifact's record (`model`)",
     handler: async ({ facade, params }) => {
       const id = artifactId(params.id);
-      const found = artifactsView((await facade.state()).state, service(facade)).find(
-        (a) => (a as { id: string }).id === id,
-      );
+      const { state } = await facade.state();
+      const found = artifactsView(state, service(facade)).find((a) => (a as { id: string }).id === id);
       if (!found) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `no node holds artifact ${id}`, { id });
-      return { status: 200, body: found };
+      const model = state.artifacts?.[id]?.model;
+      return { status: 200, body: model ? { ...(found as object), model: modelView(model) } : found };
     },
   },
   {
