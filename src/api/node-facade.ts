@@ -89,6 +89,19 @@ export interface NodeMetrics {
   readonly threadMallocedBytes?: Readonly<Record<string, number>>;
   /** Per thread, full collections it ran because it had gone `--idle-gc-minutes` without one. */
   readonly threadIdleCollections?: Readonly<Record<string, number>>;
+  /**
+   * The threads that did not answer this sample (busy past the timeout, restarting), with the error: their
+   * figures above are missing from this sample, not zero.
+   */
+  readonly threadsUnanswered?: Readonly<Record<string, string>>;
+  /** Per thread, samples it did not answer since the node started. */
+  readonly threadUnansweredTotal?: Readonly<Record<string, number>>;
+  /** Questions about this node's role its cluster actor did not answer since the node started, by error code. */
+  readonly clusterActorUnavailable?: Readonly<Record<string, number>>;
+  /** Runner output that could not be written to its log files since the node started, bytes by stream. */
+  readonly runnerLogDroppedBytes?: Readonly<Record<string, number>>;
+  /** Artifacts in this node's store whose manifest does not verify (listed as damaged, not served). */
+  readonly damagedArtifacts?: number;
 }
 
 /** POST /v1/links/measure: what the profiler will measure. */
