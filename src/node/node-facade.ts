@@ -222,7 +222,24 @@ export class ActorNodeFacade implements NodeFacade {
       restarts,
       ...(await this.#threads.sample()),
       clusterActorUnavailable: this.#role.unavailableCounts(),
+      ...(this.#ctx.artifacts ? { damagedArtifacts: this.#ctx.artifacts.damaged().length } : {}),
+      ...(await this.#runnerLogDrops()),
     };
+  }
+
+  /** Runner output lost to write errors; a supervisor that does not answer is already listed in threadsUnanswered. */
+  async #runnerLogDrops(): Promise<Pick<NodeMetrics, 'runnerLogDroppedBytes'>> {
+    if (!this.#ctx.runtime.actors().includes('runner-supervisor')) return {};
+    try {
+      const drops = await this.#ctx.runtime.request<Record<string, number>>(
+        'runner-supervisor',
+        { type: 'log-drops' },
+        { timeoutMs: 1000 },
+      );
+      return { runnerLogDroppedBytes: drops };
+    } catch {
+      return {};
+    }
   }
 
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */
