@@ -1,7 +1,8 @@
 /**
- * A real node (startNode, every actor, loopback, no mDNS) runs an exec job whose stdout cannot be written at first
- * (its log file is a link to /dev/full: ENOSPC on every write): the dropped output is counted in /metrics, and once
- * the file takes output again the job's log, as the logs route serves it, says where output is missing and why.
+ * Errors a real node (startNode, every actor, loopback, no mDNS) shows instead of hiding. An exec job whose stdout
+ * cannot be written at first (its log file is a link to /dev/full: ENOSPC on every write): the dropped output is
+ * counted in /metrics, and once the file takes output again the job's log, as the logs route serves it, says where
+ * output is missing and why. An artifact whose manifest was damaged on disk: `artifacts ls` and /metrics show it.
  * Its own file: starting a whole node is slow on a loaded machine.
  */
 import t from 'tap';
@@ -11,10 +12,13 @@ import { join } from 'node:path';
 import { parseNodeArgs, startNode } from '../../src/index.js';
 import { runnerDir } from '../../src/actors/runner-supervisor/runners/local-runner.js';
 import { segmentName } from '../../src/actors/runner-supervisor/runners/log-segments.js';
+import { ArtifactStore } from '../../src/artifacts/store.js';
+import { storeRoot } from '../../src/artifacts/layout.js';
+import { runArtifactsCommand } from '../../src/cli/artifacts.js';
 
 t.setTimeout(300_000);
 
-t.test('output a job could not write: counted in /metrics and said in its log', { timeout: 280_000 }, async (t) => {
+t.test('dropped runner output and a damaged artifact, on a real node', { timeout: 280_000 }, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'torus-log-drops-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const { config } = parseNodeArgs([
@@ -96,4 +100,23 @@ t.test('output a job could not write: counted in /metrics and said in its log', 
     'the logs route shows where output is missing, and why',
   );
   t.ok(existsSync(segment), 'the log file was opened again');
+
+  // An artifact added as `artifacts add` does, whose manifest is then damaged on disk.
+  writeFileSync(join(dataDir, 'weights.bin'), 'w'.repeat(4096));
+  const added = await new ArtifactStore(storeRoot(dataDir)).add(join(dataDir, 'weights.bin'), { name: 'weights' });
+  writeFileSync(new ArtifactStore(storeRoot(dataDir)).paths(added.id).manifest, '{}');
+  const out: string[] = [];
+  const code = await runArtifactsCommand(['ls', '--api', `http://127.0.0.1:${node.api.port}`, '--data-dir', dataDir], {
+    stdout: { write: (s: string) => out.push(s) },
+    stderr: { write: (s: string) => out.push(s) },
+  });
+  t.equal(code, 0, out.join(''));
+  t.match(
+    out.join(''),
+    new RegExp(
+      `DAMAGED on this node \\(1\\)\\n.*\\n  ${added.id.slice(0, 16)}  weights  manifest\\.json: .*do not hash`,
+    ),
+    '`artifacts ls` shows it damaged, with why',
+  );
+  t.match(await (await api('/metrics')).text(), /^torus_artifacts_damaged 1$/m, '/metrics counts it');
 });
