@@ -144,6 +144,8 @@ async function main(): Promise<void> {
         }
       }
     })();
+    // A sampling error (a node process gone) ends the run at `await sampler` below, not as an unhandled rejection.
+    sampler.catch(() => {});
     let nextMeasure = Date.now() + MEASURE_EVERY_MS;
     for (let i = 0; Date.now() < end && !stoppedBy; i++) {
       const tick = Date.now();
