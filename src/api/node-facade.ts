@@ -75,7 +75,7 @@ export interface RingBenchStarted {
 export interface NodeMetrics {
   /** Restarts per supervised actor name (and `runner:<instance>` entries if the node counts them). */
   readonly restarts: Readonly<Record<string, number>>;
-  /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer in time). */
+  /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer, see threadsUnanswered). */
   readonly threadHeapBytes?: Readonly<Record<string, number>>;
   /** V8 heap committed per thread (used plus what V8 keeps for the next allocations): what RSS sees of a heap. */
   readonly threadHeapTotalBytes?: Readonly<Record<string, number>>;
