@@ -1,6 +1,10 @@
 /**
  * What the soak benchmark samples of one node process, and the slope of a series (least squares): /proc for RSS,
  * threads and open fds, a walk of the data dir for its bytes, and `/metrics` for the heap of each thread.
+ * A figure the sample could not get is missing (NaN, `null` in the samples file), never 0: a scrape that failed
+ * (`metricsError`) has no heap figures at all, and a thread that did not answer the node in time
+ * (`torus_thread_metrics_answered 0`, listed in `threadsMissing`) has none of its own and leaves the sums over
+ * threads missing, so "RSS outside the heaps" is not RSS less a partial sum.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,6 +38,10 @@ export interface Sample {
   readonly idleCollections: number;
   /** The node's role in the cluster (torus_node_info): the leader does more work, so compare like with like. */
   readonly role?: string;
+  /** The scrape of /metrics failed (why): every figure from it is missing in this sample. */
+  readonly metricsError?: string;
+  /** Threads the node said did not answer this scrape: their figures, and every sum over threads, are missing. */
+  readonly threadsMissing: readonly string[];
 }
 
 /** The node's own process: `ip netns exec` execs it, but a wrapper may sit in between: follow to the node child. */
@@ -98,13 +106,23 @@ export function rolesOf(series: readonly Pick<Sample, 'role'>[]): string {
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
 
-export function sampleProcess(pid: number, dataDir: string, metricsText: string): Sample {
-  const externalByThread = perThread(metricsText, 'torus_thread_external_bytes');
-  const mallocedByThread = perThread(metricsText, 'torus_thread_malloced_bytes');
-  const heapTotalByThread = perThread(metricsText, 'torus_thread_heap_total_bytes');
-  const heapLiveByThread = perThread(metricsText, 'torus_thread_heap_live_bytes');
-  const heapBytes = heapFromMetrics(metricsText);
-  return {
+/** Threads the node listed as not answering this scrape (torus_thread_metrics_answered 0). */
+export function unansweredThreads(text: string): string[] {
+  return Object.entries(perThread(text, 'torus_thread_metrics_answered'))
+    .filter(([, answered]) => answered === 0)
+    .map(([thread]) => thread)
+    .sort();
+}
+
+/** A sum over threads, missing (NaN) when a thread is. */
+const sumOrMissing = (r: Record<string, number>, missing: boolean): number => (missing ? Number.NaN : sum(r));
+
+/**
+ * One sample of the node process: /proc and the data dir always; the heap figures from `metricsText`, unless the
+ * scrape failed (`metricsError`), when they are all missing.
+ */
+export function sampleProcess(pid: number, dataDir: string, metricsText: string, metricsError?: string): Sample {
+  const proc = {
     atMs: Date.now(),
     rssBytes: statusField(pid, 'VmRSS') * 1024,
     rssAnonBytes: statusField(pid, 'RssAnon') * 1024,
@@ -112,21 +130,52 @@ export function sampleProcess(pid: number, dataDir: string, metricsText: string)
     threads: statusField(pid, 'Threads'),
     fds: readdirSync(`/proc/${pid}/fd`).length,
     dataDirBytes: dirBytes(dataDir),
+  };
+  if (metricsError !== undefined)
+    return {
+      ...proc,
+      heapBytes: {},
+      heapTotalBytes: Number.NaN,
+      heapTotalByThread: {},
+      heapLiveBytes: Number.NaN,
+      heapLiveByThread: {},
+      externalBytes: Number.NaN,
+      mallocedBytes: Number.NaN,
+      externalByThread: {},
+      mallocedByThread: {},
+      idleCollections: Number.NaN,
+      metricsError,
+      threadsMissing: [],
+    };
+  const threadsMissing = unansweredThreads(metricsText);
+  const partial = threadsMissing.length > 0;
+  const externalByThread = perThread(metricsText, 'torus_thread_external_bytes');
+  const mallocedByThread = perThread(metricsText, 'torus_thread_malloced_bytes');
+  const heapTotalByThread = perThread(metricsText, 'torus_thread_heap_total_bytes');
+  const heapLiveByThread = perThread(metricsText, 'torus_thread_heap_live_bytes');
+  const heapBytes = heapFromMetrics(metricsText);
+  return {
+    ...proc,
     heapBytes,
-    heapTotalBytes: sum(heapTotalByThread),
+    heapTotalBytes: sumOrMissing(heapTotalByThread, partial),
     heapTotalByThread,
-    heapLiveBytes: Object.entries(heapBytes).reduce(
-      (total, [thread, used]) => total + (heapLiveByThread[thread] ?? used),
-      0,
-    ),
+    heapLiveBytes: partial
+      ? Number.NaN
+      : Object.entries(heapBytes).reduce((total, [thread, used]) => total + (heapLiveByThread[thread] ?? used), 0),
     heapLiveByThread,
-    externalBytes: sum(externalByThread),
-    mallocedBytes: sum(mallocedByThread),
+    externalBytes: sumOrMissing(externalByThread, partial),
+    mallocedBytes: sumOrMissing(mallocedByThread, partial),
     externalByThread,
     mallocedByThread,
-    idleCollections: sum(perThread(metricsText, 'torus_thread_idle_collections_total')),
+    idleCollections: sumOrMissing(perThread(metricsText, 'torus_thread_idle_collections_total'), partial),
     ...roleOf(metricsText),
+    threadsMissing,
   };
+}
+
+/** Samples of a series whose figure is missing (NaN): the table says how many a row's slope went without. */
+export function missingCount<S>(series: readonly S[], pick: (s: S) => number): number {
+  return series.filter((s) => !Number.isFinite(pick(s))).length;
 }
 
 /**

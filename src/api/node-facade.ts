@@ -75,7 +75,7 @@ export interface RingBenchStarted {
 export interface NodeMetrics {
   /** Restarts per supervised actor name (and `runner:<instance>` entries if the node counts them). */
   readonly restarts: Readonly<Record<string, number>>;
-  /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer in time). */
+  /** V8 heap in use per thread: `main` and each actor's worker (absent: it did not answer, see threadsUnanswered). */
   readonly threadHeapBytes?: Readonly<Record<string, number>>;
   /** V8 heap committed per thread (used plus what V8 keeps for the next allocations): what RSS sees of a heap. */
   readonly threadHeapTotalBytes?: Readonly<Record<string, number>>;
@@ -89,6 +89,19 @@ export interface NodeMetrics {
   readonly threadMallocedBytes?: Readonly<Record<string, number>>;
   /** Per thread, full collections it ran because it had gone `--idle-gc-minutes` without one. */
   readonly threadIdleCollections?: Readonly<Record<string, number>>;
+  /**
+   * The threads that did not answer this sample (busy past the timeout, restarting), with the error: their
+   * figures above are missing from this sample, not zero.
+   */
+  readonly threadsUnanswered?: Readonly<Record<string, string>>;
+  /** Per thread, samples it did not answer since the node started. */
+  readonly threadUnansweredTotal?: Readonly<Record<string, number>>;
+  /** Questions about this node's role its cluster actor did not answer since the node started, by error code. */
+  readonly clusterActorUnavailable?: Readonly<Record<string, number>>;
+  /** Runner output that could not be written to its log files since the node started, bytes by stream. */
+  readonly runnerLogDroppedBytes?: Readonly<Record<string, number>>;
+  /** Artifacts in this node's store whose manifest does not verify (listed as damaged, not served). */
+  readonly damagedArtifacts?: number;
 }
 
 /** POST /v1/links/measure: what the profiler will measure. */

@@ -154,6 +154,43 @@ export function renderMetrics(input: MetricsInput): string {
     "what V8 itself has malloc'ed outside the heap, per thread",
     perKey('torus_thread_malloced_bytes', 'thread', input.metrics.threadMallocedBytes ?? {}),
   );
+  const unanswered = input.metrics.threadsUnanswered ?? {};
+  const threads = [
+    ...new Set([...Object.keys(input.metrics.threadHeapBytes ?? {}), ...Object.keys(unanswered)]),
+  ].sort();
+  family(
+    'torus_thread_metrics_answered',
+    'gauge',
+    'whether a thread answered this scrape (1) or not (0: busy past the timeout, restarting): its figures above are then missing, not zero',
+    threads.map((thread) =>
+      series('torus_thread_metrics_answered', { thread }, Object.hasOwn(unanswered, thread) ? 0 : 1),
+    ),
+  );
+  family(
+    'torus_thread_metrics_unanswered_total',
+    'counter',
+    'scrapes a thread did not answer in time, since the node started',
+    perKey('torus_thread_metrics_unanswered_total', 'thread', input.metrics.threadUnansweredTotal ?? {}),
+  );
+  family(
+    'torus_cluster_actor_unavailable_total',
+    'counter',
+    "questions about this node's role its cluster actor did not answer (the role then reads unknown), by error code",
+    perKey('torus_cluster_actor_unavailable_total', 'code', input.metrics.clusterActorUnavailable ?? {}),
+  );
+  family(
+    'torus_runner_log_dropped_bytes_total',
+    'counter',
+    'runner output that could not be written to its log files (a write error), bytes by stream',
+    perKey('torus_runner_log_dropped_bytes_total', 'stream', input.metrics.runnerLogDroppedBytes ?? {}),
+  );
+  if (input.metrics.damagedArtifacts !== undefined)
+    family(
+      'torus_artifacts_damaged',
+      'gauge',
+      "artifacts in this node's store whose manifest does not verify (listed as damaged, not served)",
+      [series('torus_artifacts_damaged', {}, input.metrics.damagedArtifacts)],
+    );
   family(
     'torus_limit_rejections_total',
     'counter',

@@ -26,6 +26,8 @@ const open = <P extends Record<string, TSchema>>(description: string, properties
   });
 const epochMs = (what: string) => Type.Number({ description: `${what}, epoch milliseconds` });
 const role = StringEnum(['leader', 'follower', 'candidate', 'alone']);
+/** This node's own role: also `unknown` when its cluster actor did not answer (`clusterUnavailable` says why). */
+const ownRole = StringEnum(['leader', 'follower', 'candidate', 'alone', 'unknown']);
 const backend = StringEnum(BACKENDS);
 const sharding = StringEnum(SHARDINGS);
 
@@ -193,10 +195,20 @@ export const responseSchemas = {
       version: str,
       incarnation: int,
       uptimeMs: num,
-      role,
+      role: ownRole,
       leaderId: opt(str),
       cluster: opt(str),
       quorum: opt(quorum),
+      clusterUnavailable: opt(
+        Type.Object(
+          { code: str, message: str },
+          {
+            ...CLOSED,
+            description:
+              'the cluster actor did not answer (busy past the timeout, restarting): role and quorum unknown',
+          },
+        ),
+      ),
       security: opt(security),
     },
     CLOSED,

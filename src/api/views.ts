@@ -1,14 +1,14 @@
 import { restartable } from '../actors/topology-keeper/placement-state.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { instanceArtifacts } from '../artifacts/instance-progress.js';
-import type { InstanceView, NodeRole, RunnerView, TopologyView } from './node-facade.js';
+import type { InstanceView, RunnerView, TopologyView } from './node-facade.js';
 
 /**
  * Pure mappings from the topology keeper's replicated state (src/actors/topology-keeper/state.ts) to the API's views.
  * The node's facade and the in-process test facade both use them, so the views cannot drift between the two.
  */
 export function topologyView(state: ClusterState, leaderId?: string): TopologyView {
-  const role = (id: string): NodeRole | undefined =>
+  const role = (id: string): 'leader' | 'follower' | undefined =>
     leaderId === undefined ? undefined : id === leaderId ? 'leader' : 'follower';
   const nodes = Object.values(state.nodes)
     .map((n) => ({

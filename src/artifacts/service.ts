@@ -15,7 +15,7 @@ import { decodeManifest, totalBytes } from './manifest.js';
 import { PeerClient } from './peer-client.js';
 import { createPeerHandler, type PeerBackend } from './peer-server.js';
 import { addressesOf, sourcesFor } from './sources.js';
-import { ArtifactStore } from './store.js';
+import { ArtifactStore, type DamagedArtifact } from './store.js';
 import { runTransfer, type TransferSource, type TransferStats } from './transfer.js';
 import { ArtifactWriter } from './writer.js';
 import { RecentChunks } from './recent-chunks.js';
@@ -84,6 +84,8 @@ export class ArtifactService implements PeerBackend {
   readonly #forwarding = new Set<string>();
 
   readonly #hash: ChunkHasher;
+  /** Damaged artifacts already logged (each once, until it is repaired or removed). */
+  #damagedLogged = new Set<string>();
 
   constructor(o: ArtifactServiceOptions) {
     this.#o = o;
@@ -123,8 +125,30 @@ export class ArtifactService implements PeerBackend {
     }
   }
 
+  /**
+   * The artifacts of this node's store whose manifest or info does not verify, with the reason: listed (GET
+   * /v1/artifacts `damaged`), counted (/metrics torus_artifacts_damaged) and logged once each, never served or
+   * announced.
+   */
+  damaged(): DamagedArtifact[] {
+    return this.#noteDamaged(this.store.scan()).damaged;
+  }
+
+  #noteDamaged(scan: ReturnType<ArtifactStore['scan']>): ReturnType<ArtifactStore['scan']> {
+    const now = new Set(scan.damaged.map((d) => d.id));
+    for (const d of scan.damaged)
+      if (!this.#damagedLogged.has(d.id))
+        this.#o.log.warn('an artifact in the store does not verify; it is left out of what this node serves', {
+          artifactId: d.id,
+          name: d.name,
+          reason: d.reason,
+        });
+    this.#damagedLogged = now;
+    return scan;
+  }
+
   localHoldings(): LocalHolding[] {
-    return this.store.list().map((a) => {
+    return this.#noteDamaged(this.store.scan()).artifacts.map((a) => {
       const t = this.#transfers.get(a.id);
       const rateBps = !a.complete && t?.state === 'running' ? t.rateBps : 0;
       return {

@@ -55,6 +55,13 @@ export interface LocalArtifact {
   readonly addedAt: number;
 }
 
+/** An artifact in the store that cannot be served: its info or manifest does not verify. */
+export interface DamagedArtifact {
+  readonly id: string;
+  readonly name?: string;
+  readonly reason: string;
+}
+
 export interface AddResult extends LocalArtifact {
   /** how each file entered the store */
   readonly methods: Readonly<Partial<Record<LinkMethod, number>>>;
@@ -139,15 +146,36 @@ export class ArtifactStore {
     };
   }
 
+  /** The artifacts that verify; those that do not are in `scan().damaged`. */
   list(): LocalArtifact[] {
-    return this.ids().flatMap((id) => {
+    return this.scan().artifacts;
+  }
+
+  /**
+   * Every artifact of the store: those whose info and manifest verify, and the others with the reason (a manifest
+   * edited or truncated on disk no longer hashes to its id): never silently left out. One removed while this
+   * reads is neither.
+   */
+  scan(): { artifacts: LocalArtifact[]; damaged: DamagedArtifact[] } {
+    const artifacts: LocalArtifact[] = [];
+    const damaged: DamagedArtifact[] = [];
+    for (const id of this.ids()) {
+      let reason: string;
       try {
         const d = this.describe(id);
-        return d ? [d] : [];
-      } catch {
-        return [];
+        if (d) {
+          artifacts.push(d);
+          continue;
+        }
+        reason = 'info.json is not readable as { name, complete }';
+      } catch (error) {
+        reason = `manifest.json: ${error instanceof Error ? error.message : String(error)}`;
       }
-    });
+      if (!existsSync(this.paths(id).dir)) continue;
+      const name = this.info(id)?.name;
+      damaged.push({ id, ...(name !== undefined ? { name } : {}), reason });
+    }
+    return { artifacts, damaged };
   }
 
   /** Adds a file or directory; the same content added twice is one artifact (only the name is updated). */

@@ -96,7 +96,10 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
         return 0;
       }
       case 'ls': {
-        const body = await client.get<{ artifacts: ArtifactView[] }>('/v1/artifacts');
+        const body = await client.get<{
+          artifacts: ArtifactView[];
+          damaged?: { id: string; name?: string; reason: string }[];
+        }>('/v1/artifacts');
         if (json) {
           printJson(io, body);
           return 0;
@@ -112,6 +115,14 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
             ]),
           ),
         );
+        // What this node's store holds but cannot serve: said, not left out.
+        if (body.damaged?.length)
+          io.stdout.write(
+            `\nDAMAGED on this node (${body.damaged.length})\n${renderTable(
+              ['ID', 'NAME', 'REASON'],
+              body.damaged.map((d) => [d.id.slice(0, 16), d.name ?? '', d.reason]),
+            )}`,
+          );
         return 0;
       }
       case 'rm': {

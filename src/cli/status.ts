@@ -40,6 +40,8 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   // Without a quorum the node refuses writes: say so up front, with the counts.
   if (node.quorum && !node.quorum.ok)
     out += `NO QUORUM: ${node.quorum.why ?? `reaches ${node.quorum.reached} of ${node.quorum.members} members, needs ${node.quorum.needed}`} — writes are refused until it returns\n`;
+  if (node.clusterUnavailable)
+    out += `CLUSTER ACTOR NOT ANSWERING: ${node.clusterUnavailable.code}: ${node.clusterUnavailable.message} — role and quorum unknown\n`;
   out += '\n';
   out += `NODES (${topology.nodes.length})\n`;
   out += renderTable(

@@ -20,8 +20,6 @@ import type {
   NodeFacade,
   NodeInfo,
   NodeMetrics,
-  NodeRole,
-  QuorumInfo,
   PeerView,
   RingBenchProgress,
   RingBenchStarted,
@@ -31,11 +29,14 @@ import type {
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { threadHeap, watchLiveHeap } from '../runtime/thread-heap.js';
+import { watchLiveHeap } from '../runtime/thread-heap.js';
+import type { Logger } from '../runtime/log.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
 import { openRunnerLog, type LogRequest } from '../actors/runner-supervisor/runners/runner-logs.js';
+import { ClusterRole } from './cluster-role.js';
+import { ThreadSamples } from './thread-samples.js';
 
 export interface FacadeContext {
   readonly runtime: Runtime;
@@ -54,21 +55,21 @@ export interface FacadeContext {
   readonly artifacts?: ArtifactService;
   /** Proves this node to other nodes' APIs (a followed log of a rank held elsewhere). */
   readonly signPeer: PeerSigner;
-}
-
-interface RoleAnswer {
-  readonly role: NodeRole;
-  readonly leaderId?: string | undefined;
-  readonly quorum?: QuorumInfo | undefined;
+  /** Where the facade says what went wrong that its answers cannot (the cluster actor not answering). */
+  readonly log?: Logger;
 }
 
 const COMMAND_TIMEOUT_MS = 30_000;
 
 export class ActorNodeFacade implements NodeFacade {
   readonly #ctx: FacadeContext;
+  readonly #role: ClusterRole;
+  readonly #threads: ThreadSamples;
 
   constructor(ctx: FacadeContext) {
     this.#ctx = ctx;
+    this.#role = new ClusterRole(ctx.runtime, ctx.log);
+    this.#threads = new ThreadSamples(ctx.runtime);
     watchLiveHeap(); // the main thread's; each actor's worker watches its own
   }
 
@@ -76,17 +77,8 @@ export class ActorNodeFacade implements NodeFacade {
     return this.#ctx.artifacts;
   }
 
-  async #role(): Promise<RoleAnswer> {
-    if (!this.#ctx.runtime.actors().includes('cluster')) return { role: 'alone' };
-    try {
-      return await this.#ctx.runtime.request<RoleAnswer>('cluster', { type: 'role' }, { timeoutMs: 2_000 });
-    } catch {
-      return { role: 'alone' };
-    }
-  }
-
   async node(): Promise<NodeInfo> {
-    const { role, leaderId, quorum } = await this.#role();
+    const { role, leaderId, quorum, clusterUnavailable } = await this.#role.ask();
     const c = this.#ctx;
     return {
       id: c.nodeId,
@@ -98,6 +90,7 @@ export class ActorNodeFacade implements NodeFacade {
       leaderId,
       cluster: c.config.cluster,
       quorum,
+      ...(clusterUnavailable ? { clusterUnavailable } : {}),
     };
   }
 
@@ -125,7 +118,7 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   async topology(): Promise<TopologyView> {
-    const [answer, role] = await Promise.all([this.#stateAnswer(), this.#role()]);
+    const [answer, role] = await Promise.all([this.#stateAnswer(), this.#role.ask()]);
     return topologyView(answer.state, role.leaderId);
   }
 
@@ -225,45 +218,28 @@ export class ActorNodeFacade implements NodeFacade {
   async metrics(): Promise<NodeMetrics> {
     const restarts: Record<string, number> = {};
     for (const [name, stat] of Object.entries(this.#ctx.runtime.stats())) restarts[name] = stat.restarts;
-    const own = threadHeap();
-    const threadHeapBytes: Record<string, number> = { main: own.usedBytes };
-    const threadHeapTotalBytes: Record<string, number> = { main: own.totalBytes };
-    const threadHeapLimitBytes: Record<string, number> = { main: own.limitBytes };
-    const threadHeapLiveBytes: Record<string, number> = own.liveBytes !== undefined ? { main: own.liveBytes } : {};
-    const threadExternalBytes: Record<string, number> = { main: own.externalBytes };
-    const threadMallocedBytes: Record<string, number> = { main: own.mallocedBytes };
-    const threadIdleCollections: Record<string, number> = { main: own.idleCollections };
-    await Promise.all(
-      // One sample per thread (an actor answering at two addresses is one thread).
-      Object.keys(this.#ctx.runtime.stats()).map(async (name) => {
-        try {
-          const heap = await this.#ctx.runtime.request<Partial<ReturnType<typeof threadHeap>>>(
-            name,
-            { type: 'heap' },
-            { timeoutMs: 1000 },
-          );
-          if (typeof heap?.usedBytes === 'number') threadHeapBytes[name] = heap.usedBytes;
-          if (typeof heap?.totalBytes === 'number') threadHeapTotalBytes[name] = heap.totalBytes;
-          if (typeof heap?.limitBytes === 'number') threadHeapLimitBytes[name] = heap.limitBytes;
-          if (typeof heap?.liveBytes === 'number') threadHeapLiveBytes[name] = heap.liveBytes;
-          if (typeof heap?.externalBytes === 'number') threadExternalBytes[name] = heap.externalBytes;
-          if (typeof heap?.mallocedBytes === 'number') threadMallocedBytes[name] = heap.mallocedBytes;
-          if (typeof heap?.idleCollections === 'number') threadIdleCollections[name] = heap.idleCollections;
-        } catch {
-          /* busy or restarting: left out of this sample */
-        }
-      }),
-    );
     return {
       restarts,
-      threadHeapBytes,
-      threadHeapTotalBytes,
-      threadHeapLimitBytes,
-      threadHeapLiveBytes,
-      threadExternalBytes,
-      threadMallocedBytes,
-      threadIdleCollections,
+      ...(await this.#threads.sample()),
+      clusterActorUnavailable: this.#role.unavailableCounts(),
+      ...(this.#ctx.artifacts ? { damagedArtifacts: this.#ctx.artifacts.damaged().length } : {}),
+      ...(await this.#runnerLogDrops()),
     };
+  }
+
+  /** Runner output lost to write errors; a supervisor that does not answer is already listed in threadsUnanswered. */
+  async #runnerLogDrops(): Promise<Pick<NodeMetrics, 'runnerLogDroppedBytes'>> {
+    if (!this.#ctx.runtime.actors().includes('runner-supervisor')) return {};
+    try {
+      const drops = await this.#ctx.runtime.request<Record<string, number>>(
+        'runner-supervisor',
+        { type: 'log-drops' },
+        { timeoutMs: 1000 },
+      );
+      return { runnerLogDroppedBytes: drops };
+    } catch {
+      return {};
+    }
   }
 
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */

@@ -114,6 +114,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     runtime,
     config,
     feed,
+    log,
     nodeId: identity.nodeId,
     incarnation: identity.incarnation,
     name: config.name ?? hostname(),

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { raw, sendJson, startApi } from './fixtures/harness.js';
 import { skipOrFail } from '../fixtures/skip-or-fail.js';
+import { renderMetrics } from '../../src/api/prometheus.js';
 
 const workload = { id: 'w', memoryBytes: 1024, layers: 3 };
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
@@ -49,6 +50,39 @@ t.test(
       limit !== undefined && limit >= value(res.text, 'torus_thread_heap_total_bytes')!,
       'a thread heap limit, above its committed heap',
     );
+  },
+);
+
+t.test(
+  'what went wrong without an answer: unanswered threads, the cluster actor, dropped runner output, damaged artifacts',
+  { skip: skipOrFail(promtoolMissing) },
+  async (t) => {
+    const text = renderMetrics({
+      node: { id: 'n', name: 'n', version: '0.1.0', incarnation: 1, uptimeMs: 1, role: 'unknown' },
+      lastIndex: 0,
+      topology: { nodes: [], links: [] },
+      instances: [],
+      metrics: {
+        restarts: { 'placement-planner': 0 },
+        threadHeapBytes: { main: 100 },
+        threadsUnanswered: { 'placement-planner': 'TORUS_ACTOR_TIMEOUT: request heap timed out after 1000 ms' },
+        threadUnansweredTotal: { main: 0, 'placement-planner': 3 },
+        clusterActorUnavailable: { TORUS_ACTOR_TIMEOUT: 2, TORUS_ACTOR_STOPPED: 1 },
+        runnerLogDroppedBytes: { stdout: 4096, stderr: 0 },
+        damagedArtifacts: 1,
+      },
+    });
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    t.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+    t.equal(check.stdout + check.stderr, '', 'no lint findings');
+    t.same(samples(text, 'torus_thread_metrics_answered'), [
+      ['{thread="main"}', 1],
+      ['{thread="placement-planner"}', 0],
+    ]);
+    t.equal(value(text, 'torus_artifacts_damaged'), 1);
+    t.match(text, /^torus_cluster_actor_unavailable_total\{code="TORUS_ACTOR_STOPPED"\} 1$/m);
+    t.match(text, /^torus_runner_log_dropped_bytes_total\{stream="stdout"\} 4096$/m);
+    t.match(text, /^torus_node_info\{[^}]*role="unknown"/m);
   },
 );
 

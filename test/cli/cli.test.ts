@@ -69,6 +69,19 @@ t.test('status says when the node has no quorum (writes refused), and is quiet a
   );
   const withQuorum = renderStatus({ ...node, quorum: { ok: true, members: 3, reached: 3, needed: 2 } }, topology, []);
   t.notMatch(withQuorum, /QUORUM/);
+  const unanswered = renderStatus(
+    {
+      ...node,
+      role: 'unknown',
+      clusterUnavailable: { code: 'TORUS_ACTOR_TIMEOUT', message: 'request role to cluster timed out after 2000 ms' },
+    },
+    topology,
+    [],
+  );
+  t.match(
+    unanswered,
+    /^node one \(n1\): unknown, .*\nCLUSTER ACTOR NOT ANSWERING: TORUS_ACTOR_TIMEOUT: request role to cluster timed out after 2000 ms — role and quorum unknown\n/,
+  );
 });
 
 t.test('place, instances, delete (readable and --json)', async (t) => {

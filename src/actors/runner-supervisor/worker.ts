@@ -19,6 +19,7 @@ import type { ExecPolicy } from '../../protocols/exec-policy.js';
 import type { ClusterEvent } from '../../protocols/events.js';
 import { serveActor } from '../../runtime/serve-actor.js';
 import { RunnerManager } from './runners/runner-manager.js';
+import { LogDrops } from './runners/log-drops.js';
 import { diskUsagePercent, RunCollector } from './runners/run-collector.js';
 import type { LogRotation } from '../../protocols/log-rotation.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from '../../protocols/run-retention.js';
@@ -58,6 +59,7 @@ const NODE_DEADLINES: ShutdownDeadlines = { gracefulMs: 2000, termMs: 1500, kill
 const MAX_QUEUED_PROPOSALS = 10_000;
 /** The manager of this thread's actor, for request handlers (one actor per worker thread). */
 const managers = new Map<string, RunnerManager>();
+const logDrops = new Map<string, LogDrops>();
 
 serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
   name: 'runner-supervisor',
@@ -70,6 +72,8 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
   },
   requests: {
     runners: (_body, ctx) => managerOf(ctx.name)?.runners() ?? [],
+    // Runner output lost to write errors, bytes per stream (/metrics: torus_runner_log_dropped_bytes_total).
+    'log-drops': (_body, ctx) => logDrops.get(ctx.name)?.totals() ?? { stdout: 0, stderr: 0 },
   },
   setup: (ctx) => {
     const { options, actor, log } = ctx;
@@ -99,6 +103,8 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       }
       draining = false;
     };
+    const drops = new LogDrops(log);
+    logDrops.set(ctx.name, drops);
     const manager = new RunnerManager({
       nodeId: options.nodeId,
       dataDir: options.dataDir,
@@ -110,6 +116,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       ...(options.maxRunners !== undefined ? { maxRunners: options.maxRunners } : {}),
       ...(options.logRotation ? { logRotation: options.logRotation } : {}),
       onLimit: (message) => log.warn('runner quota reached; further runners are refused', { message }),
+      onLogDropped: (runnerId, stream, bytes, error) => drops.note(runnerId, stream, bytes, error),
       ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
         if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers

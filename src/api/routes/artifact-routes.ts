@@ -36,12 +36,17 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'GET',
     path: '/v1/artifacts',
-    summary: "every artifact in the cluster with its holders (complete or partial) and this node's store",
+    summary:
+      "every artifact in the cluster with its holders (complete or partial), this node's store, and what of it is damaged",
     handler: async ({ facade }) => {
       const s = service(facade);
       return {
         status: 200,
-        body: { artifacts: artifactsView((await facade.state()).state, s), local: s.localHoldings() },
+        body: {
+          artifacts: artifactsView((await facade.state()).state, s),
+          local: s.localHoldings(),
+          damaged: s.damaged(),
+        },
       };
     },
   },

@@ -3,7 +3,14 @@
  * moves with its collections from one that leaks.
  */
 import t from 'tap';
-import { rolesOf, floorPerWindow, sampleProcess, slopePerHour } from '../../../benchmarks/soak/samples.js';
+import {
+  rolesOf,
+  floorPerWindow,
+  missingCount,
+  sampleProcess,
+  slopePerHour,
+} from '../../../benchmarks/soak/samples.js';
+import { parseMix, schedule } from '../../../benchmarks/soak/churn.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -87,3 +94,54 @@ t.test(
     t.ok(whole.rssBytes > 0 && whole.fds > 0 && whole.threads > 0, 'this process, from /proc');
   },
 );
+
+t.test('a failed scrape is a missing sample: no heap figure is 0, and /proc figures are still there', async (t) => {
+  const dir = t.testdir({ 'a.bin': 'x'.repeat(10) });
+  const failed = sampleProcess(process.pid, dir, '', 'connect ECONNREFUSED 10.77.0.1:52515');
+  t.equal(failed.metricsError, 'connect ECONNREFUSED 10.77.0.1:52515', 'the sample says why');
+  for (const key of ['heapTotalBytes', 'heapLiveBytes', 'externalBytes', 'mallocedBytes', 'idleCollections'] as const)
+    t.ok(Number.isNaN(failed[key]), `${key} is missing, not 0`);
+  t.ok(Number.isNaN(failed.rssBytes - failed.heapTotalBytes), '"RSS outside the heaps" is missing, not RSS');
+  t.ok(failed.rssBytes > 0 && failed.dataDirBytes === 10, '/proc and the data dir are sampled all the same');
+  const line = JSON.parse(JSON.stringify(failed));
+  t.equal(line.heapTotalBytes, null, 'the samples file writes it as null, never 0');
+  t.equal(line.metricsError, failed.metricsError);
+});
+
+t.test('a thread that did not answer: its figures and every sum over threads are missing', async (t) => {
+  const dir = t.testdir({});
+  const text = [
+    'torus_thread_heap_used_bytes{thread="main"} 1500',
+    'torus_thread_heap_total_bytes{thread="main"} 3000',
+    'torus_thread_external_bytes{thread="main"} 10',
+    'torus_thread_metrics_answered{thread="main"} 1',
+    'torus_thread_metrics_answered{thread="placement-planner"} 0',
+  ].join('\n');
+  const s = sampleProcess(process.pid, dir, text);
+  t.same(s.threadsMissing, ['placement-planner'], 'named');
+  t.equal(s.heapBytes.main, 1500, "main's own figure stands");
+  t.notOk('placement-planner' in s.heapBytes, 'the silent thread has none (its row reads it as missing)');
+  t.ok(Number.isNaN(s.heapTotalBytes), 'the sum over threads is missing, not the sum of those that answered');
+  t.ok(Number.isNaN(s.externalBytes));
+  const all = sampleProcess(process.pid, dir, text.replace('"placement-planner"} 0', '"placement-planner"} 1'));
+  t.same(all.threadsMissing, []);
+  t.equal(all.heapTotalBytes, 3000, 'every thread answered: the sum');
+});
+
+t.test('slopes go without missing samples, and the table counts them', async (t) => {
+  const series = [0, 1, 2, 3, 4].map((m) => ({ atMs: m * MIN, y: m === 2 ? Number.NaN : 10 + 2 * m }));
+  t.equal(Math.round(slopePerHour(series)), 120, 'a missing sample does not bend the slope');
+  t.equal(
+    missingCount(series, (p) => p.y),
+    1,
+    'and is counted',
+  );
+});
+
+t.test('the churn mix: parsed strictly, spread out in its cycle', async (t) => {
+  t.same(parseMix('place=2,ring=1'), { place: 2, ring: 1 });
+  t.same(schedule({ place: 2, ring: 1, artifact: 1, job: 0 }), ['place', 'ring', 'artifact', 'place']);
+  t.throws(() => parseMix('place=2,dance=1'), /--mix takes KIND=N/);
+  t.throws(() => parseMix('place=0'), /at least one kind/);
+  t.throws(() => parseMix('place=-1'), /--mix takes KIND=N/);
+});

@@ -4,8 +4,13 @@
  * oldest files beyond `maxFiles`. On disk a stream never holds more than maxFiles × maxFileBytes.
  *
  * A Writable, so the child's pipe is paused while the disk is behind (memory stays bounded by the high-water
- * mark). A write that fails (a full disk) drops that piece of output and the stream goes on: the job must not die
- * of its log, and the supervisor must not either. Written by hand: the rotating-file libraries on npm rename
+ * mark). A write that fails (a full disk, an I/O error, a file that cannot be opened) drops that piece of output and
+ * the stream goes on: the job must not die of its log, and the supervisor must not either. What is dropped is never
+ * silent: it is counted (`droppedBytes`), reported to `onDropped` (the supervisor logs and counts it for /metrics),
+ * and the log itself says so where the gap is: the next write that succeeds begins with a line
+ * `… N bytes of output could not be written (CODE: why) …`, which every reader of the log (the logs route) sees.
+ * After a failure the file is opened again for the next write, so a freed disk or a replaced file takes the output
+ * again. Written by hand: the rotating-file libraries on npm rename
  * files on rotation (`out.log` → `out.log.1`), which a reader following by name cannot tell from a truncation.
  */
 import { chmod, open, unlink, type FileHandle } from 'node:fs/promises';
@@ -20,41 +25,59 @@ interface Current {
   size: number;
 }
 
+/** Called for each piece of output that could not be written, with the error that lost it. */
+export type OnDropped = (bytes: number, error: Error) => void;
+
 export class RotatingLog extends Writable {
   readonly #dir: string;
   readonly #stream: LogStream;
   readonly #rotation: LogRotation;
+  readonly #onDropped: OnDropped | undefined;
   #current: Current | undefined;
   #segments: Segment[] | undefined;
   #dropped = 0;
+  /** Dropped since the log last said so, and the last error that dropped output. */
+  #unsaid = 0;
+  #lastError: Error | undefined;
+  /** Bytes of the chunk being written that reached the file. */
+  #written = 0;
+  #atLineStart = true;
 
-  constructor(dir: string, stream: LogStream, rotation: LogRotation) {
+  constructor(dir: string, stream: LogStream, rotation: LogRotation, onDropped?: OnDropped) {
     super({ highWaterMark: 1024 * 1024 });
     this.#dir = dir;
     this.#stream = stream;
     this.#rotation = rotation;
+    this.#onDropped = onDropped;
   }
 
-  /** Bytes of output that could not be written (disk errors). */
+  /** Bytes of output that could not be written (write errors). */
   get droppedBytes(): number {
     return this.#dropped;
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.#append(chunk).then(
-      () => done(),
-      () => {
-        this.#dropped += chunk.length; // no file could be opened (a full disk): this chunk is lost, counted
-        done();
-      },
-    );
+    this.#written = 0;
+    this.#sayDropped()
+      .then(() => this.#append(chunk, true))
+      .then(
+        () => done(),
+        (error: unknown) => {
+          this.#drop(chunk.length - this.#written, error);
+          done();
+        },
+      );
   }
 
   override _final(done: (error?: Error | null) => void): void {
-    this.#closeCurrent().then(
-      () => done(),
-      () => done(),
-    );
+    // Output dropped at the very end: the log says so if the file takes a line now.
+    this.#sayDropped()
+      .catch(() => {})
+      .then(() => this.#closeCurrent())
+      .then(
+        () => done(),
+        () => done(),
+      );
   }
 
   override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
@@ -64,7 +87,28 @@ export class RotatingLog extends Writable {
     );
   }
 
-  async #append(chunk: Buffer): Promise<void> {
+  #drop(bytes: number, error: unknown): void {
+    if (bytes <= 0) return;
+    const e = error instanceof Error ? error : new Error(String(error));
+    this.#dropped += bytes;
+    this.#unsaid += bytes;
+    this.#lastError = e;
+    void this.#closeCurrent(); // the next write opens the file again
+    this.#onDropped?.(bytes, e);
+  }
+
+  /** Writes the notice of what was dropped since the last one, if anything was; throws if the file refuses it. */
+  async #sayDropped(): Promise<void> {
+    if (this.#unsaid === 0) return;
+    const unsaid = this.#unsaid;
+    const e = this.#lastError as NodeJS.ErrnoException | undefined;
+    const why = e ? `${e.code ? `${e.code}: ` : ''}${e.message}` : 'unknown error';
+    const notice = `${this.#atLineStart ? '' : '\n'}… ${unsaid} bytes of output could not be written (${why}) …\n`;
+    await this.#append(Buffer.from(notice), false);
+    this.#unsaid -= unsaid;
+  }
+
+  async #append(chunk: Buffer, output: boolean): Promise<void> {
     let rest = chunk;
     while (rest.length > 0) {
       const current = this.#current ?? (await this.#openNewest());
@@ -78,25 +122,23 @@ export class RotatingLog extends Writable {
           continue;
         } else piece = rest.subarray(0, room); // a line longer than a whole file is cut
       }
-      await this.#writeAll(current, piece);
+      await this.#writeAll(current, piece, output);
       rest = rest.subarray(piece.length);
       if (current.size >= this.#rotation.maxFileBytes && rest.length > 0) await this.#rotate(current);
     }
   }
 
-  async #writeAll(current: Current, piece: Buffer): Promise<void> {
+  /** Writes all of `piece` or throws; what reached the file is counted in #written when it is output. */
+  async #writeAll(current: Current, piece: Buffer, output: boolean): Promise<void> {
     let at = 0;
-    try {
-      while (at < piece.length) {
-        const { bytesWritten } = await current.file.write(piece, at, piece.length - at);
-        if (bytesWritten <= 0) break;
-        at += bytesWritten;
-        current.size += bytesWritten;
-      }
-    } catch {
-      /* a full disk: what did not fit is counted, not fatal */
+    while (at < piece.length) {
+      const { bytesWritten } = await current.file.write(piece, at, piece.length - at);
+      if (bytesWritten <= 0) throw new Error(`a write of ${piece.length - at} bytes wrote none`);
+      at += bytesWritten;
+      current.size += bytesWritten;
+      if (output) this.#written += bytesWritten;
+      this.#atLineStart = piece[at - 1] === 0x0a;
     }
-    this.#dropped += piece.length - at;
   }
 
   /** The newest file of the stream (a restarted runner appends to it), or the first one. */

@@ -59,6 +59,8 @@ export interface RunnerManagerOptions {
   readonly maxRunners?: number;
   /** Told once each time the runner quota is reached (the node logs it). */
   readonly onLimit?: (message: string) => void;
+  /** Told of runner output that could not be written to its log files (the node logs and counts it). */
+  readonly onLogDropped?: (runnerId: string, stream: 'stdout' | 'stderr', bytes: number, error: Error) => void;
   /**
    * For an instance that lists artifacts: resolves, once this node holds every one of them complete (fetching what
    * is missing), with the runner's environment naming their paths; rejects with the reason it cannot have them.
@@ -323,6 +325,7 @@ export class RunnerManager {
       ...(this.#o.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: this.#o.cancelTimeoutMs } : {}),
       ...(this.#o.ackTimeoutMs !== undefined ? { ackTimeoutMs: this.#o.ackTimeoutMs } : {}),
       ...(this.#o.runnerEnv ? { env: this.#o.runnerEnv } : {}),
+      onLogDropped: (stream, bytes, error) => this.#o.onLogDropped?.(local.runnerId, stream, bytes, error),
     });
     local.proc = proc;
     proc.start();

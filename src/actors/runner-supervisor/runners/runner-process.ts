@@ -76,6 +76,8 @@ export interface RunnerProcessOptions {
   readonly startTimeoutMs?: number;
   /** Extra environment for the runner process itself (test hooks). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Told of output that could not be written to the log files (rotating-log.ts). */
+  readonly onLogDropped?: (stream: 'stdout' | 'stderr', bytes: number, error: Error) => void;
 }
 
 type TaskFrame = Exclude<DownFrame, { type: 'start' | 'cancel' }>;
@@ -147,7 +149,9 @@ export class RunnerProcess {
       ['stdout', child.stdout],
       ['stderr', child.stderr],
     ] as const) {
-      const file = new RotatingLog(logDir, name, this.#opts.logRotation ?? DEFAULT_LOG_ROTATION);
+      const file = new RotatingLog(logDir, name, this.#opts.logRotation ?? DEFAULT_LOG_ROTATION, (bytes, error) =>
+        this.#opts.onLogDropped?.(name, bytes, error),
+      );
       file.on('error', () => {}); // a log must not take the supervisor down
       this.#logs.push(file);
       if (!stream) continue;
