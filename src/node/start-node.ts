@@ -109,7 +109,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     started.guard((body: Body) => commands.serve(body)),
   );
 
-  const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
+  const artifacts = createArtifactService(runtime, config, identity.nodeId, credential, feed);
   // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
   const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId);
   runtime.register('artifacts', (body) => artifactGate.prepare(decodeRunnerArtifactsRequest(body)));
