@@ -194,7 +194,7 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
       status.error?.message ?? `transfer of ${id} failed`,
       { id, have: status.have, chunks: status.chunks },
     );
-  // In the store is not yet in the cluster's state: return once the node's state says it holds it all.
+  // Complete in the store is not yet complete in the cluster's state: return once the node's state says so.
   await client.request('POST', `/v1/artifacts/${id}/announce`);
 }
 
