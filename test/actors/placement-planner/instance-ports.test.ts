@@ -4,6 +4,9 @@
  * Windows 49152-65535). Inside it, a runner could find its port held by any connection open on the node.
  */
 import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
 import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
@@ -17,6 +20,7 @@ import {
 import { createRng } from '../../../src/actors/placement-planner/rng.js';
 import { hostEphemeralRange, parseEphemeralRange } from '../../../src/native/ephemeral-ports.js';
 import { parseNodeArgs } from '../../../src/node/config.js';
+import { runPlanCommand } from '../../../src/cli/plan.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 import { both, GB, makeState, request } from '../../fixtures/placement/build-state.js';
 
@@ -96,4 +100,25 @@ t.test("the host's range as Linux prints it", async (t) => {
   t.equal(parseEphemeralRange('60999 32768'), undefined);
   t.equal(parseEphemeralRange('junk'), undefined);
   t.equal(hostEphemeralRange('/nonexistent/ip_local_port_range'), undefined);
+});
+
+t.test('torus plan --instance-ports: the plan draws its port there; a bad band is a usage error', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'torus-plan-ports-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(tri));
+  writeFileSync(join(dir, 'request.json'), JSON.stringify(request({ minNodes: 3 })));
+  const run = async (extra: string[]) => {
+    let out = '';
+    const code = await runPlanCommand(
+      ['--state', join(dir, 'state.json'), '--request', join(dir, 'request.json'), ...extra],
+      { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => true } },
+    );
+    return { code, out };
+  };
+  const planned = await run(['--instance-ports', '30000-30001']);
+  t.equal(planned.code, 0, planned.out);
+  t.equal((JSON.parse(planned.out) as Plan).instance.port, 30_000);
+  const bad = await run(['--instance-ports', '30000']);
+  t.equal(bad.code, 2);
+  t.match(bad.out, /--instance-ports: expected MIN-MAX/);
 });
