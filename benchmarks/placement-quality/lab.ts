@@ -77,22 +77,8 @@ const ready = (vs: NodeView[]): boolean =>
     );
   });
 
-/**
- * A plan's port is drawn from 49152–65535, which overlaps Linux's ephemeral range (32768–60999): now and then a
- * rank finds it taken by an outgoing connection (EADDRINUSE). Such a run is placed again (a new port), once or twice.
- */
-async function bench(c: NodeCluster, body: Record<string, unknown>, tries = 3): Promise<PipelineBenchResult> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await benchOnce(c, body);
-    } catch (error) {
-      if (attempt >= tries || !/EADDRINUSE/.test(String(error))) throw error;
-      progress(`port taken, placing again: ${String(error).slice(0, 160)}`);
-    }
-  }
-}
-
-async function benchOnce(c: NodeCluster, body: Record<string, unknown>): Promise<PipelineBenchResult> {
+/** One bench run. A failed run fails the benchmark: a port taken by another connection is the product's failure. */
+async function bench(c: NodeCluster, body: Record<string, unknown>): Promise<PipelineBenchResult> {
   const res = await c.nodes[0]!.fetch('/v1/bench/pipeline', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -5,7 +5,9 @@
  * seconds), `ArtifactDropped` for what is no longer here. It waits until the state knows this node (a holding of
  * an unknown node is ignored), re-announces after a re-join (NodeGone drops a node's holdings) and retries while
  * there is no leader. A proposal is repeated only when it changed, or after `repeatMs` if the state still differs.
- * A model artifact's record goes along with the holding while the state has no record of that model.
+ * A model artifact's record goes along with the holding while the state has no record of that model. A sync asked
+ * for while one runs waits for it and then runs again (that one may have read the store before the change the
+ * caller wants announced).
  */
 import type { ClusterEvent } from '../protocols/events.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
@@ -25,13 +27,20 @@ export interface LocalHolding {
 
 export interface ClusterPort {
   state(): Promise<ClusterState>;
+  /** Resolves once the leader committed the event (this node may apply it later). */
   propose(event: ClusterEvent): Promise<void>;
+  /**
+   * Resolves once this node's applied state passes `done` (checked now and after each applied artifact event),
+   * so what a user's command wrote is readable here when it returns; rejects with `onTimeout()` after `timeoutMs`.
+   */
+  until(done: (state: ClusterState) => boolean, timeoutMs: number, onTimeout: () => Error): Promise<void>;
 }
 
 export class HoldingsSync {
   readonly #proposed = new Map<string, { have: number | 'dropped'; at: number }>();
   #timer: NodeJS.Timeout | undefined;
-  #running = false;
+  #current: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
   #closed = false;
 
   constructor(
@@ -53,9 +62,35 @@ export class HoldingsSync {
     this.#timer = setTimeout(tick, 0);
   }
 
-  async syncNow(): Promise<void> {
-    if (this.#running || this.#closed) return;
-    this.#running = true;
+  /** A sync that starts after this call; a failure goes to `onError` (the periodic sync, after a transfer). */
+  syncNow(): Promise<void> {
+    return this.#schedule().catch((error: unknown) => this.onError(error));
+  }
+
+  /** The same, for a user's command: a failure (no leader, no quorum) rejects. */
+  syncOrThrow(): Promise<void> {
+    return this.#schedule();
+  }
+
+  #schedule(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (!this.#current) {
+      this.#current = this.#run().finally(() => {
+        this.#current = undefined;
+      });
+      return this.#current;
+    }
+    // One run at a time; callers that come during it share the one run after it.
+    this.#queued ??= this.#current
+      .catch(() => undefined)
+      .then(() => {
+        this.#queued = undefined;
+        return this.#schedule();
+      });
+    return this.#queued;
+  }
+
+  async #run(): Promise<void> {
     try {
       const state = await this.cluster.state();
       if (!Object.hasOwn(state.nodes, this.nodeId)) return;
@@ -101,9 +136,7 @@ export class HoldingsSync {
       }
     } catch (error) {
       this.#proposed.clear(); // no leader, shutting down…: propose again next time
-      this.onError(error);
-    } finally {
-      this.#running = false;
+      throw error;
     }
   }
 

@@ -24,6 +24,9 @@ import { storeRoot } from './layout.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
 import { StoredModels } from './model/model-store.js';
 
+/** How long a user's write (announce, remove) waits for this node to apply it before saying it is on its way. */
+export const READ_YOUR_WRITES_MS = 10_000;
+
 export interface ArtifactServiceOptions {
   readonly nodeId: string;
   readonly nodeName: string;
@@ -217,7 +220,11 @@ export class ArtifactService implements PeerBackend {
 
   // ---- user operations ------------------------------------------------------------------------------
 
-  /** After `artifacts add` wrote the store: announce it now rather than at the next sync. */
+  /**
+   * After `artifacts add` wrote the store (or `artifacts fetch` completed): announce it now rather than at the next
+   * sync, and answer once this node's own state shows the holding, so the user's next command (a broadcast, a run)
+   * sees it here. Committed on the leader is not enough: a follower applies the entry a heartbeat later.
+   */
   async announce(id: string): Promise<LocalHoldingView> {
     this.#models.forget(id); // `add` may just have written its model record
     const d = this.store.describe(artifactId(id));
@@ -227,8 +234,28 @@ export class ArtifactService implements PeerBackend {
         `artifact ${id} is not in the store of this node (${this.#o.dataDir})`,
         { id },
       );
-    await this.#sync.syncNow();
-    return { ...d, have: d.complete ? d.chunks : this.#partialCount(id) };
+    const have = d.complete ? d.chunks : this.#partialCount(id);
+    await this.#sync.syncOrThrow();
+    await this.#applied(
+      (state) => state.artifacts?.[id]?.holders[this.#o.nodeId]?.have === have,
+      `this node holds artifact ${id}`,
+    );
+    return { ...d, have };
+  }
+
+  /** Waits until this node applied what a user's command wrote (READ_YOUR_WRITES_MS at most). */
+  #applied(done: (state: ClusterState) => boolean, what: string): Promise<void> {
+    return this.#o.cluster.until(
+      (state) => Object.hasOwn(state.nodes, this.#o.nodeId) && done(state),
+      READ_YOUR_WRITES_MS,
+      () =>
+        new TorusError(
+          'TORUS_ACTOR_TIMEOUT',
+          `the cluster's state on this node does not say yet that ${what} (after ${READ_YOUR_WRITES_MS / 1000} s): the ` +
+            'change is on its way (no leader, or this node is still joining); `artifacts ls` shows when it is there',
+          { what },
+        ),
+    );
   }
 
   async remove(id: string): Promise<{ removed: boolean }> {
@@ -240,7 +267,11 @@ export class ArtifactService implements PeerBackend {
     this.#models.forget(id);
     if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
     this.#transfers.delete(id);
-    await this.#sync.syncNow();
+    await this.#sync.syncOrThrow();
+    await this.#applied(
+      (state) => !Object.hasOwn(state.artifacts?.[id]?.holders ?? {}, this.#o.nodeId),
+      `this node no longer holds artifact ${id}`,
+    );
     return { removed };
   }
 

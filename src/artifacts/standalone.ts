@@ -51,7 +51,14 @@ const service = new ArtifactService({
   dataKey: config.key,
   log: createLogger({ component: 'artifact-standalone' }),
   ...(config.stallMs ? { stallMs: config.stallMs } : {}),
-  cluster: { state: async () => state, propose: async () => {} },
+  // A given state that nothing changes: a condition it does not meet now never comes true.
+  cluster: {
+    state: async () => state,
+    propose: async () => {},
+    until: async (done, _timeoutMs, onTimeout) => {
+      if (!done(state)) throw onTimeout();
+    },
+  },
 });
 const server = createServer((req, res) => {
   if (!service.peerHandler(req, res)) {

@@ -5,10 +5,12 @@
  * the node's data dir), so the user's files are read with the user's permissions and the node's API never reads
  * arbitrary paths; `add` then tells the local node (POST /v1/artifacts/ID/announce) so the cluster knows at once
  * (a node that is not running announces it at its next start). Everything else goes through the node's API.
+ * A command that writes returns once the node it talks to has applied the write (the announce, remove and fetch
+ * answers wait for it), so `add && broadcast` works; when that does not come in time it says so and exits 1.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { TorusError } from '../protocols/errors.js';
+import { TorusError, asTorusError } from '../protocols/errors.js';
 import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
@@ -72,14 +74,18 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
           ...(typeof values.name === 'string' ? { name: values.name } : {}),
           ...(chunkSize !== undefined ? { chunkSize } : {}),
         });
+        // Answered once the node's own state shows the holding: the next command (broadcast, run) sees it there.
         let announced = true;
+        let pending: TorusError | undefined;
         try {
           await client.request('POST', `/v1/artifacts/${added.id}/announce`);
         } catch (error) {
           announced = false;
-          io.stderr.write(
-            `note: the node did not take the announcement (${(error as Error).message}); it announces the artifact when it next starts\n`,
-          );
+          const e = asTorusError(error);
+          // No node running here: nothing to tell now, and it announces the store when it starts.
+          if (e.code === 'TORUS_API_UNREACHABLE')
+            io.stderr.write(`note: ${e.message}; the node announces the artifact when it next starts\n`);
+          else pending = e;
         }
         const { model, ...plain } = added;
         if (json) printJson(io, { ...plain, ...(model ? { model: modelSummary(model) } : {}), announced });
@@ -93,6 +99,12 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
               .join(', ') || 'no files'
           })\n`,
         );
+        if (pending) {
+          io.stderr.write(
+            `error: stored on this machine, but the cluster does not know it yet: ${pending.message} (${pending.code})\n`,
+          );
+          return 1;
+        }
         return 0;
       }
       case 'ls': {
@@ -197,6 +209,8 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
       status.error?.message ?? `transfer of ${id} failed`,
       { id, have: status.have, chunks: status.chunks },
     );
+  // Complete in the store is not yet complete in the cluster's state: return once the node's state says so.
+  await client.request('POST', `/v1/artifacts/${id}/announce`);
 }
 
 /** Polls the replicated holdings until every node of the chain holds the artifact completely (or no progress for 120 s). */

@@ -4,13 +4,16 @@
  * `TORUS_API_FINGERPRINT`, else the line for that address in `<data-dir>/known-api-hosts`; with none, the first
  * one seen is trusted and written there (trust on first use). A different certificate is refused before a single
  * byte of the request (the token) is written: the agent hands the socket to the request only after the check.
+ * The file fails closed: only "no such file" means "nothing pinned yet"; a file the CLI cannot read (EACCES after a
+ * run under sudo, a directory in its place) or a line it cannot parse refuses the connection, since treating it as
+ * empty would trust any certificate and the next pin would rewrite the file without the other hosts.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'node:https';
 import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { TorusError } from '../protocols/errors.js';
+import { TorusError, asTorusError } from '../protocols/errors.js';
 import { writeFileAtomicSync } from '../native/durable-fs.js';
 
 export const KNOWN_HOSTS_FILE = 'known-api-hosts';
@@ -29,7 +32,7 @@ export function normaliseFingerprint(text: string): string | undefined {
   return FINGERPRINT.test(out) ? out : undefined;
 }
 
-/** The known_hosts-style file: `host:port SHA256-FINGERPRINT` per line. */
+/** The known_hosts-style file: `host:port SHA256-FINGERPRINT` per line (`#` comments and blank lines allowed). */
 export class KnownApiHosts {
   constructor(readonly file: string) {}
 
@@ -37,26 +40,66 @@ export class KnownApiHosts {
     return new KnownApiHosts(join(dataDir, KNOWN_HOSTS_FILE));
   }
 
-  #lines(): string[] {
+  /** The file's lines, each pin with its address and fingerprint; throws when the file cannot be read or parsed. */
+  #lines(): { text: string; address?: string; fingerprint?: string }[] {
+    const text = this.#text();
+    if (text === '') return [];
+    return text
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((line, i) => {
+        const trimmed = line.trim();
+        if (trimmed === '' || trimmed.startsWith('#')) return { text: line };
+        const [address, fp, extra] = trimmed.split(/\s+/);
+        const fingerprint = fp === undefined ? undefined : normaliseFingerprint(fp);
+        if (!address || !fingerprint || extra !== undefined) throw this.#malformed(i + 1, trimmed);
+        return { text: line, address, fingerprint };
+      });
+  }
+
+  #text(): string {
     try {
-      return readFileSync(this.file, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim() !== '' && !l.startsWith('#'));
-    } catch {
-      return [];
+      return readFileSync(this.file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return '';
+      throw this.#unreadable(code ?? (error as Error).message);
     }
+  }
+
+  #unreadable(cause: string): TorusError {
+    const what =
+      cause === 'EISDIR'
+        ? `${this.file} is a directory; remove it (the CLI writes the file there again on the next first use)`
+        : cause === 'EACCES' || cause === 'EPERM'
+          ? `This user may not read ${this.file} (a run under sudo may have written it); give it back with \`sudo chown $(id -u) ${this.file}\``
+          : `Fix or remove ${this.file}`;
+    return new TorusError(
+      'TORUS_CONFIG_INVALID',
+      `cannot read the pinned API certificates in ${this.file} (${cause}), so nothing was sent: ` +
+        `without them any certificate would be trusted. ${what}, or pass --fingerprint (or TORUS_API_FINGERPRINT).`,
+      { where: 'file', file: this.file, cause },
+    );
+  }
+
+  #malformed(line: number, text: string): TorusError {
+    return new TorusError(
+      'TORUS_CONFIG_INVALID',
+      `${this.file} line ${line} is not "host:port SHA256-FINGERPRINT" (${JSON.stringify(text.slice(0, 120))}), so nothing was sent: ` +
+        'a damaged pin could let any certificate through. Fix or delete that line, or pass --fingerprint (or TORUS_API_FINGERPRINT).',
+      { where: 'file', file: this.file, line },
+    );
   }
 
   get(address: string): string | undefined {
-    for (const line of this.#lines()) {
-      const [addr, fp] = line.trim().split(/\s+/);
-      if (addr === address && fp) return normaliseFingerprint(fp);
-    }
-    return undefined;
+    return this.#lines().find((l) => l.address === address)?.fingerprint;
   }
 
+  /** Pins `fingerprint` for `address`, keeping every other line as it was; never writes a file it could not read. */
   add(address: string, fingerprint: string): void {
-    const kept = this.#lines().filter((l) => l.trim().split(/\s+/)[0] !== address);
+    const kept = this.#lines()
+      .filter((l) => l.address !== address)
+      .map((l) => l.text);
     writeFileAtomicSync(this.file, `${[...kept, `${address} ${fingerprint}`].join('\n')}\n`);
   }
 }
@@ -111,7 +154,14 @@ export function pinnedAgent(base: string, address: string, pin: PinSource): Agen
         return;
       }
       if (expected === undefined) {
-        pin.known.add(address, got);
+        try {
+          pin.known.add(address, got);
+        } catch (error) {
+          // Unreadable since the client was made, or unwritable: refuse rather than trust a pin that was not kept.
+          socket.destroy();
+          cb(asTorusError(error));
+          return;
+        }
         expected = got;
         from = `first seen, now in ${pin.known.file}`;
       } else if (got !== expected) {

@@ -3,6 +3,7 @@
  * --previews, every option) as JSON on stdout and exits 0; on bad input or a refusal prints
  * {"error":{"message",...}} on stdout and exits 2. The planning itself is the pure core in src/actors/placement-planner.
  */
+import { parsePortRange, type PortRange } from '../actors/placement-planner/ports.js';
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
@@ -18,11 +19,12 @@ export interface PlanCommandIo {
   readonly stderr: { write(chunk: string): unknown };
 }
 
-export const PLAN_USAGE = `usage: torus plan --state STATE.json --request REQUEST.json [--previews] [--seed N] [--reserved-port P]...
+export const PLAN_USAGE = `usage: torus plan --state STATE.json --request REQUEST.json [--previews] [--seed N] [--reserved-port P]... [--instance-ports MIN-MAX]
   Prints the placement plan as JSON (exit 0), or {"error":{"message":...}} (exit 2).
   --previews        every option (pipeline/tensor x ring/jaccl x node counts), each a plan or a refusal
   --seed N          seed for the port, instance id and search (0..4294967295; default: random, echoed in the plan)
   --reserved-port P a port the instance must not use (repeatable; default 52415)
+  --instance-ports MIN-MAX  where the instance's port is drawn from (default 10000-19999, as a node's)
   Formats: docs/placement.md
 `;
 
@@ -32,6 +34,7 @@ interface PlanArgs {
   previews: boolean;
   seed?: number;
   reservedPorts: number[];
+  portRange?: PortRange;
 }
 
 class UsageError extends TorusError {
@@ -44,7 +47,8 @@ function parseArgs(args: readonly string[]): PlanArgs | 'help' {
   let state: string | undefined,
     request: string | undefined,
     seed: number | undefined,
-    previews = false;
+    previews = false,
+    portRange: PortRange | undefined;
   const reservedPorts: number[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
@@ -86,13 +90,26 @@ function parseArgs(args: readonly string[]): PlanArgs | 'help' {
         reservedPorts.push(n);
         break;
       }
+      case '--instance-ports': {
+        const range = parsePortRange(value());
+        if (typeof range === 'string') throw new UsageError(`--instance-ports: ${range}`);
+        portRange = range;
+        break;
+      }
       default:
         throw new UsageError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
     }
   }
   if (!state) throw new UsageError('--state STATE.json is required');
   if (!request) throw new UsageError('--request REQUEST.json is required');
-  return { state, request, previews, ...(seed !== undefined ? { seed } : {}), reservedPorts };
+  return {
+    state,
+    request,
+    previews,
+    ...(seed !== undefined ? { seed } : {}),
+    reservedPorts,
+    ...(portRange ? { portRange } : {}),
+  };
 }
 
 async function readJson(path: string, flag: string): Promise<unknown> {
@@ -136,6 +153,7 @@ export async function runPlanCommand(
     const options = {
       seed: parsed.seed ?? randomInt(0, 2 ** 31),
       ...(parsed.reservedPorts.length ? { reservedPorts: parsed.reservedPorts } : {}),
+      ...(parsed.portRange ? { portRange: parsed.portRange } : {}),
     };
     if (parsed.previews) {
       print(io, { previews: previewPlacements(state, request, options) });

@@ -81,7 +81,7 @@ export function actorSpecs(ctx: ActorSpecContext, only?: readonly ActorName[]): 
       },
       ...(config.memoryLimitBytes !== undefined ? { memoryLimitBytes: config.memoryLimitBytes } : {}),
     },
-    'placement-planner': { ...common, apiPort: ctx.apiPort },
+    'placement-planner': { ...common, apiPort: ctx.apiPort, instancePorts: config.instancePorts },
     // Exec policy and quota are enforced by the supervisor at spawn time, whoever proposed the instance.
     'runner-supervisor': {
       ...common,

@@ -27,6 +27,7 @@ import {
 } from './runner-files-config.js';
 
 import { INTERFACE_TYPES, type InterfaceType } from '../protocols/interface-types.js';
+import { DEFAULT_INSTANCE_PORTS, parsePortRange, type PortRange } from '../actors/placement-planner/ports.js';
 
 export const DEFAULT_PORT = 52_515;
 
@@ -73,6 +74,8 @@ export interface NodeConfig extends ApiConfig, RunnerFilesConfig {
   /** Device figures torus cannot measure from Node (a GPU, an Apple accelerator); they replace the measured ones. */
   readonly deviceGflops: number | undefined;
   readonly deviceMemBandwidthGBps: number | undefined;
+  /** Where the planner draws instance ports from (`--instance-ports`), outside every default ephemeral range. */
+  readonly instancePorts: PortRange;
   /** Memory this node offers to placements, bytes: caps what it advertises (`--memory-limit`); undefined: all. */
   readonly memoryLimitBytes: number | undefined;
   /** Each actor thread's V8 heap budget, MiB (`--actor-heap`); undefined: V8's default (`off`). */
@@ -127,6 +130,7 @@ export const NODE_FLAGS = {
   'device-gflops': { type: 'string' },
   'device-mem-bandwidth': { type: 'string' },
   'memory-limit': { type: 'string' },
+  'instance-ports': { type: 'string' },
   'actor-heap': { type: 'string' },
   'idle-gc-minutes': { type: 'string' },
   ...API_FLAGS,
@@ -171,6 +175,9 @@ Options:
   --device-mem-bandwidth N  its memory bandwidth in GB/s (default: measured on the CPU at start)
   --memory-limit SIZE     offer at most this much memory to placements (e.g. 24GiB, 512MiB or bytes): caps the
                           available and total memory the node advertises (default: what the OS reports)
+  --instance-ports MIN-MAX  where the ports of placed instances (ring, coordinator) are drawn from (default
+                          ${DEFAULT_INSTANCE_PORTS.min}-${DEFAULT_INSTANCE_PORTS.max}, below every OS's default ephemeral range, so no outgoing
+                          connection holds them); the leader's applies, so set the same on every node
   --actor-heap SIZE|off   the V8 heap budget of each actor thread (default ${DEFAULT_ACTOR_HEAP_MB}MiB; also
                           TORUS_ACTOR_HEAP): a thread past it is restarted; off: V8's default
   --idle-gc-minutes N     a thread (main or actor) with no full garbage collection for N minutes runs one, so
@@ -276,6 +283,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     'deviceGflops',
     'deviceMemBandwidth',
     'memoryLimit',
+    'instancePorts',
     'actorHeap',
     'idleGcMinutes',
   ];
@@ -487,6 +495,14 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
     memoryLimit.value === undefined
       ? undefined
       : parseMemorySize(memoryLimit.value, memoryLimit.where, memoryLimit.path);
+  const ports = pick('instance-ports', 'instancePorts');
+  const instancePorts =
+    ports.value === undefined
+      ? DEFAULT_INSTANCE_PORTS
+      : typeof ports.value === 'string'
+        ? parsePortRange(ports.value)
+        : `expected "MIN-MAX" as a string, got ${JSON.stringify(ports.value)}`;
+  if (typeof instancePorts === 'string') throw new ValidationError(ports.where, ports.path, instancePorts);
   const idleGc = pick('idle-gc-minutes', 'idleGcMinutes');
   const idleGcMinutes =
     idleGc.value === undefined && env.TORUS_IDLE_GC_MINUTES !== undefined && env.TORUS_IDLE_GC_MINUTES !== ''
@@ -533,6 +549,7 @@ export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = 
       deviceGflops,
       deviceMemBandwidthGBps,
       memoryLimitBytes,
+      instancePorts,
       actorHeapMb,
       idleGcMinutes,
       ...parseApiConfig(pick),

@@ -27,7 +27,7 @@ import type {
   TopologyView,
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
-import type { IndexedEvent } from '../protocols/events.js';
+import type { ClusterEvent, IndexedEvent } from '../protocols/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { watchLiveHeap } from '../runtime/thread-heap.js';
 import type { Logger } from '../runtime/log.js';
@@ -125,10 +125,19 @@ export class ActorNodeFacade implements NodeFacade {
   async removeMember(nodeId: string): Promise<MemberRemovalAnswer> {
     if (!this.#ctx.runtime.actors().includes('cluster'))
       throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
-    return this.#ctx.runtime.request<MemberRemovalAnswer>(
+    const before = this.#ctx.feed.lastIndex;
+    const answer = await this.#ctx.runtime.request<MemberRemovalAnswer>(
       'cluster',
       { type: 'remove-member', nodeId },
       { timeoutMs: COMMAND_TIMEOUT_MS },
+    );
+    // Written by the leader: answer once this node applied it too, so `status` here no longer lists the member.
+    if (answer.status !== 'removed') return answer;
+    return this.#untilApplied(
+      before,
+      (state) => (Object.hasOwn(state.nodes, nodeId) ? undefined : answer),
+      `the removal of member ${nodeId}`,
+      (event) => event.type === 'NodeGone',
     );
   }
 
@@ -175,10 +184,11 @@ export class ActorNodeFacade implements NodeFacade {
     afterIndex: number,
     done: (state: StateAnswer['state']) => T | undefined,
     what: string,
+    relevant: (event: ClusterEvent) => boolean = (event) => event.type.startsWith('Instance'),
   ): Promise<T> {
     return waitForState(this.#ctx.feed, {
       afterIndex,
-      relevant: (event) => event.type.startsWith('Instance'),
+      relevant,
       check: async () => done((await this.#stateAnswer()).state),
       timeoutMs: 10_000,
       onTimeout: () => new TorusError('TORUS_INTERNAL', `${what} was accepted but has not reached this node yet`),

@@ -22,6 +22,8 @@ import { createProbeHandler } from '../actors/network-profiler/probes/probe-hand
 import { CommandHandler } from '../actors/placement-planner/command-handler.js';
 import { StartGate } from './start-gate.js';
 import { Replacer } from '../actors/placement-planner/replacer.js';
+import { rangesOverlap, type PortRange } from '../actors/placement-planner/ports.js';
+import { hostEphemeralRange, LINUX_EPHEMERAL_RANGE_FILE } from '../native/ephemeral-ports.js';
 import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from '../bench/live/ring-bench-live.js';
 import { createArtifactService } from './artifact-service.js';
@@ -57,6 +59,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
   const credential = resolveCredential(config, (what) =>
     log.info(`cluster secret ${what}`, { dataDir: config.dataDir }),
   );
+  warnIfPortsEphemeral(config.instancePorts);
   log.debug('malloc arenas', { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "glibc's default" });
   const startedAt = Date.now();
   const feed = new EventFeed({ retain: 10_000 });
@@ -106,7 +109,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     started.guard((body: Body) => commands.serve(body)),
   );
 
-  const artifacts = createArtifactService(runtime, config, identity.nodeId, credential);
+  const artifacts = createArtifactService(runtime, config, identity.nodeId, credential, feed);
   // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
   const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId);
   runtime.register('artifacts', (body) => artifactGate.prepare(decodeRunnerArtifactsRequest(body)));
@@ -186,4 +189,16 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
     throw error;
   }
   return { identity, config, credential, runtime, api, startedAt, shutdown, closed };
+}
+
+/** The planner's port band inside this host's ephemeral range: any outgoing connection can hold a runner's port. */
+function warnIfPortsEphemeral(band: PortRange): void {
+  const ephemeral = hostEphemeralRange();
+  if (ephemeral && rangesOverlap(ephemeral, band))
+    log.warn(
+      `--instance-ports ${band.min}-${band.max} overlaps this host's ephemeral ports ${ephemeral.min}-${ephemeral.max} ` +
+        `(${LINUX_EPHEMERAL_RANGE_FILE}): a runner can find its port taken by an outgoing connection. Choose a band ` +
+        'outside it on every node, or narrow the range (sysctl net.ipv4.ip_local_port_range)',
+      { instancePorts: band, ephemeralPorts: ephemeral },
+    );
 }

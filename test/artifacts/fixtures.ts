@@ -66,7 +66,14 @@ export async function startNodes(
       log: createLogger({ component: `artifacts-${id}` }),
       syncIntervalMs: 200,
       ...(opts.stallMs ? { stallMs: opts.stallMs } : {}),
-      cluster: { state: async () => shared.state, propose: async (e) => shared.apply(e) },
+      // Proposals apply at once here: a condition the state does not meet after them is not coming.
+      cluster: {
+        state: async () => shared.state,
+        propose: async (e) => shared.apply(e),
+        until: async (done, _timeoutMs, onTimeout) => {
+          if (!done(shared.state)) throw onTimeout();
+        },
+      },
     });
     shared.apply({
       type: 'NodeJoined',

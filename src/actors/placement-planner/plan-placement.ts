@@ -9,9 +9,10 @@ import { coordinatorRoutes, jacclCoordinators, jacclDevicesMatrix } from './jacc
 import { meshAddresses } from './mesh-addresses.js';
 import type { PlacementRequest } from './placement-request.js';
 import type { Explanation, HopDirection, Instance, PlanResult, Shard, SizeNote } from './plan-result.js';
-import { chooseEphemeralPort, DEFAULT_RESERVED_PORTS } from './ports.js';
+import { chooseInstancePort, DEFAULT_INSTANCE_PORTS, DEFAULT_RESERVED_PORTS, type PortRange } from './ports.js';
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
+import { ValidationError } from '../../protocols/errors.js';
 import { evaluateSize, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
 import { layerMs } from './cost-model.js';
 import { describe, predictOption, selectByPrediction, type PredictionOutcome } from './select-by-prediction.js';
@@ -21,6 +22,8 @@ export interface PlanOptions {
   readonly seed: number;
   /** Ports the instance port must avoid (the nodes' API ports). Default: 52415. */
   readonly reservedPorts?: readonly number[];
+  /** Where the instance port is drawn from (default 10000–19999, below every default ephemeral range). */
+  readonly portRange?: PortRange;
   /** Only these set sizes (previews ask for one size at a time). */
   readonly sizes?: readonly number[];
 }
@@ -187,7 +190,14 @@ function buildPlan(
   const backend = single ? 'ring' : request.backend;
   // A separate stream for port and id, so they do not depend on how many draws the search made.
   const idRng = createRng((options.seed ^ 0x2545f491) >>> 0);
-  const port = chooseEphemeralPort(idRng, options.reservedPorts ?? DEFAULT_RESERVED_PORTS);
+  const portRange = options.portRange ?? DEFAULT_INSTANCE_PORTS;
+  const port = chooseInstancePort(idRng, portRange, options.reservedPorts ?? DEFAULT_RESERVED_PORTS);
+  if (port === undefined)
+    throw new ValidationError(
+      'config',
+      'instancePorts',
+      `no port of ${portRange.min}-${portRange.max} is left once the reserved ones are taken out: widen the range`,
+    );
   const id = rngUuid(idRng);
   const layers = request.workload.layers;
   const perNode = new Map<number, number>();

@@ -2,6 +2,7 @@ import { ValidationError } from '../../protocols/errors.js';
 import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
 import { decodePlacementRequest } from './placement-request.js';
 import type { PlacementTaskInput } from './pool-task.js';
+import type { PortRange } from './ports.js';
 import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
 import type { PlanKind } from './machine.js';
 
@@ -46,7 +47,7 @@ export function decodePlannerRequest(
   kind: PlanKind,
   raw: unknown,
   fallbackSeed: () => number,
-  reservedPorts: readonly number[],
+  ports: { readonly reservedPorts: readonly number[]; readonly portRange?: PortRange },
   liveState?: unknown,
 ): PlannerRequest {
   const body = checkPlannerBody(raw);
@@ -56,5 +57,5 @@ export function decodePlannerRequest(
   const state = decodePlacementInput(rawState, 'body', 'state');
   decodePlacementRequest(body.request, 'body', 'request');
   const seed = body.seed ?? fallbackSeed();
-  return { kind, state, input: { kind, state: rawState, request: body.request, seed, reservedPorts } };
+  return { kind, state, input: { kind, state: rawState, request: body.request, seed, ...ports } };
 }

@@ -3,6 +3,7 @@ import { decodePlacementRequest } from './placement-request.js';
 import { planPlacement } from './plan-placement.js';
 import type { PlanResult } from './plan-result.js';
 import { previewPlacements, type Preview } from './previews.js';
+import type { PortRange } from './ports.js';
 
 /**
  * The CPU-pool task `placement.plan` (registered in src/runtime/cpu-tasks.ts): runs a plan or a preview in a
@@ -15,6 +16,7 @@ export interface PlacementTaskInput {
   readonly request: unknown;
   readonly seed: number;
   readonly reservedPorts?: readonly number[];
+  readonly portRange?: PortRange;
 }
 
 export type PlacementTaskOutput = PlanResult | { readonly previews: readonly Preview[] };
@@ -22,7 +24,11 @@ export type PlacementTaskOutput = PlanResult | { readonly previews: readonly Pre
 export function runPlacementTask(input: PlacementTaskInput): PlacementTaskOutput {
   const state = decodePlacementInput(input.state);
   const request = decodePlacementRequest(input.request);
-  const options = { seed: input.seed, ...(input.reservedPorts ? { reservedPorts: input.reservedPorts } : {}) };
+  const options = {
+    seed: input.seed,
+    ...(input.reservedPorts ? { reservedPorts: input.reservedPorts } : {}),
+    ...(input.portRange ? { portRange: input.portRange } : {}),
+  };
   return input.kind === 'preview'
     ? { previews: previewPlacements(state, request, options) }
     : planPlacement(state, request, options);

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { ValidationError } from '../../protocols/errors.js';
 import { isRefusal } from './plan-result.js';
 import { runPlacementTask, type PlacementTaskOutput } from './pool-task.js';
-import { DEFAULT_RESERVED_PORTS } from './ports.js';
+import { DEFAULT_RESERVED_PORTS, type PortRange } from './ports.js';
 import type { Body } from '../../protocols/mailbox.js';
 import { serveActor, type ActorContext } from '../../runtime/serve-actor.js';
 import { placementPlannerMachine, type PlanKind, type PlanOutcome } from './machine.js';
@@ -19,6 +19,8 @@ import { checkPlannerBody, decodePlannerRequest } from './plan-request.js';
 export interface PlannerOptions {
   readonly nodeId?: string;
   readonly apiPort?: number;
+  /** Where instance ports are drawn from (`--instance-ports`; default ports.ts DEFAULT_INSTANCE_PORTS). */
+  readonly instancePorts?: PortRange;
   /** Clusters with more nodes than this are planned on the cpu pool (default 12; 0 = always). */
   readonly poolThresholdNodes?: number;
   readonly poolTimeoutMs?: number;
@@ -44,7 +46,11 @@ async function handle(kind: PlanKind, body: Body, ctx: Ctx): Promise<PlacementTa
     body.state === undefined
       ? await ctx.request('topology-keeper', { type: 'placementState' }, { timeoutMs: 5_000 })
       : undefined;
-  const req = decodePlannerRequest(kind, body, () => randomInt(0, 2 ** 31), reserved, live);
+  const ports = {
+    reservedPorts: reserved,
+    ...(options.instancePorts ? { portRange: options.instancePorts } : {}),
+  };
+  const req = decodePlannerRequest(kind, body, () => randomInt(0, 2 ** 31), ports, live);
   const usePool = req.state.nodes.length > (options.poolThresholdNodes ?? DEFAULT_POOL_THRESHOLD_NODES);
   ctx.actor.send({ type: 'planning.started', kind });
   const start = performance.now();

@@ -72,7 +72,8 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'POST',
     path: '/v1/artifacts/:id/announce',
-    summary: 'tell the cluster this node holds an artifact `artifacts add` put in its store',
+    summary:
+      "tell the cluster this node holds an artifact `artifacts add` put in its store; answers once this node's state shows it",
     handler: async ({ facade, params, body }) => {
       requestCodecs.empty.decode(await body());
       return { status: 200, body: await service(facade).announce(artifactId(params.id)) };
@@ -102,7 +103,7 @@ export const artifactRoutes: readonly Route[] = [
   {
     method: 'DELETE',
     path: '/v1/artifacts/:id',
-    summary: "remove an artifact from this node's store (the cluster is told)",
+    summary: "remove an artifact from this node's store; answers once this node's state no longer lists it here",
     handler: async ({ facade, params }) => ({ status: 200, body: await service(facade).remove(artifactId(params.id)) }),
   },
 ];
