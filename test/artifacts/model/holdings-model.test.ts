@@ -31,6 +31,10 @@ t.test('the holdings sync sends a model record while the state has none, and onl
       proposed.push(event);
       state = applyEvents(state, [{ index: state.lastIndex + 1, term: 1, event }]);
     },
+    // proposals are applied at once, so what a sync waits for is already in the state, or never will be
+    until: async (done: (s: ClusterState) => boolean, _timeoutMs: number, onTimeout: () => Error) => {
+      if (!done(state)) throw onTimeout();
+    },
   };
   let local: LocalHolding[] = [{ id: ART, name: 'm', bytes: 100, chunks: 2, have: 2, model }];
   const sync = new HoldingsSync('a', cluster, () => local, 60_000, 0);
