@@ -73,6 +73,7 @@ function fill(argv: readonly string[], ctx: { file: string; dir: string; api: st
       N: '2',
       P: '40000',
       SIZE: '1GiB',
+      'MIN-MAX': '10000-19999',
       'A,B': 'node-a,node-b',
       'N1,N2,': 'node-a,node-b',
       CMD: '/bin/true',
