@@ -104,6 +104,16 @@ t.test('first use pins this address and keeps every other line (comments too)', 
 });
 
 /** `torus status` over TLS in a child process, as `uid` (root's tests run it as nobody) or as this user. */
+/** The first directory on the way to `file` that another user cannot search, or the file itself when it cannot run. */
+function closedToOthers(file: string): string | undefined {
+  const parts = file.split('/').filter(Boolean);
+  for (let i = 1; i < parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join('/')}`;
+    if ((statSync(dir).mode & 0o001) === 0) return `${dir} (mode ${(statSync(dir).mode & 0o777).toString(8)})`;
+  }
+  return (statSync(file).mode & 0o001) === 0 ? file : undefined;
+}
+
 function cliStatus(
   url: string,
   dataDir: string,
@@ -124,6 +134,15 @@ function cliStatus(
 t.test('EACCES (a file written under sudo): the CLI refuses and never rewrites the file', async (t) => {
   const node = await tlsNode(t);
   const isRoot = process.getuid?.() === 0;
+  // As root the CLI runs as nobody, on this very Node binary: a Node unpacked under a 0700 directory (mktemp -d)
+  // cannot run as nobody, and the test would only see `Permission denied` from env.
+  const closed = isRoot ? closedToOthers(process.execPath) : undefined;
+  if (closed !== undefined) {
+    t.fail(
+      `nobody (uid 65534) cannot run ${process.execPath}: ${closed} is closed to other users; open it (chmod o+x)`,
+    );
+    return;
+  }
   // The data dir is writable by the CLI's user (its own ~/.torus), the file in it is not readable by that user:
   // as root, the file is root's 0600 and the CLI runs as nobody; otherwise the file is chmod 000.
   const dir = tempDir(t, 0o777);
