@@ -85,6 +85,7 @@ const workloadSpec = Type.Object(
     activationBytesPerToken: opt(int),
     flopsPerTokenPerLayer: opt(num),
     tokensPerStep: opt(int),
+    model: opt(Type.String({ description: 'the model artifact each node receives its layers of (docs/artifacts.md)' })),
     artifacts: opt(
       Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
     ),

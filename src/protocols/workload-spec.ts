@@ -52,6 +52,15 @@ export const workloadFields = {
   supportsTensor: Type.Optional(Type.Boolean()),
   logs: Type.Optional(LogsSpec),
   ...workloadCostFields(),
+  model: Type.Optional(
+    Type.String({
+      pattern: ARTIFACT_ID_PATTERN.source,
+      minLength: 64,
+      maxLength: 64,
+      description:
+        'a model artifact (docs/artifacts.md, Models): each node of a pipeline placement receives only its layers, its runner reads them from TORUS_MODEL_DIR',
+    }),
+  ),
   artifacts: Type.Optional(
     Type.Array(Type.String({ pattern: ARTIFACT_ID_PATTERN.source, minLength: 64, maxLength: 64 }), {
       maxItems: 64,

@@ -48,6 +48,7 @@ export const PlacementRequestInput = Type.Object(
         kvHeads: Nullable(Count(1)),
         supportsTensor: Type.Optional(Type.Boolean()),
         artifactBytes: Nullable(Count(0)),
+        model: Nullable(Type.String({ minLength: 64, maxLength: 64 })),
         bytesPerLayer: Nullable(Count(1)),
         activationBytesPerToken: Nullable(Count(1)),
         flopsPerTokenPerLayer: Nullable(Type.Number({ minimum: 1 })),
