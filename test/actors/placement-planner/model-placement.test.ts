@@ -6,7 +6,7 @@
  * record: a contradiction is a 400 naming both, an unknown artifact 404, one that is not a model 409.
  */
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
@@ -22,6 +22,7 @@ import { decodePlacementRequest } from '../../../src/actors/placement-planner/pl
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/plan-result.js';
 import { previewPlacements } from '../../../src/actors/placement-planner/previews.js';
+import { runPlanCommand } from '../../../src/cli/plan.js';
 import { readModelDir } from '../../../src/artifacts/model/model-reader.js';
 import { stageTensors } from '../../../src/artifacts/model/shard-writer.js';
 import type { ClusterState } from '../../../src/actors/topology-keeper/state.js';
@@ -354,5 +355,41 @@ t.test("the planner's request: modelBytes must cover the layers", async (t) => {
         backend: 'ring',
       }),
     /request.workload.modelBytes.layerBytes: 2 entries for 3 layers/,
+  );
+});
+
+t.test('torus plan: a request naming model needs modelBytes (the state file has no records)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'torus-model-plan-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const m = record(
+    [['model.embed_tokens.weight', 20 * GB, 'embed'], ...blocks(12, 5 * GB), ['lm_head.weight', 20 * GB, 'head']],
+    12,
+  );
+  const workload = { id: 'w', model: 'ab'.repeat(32), memoryBytes: 100 * GB, layers: 12 };
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(ringOfFour(30 * GB)));
+  const write = (name: string, w: Record<string, unknown>) =>
+    writeFileSync(join(dir, name), JSON.stringify({ workload: w, sharding: 'pipeline', backend: 'ring', minNodes: 4 }));
+  write('bare.json', workload);
+  write('sized.json', { ...workload, modelBytes: modelBytesOf(m) });
+  const run = async (request: string) => {
+    let out = '';
+    const sink = { write: (s: string) => (out += s) };
+    const code = await runPlanCommand(
+      ['--state', join(dir, 'state.json'), '--request', join(dir, request), '--seed', '1'],
+      {
+        stdout: sink,
+        stderr: sink,
+      },
+    );
+    return { code, out: JSON.parse(out) as Record<string, any> };
+  };
+  const bare = await run('bare.json');
+  t.equal(bare.code, 2);
+  t.match(bare.out.error.message, /request.workload.model: torus plan reads no artifact records/);
+  const sized = await run('sized.json');
+  t.equal(sized.code, 0, JSON.stringify(sized.out).slice(0, 300));
+  t.same(
+    (sized.out.instance.shards as { startLayer: number; endLayer: number }[]).map((s) => s.endLayer - s.startLayer),
+    [1, 5, 5, 1],
   );
 });
