@@ -68,7 +68,7 @@ function fill(argv: readonly string[], ctx: { file: string; dir: string; api: st
     if (tok === '…') return [flagValue[prev.replace(/^-+/, '')] ?? 'x'];
     if (tok === 'ARGS') return [];
     const by: Record<string, string> = {
-      ID: artifactVerb && prev !== '--instance' ? 'ab'.repeat(32) : ctx.instance,
+      ID: (artifactVerb && prev !== '--instance') || prev === '--model' ? 'ab'.repeat(32) : ctx.instance,
       I: ctx.instance,
       N: '2',
       P: '40000',
