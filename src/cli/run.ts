@@ -23,6 +23,9 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   --data-dir DIR       where to find api-token (default TORUS_DATA_DIR, then ~/.torus)
 `;
 
+/** After the job ends, how long a rank's log stream may send nothing before run stops waiting for its last lines. */
+const LOG_IDLE_MS = 5000;
+
 const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
@@ -191,7 +194,11 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
       });
       const state = v?.job?.state;
       if (!v || state === 'completed' || state === 'failed') {
-        await logs.drained(5000); // the logs end by themselves once the ranks are done; give the last lines a moment
+        // The logs end by themselves once the ranks are done; wait for the last lines while they keep coming.
+        for (const open of await logs.drained(LOG_IDLE_MS))
+          io.stderr.write(
+            `torus: rank ${open.rank ?? '?'}'s ${open.stream} on ${open.node} sent nothing for ${LOG_IDLE_MS / 1000} s after the job ended; its output above may lack its last lines (GET /v1/instances/${id}/logs?rank=${open.rank ?? 0}&stream=${open.stream})\n`,
+          );
         if (!v) {
           if (deleting) return 130; // stopped at Ctrl-C: exit as a shell reports a command ended by SIGINT
           io.stderr.write(`torus: job ${instance.id} was deleted before it finished\n`);
