@@ -49,6 +49,9 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=300, help="seconds a rank waits on its peers")
     p.add_argument("--fail-rank", type=int, help="this rank exits 3 on purpose (tests) ...")
     p.add_argument("--fail-after", type=int, default=0, help="... after this many steps")
+    p.add_argument(
+        "--peer-grace", type=float, default=3, help="seconds a rank that lost a peer waits before it exits 1 (default 3)"
+    )
     a = p.parse_args(argv)
     if a.prompt_tokens < 1 or a.decode_steps < 0 or a.threads < 1:
         p.error("--prompt-tokens and --threads need at least 1, --decode-steps at least 0")
@@ -174,7 +177,10 @@ def run(args):
     else:
         check_tiling([(start, end)], cfg.layers, source)
     loaded = time.perf_counter()
-    stage = Stage(md, start, end, dtype, capacity=args.prompt_tokens + args.decode_steps)
+    try:
+        stage = Stage(md, start, end, dtype, capacity=args.prompt_tokens + args.decode_steps)
+    except (KeyError, ValueError) as e:  # a tensor the range needs is not in the directory, a shape that does not fit
+        raise JobError(f"layers {start}:{end} of {md.path}: {e}") from e
     emit(
         {"event": "stage", "rank": rank, "world": world, "layers": [start, end], "source": source,
          "model": md.path, "weightBytes": stage.weight_bytes(), "loadMs": round((time.perf_counter() - loaded) * 1e3, 3),
@@ -241,6 +247,11 @@ def main():
         code = 2
     except Exception:  # a peer gone (Gloo's connection closed), a short read: the group must stop
         traceback.print_exc()
+        sys.stderr.flush()
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            # The rank that failed first is the one to report: its launcher (torus, torchrun) stops the group on
+            # that rank's exit, unless this one's exit, caused by it, reaches the launcher first.
+            time.sleep(args.peer_grace)
         code = 1
     else:
         code = 0
