@@ -15,6 +15,7 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   --min-nodes N        at least N ranks (default 1)
   --nodes ID,ID        nodes that must take part
   --memory SIZE        memory the whole job needs (default 1MiB)
+  --layers N           layers the plan splits over the ranks (TORUS_LAYER_START/END; default one per rank)
   --workload NAME      workload id (default: the command's name)
   --instance-id ID     choose the instance id
   --restart POLICY     never (default) or on-failure[:MAX] (restart the whole group)
@@ -30,6 +31,7 @@ const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
   memory: { type: 'string' },
+  layers: { type: 'string' },
   workload: { type: 'string' },
   'instance-id': { type: 'string' },
   restart: { type: 'string' },
@@ -62,6 +64,11 @@ export async function runRunCommand(
         throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
+      const layers = values.layers === undefined ? minNodes : Number(values.layers);
+      if (!Number.isInteger(layers) || layers < minNodes)
+        throw new UsageError(
+          `--layers: expected a whole number ≥ --min-nodes (${minNodes}), got ${String(values.layers)}`,
+        );
       const restart = restartOf(values.restart);
       const [file, ...rest] = command as [string, ...string[]];
       const request = {
@@ -77,7 +84,7 @@ export async function runRunCommand(
           command: file,
           args: rest,
           memoryBytes,
-          layers: Math.max(minNodes, 1),
+          layers,
           ...(restart ? { restart } : {}),
         },
         minNodes,
