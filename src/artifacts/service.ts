@@ -474,6 +474,7 @@ export class ArtifactService implements PeerBackend {
       nodeId: h.nodeId,
       urls: h.urls,
       complete: h.have === h.chunks,
+      ...(h.rates ? { rates: h.rates } : {}),
       ...extra,
     });
     if (upstream === undefined) return holders.map((h) => toSource(h));
@@ -482,7 +483,7 @@ export class ArtifactService implements PeerBackend {
       throw new TorusError('TORUS_NODE_UNKNOWN', `upstream ${upstream} is not a known node`, { upstream });
     // The chain's upstream first; complete holders only as a fallback, so the chain's links carry the bytes.
     return [
-      { nodeId: upstream, urls: up.urls, waitForChunks: true },
+      { nodeId: upstream, urls: up.urls, waitForChunks: true, ...(up.rates ? { rates: up.rates } : {}) },
       ...holders
         .filter((h) => h.nodeId !== upstream && h.have === h.chunks)
         .map((h) => toSource(h, { fallback: true })),
