@@ -23,6 +23,7 @@ import { inlineHasher, poolHasher, type ChunkHasher, type RunCpuTask } from './c
 import { storeRoot } from './layout.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
 import { StoredModels } from './model/model-store.js';
+import { boundFromState, boundView, type BoundView } from './state-bound.js';
 
 /** How long a user's write (announce, remove) waits for this node to apply it before saying it is on its way. */
 export const READ_YOUR_WRITES_MS = 10_000;
@@ -60,6 +61,8 @@ export interface TransferStatus {
   bySource: TransferStats['bySource'];
   corrupt: Record<string, number>;
   error?: { code: string; message: string };
+  /** the time no schedule beats for the chunks this transfer lacked at its start, over the measured links */
+  bound?: BoundView;
 }
 
 export interface CorruptionReport {
@@ -342,6 +345,15 @@ export class ArtifactService implements PeerBackend {
       status.error = { code: e.code, message: e.message };
       throw e;
     }
+    const bound = boundView(
+      boundFromState(
+        state,
+        id,
+        { [this.#o.nodeId]: writer.refs.filter((r) => !writer.have[r.index]).map((r) => r.index) },
+        writer.refs.map((r) => r.length),
+      ),
+    );
+    if (bound) status.bound = bound;
     const run = this.#run(id, status, writer, sources).finally(() => this.#running.delete(id));
     this.#running.set(id, run);
     return { ...status };

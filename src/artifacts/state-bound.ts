@@ -37,3 +37,19 @@ export function boundFromState(
     needs,
   });
 }
+
+/** The bound as transfers and instance views show it: seconds and the term that sets them. */
+export interface BoundView {
+  readonly seconds: number;
+  /** the node whose ports set it ('holders': the holders together) and which side of them */
+  readonly node: string;
+  readonly side: 'in' | 'out';
+  readonly bytes: number;
+  readonly capacityBps: number;
+}
+
+export function boundView(b: DistributionBound | undefined): BoundView | undefined {
+  if (!b?.limit) return undefined;
+  const { node, side, bytes, capacityBps } = b.limit;
+  return { seconds: Math.round(b.seconds * 1000) / 1000, node, side, bytes, capacityBps };
+}

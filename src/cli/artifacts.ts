@@ -16,6 +16,8 @@ import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js'
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from './progress.js';
 import type { TransferStatus } from '../artifacts/service.js';
+import { boundFromState, boundView, type BoundView } from '../artifacts/state-bound.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { ArtifactStore } from '../artifacts/store.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';
 import { formatBytes, parseBytes, renderTable } from './table.js';
@@ -187,6 +189,10 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What sets a bound, for the progress line: `in: h2`, `out: h0`, `out: the holders`. */
+const boundBy = (b: BoundView, name: (node: string) => string = (n) => n): string =>
+  `${b.side}: ${b.node === 'holders' ? 'the holders' : name(b.node)}`;
+
 async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json: boolean): Promise<void> {
   let status = await client.request<TransferStatus>('POST', `/v1/artifacts/${id}/fetch`);
   const printer = new ProgressPrinter(io.stderr as CliIo['stderr'] & { isTTY?: boolean });
@@ -195,6 +201,8 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
     doneBytes: s.haveBytes,
     totalBytes: s.bytes,
     rateBps: s.rateBps,
+    ...(s.bound ? { bound: { seconds: s.bound.seconds, by: boundBy(s.bound) } } : {}),
+    elapsedSeconds: ((s.endedAt ?? Date.now()) - s.startedAt) / 1000,
   });
   while (status.state === 'running' || status.state === 'preparing') {
     if (!json) printer.update(sample(status));
@@ -217,6 +225,13 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
 async function watchChain(client: ApiClient, io: CliIo, id: string, nodes: string[]): Promise<boolean> {
   const printer = new ProgressPrinter(io.stderr as CliIo['stderr'] & { isTTY?: boolean });
   const started = Date.now();
+  // The bound for every node of the chain receiving the whole artifact, from the links as this node knows them.
+  const { state } = await client.get<{ state: ClusterState }>('/v1/state');
+  const b = boundView(boundFromState(state, id, Object.fromEntries(nodes.map((n) => [n, 'all' as const]))));
+  const bound = b && {
+    seconds: b.seconds,
+    by: boundBy(b, (n) => (Object.hasOwn(state.nodes, n) ? state.nodes[n]!.name : n)),
+  };
   let lastHave = -1;
   let lastChange = Date.now();
   for (;;) {
@@ -228,6 +243,8 @@ async function watchChain(client: ApiClient, io: CliIo, id: string, nodes: strin
       doneBytes,
       totalBytes: a.bytes * nodes.length,
       rateBps: doneBytes / Math.max(0.001, (Date.now() - started) / 1000),
+      ...(bound ? { bound } : {}),
+      elapsedSeconds: (Date.now() - started) / 1000,
     };
     if (have !== lastHave) {
       lastHave = have;

@@ -130,7 +130,16 @@ export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
     get: { summary: artifactRoutes[0]!.summary, responses: { ...always, '200': ok('artifacts and local holdings') } },
   },
   '/v1/artifacts/transfers': {
-    get: { summary: artifactRoutes[1]!.summary, responses: { ...always, '200': ok('transfers') } },
+    get: {
+      summary: artifactRoutes[1]!.summary,
+      responses: {
+        ...always,
+        '200': {
+          description: 'transfers, each with its bound, and corrupt chunks peers served',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ArtifactTransfers' } } },
+        },
+      },
+    },
   },
   '/v1/artifacts/{id}': {
     get: {
