@@ -17,7 +17,7 @@ import type { ModelRecord, ModelTensorTuple } from '../../protocols/model-record
 import { CONFIG, INDEX } from './model-reader.js';
 
 /** Copied with config.json when the source has them: what a loader reads beside the weights. */
-const SMALL_FILES = [
+export const SMALL_FILES: readonly string[] = [
   'generation_config.json',
   'tokenizer.json',
   'tokenizer_config.json',
