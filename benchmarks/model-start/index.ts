@@ -51,7 +51,7 @@ function runRow(name: string, r: RunResult, cost: CpuCost, names: (node: string)
     'CPU bound s': +cpu.toFixed(2),
     held: link >= cpu ? 'link' : 'CPU',
     'x the tighter': tighter > 0 ? +(r.seconds / tighter).toFixed(2) : null,
-    'link limit': r.bound ? describeLimit(r.bound, names).replace(/^[\d.]+ s /, '') : '',
+    'link limit': r.bound ? describeLimit(r.bound, names).replace(/^[\d.]+ s \((.*)\)$/, '$1') : '',
     'received MiB': mib(r.nodes.reduce((s, n) => s + n.receivedBytes, 0)),
   };
 }
@@ -97,11 +97,24 @@ async function main(): Promise<void> {
     });
     const names = (id: string): string =>
       id === 'holders' ? 'the holders' : (m.cluster.nodes.find((n) => n.id === id)?.name ?? id);
+    let healed: RunResult | undefined;
+    let healMode: 'model' | 'whole' = 'model';
     if (!args.includes('--no-whole')) {
       say('whole artifact: artifacts: [id], today’s chain');
       const whole = await placeAndStart(m, { instanceId: 'whole', mode: 'whole' });
       runs.push(runRow('whole artifact (artifacts: [id]), chain', whole, cost, names));
       perNode.push(...nodeRows('whole', whole.nodes, names));
+      await m.holder.fetch('/v1/instances/whole', { method: 'DELETE' });
+      if (whole.ok) {
+        // The same job again with every placed node holding the model: what starting costs without moving a byte.
+        const held = await placeAndStart(m, { instanceId: 'held', mode: 'whole' });
+        runs.push({
+          case: 'the same, every node holding it (start cost, no bytes)',
+          'wall s': held.ok ? +held.seconds.toFixed(2) : null,
+          ...(held.ok ? {} : { note: `not run: ${held.reason}` }),
+        });
+        await m.holder.fetch('/v1/instances/held', { method: 'DELETE' });
+      }
       await reset(m, 'whole');
     }
     if (!args.includes('--no-model')) {
@@ -109,23 +122,36 @@ async function main(): Promise<void> {
       const run = await placeAndStart(m, { instanceId: 'model', mode: 'model' });
       runs.push(runRow('model (model: id), 4-stage pipeline', run, cost, names));
       perNode.push(...nodeRows('model', run.nodes, names));
-      if (run.ok && !args.includes('--no-kill')) {
-        say('heal: kill -9 of one stage’s node');
-        const heal = await killAndHeal(m, run, 'model');
-        runs.push(
-          heal.ok
-            ? {
-                case: `kill -9 ${names(heal.killed)}: until the job runs again`,
-                'wall s': +heal.seconds.toFixed(2),
-                note: heal.replacement
-                  ? `replacement ${names(heal.replacement.node)} fetched ${mib(heal.replacement.receivedBytes)} MiB for a stage of ${mib(heal.replacement.shardBytes)} MiB`
-                  : 'no new node in the plan',
-              }
-            : { case: `kill -9 ${names(heal.killed)}`, 'wall s': null, note: `did not run again: ${heal.reason}` },
-        );
-        if (heal.replacement) perNode.push(...nodeRows('after kill: replacement', [heal.replacement], names));
-        perNode.push(...nodeRows('after kill: others (new fetches)', heal.others, names));
+      if (run.ok) healed = run;
+      else if (!args.includes('--no-whole')) {
+        // This build cannot place from the model yet: the heal is measured on the whole-artifact job instead.
+        say('model placement not available here; the heal runs on the whole-artifact job');
+        const again = await placeAndStart(m, { instanceId: 'whole-heal', mode: 'whole' });
+        if (again.ok) [healed, healMode] = [again, 'whole'];
       }
+    }
+    if (healed && !args.includes('--no-kill')) {
+      say('heal: kill -9 of one stage’s node');
+      const heal = await killAndHeal(m, healed, healMode);
+      const of = healMode === 'model' ? 'its stage' : 'the whole artifact';
+      runs.push(
+        heal.ok
+          ? {
+              case: `${healMode}: kill -9 ${names(heal.killed)}, until the job runs again`,
+              'wall s': +heal.seconds.toFixed(2),
+              note: heal.replacement
+                ? `replacement ${names(heal.replacement.node)} fetched ${mib(heal.replacement.receivedBytes)} MiB for ${of} of ${mib(heal.replacement.shardBytes)} MiB`
+                : 'no new node in the plan',
+            }
+          : {
+              case: `${healMode}: kill -9 ${names(heal.killed)}`,
+              'wall s': null,
+              note: `did not run again: ${heal.reason}`,
+            },
+      );
+      if (heal.replacement)
+        perNode.push(...nodeRows(`${healMode}, after kill: replacement`, [heal.replacement], names));
+      perNode.push(...nodeRows(`${healMode}, after kill: others (new fetches)`, heal.others, names));
     }
     printTable(
       `model start: ${size} model held by h0, 4 stages on a 5-node lab (4 Gbit/s cable ring beside a 1 Gbit/s LAN, h4 at 500 Mbit/s)`,
