@@ -180,6 +180,15 @@ export interface PlaceOptions {
 const dirVariable = (m: ModelLab, mode: PlaceOptions['mode']): string =>
   mode === 'model' ? 'TORUS_MODEL_DIR' : `TORUS_ARTIFACT_${m.id.slice(0, 12)}`;
 
+/** An API error's message on one line (the whole answer when it is not one). */
+function errorMessage(text: string): string {
+  try {
+    return (JSON.parse(text) as { error: { message: string } }).error.message;
+  } catch {
+    return text.replace(/\s+/g, ' ').slice(0, 300);
+  }
+}
+
 export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunResult> {
   const markers = join(m.cluster.tmpDir, 'markers');
   mkdirSync(markers, { recursive: true });
@@ -212,7 +221,7 @@ export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunRe
     return {
       instanceId: o.instanceId,
       ok: false,
-      reason: `POST ${res.status}: ${text}`,
+      reason: `POST /v1/instances ${res.status}: ${errorMessage(text)}`,
       seconds: 0,
       bound: undefined,
       nodes: [],
