@@ -9,7 +9,8 @@
  * address tried); a chunk that fails verification is
  * fetched again from another source and the bad source reported. A source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
  * answers when it has them; `fallback` sources are used only while no primary source can serve.
- * Ends when every chunk is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
+ * With `wanted` (a pipeline stage's chunks, docs/artifacts.md "Models") only those are fetched.
+ * Ends when every chunk (every wanted chunk) is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
  */
 import { asTorusError, TorusError } from '../protocols/errors.js';
 import type { PeerClient } from './peer-client.js';
@@ -41,6 +42,8 @@ export interface TransferOptions {
   readonly writer: ArtifactWriter;
   readonly sources: readonly TransferSource[];
   readonly client: PeerClient;
+  /** only these chunks (1 = wanted); absent: every chunk */
+  readonly wanted?: Uint8Array;
   readonly concurrency?: number;
   readonly perSource?: number;
   /** chunks received and not yet verified and written, at most (default: `concurrency`) */
@@ -80,7 +83,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const id = writer.id;
   const n = writer.refs.length;
   const state = new Uint8Array(n);
-  for (let i = 0; i < n; i++) if (writer.have[i]) state[i] = DONE;
+  for (let i = 0; i < n; i++) if (writer.have[i] || (o.wanted && !o.wanted[i])) state[i] = DONE;
   const banned = new Map<number, Set<string>>();
   const sources: SourceState[] = o.sources.flatMap((src) => {
     const holding: Holding = { have: undefined, haveAt: 0 };
@@ -258,7 +261,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   if (remaining()) {
     throw new TorusError(
       'TORUS_ARTIFACT_UNAVAILABLE',
-      `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`,
+      `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held${o.wanted ? ` (${writer.targetCount} of the stage's)` : ''} (it resumes from them)`,
       { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) },
     );
   }
