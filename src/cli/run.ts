@@ -14,7 +14,9 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   stops the job on every node at Ctrl-C, and exits with the job's exit code.
   --min-nodes N        at least N ranks (default 1)
   --nodes ID,ID        nodes that must take part
-  --memory SIZE        memory the whole job needs (default 1MiB)
+  --memory SIZE        memory the whole job needs (default 1MiB; with --model the model's weights)
+  --model ID           a model artifact (torus artifacts add DIR): placed as a pipeline by its layers' real
+                       bytes; the ranks get it in their workload (docs/placement.md, "A model workload")
   --workload NAME      workload id (default: the command's name)
   --instance-id ID     choose the instance id
   --restart POLICY     never (default) or on-failure[:MAX] (restart the whole group)
@@ -27,6 +29,7 @@ const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
   memory: { type: 'string' },
+  model: { type: 'string' },
   workload: { type: 'string' },
   'instance-id': { type: 'string' },
   restart: { type: 'string' },
@@ -54,8 +57,10 @@ export async function runRunCommand(
       const { values, client } = parseCli(own, OPTIONS);
       if (command.length === 0)
         throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
-      const memoryBytes = values.memory === undefined ? 1 << 20 : parseBytes(String(values.memory));
-      if (memoryBytes === undefined)
+      const model = typeof values.model === 'string' ? values.model : undefined;
+      const memoryBytes =
+        values.memory === undefined ? (model ? undefined : 1 << 20) : parseBytes(String(values.memory));
+      if (memoryBytes === undefined && values.memory !== undefined)
         throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
@@ -73,8 +78,9 @@ export async function runRunCommand(
           kind: 'exec',
           command: file,
           args: rest,
-          memoryBytes,
-          layers: Math.max(minNodes, 1),
+          // A model's record gives its sizes (the node fills them in); a plain job has one layer per rank.
+          ...(model ? { model } : { layers: Math.max(minNodes, 1) }),
+          ...(memoryBytes !== undefined ? { memoryBytes } : {}),
           ...(restart ? { restart } : {}),
         },
         minNodes,
