@@ -14,14 +14,19 @@ import { alignedBuffer } from '../../src/native/aligned-memory.js';
 
 export interface CpuCost {
   readonly bytes: number;
+  readonly chunkSize: number;
   /** CPU seconds (user + system) per verified byte */
   readonly secondsPerByte: number;
   readonly msPerMiB: number;
   readonly wallSeconds: number;
 }
 
-/** Writes `bytes` (whole MiB) through the real writer in 4 MiB chunks under `dir` (the store's filesystem). */
-export async function measureVerifiedByteCost(bytes = 128 * 2 ** 20, dir = tmpdir()): Promise<CpuCost> {
+/** Writes `bytes` (whole MiB) through the real writer in chunks of `chunkSize` under `dir` (the store's filesystem). */
+export async function measureVerifiedByteCost(
+  bytes = 128 * 2 ** 20,
+  chunkSize = 4 * 2 ** 20,
+  dir = tmpdir(),
+): Promise<CpuCost> {
   const tmp = mkdtempSync(join(dir, 'torus-cpu-cost-'));
   try {
     const file = join(tmp, 'src.bin');
@@ -29,7 +34,7 @@ export async function measureVerifiedByteCost(bytes = 128 * 2 ** 20, dir = tmpdi
     for (let i = 0; i < bytes / 2 ** 20; i++) writeSync(fd, randomBytes(2 ** 20));
     closeSync(fd);
     const source = new ArtifactStore(join(tmp, 'a'));
-    const added = await source.add(file, { chunkSize: 4 * 2 ** 20 });
+    const added = await source.add(file, { chunkSize });
     const { manifest, bytes: manifestBytes } = source.manifest(added.id)!;
     // The chunks in page-aligned buffers, as the chunk client receives them (so the writer can go direct).
     const chunks: Buffer[] = [];
@@ -54,6 +59,7 @@ export async function measureVerifiedByteCost(bytes = 128 * 2 ** 20, dir = tmpdi
     const seconds = (used.user + used.system) / 1e6;
     return {
       bytes,
+      chunkSize,
       secondsPerByte: seconds / bytes,
       msPerMiB: (seconds * 1000) / (bytes / 2 ** 20),
       wallSeconds,

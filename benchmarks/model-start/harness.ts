@@ -119,8 +119,8 @@ export interface PlacedNode {
   readonly shardBytes: number;
   /** the chunks that cover them */
   readonly chunkBytes: number;
-  /** what its node fetched for this run */
-  readonly receivedBytes: number;
+  /** what its node fetched for this run (null: not known, see fetchedBytes) */
+  readonly receivedBytes: number | null;
 }
 
 export interface RunResult {
@@ -160,13 +160,19 @@ function started(markers: string, instanceId: string, since: number): Map<number
   return out;
 }
 
-/** Bytes `node` fetched of artifact `id` in its last transfer, if that started after `since` (else 0). */
-async function fetchedBytes(n: NodeProcess, id: string, since: number): Promise<number> {
+/**
+ * Bytes `node` fetched of artifact `id` in its last transfer, if that started after `since` (else 0); null when
+ * that transfer found every chunk already there (its status replaced the one that fetched them: unknown).
+ */
+async function fetchedBytes(n: NodeProcess, id: string, since: number): Promise<number | null> {
   const ts = await n.get<{
-    transfers: { id: string; startedAt: number; bySource?: Record<string, { bytes: number }> }[];
+    transfers: { id: string; startedAt: number; have: number; bySource?: Record<string, { bytes: number }> }[];
   }>('/v1/artifacts/transfers');
   const t = ts.transfers.find((x) => x.id === id && x.startedAt >= since);
-  return Object.values(t?.bySource ?? {}).reduce((s, x) => s + x.bytes, 0);
+  if (process.env.TORUS_BENCH_DEBUG)
+    process.stderr.write(`[model-start] ${n.name} transfers since ${since}: ${JSON.stringify(ts.transfers)}\n`);
+  const bytes = Object.values(t?.bySource ?? {}).reduce((s, x) => s + x.bytes, 0);
+  return t && bytes === 0 && t.have > 0 ? null : bytes;
 }
 
 export interface PlaceOptions {

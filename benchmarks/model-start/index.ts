@@ -32,6 +32,7 @@ const mib = (b: number): number => +(b / MiB).toFixed(1);
 function costRow(cost: CpuCost): BenchRow {
   return {
     'bytes verified': cost.bytes,
+    'chunk KiB': cost.chunkSize / 1024,
     'CPU ms/MiB': +cost.msPerMiB.toFixed(3),
     'wall s': +cost.wallSeconds.toFixed(3),
     CPUs: availableParallelism(),
@@ -52,7 +53,9 @@ function runRow(name: string, r: RunResult, cost: CpuCost, names: (node: string)
     held: link >= cpu ? 'link' : 'CPU',
     'x the tighter': tighter > 0 ? +(r.seconds / tighter).toFixed(2) : null,
     'link limit': r.bound ? describeLimit(r.bound, names).replace(/^[\d.]+ s \((.*)\)$/, '$1') : '',
-    'received MiB': mib(r.nodes.reduce((s, n) => s + n.receivedBytes, 0)),
+    'received MiB': r.nodes.some((n) => n.receivedBytes === null)
+      ? null
+      : mib(r.nodes.reduce((s, n) => s + (n.receivedBytes ?? 0), 0)),
   };
 }
 
@@ -64,8 +67,9 @@ function nodeRows(name: string, nodes: readonly PlacedNode[], names: (node: stri
     layers: n.layers,
     'shard MiB': mib(n.shardBytes),
     'its chunks MiB': mib(n.chunkBytes),
-    'received MiB': mib(n.receivedBytes),
-    'received / shard': n.shardBytes > 0 ? +(n.receivedBytes / n.shardBytes).toFixed(3) : null,
+    'received MiB': n.receivedBytes === null ? 'unknown' : mib(n.receivedBytes),
+    'received / shard':
+      n.shardBytes > 0 && n.receivedBytes !== null ? +(n.receivedBytes / n.shardBytes).toFixed(3) : null,
   }));
 }
 
@@ -73,10 +77,18 @@ async function main(): Promise<void> {
   const size = flag('--size') ?? '256MiB';
   const bytes = parseBytes(size);
   if (bytes === undefined) throw new Error(`--size: expected a size such as 1GiB, got ${size}`);
-  say('measuring what a verified byte costs in CPU (the real writer: SHA-256, O_DIRECT write, sync)');
-  const cost = await measureVerifiedByteCost();
+  const measure = (chunkSize: number): Promise<CpuCost> => {
+    say(
+      `measuring what a verified byte costs in CPU in ${chunkSize / 1024} KiB chunks (the real writer: SHA-256, O_DIRECT write, sync)`,
+    );
+    return measureVerifiedByteCost(128 * MiB, chunkSize);
+  };
   if (args.includes('--cpu-cost')) {
-    printTable('what a verified byte costs in CPU on this machine', [costRow(cost)], json);
+    printTable(
+      'what a verified byte costs in CPU on this machine',
+      [costRow(await measure(4 * MiB)), costRow(await measure(256 * 1024)), costRow(await measure(64 * 1024))],
+      json,
+    );
     return;
   }
   const why = Lab.unavailableReason() ?? nodeUnavailableReason();
@@ -95,6 +107,8 @@ async function main(): Promise<void> {
       slowRate: flag('--slow-rate') ?? '500mbit',
       progress: say,
     });
+    // In the model's own chunk size (a model's is chosen from its smallest layer): per-chunk work counts too.
+    const cost = await measure(m.manifest.chunkSize);
     const names = (id: string): string =>
       id === 'holders' ? 'the holders' : (m.cluster.nodes.find((n) => n.id === id)?.name ?? id);
     let healed: RunResult | undefined;
@@ -140,7 +154,7 @@ async function main(): Promise<void> {
               case: `${healMode}: kill -9 ${names(heal.killed)}, until the job runs again`,
               'wall s': +heal.seconds.toFixed(2),
               note: heal.replacement
-                ? `replacement ${names(heal.replacement.node)} fetched ${mib(heal.replacement.receivedBytes)} MiB for ${of} of ${mib(heal.replacement.shardBytes)} MiB`
+                ? `replacement ${names(heal.replacement.node)} fetched ${heal.replacement.receivedBytes === null ? 'unknown' : mib(heal.replacement.receivedBytes)} MiB for ${of} of ${mib(heal.replacement.shardBytes)} MiB`
                 : 'no new node in the plan',
             }
           : {
@@ -157,7 +171,7 @@ async function main(): Promise<void> {
       `model start: ${size} model held by h0, 4 stages on a 5-node lab (4 Gbit/s cable ring beside a 1 Gbit/s LAN, h4 at 500 Mbit/s)`,
       runs,
       json,
-      `CPU bound: bytes all receivers take in × ${cost.msPerMiB.toFixed(2)} ms CPU per MiB (the real writer, measured first) ÷ ${availableParallelism()} CPUs shared by every lab host. x the tighter: wall ÷ the larger bound.`,
+      `CPU bound: bytes all receivers take in × ${cost.msPerMiB.toFixed(2)} ms CPU per MiB (the real writer in the model's ${m.manifest.chunkSize / 1024} KiB chunks, measured before the runs) ÷ ${availableParallelism()} CPUs shared by every lab host. x the tighter: wall ÷ the larger bound.`,
     );
     printTable('model start: per node, bytes received against its shard', perNode, json);
   } catch (error) {
