@@ -46,7 +46,23 @@ interface ArtifactView {
   name: string;
   bytes: number;
   chunks: number;
-  holders: { node: string; have: number; complete: boolean }[];
+  holders: {
+    node: string;
+    have: number;
+    complete: boolean;
+    stage?: { fromLayer: number; toLayer: number; have: number; chunks: number };
+  }[];
+}
+
+/** A holder in `ls`: complete, a model's stage (`layers 2-4`, end exclusive, with its progress until held), or chunks. */
+export function holderText(h: ArtifactView['holders'][number], chunks: number): string {
+  if (h.complete) return h.node;
+  const s = h.stage;
+  if (!s) return `${h.node} (${h.have}/${chunks})`;
+  const layers = `layers ${s.fromLayer}-${s.toLayer}`;
+  return s.have === s.chunks
+    ? `${h.node} (${layers})`
+    : `${h.node} (${layers}: ${((100 * s.have) / s.chunks).toFixed(1)}%)`;
 }
 
 export function cliDataDir(flag: unknown): string {
@@ -125,7 +141,7 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
               a.id.slice(0, 16),
               a.name,
               formatBytes(a.bytes),
-              a.holders.map((h) => (h.complete ? h.node : `${h.node} (${h.have}/${a.chunks})`)).join(', '),
+              a.holders.map((h) => holderText(h, a.chunks)).join(', '),
             ]),
           ),
         );

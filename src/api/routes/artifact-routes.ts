@@ -27,7 +27,13 @@ export function artifactsView(state: ClusterState, local: ArtifactService | unde
       name: a.name,
       bytes: a.bytes,
       chunks: a.chunks,
-      holders: Object.entries(a.holders).map(([node, h]) => ({ node, have: h.have, complete: h.have === a.chunks })),
+      holders: Object.entries(a.holders).map(([node, h]) => ({
+        node,
+        have: h.have,
+        complete: h.have === a.chunks,
+        // a model's pipeline stage held here: its layers [fromLayer, toLayer) and that stage's chunks held
+        ...(h.stage && h.have !== a.chunks ? { stage: h.stage } : {}),
+      })),
       ...(local?.transfer(id) ? { transfer: local.transfer(id) } : {}),
     }));
 }

@@ -47,7 +47,7 @@ t.test('the largest power of two at most 1/256 of the smallest layer, 64 KiB to 
   t.equal(modelChunkSize(tiny, files(tiny)), 64 * KiB, 'never below the 64 KiB minimum');
   const none: ModelRecord = {
     ...tiny,
-    tensors: tiny.tensors.map((x) => [...x.slice(0, 6), 'all'] as ModelTensorTuple),
+    tensors: tiny.tensors.map(([n, f, d, sh, b, e]): ModelTensorTuple => [n, f, d, sh, b, e, 'all']),
   };
   t.equal(modelChunkSize(none, files(none)), 4 * MiB, 'no layer to size by: the default');
 });
