@@ -329,6 +329,10 @@ export const responseSchemas = {
           rateBps: Type.Integer({ description: 'bytes/s received so far' }),
           etaSeconds: int,
           upstream: str,
+          stage: Type.Object(
+            { fromLayer: int, toLayer: int },
+            { ...CLOSED, description: "a model's pipeline stage: only these layers' chunks (end exclusive)" },
+          ),
           sources: Type.Array(str),
           bySource: MapOf(Type.Object({ chunks: int, bytes: int }, CLOSED)),
           corrupt: MapOf(int),
