@@ -47,3 +47,36 @@ t.test('a transfer carries its bound: the bytes it lacks over the measured links
   const broken = { ...answer, transfers: [{ ...answer.transfers[0], bound: { ...bound, side: 'sideways' } }] };
   t.notOk(validate(broken), 'the schema says what a bound is');
 });
+
+t.test("a stage transfer's bound counts only the stage's chunks", async (t) => {
+  const { makeModel } = await import('../../benchmarks/model-fixture/make-model.js');
+  const { stageChunks, chunksBytes } = await import('../../src/artifacts/model/stage-chunks.js');
+  const src = mkdtempSync(join(tmpdir(), 'torus-stage-bound-'));
+  t.teardown(() => rmSync(src, { recursive: true, force: true }));
+  makeModel({ out: join(src, 'm'), bytes: 6 * 2 ** 20, layers: 6, shards: 3, seed: 'bound' });
+  const {
+    shared,
+    nodes: [a, b],
+  } = await startNodes(t, 2);
+  const added = await a!.service.store.add(join(src, 'm'), { name: 'tiny' });
+  await a!.service.announce(added.id);
+  const link = { type: 'ethernet' as const, rttMs: 0.1, measuredAt: Date.now() };
+  shared.state = {
+    ...shared.state,
+    links: [
+      { source: 'n0', sink: 'n1', ip: '127.0.0.1', bandwidthBps: 1e9, ...link },
+      { source: 'n1', sink: 'n0', ip: '127.0.0.1', bandwidthBps: 1e9, ...link },
+    ],
+  };
+  const stage = { fromLayer: 2, toLayer: 4 };
+  await b!.service.fetch(added.id, { stage });
+  await until('stage done', () => b!.service.transfer(added.id)?.state === 'complete');
+  const want = stageChunks(
+    a!.service.store.manifest(added.id)!.manifest,
+    shared.state.artifacts![added.id]!.model!,
+    stage,
+  );
+  const bytes = chunksBytes(a!.service.store.manifest(added.id)!.manifest, want);
+  t.ok(bytes < added.bytes / 2, `the stage is a part of the model (${bytes} of ${added.bytes} bytes)`);
+  t.match(b!.service.transfer(added.id)!.bound, { bytes, capacityBps: 1e9 }, 'the bound is for the stage alone');
+});
