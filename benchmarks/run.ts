@@ -6,6 +6,7 @@
  *   npm run bench -- placement-quality --lab  every feasible option of a shaped 5-host lab, measured vs predicted (root)
  *   npm run bench -- soak --minutes 10  memory, fds, threads and data dir of 3 lab nodes under placement churn (root)
  *   npm run bench -- model-fixture --out DIR --size 1GiB --layers 16 --shards 4   a model directory to test with
+ *   npm run bench -- model-start --size 1GiB  a model to a 4-stage pipeline on a shaped lab: wall time against the bound (root)
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,6 +26,7 @@ const SUITES = [
   'frame-decoder',
   'artifacts',
   'model-fixture',
+  'model-start',
   'ring-live',
   'jepsen-soak',
   'soak',

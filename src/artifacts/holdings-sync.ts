@@ -12,6 +12,7 @@
 import type { ClusterEvent } from '../protocols/events.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
 import type { ModelRecord } from '../protocols/model-record.js';
+import type { ArtifactStage } from '../protocols/artifact-events.js';
 
 export interface LocalHolding {
   readonly id: string;
@@ -23,7 +24,13 @@ export interface LocalHolding {
   readonly rateBps?: number;
   /** a model artifact's record, sent along while the state has none for it */
   readonly model?: ModelRecord;
+  /** a partial model artifact held for a pipeline stage: its layers and that stage's chunks held */
+  readonly stage?: ArtifactStage;
 }
+
+/** What a proposal says of a holding, to compare with the state's: the chunk count and the stage's progress. */
+const holdingKey = (have: number, stage: ArtifactStage | undefined): string =>
+  stage ? `${have} ${stage.fromLayer}-${stage.toLayer} ${stage.have}/${stage.chunks}` : `${have}`;
 
 export interface ClusterPort {
   state(): Promise<ClusterState>;
@@ -37,7 +44,7 @@ export interface ClusterPort {
 }
 
 export class HoldingsSync {
-  readonly #proposed = new Map<string, { have: number | 'dropped'; at: number }>();
+  readonly #proposed = new Map<string, { have: string; at: number }>();
   #timer: NodeJS.Timeout | undefined;
   #current: Promise<void> | undefined;
   #queued: Promise<void> | undefined;
@@ -95,22 +102,23 @@ export class HoldingsSync {
       const state = await this.cluster.state();
       if (!Object.hasOwn(state.nodes, this.nodeId)) return;
       const now = Date.now();
-      const mine = new Map<string, number>();
+      const mine = new Map<string, string>();
       const recorded = new Set<string>();
       for (const [id, a] of Object.entries(state.artifacts ?? {})) {
         const h = Object.hasOwn(a.holders, this.nodeId) ? a.holders[this.nodeId] : undefined;
-        if (h) mine.set(id, h.have);
+        if (h) mine.set(id, holdingKey(h.have, h.stage));
         if (a.model) recorded.add(id);
       }
-      const due = (id: string, have: number | 'dropped'): boolean => {
+      const due = (id: string, have: string): boolean => {
         const last = this.#proposed.get(id);
         return !last || last.have !== have || now - last.at > this.repeatMs;
       };
       const local = this.local();
       for (const h of local) {
         const sendModel = h.model !== undefined && !recorded.has(h.id);
-        if ((mine.get(h.id) === h.have && !sendModel) || !due(h.id, h.have)) continue;
-        this.#proposed.set(h.id, { have: h.have, at: now });
+        const key = holdingKey(h.have, h.stage);
+        if ((mine.get(h.id) === key && !sendModel) || !due(h.id, key)) continue;
+        this.#proposed.set(h.id, { have: key, at: now });
         await this.cluster.propose({
           type: 'ArtifactHeld',
           nodeId: this.nodeId,
@@ -121,6 +129,7 @@ export class HoldingsSync {
           have: h.have,
           ...(h.rateBps ? { rateBps: h.rateBps } : {}),
           ...(sendModel ? { model: h.model } : {}),
+          ...(h.stage ? { stage: h.stage } : {}),
         });
       }
       const here = new Set(local.map((h) => h.id));

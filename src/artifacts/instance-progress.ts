@@ -2,9 +2,12 @@
  * An instance's artifacts as the instance view shows them (`GET /v1/instances/:id` → `artifacts`): per artifact of
  * the workload, per placed node, how many bytes it holds and the rate it is receiving at, from the holdings in the
  * replicated state (each node reports them every 2 s while a transfer runs). While partial, `haveBytes` is the
- * verified chunks times the artifact's mean chunk size (exact once complete).
+ * verified chunks times the artifact's mean chunk size (exact once complete). `bound`: the time no schedule beats
+ * for what the placed nodes still lack, over the measured links (state-bound.ts; a partial holder's chunks are
+ * known by count only, so they count as its first ones).
  */
 import type { ClusterState } from '../actors/topology-keeper/state.js';
+import { boundFromState, boundView, type BoundView } from './state-bound.js';
 
 export interface InstanceArtifactNode {
   readonly node: string;
@@ -17,6 +20,7 @@ export interface InstanceArtifactView {
   readonly name: string;
   readonly bytes: number;
   readonly nodes: readonly InstanceArtifactNode[];
+  readonly bound?: BoundView;
 }
 
 export function instanceArtifacts(
@@ -33,10 +37,21 @@ export function instanceArtifacts(
         bytes: 0,
         nodes: nodes.map((node) => ({ node, haveBytes: 0, complete: false })),
       };
+    const lacking = nodes.filter((n) => !(Object.hasOwn(r.holders, n) && r.holders[n]!.have === r.chunks));
+    const partial = Object.fromEntries(
+      lacking.map((n) => [
+        n,
+        Array.from({ length: Object.hasOwn(r.holders, n) ? r.holders[n]!.have : 0 }, (_, i) => i),
+      ]),
+    );
+    const bound = boundView(
+      boundFromState(state, id, Object.fromEntries(lacking.map((n) => [n, 'all' as const])), undefined, partial),
+    );
     return {
       id,
       name: r.name,
       bytes: r.bytes,
+      ...(bound ? { bound } : {}),
       nodes: nodes.map((node) => {
         const h = Object.hasOwn(r.holders, node) ? r.holders[node] : undefined;
         const complete = !!h && h.have === r.chunks;

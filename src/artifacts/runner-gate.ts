@@ -11,6 +11,12 @@
  *     measured one), every other node from the node before it.
  * Complete holders are the fallback when an upstream fails (service.ts). A transfer that fails (refused, no
  * source for the stall time) fails the runner with its reason; `ready` carries the runner's environment.
+ *
+ * A workload's `model` (docs/artifacts.md, "Models"): on a node of a pipeline placement the gate fetches only its
+ * stage's chunks (layers [fromLayer, toLayer), from every node holding them), then has the stage's shard directory
+ * built from the store's partial copy, and answers `ready` with `TORUS_MODEL_DIR` naming it. Without a layer range
+ * (tensor sharding, or a stage that is the whole model) the whole artifact is fetched like any other and
+ * TORUS_MODEL_DIR names its files.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +25,8 @@ import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { isHex64 } from './ids.js';
 import type { ArtifactService } from './service.js';
 import { sourcesFor } from './sources.js';
+import { ModelDirectories } from './model/model-dirs.js';
+import type { LayerRange } from './model/stage-chunks.js';
 
 export interface RunnerArtifactsRequest {
   readonly instanceId: string;
@@ -26,6 +34,8 @@ export interface RunnerArtifactsRequest {
   readonly artifacts: readonly string[];
   /** the instance's ring (rank) order */
   readonly order: readonly string[];
+  /** the workload's model artifact, and this node's pipeline stage of it (absent: the whole model) */
+  readonly model?: { readonly id: string; readonly stage?: LayerRange };
 }
 
 export interface ArtifactProgress {
@@ -56,7 +66,20 @@ export function decodeRunnerArtifactsRequest(body: unknown): RunnerArtifactsRequ
     instanceId: o.instanceId,
     artifacts: list(o.artifacts, (x) => typeof x === 'string' && isHex64(x), 'artifacts must be artifact ids'),
     order: list(o.order, (x) => typeof x === 'string' && NODE_ID.test(x), 'order must be node ids'),
+    ...(o.model !== undefined ? { model: decodeModel(o.model) } : {}),
   };
+}
+
+const layer = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 1_000_000;
+
+function decodeModel(v: unknown): { id: string; stage?: LayerRange } {
+  const m = (v ?? {}) as Record<string, unknown>;
+  if (!isHex64(m.id)) throw new TorusError('TORUS_PROTOCOL_INVALID', 'runner artifacts request: model.id');
+  if (m.stage === undefined) return { id: m.id };
+  const s = (m.stage ?? {}) as Record<string, unknown>;
+  if (!layer(s.fromLayer) || !layer(s.toLayer) || s.fromLayer >= s.toLayer)
+    throw new TorusError('TORUS_PROTOCOL_INVALID', 'runner artifacts request: model.stage must be layers [from, to)');
+  return { id: m.id, stage: { fromLayer: s.fromLayer, toLayer: s.toLayer } };
 }
 
 /** Who `me` fetches `id` from in the instance's chain (see the file comment); undefined: any holder. */
@@ -92,6 +115,7 @@ export function artifactEnv(entries: readonly { id: string; name: string; path: 
 export class RunnerArtifactGate {
   /** per instance: when it first asked (a transfer that failed before that is retried, not held against it) */
   readonly #askedAt = new Map<string, number>();
+  readonly #modelDirs = new ModelDirectories();
 
   constructor(
     private readonly service: ArtifactService,
@@ -116,6 +140,12 @@ export class RunnerArtifactGate {
     let state: ClusterState | undefined;
     const progress: ArtifactProgress[] = [];
     const ready: { id: string; name: string; path: string }[] = [];
+    const env: Record<string, string> = {};
+    if (r.model) {
+      const m = await this.#model(r.model, askedAt, progress);
+      if (typeof m === 'object') return m;
+      if (m !== undefined) env.TORUS_MODEL_DIR = m;
+    }
     for (const id of r.artifacts) {
       const local = store.describe(id);
       if (local?.complete) {
@@ -146,7 +176,80 @@ export class RunnerArtifactGate {
         };
       }
     }
-    return progress.length > 0 ? { state: 'waiting', progress } : { state: 'ready', env: artifactEnv(ready) };
+    return progress.length > 0
+      ? { state: 'waiting', progress }
+      : { state: 'ready', env: { ...artifactEnv(ready), ...env } };
+  }
+
+  /**
+   * The workload's model on this node: its TORUS_MODEL_DIR once the stage (or the whole model) is here and its
+   * shard directory built; undefined while waiting (progress pushed); a failed answer.
+   */
+  async #model(
+    m: NonNullable<RunnerArtifactsRequest['model']>,
+    askedAt: number,
+    progress: ArtifactProgress[],
+  ): Promise<string | undefined | RunnerArtifactsAnswer> {
+    const { id } = m;
+    const state = await this.service.clusterState();
+    const record = state.artifacts && Object.hasOwn(state.artifacts, id) ? state.artifacts[id] : undefined;
+    const model = record?.model;
+    const local = this.service.store.describe(id);
+    if (!model && !local?.complete)
+      return {
+        state: 'failed',
+        reason: record
+          ? `artifact ${id} (${record.name}) is not a model artifact (no model record): it cannot be a workload's model`
+          : `no node holds model artifact ${id}`,
+      };
+    const stage =
+      m.stage && model && !(m.stage.fromLayer === 0 && m.stage.toLayer >= model.layers) ? m.stage : undefined;
+    if (stage && model && stage.toLayer > model.layers)
+      return {
+        state: 'failed',
+        reason: `node ${this.nodeId}'s layers ${stage.fromLayer}–${stage.toLayer} are past model ${id}'s ${model.layers} layers`,
+      };
+    if (!stage) {
+      if (local?.complete) return this.#verifiedFiles(id);
+    } else {
+      const held = local?.complete ? { complete: true } : this.service.stageProgress(id, stage);
+      if (held?.complete) {
+        const dir = this.#modelDirs.get(
+          model!,
+          stage,
+          this.service.store.paths(id).files,
+          this.service.store.paths(id).shards,
+        );
+        if (dir.state === 'ready') return dir.dir;
+        if (dir.state === 'failed') return { state: 'failed', reason: `node ${this.nodeId}: ${dir.reason}` };
+        const p = this.service.stageProgress(id, stage);
+        progress.push({ id, haveBytes: p?.haveBytes ?? 0, bytes: p?.bytes ?? 0, rateBps: 0 });
+        return undefined;
+      }
+    }
+    const t = this.service.transfer(id);
+    if (t && (t.state === 'running' || t.state === 'preparing')) {
+      progress.push({ id, haveBytes: t.haveBytes, bytes: t.bytes, rateBps: t.rateBps });
+      return undefined;
+    }
+    if (t?.state === 'failed' && t.startedAt >= askedAt)
+      return {
+        state: 'failed',
+        reason: `node ${this.nodeId} could not fetch model ${id} (${t.name}${stage ? `, layers ${stage.fromLayer}–${stage.toLayer}` : ''}): ${t.error?.message ?? 'transfer failed'}`,
+      };
+    try {
+      const started = await this.service.fetch(id, stage ? { stage } : {});
+      progress.push({ id, haveBytes: started.haveBytes, bytes: started.bytes, rateBps: 0 });
+    } catch (error) {
+      const e = asTorusError(error);
+      // Another runner of this node fetches other layers of it: this one's turn comes when that ends.
+      if (e.code === 'TORUS_ARTIFACT_BUSY') {
+        progress.push({ id, haveBytes: 0, bytes: 0, rateBps: 0 });
+        return undefined;
+      }
+      return { state: 'failed', reason: `node ${this.nodeId} could not fetch model ${id}: ${e.message}` };
+    }
+    return undefined;
   }
 
   /** The artifact's files directory, after a cheap check that every file still has its manifest size. */

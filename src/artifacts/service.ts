@@ -20,9 +20,14 @@ import { runTransfer, type TransferSource, type TransferStats } from './transfer
 import { ArtifactWriter } from './writer.js';
 import { RecentChunks } from './recent-chunks.js';
 import { inlineHasher, poolHasher, type ChunkHasher, type RunCpuTask } from './chunk-hasher.js';
-import { storeRoot } from './layout.js';
+import { storeRoot, writeInfo } from './layout.js';
 import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
-import { StoredModels } from './model/model-store.js';
+import { boundFromState, boundView, type BoundView } from './state-bound.js';
+import { StoredModels, writeModelFile } from './model/model-store.js';
+import { stageChunks, type LayerRange } from './model/stage-chunks.js';
+import { JournalBits } from './journal-bits.js';
+import type { ModelRecord } from '../protocols/model-record.js';
+import type { ArtifactStage } from '../protocols/artifact-events.js';
 
 /** How long a user's write (announce, remove) waits for this node to apply it before saying it is on its way. */
 export const READ_YOUR_WRITES_MS = 10_000;
@@ -56,10 +61,14 @@ export interface TransferStatus {
   rateBps: number;
   etaSeconds?: number;
   upstream?: string;
+  /** a pipeline stage's transfer: only these layers' chunks (`chunks`, `bytes` and `have` count those) */
+  stage?: LayerRange;
   sources: string[];
   bySource: TransferStats['bySource'];
   corrupt: Record<string, number>;
   error?: { code: string; message: string };
+  /** the time no schedule beats for the chunks this transfer lacked at its start, over the measured links */
+  bound?: BoundView;
 }
 
 export interface CorruptionReport {
@@ -85,6 +94,10 @@ export class ArtifactService implements PeerBackend {
   readonly #models: StoredModels;
   /** artifacts being received that a downstream node asked for: their chunks are kept in #recent */
   readonly #forwarding = new Set<string>();
+  /** the chunks a partial artifact with no transfer running holds (its journal), for serving and holdings */
+  readonly #journals = new JournalBits((id) => this.store.paths(id).journal);
+  /** a stage's chunk set by artifact and layers (a function of the manifest and the record: never changes) */
+  readonly #stageSets = new Map<string, Uint8Array>();
 
   readonly #hash: ChunkHasher;
   /** Damaged artifacts already logged (each once, until it is repaired or removed). */
@@ -107,19 +120,27 @@ export class ArtifactService implements PeerBackend {
     );
   }
 
-  /** Starts the holdings sync and resumes the transfers a previous run left partial. */
+  /**
+   * Starts the holdings sync and resumes the transfers a previous run left partial: a stage holding only up to its
+   * stage's chunks, and not at all once it has them (it is a holding, not an interrupted transfer).
+   */
   start(): void {
     this.#sync.start();
-    for (const a of this.store.list()) if (!a.complete) void this.#resumeLater(a.id);
+    for (const a of this.store.list()) {
+      if (a.complete) continue;
+      const stage = this.store.info(a.id)?.stage;
+      if (stage && this.stageProgress(a.id, stage)?.complete) continue;
+      void this.#resumeLater(a.id, stage);
+    }
   }
 
   readonly peerHandler = createPeerHandler(this);
 
-  async #resumeLater(id: string): Promise<void> {
+  async #resumeLater(id: string, stage: LayerRange | undefined): Promise<void> {
     for (let i = 0; i < 60 && !this.#abort.signal.aborted; i++) {
       const state = await this.#o.cluster.state().catch(() => undefined);
       if (state && sourcesFor(state, this.#o.nodeId, id).length > 0) {
-        await this.fetch(id).catch((error: unknown) =>
+        await this.fetch(id, stage ? { stage } : {}).catch((error: unknown) =>
           this.#o.log.warn('resuming an artifact transfer failed', { id, error: asTorusError(error).message }),
         );
         return;
@@ -154,16 +175,72 @@ export class ArtifactService implements PeerBackend {
     return this.#noteDamaged(this.store.scan()).artifacts.map((a) => {
       const t = this.#transfers.get(a.id);
       const rateBps = !a.complete && t?.state === 'running' ? t.rateBps : 0;
+      const have = a.complete ? a.chunks : this.#partialCount(a.id);
+      const stage = a.complete ? undefined : this.#heldStage(a.id, have);
       return {
         id: a.id,
         name: a.name,
         bytes: a.bytes,
         chunks: a.chunks,
-        have: a.complete ? a.chunks : this.#partialCount(a.id),
+        have,
         ...(rateBps > 0 ? { rateBps } : {}),
         ...(this.#models.get(a.id) ? { model: this.#models.get(a.id) } : {}),
+        ...(stage ? { stage } : {}),
       };
     });
+  }
+
+  /** A partial artifact held for a stage: its layers and how many of the stage's chunks are durable here. */
+  #heldStage(id: string, have: number): ArtifactStage | undefined {
+    const stage = this.store.info(id)?.stage;
+    const p = stage && this.stageProgress(id, stage);
+    if (!stage || !p) return undefined;
+    return { fromLayer: stage.fromLayer, toLayer: stage.toLayer, have: Math.min(p.have, have), chunks: p.chunks };
+  }
+
+  /** The chunks of layers `stage` of model artifact `id` (undefined: no manifest or no record here). */
+  stageSet(id: string, stage: LayerRange): Uint8Array | undefined {
+    const key = `${id}:${stage.fromLayer}-${stage.toLayer}`;
+    const cached = this.#stageSets.get(key);
+    if (cached) return cached;
+    const m = this.store.manifest(id);
+    const model = this.#models.get(id);
+    if (!m || !model) return undefined;
+    const set = new Uint8Array(m.refs.length);
+    for (const i of stageChunks(m.manifest, model, stage)) set[i] = 1;
+    if (this.#stageSets.size >= 256) this.#stageSets.delete(this.#stageSets.keys().next().value!);
+    this.#stageSets.set(key, set);
+    return set;
+  }
+
+  /**
+   * How far this node's copy of model artifact `id` holds layers `stage`: durable chunks of the stage (`have`,
+   * `haveBytes`) against the stage's (`chunks`, `bytes`); undefined while the store has no manifest or record.
+   */
+  stageProgress(
+    id: string,
+    stage: LayerRange,
+  ): { have: number; chunks: number; haveBytes: number; bytes: number; complete: boolean } | undefined {
+    const set = this.stageSet(id, stage);
+    const refs = this.store.manifest(id)?.refs;
+    if (!set || !refs) return undefined;
+    const complete = this.store.info(id)?.complete === true;
+    // The journal, not a running writer's `have`: it names only chunks already synced (durable).
+    const held = complete ? undefined : this.#journals.bits(id, refs.length);
+    let have = 0;
+    let chunks = 0;
+    let haveBytes = 0;
+    let bytes = 0;
+    for (let i = 0; i < set.length; i++) {
+      if (!set[i]) continue;
+      chunks++;
+      bytes += refs[i]!.length;
+      if (complete || held?.[i]) {
+        have++;
+        haveBytes += refs[i]!.length;
+      }
+    }
+    return { have, chunks, haveBytes, bytes, complete: have === chunks };
   }
 
   #partialCount(id: string): number {
@@ -184,11 +261,21 @@ export class ArtifactService implements PeerBackend {
     return this.store.manifest(id)?.bytes;
   }
 
+  /** Chunks held: a running transfer's, all of a complete artifact, or those a partial one's journal names (a stage holding serves them). */
   haveSet(id: string): Uint8Array | undefined {
     const w = this.#writers.get(id);
     if (w) return w.have;
     const d = this.store.describe(id);
-    return d?.complete ? new Uint8Array(d.chunks).fill(1) : d ? new Uint8Array(d.chunks) : undefined;
+    if (!d) return undefined;
+    return d.complete ? new Uint8Array(d.chunks).fill(1) : this.#journals.bits(id, d.chunks);
+  }
+
+  #holds(id: string, index: number): boolean {
+    const w = this.#writers.get(id);
+    if (w) return !!w.have[index];
+    const info = this.store.info(id);
+    if (!info) return false;
+    return info.complete || !!this.haveSet(id)?.[index];
   }
 
   async waitForChunk(id: string, index: number, ms: number): Promise<boolean> {
@@ -196,7 +283,7 @@ export class ArtifactService implements PeerBackend {
     const end = Date.now() + ms;
     for (;;) {
       const w = this.#writers.get(id);
-      if (w ? w.have[index] : this.store.info(id)?.complete) return true;
+      if (w ? w.have[index] : this.#holds(id, index)) return true;
       const left = end - Date.now();
       if (left <= 0 || this.#abort.signal.aborted) return false;
       if (w) await w.waitFor(index, left);
@@ -265,6 +352,8 @@ export class ArtifactService implements PeerBackend {
     this.#recent.drop(id);
     const removed = this.store.remove(id);
     this.#models.forget(id);
+    this.#journals.forget(id);
+    for (const key of [...this.#stageSets.keys()]) if (key.startsWith(`${id}:`)) this.#stageSets.delete(key);
     if (!removed) throw new TorusError('TORUS_ARTIFACT_UNKNOWN', `artifact ${id} is not on this node`, { id });
     this.#transfers.delete(id);
     await this.#sync.syncOrThrow();
@@ -288,11 +377,27 @@ export class ArtifactService implements PeerBackend {
    * Fetches `id` into this node's store from its holders (or, in a broadcast chain, from `upstream` as chunks
    * arrive there). Resolves once the transfer runs (manifest fetched, space checked): a refusal (no holder, not
    * enough disk) rejects here; the transfer itself continues in the background (see `transfers()`).
+   * `stage`: a model artifact's pipeline stage: only the chunks of those layers' tensors (stage-chunks.ts), from
+   * every holder that has them; the partial copy stays a stage holding (served, not resumed to the whole).
    */
-  async fetch(id: string, opts: { upstream?: string; name?: string } = {}): Promise<TransferStatus> {
+  async fetch(
+    id: string,
+    opts: { upstream?: string; name?: string; stage?: LayerRange } = {},
+  ): Promise<TransferStatus> {
     artifactId(id);
     const running = this.#transfers.get(id);
-    if (running && (running.state === 'running' || running.state === 'preparing')) return { ...running };
+    if (running && (running.state === 'running' || running.state === 'preparing')) {
+      const same = opts.stage
+        ? !running.stage ||
+          (running.stage.fromLayer <= opts.stage.fromLayer && opts.stage.toLayer <= running.stage.toLayer)
+        : !running.stage;
+      if (same) return { ...running };
+      throw new TorusError(
+        'TORUS_ARTIFACT_BUSY',
+        `artifact ${id} is being fetched for ${running.stage ? `layers ${running.stage.fromLayer}–${running.stage.toLayer}` : 'the whole artifact'}; ask again when that ends`,
+        { id },
+      );
+    }
     if (this.store.info(id)?.complete) {
       const d = this.store.describe(id)!;
       return {
@@ -314,6 +419,7 @@ export class ArtifactService implements PeerBackend {
     const state = await this.#o.cluster.state();
     const sources = this.#sourcesOf(state, id, opts.upstream);
     const record = state.artifacts?.[id];
+    if (opts.stage) this.#keepModel(id, record?.model, opts.stage);
     if (sources.length === 0)
       throw new TorusError('TORUS_ARTIFACT_UNAVAILABLE', `no other node holds artifact ${id}`, { id });
     const status: TransferStatus = {
@@ -330,6 +436,7 @@ export class ArtifactService implements PeerBackend {
       bySource: {},
       corrupt: {},
       ...(opts.upstream ? { upstream: opts.upstream } : {}),
+      ...(opts.stage ? { stage: { fromLayer: opts.stage.fromLayer, toLayer: opts.stage.toLayer } } : {}),
     };
     this.#transfers.set(id, status);
     let writer: ArtifactWriter;
@@ -342,10 +449,48 @@ export class ArtifactService implements PeerBackend {
       status.error = { code: e.code, message: e.message };
       throw e;
     }
+    const bound = boundView(
+      boundFromState(
+        state,
+        id,
+        {
+          [this.#o.nodeId]: writer.refs
+            .filter((r) => !writer.have[r.index] && (this.#targets.get(id)?.[r.index] ?? 1))
+            .map((r) => r.index),
+        },
+        writer.refs.map((r) => r.length),
+      ),
+    );
+    if (bound) status.bound = bound;
     const run = this.#run(id, status, writer, sources).finally(() => this.#running.delete(id));
     this.#running.set(id, run);
     return { ...status };
   }
+
+  /**
+   * A stage fetch needs the model's record to know its chunks: the state's (checked by the event and snapshot
+   * decoders), kept beside the manifest so the holding, a restart and the shard directory have it.
+   */
+  #keepModel(id: string, model: ModelRecord | undefined, stage: LayerRange): void {
+    if (!model && !this.#models.get(id))
+      throw new TorusError(
+        'TORUS_MODEL_INVALID',
+        `artifact ${id} has no model record: it cannot be fetched by layers`,
+        {
+          id,
+        },
+      );
+    if (stage.fromLayer >= stage.toLayer || stage.toLayer > (model ?? this.#models.get(id))!.layers)
+      throw new TorusError(
+        'TORUS_API_VALIDATION',
+        `layers ${stage.fromLayer}–${stage.toLayer} are not a stage of a model of ${(model ?? this.#models.get(id))!.layers} layers`,
+        { id },
+      );
+    if (model && !this.#models.get(id)) this.#pendingModels.set(id, model);
+  }
+
+  /** Records to write beside the manifest once the artifact's directory exists (a fresh stage fetch). */
+  readonly #pendingModels = new Map<string, ModelRecord>();
 
   async #prepare(id: string, status: TransferStatus, sources: TransferSource[]): Promise<ArtifactWriter> {
     // The pool starts its threads on first use (~0.1 s here): start one now, while the manifest is fetched, rather
@@ -393,7 +538,32 @@ export class ArtifactService implements PeerBackend {
           this.#recent.keep(id, index, data, (b) => this.#client.release(b)),
       },
     );
-    const missing = totalBytes(manifest) - writer.haveBytes;
+    const pendingModel = this.#pendingModels.get(id);
+    this.#pendingModels.delete(id);
+    if (pendingModel && !this.#models.get(id)) {
+      writeModelFile(this.store.paths(id).dir, pendingModel);
+      this.#models.forget(id);
+    }
+    let target: Uint8Array | undefined;
+    if (status.stage) {
+      try {
+        target = this.stageSet(id, status.stage);
+      } catch (error) {
+        await writer.close();
+        throw error;
+      }
+    }
+    writer.setTarget(target);
+    const info = this.store.info(id);
+    // The copy's goal, kept for a restart: this stage, or (a whole fetch) the whole artifact.
+    if (info && !info.complete) {
+      const { stage: _old, ...rest } = info;
+      writeInfo(this.store.paths(id).info, { ...rest, ...(status.stage ? { stage: status.stage } : {}) });
+    }
+    const targetBytes = target
+      ? writer.refs.reduce((a, r, i) => a + (target[i] ? r.length : 0), 0)
+      : totalBytes(manifest);
+    const missing = targetBytes - writer.targetBytes;
     const free = await this.store.freeBytes();
     if (free < missing) {
       await writer.close();
@@ -407,22 +577,27 @@ export class ArtifactService implements PeerBackend {
     this.#writers.set(id, writer);
     Object.assign(status, {
       state: 'running',
-      chunks: writer.refs.length,
-      bytes: totalBytes(manifest),
-      have: writer.count,
-      haveBytes: writer.haveBytes,
+      chunks: target ? target.reduce((a, x) => a + x, 0) : writer.refs.length,
+      bytes: targetBytes,
+      have: writer.targetCount,
+      haveBytes: writer.targetBytes,
     });
+    this.#targets.set(id, target);
     return writer;
   }
 
+  /** the chunk set of each running stage transfer */
+  readonly #targets = new Map<string, Uint8Array | undefined>();
+
   async #run(id: string, status: TransferStatus, writer: ArtifactWriter, sources: TransferSource[]): Promise<void> {
-    const startBytes = writer.haveBytes;
+    const startBytes = writer.targetBytes;
+    const wanted = this.#targets.get(id);
     const progress = (): void => {
-      status.have = writer.count;
-      status.haveBytes = writer.haveBytes;
+      status.have = writer.targetCount;
+      status.haveBytes = writer.targetBytes;
       const seconds = (Date.now() - status.startedAt) / 1000;
       // Under a second the rate says more about the start-up than the link: report none (and no ETA) yet.
-      status.rateBps = seconds >= 1 ? Math.round((writer.haveBytes - startBytes) / seconds) : 0;
+      status.rateBps = seconds >= 1 ? Math.round((writer.targetBytes - startBytes) / seconds) : 0;
       if (status.rateBps > 0) status.etaSeconds = Math.round((status.bytes - status.haveBytes) / status.rateBps);
     };
     void this.#sync.syncNow();
@@ -433,6 +608,7 @@ export class ArtifactService implements PeerBackend {
         client: this.#client,
         signal: this.#abort.signal,
         onChunk: progress,
+        ...(wanted ? { wanted } : {}),
         ...(this.#o.concurrency !== undefined ? { concurrency: this.#o.concurrency } : {}),
         ...(this.#o.stallMs !== undefined ? { stallMs: this.#o.stallMs } : {}),
         onCorrupt: (nodeId, chunk) => {
@@ -447,7 +623,9 @@ export class ArtifactService implements PeerBackend {
         },
       });
       status.bySource = stats.bySource;
-      await writer.finish();
+      // A stage's chunks are all here: synced and journaled, the copy stays partial (a stage holding).
+      if (writer.complete) await writer.finish();
+      else await writer.close();
       progress();
       status.state = 'complete';
     } catch (error) {
@@ -459,6 +637,7 @@ export class ArtifactService implements PeerBackend {
     } finally {
       status.endedAt = Date.now();
       this.#writers.delete(id);
+      this.#targets.delete(id);
       this.#forwarding.delete(id);
       // The downstream may still be a few chunks behind: they stay a while, then the memory goes back.
       setTimeout(() => {
@@ -474,6 +653,7 @@ export class ArtifactService implements PeerBackend {
       nodeId: h.nodeId,
       urls: h.urls,
       complete: h.have === h.chunks,
+      ...(h.rates ? { rates: h.rates } : {}),
       ...extra,
     });
     if (upstream === undefined) return holders.map((h) => toSource(h));
@@ -482,7 +662,7 @@ export class ArtifactService implements PeerBackend {
       throw new TorusError('TORUS_NODE_UNKNOWN', `upstream ${upstream} is not a known node`, { upstream });
     // The chain's upstream first; complete holders only as a fallback, so the chain's links carry the bytes.
     return [
-      { nodeId: upstream, urls: up.urls, waitForChunks: true },
+      { nodeId: upstream, urls: up.urls, waitForChunks: true, ...(up.rates ? { rates: up.rates } : {}) },
       ...holders
         .filter((h) => h.nodeId !== upstream && h.have === h.chunks)
         .map((h) => toSource(h, { fallback: true })),

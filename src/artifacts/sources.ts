@@ -16,6 +16,8 @@ export interface SourceNode {
   readonly chunks: number;
   /** measured bits/s of the best address, when measured */
   readonly bandwidthBps?: number;
+  /** measured bits/s of each measured address, in `urls` order (they come first): a transfer uses them at once */
+  readonly rates?: readonly number[];
 }
 
 const TYPE_RANK: Readonly<Record<string, number>> = {
@@ -39,14 +41,20 @@ function compareLinks(a: LinkRecord, b: LinkRecord): number {
 const urlOf = (ip: string, port: number): string => `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
 
 /** The addresses of `sink` as seen from `me`, best first. */
-export function addressesOf(state: ClusterState, me: string, sink: string): { urls: string[]; bandwidthBps?: number } {
+export function addressesOf(
+  state: ClusterState,
+  me: string,
+  sink: string,
+): { urls: string[]; bandwidthBps?: number; rates?: number[] } {
   const node = Object.hasOwn(state.nodes, sink) ? state.nodes[sink] : undefined;
   if (!node) return { urls: [] };
   const links = state.links.filter((l) => l.source === me && l.sink === sink).sort(compareLinks);
   const urls = links.map((l) => urlOf(l.ip, node.apiPort));
   for (const a of node.apiAddresses) if (!urls.includes(urlOf(a.ip, a.port))) urls.push(urlOf(a.ip, a.port));
   const best = links[0]?.bandwidthBps;
-  return best !== undefined ? { urls, bandwidthBps: best } : { urls };
+  // Measured links sort first (one link per address: the state keys them by source, sink and address).
+  const rates = links.filter((l) => l.bandwidthBps !== undefined).map((l) => l.bandwidthBps!);
+  return best !== undefined ? { urls, bandwidthBps: best, rates } : { urls };
 }
 
 /** Every other node holding any chunk of `artifactId`, complete holders first, then by measured bandwidth. */
@@ -64,7 +72,7 @@ export function sourcesFor(state: ClusterState, me: string, artifactId: string):
       urls: a.urls,
       have: h.have,
       chunks: record.chunks,
-      ...(a.bandwidthBps !== undefined ? { bandwidthBps: a.bandwidthBps } : {}),
+      ...(a.bandwidthBps !== undefined ? { bandwidthBps: a.bandwidthBps, rates: a.rates! } : {}),
     });
   }
   return out.sort(

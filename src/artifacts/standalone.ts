@@ -2,9 +2,10 @@
  * A standalone artifact peer for lab tests and the benchmark (like src/actors/cluster/standalone.ts): one ArtifactService (the real store, peer routes, transfer and writer) inside a lab namespace,
  * on a static cluster state (the lab's nodes and addresses) instead of a running cluster, so tests and the benchmark
  * exercise the data path without waiting for a cluster to form. `node dist/artifacts/standalone.js CONFIG_JSON`. Commands arrive as JSON lines on stdin, answers leave on stdout:
- *   {"cmd":"add","path","chunkSize"?}        → {"id","bytes","chunks"}
+ *   {"cmd":"add","path","chunkSize"?}        → {"id","bytes","chunks","model"?} (a model directory: its record)
  *   {"cmd":"held","event":ArtifactHeld}      applies a holding to the static state
- *   {"cmd":"fetch","id","upstream"?}         → {"done":id,"ms","state","bySource"} when the transfer ends, or {"refused":id,"code","message"}
+ *   {"cmd":"fetch","id","upstream"?,"stage"?} → {"done":id,"ms","state","bySource"} when the transfer ends, or {"refused":id,"code","message"};
+ *                                            `stage` {fromLayer,toLayer}: only that pipeline stage's chunks of a model
  * and {"transfers":[…]} whenever a transfer's progress changes (checked every 100 ms).
  *   {"cmd":"rm","id"}                        → {"removed":id}
  */
@@ -96,6 +97,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     upstream?: string;
     event?: ClusterEvent;
     chunkSize?: number;
+    stage?: { fromLayer: number; toLayer: number };
   };
   void (async () => {
     try {
@@ -104,14 +106,17 @@ createInterface({ input: process.stdin }).on('line', (line) => {
           name: 'bench',
           ...(m.chunkSize ? { chunkSize: m.chunkSize } : {}),
         });
-        say({ id: a.id, bytes: a.bytes, chunks: a.chunks });
+        say({ id: a.id, bytes: a.bytes, chunks: a.chunks, ...(a.model ? { model: a.model } : {}) });
       } else if (m.cmd === 'held') {
         apply(m.event!);
       } else if (m.cmd === 'fetch') {
         const t0 = performance.now();
         const cpu0 = process.cpuUsage();
         try {
-          await service.fetch(m.id!, m.upstream ? { upstream: m.upstream } : {});
+          await service.fetch(m.id!, {
+            ...(m.upstream ? { upstream: m.upstream } : {}),
+            ...(m.stage ? { stage: m.stage } : {}),
+          });
         } catch (error) {
           say({ refused: m.id, code: (error as { code?: string }).code, message: (error as Error).message });
           return;

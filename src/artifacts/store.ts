@@ -38,6 +38,7 @@ import { ChunkBufferPool } from './chunk-buffers.js';
 import { fitsDirect, openDirect } from '../native/aligned-memory.js';
 import { readModelDir } from './model/model-reader.js';
 import { MODEL_FILE, writeModelFile } from './model/model-store.js';
+import { modelChunkSize } from './model/model-chunk-size.js';
 import type { ModelRecord } from '../protocols/model-record.js';
 
 /** A file kept open for serving chunks is closed after this long without a read. */
@@ -50,6 +51,7 @@ export interface LocalArtifact {
   readonly name: string;
   readonly bytes: number;
   readonly chunks: number;
+  readonly chunkSize: number;
   readonly files: number;
   readonly complete: boolean;
   readonly addedAt: number;
@@ -140,6 +142,7 @@ export class ArtifactStore {
       name: info.name,
       bytes: totalBytes(m.manifest),
       chunks: m.refs.length,
+      chunkSize: m.manifest.chunkSize,
       files: m.manifest.files.length,
       complete: info.complete,
       addedAt: info.addedAt,
@@ -181,7 +184,6 @@ export class ArtifactStore {
   /** Adds a file or directory; the same content added twice is one artifact (only the name is updated). */
   async add(source: string, options: { name?: string; chunkSize?: number; now?: number } = {}): Promise<AddResult> {
     const files = await scanSource(source);
-    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     const staging = join(this.root, `.staging-${randomBytes(6).toString('hex')}`);
     const methods: Partial<Record<LinkMethod, number>> = {};
     try {
@@ -193,6 +195,8 @@ export class ArtifactStore {
       }
       // A model directory is read (and refused when malformed) before anything is hashed or kept.
       const model = await readModelDir(join(staging, 'files'));
+      // A model's chunks are sized for per-stage transfers (model-chunk-size.ts) unless the user chose a size.
+      const chunkSize = options.chunkSize ?? (model?.model ? modelChunkSize(model.model, files) : DEFAULT_CHUNK_SIZE);
       const manifest: Manifest = {
         version: MANIFEST_VERSION,
         chunkSize,

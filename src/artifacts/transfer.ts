@@ -2,12 +2,15 @@
  * One artifact transfer: fetch every missing chunk from the sources that have it, several in flight, each verified
  * by the writer before it is written. A worker sends its next request as soon as a chunk has arrived, while that
  * chunk is hashed and written (at most `writeAhead` of them): at 4 Gbit/s a chunk's hash and disk write take about
- * as long as its trip, and waiting for them left the link idle half the time (measured in the lab). Sources are
- * tried best first (the caller orders them by measured bandwidth) and spread by how many requests each has in
- * flight; a source that fails is backed off (and its next address tried); a chunk that fails verification is
+ * as long as its trip, and waiting for them left the link idle half the time (measured in the lab). Every measured
+ * address of a source is a lane of its own, used at the same time (a holder reached over a cable and the LAN sends
+ * over both); each chunk goes to the lane that would finish it first, in flight plus one over its measured rate
+ * (unmeasured lanes: by in-flight count, after the measured); a lane that fails is backed off (and its next
+ * address tried); a chunk that fails verification is
  * fetched again from another source and the bad source reported. A source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
  * answers when it has them; `fallback` sources are used only while no primary source can serve.
- * Ends when every chunk is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
+ * With `wanted` (a pipeline stage's chunks, docs/artifacts.md "Models") only those are fetched.
+ * Ends when every chunk (every wanted chunk) is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
  */
 import { asTorusError, TorusError } from '../protocols/errors.js';
 import type { PeerClient } from './peer-client.js';
@@ -23,6 +26,8 @@ export interface TransferSource {
   readonly fallback?: boolean;
   /** a complete holder (no need to ask which chunks it has) */
   readonly complete?: boolean;
+  /** measured bits/s of the first `rates.length` urls: each of those is a lane used at once (default: one lane) */
+  readonly rates?: readonly number[];
 }
 
 export interface TransferStats {
@@ -37,6 +42,8 @@ export interface TransferOptions {
   readonly writer: ArtifactWriter;
   readonly sources: readonly TransferSource[];
   readonly client: PeerClient;
+  /** only these chunks (1 = wanted); absent: every chunk */
+  readonly wanted?: Uint8Array;
   readonly concurrency?: number;
   readonly perSource?: number;
   /** chunks received and not yet verified and written, at most (default: `concurrency`) */
@@ -48,11 +55,19 @@ export interface TransferOptions {
   readonly onSourceError?: (nodeId: string, error: TorusError) => void;
 }
 
-interface SourceState {
-  readonly src: TransferSource;
-  urlIndex: number;
+/** What a source holds, shared by its lanes. */
+interface Holding {
   have: Uint8Array | undefined;
   haveAt: number;
+}
+
+/** One lane: a source at one of its addresses. */
+interface SourceState {
+  readonly src: TransferSource;
+  readonly holding: Holding;
+  /** measured bits/s of this lane's address (undefined: not measured) */
+  readonly rateBps: number | undefined;
+  urlIndex: number;
   inFlight: number;
   failures: number;
   downUntil: number;
@@ -68,17 +83,21 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const id = writer.id;
   const n = writer.refs.length;
   const state = new Uint8Array(n);
-  for (let i = 0; i < n; i++) if (writer.have[i]) state[i] = DONE;
+  for (let i = 0; i < n; i++) if (writer.have[i] || (o.wanted && !o.wanted[i])) state[i] = DONE;
   const banned = new Map<number, Set<string>>();
-  const sources: SourceState[] = o.sources.map((src) => ({
-    src,
-    urlIndex: 0,
-    have: undefined,
-    haveAt: 0,
-    inFlight: 0,
-    failures: 0,
-    downUntil: 0,
-  }));
+  const sources: SourceState[] = o.sources.flatMap((src) => {
+    const holding: Holding = { have: undefined, haveAt: 0 };
+    const lanes = Math.max(1, Math.min(src.rates?.length ?? 0, src.urls.length));
+    return Array.from({ length: lanes }, (_, lane) => ({
+      src,
+      holding,
+      rateBps: src.rates?.[lane],
+      urlIndex: lane,
+      inFlight: 0,
+      failures: 0,
+      downUntil: 0,
+    }));
+  });
   const stats: TransferStats = { chunks: 0, bytes: 0, bySource: {}, corrupt: {}, failures: 0 };
   const concurrency = Math.max(1, o.concurrency ?? 8);
   const perSource = o.perSource ?? 6;
@@ -92,7 +111,14 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     for (const w of [...wakers]) w();
   };
 
-  const holds = (s: SourceState, i: number): boolean => !!(s.src.complete || s.src.waitForChunks || s.have?.[i]);
+  const holds = (s: SourceState, i: number): boolean =>
+    !!(s.src.complete || s.src.waitForChunks || s.holding.have?.[i]);
+  /** The lane that would finish one more chunk first: measured lanes by in-flight over rate, then the unmeasured. */
+  const sooner = (a: SourceState, b: SourceState): boolean => {
+    if ((a.rateBps === undefined) !== (b.rateBps === undefined)) return a.rateBps !== undefined;
+    if (a.rateBps === undefined || b.rateBps === undefined) return a.inFlight < b.inFlight;
+    return (a.inFlight + 1) / a.rateBps < (b.inFlight + 1) / b.rateBps;
+  };
   const remaining = (): boolean => {
     while (cursor < n && state[cursor] === DONE) cursor++;
     return cursor < n;
@@ -112,7 +138,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
       let best: SourceState | undefined;
       for (const s of pool) {
         if (!holds(s, i) || bad?.has(s.src.nodeId)) continue;
-        if (!best || s.inFlight < best.inFlight) best = s;
+        if (!best || sooner(s, best)) best = s;
       }
       if (best) return { i, s: best };
     }
@@ -121,13 +147,15 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
 
   const refreshHaves = async (): Promise<void> => {
     const now = Date.now();
+    const asked = new Set<Holding>();
     await Promise.all(
       sources
-        .filter((s) => !s.src.complete && !s.src.waitForChunks && s.downUntil <= now && now - s.haveAt > 2000)
+        .filter((s) => !s.src.complete && !s.src.waitForChunks && s.downUntil <= now && now - s.holding.haveAt > 2000)
+        .filter((s) => !asked.has(s.holding) && asked.add(s.holding))
         .map(async (s) => {
-          s.haveAt = now;
+          s.holding.haveAt = now;
           try {
-            s.have = await o.client.have(s.src.urls[s.urlIndex]!, id, n);
+            s.holding.have = await o.client.have(s.src.urls[s.urlIndex]!, id, n);
           } catch (error) {
             fail(s, asTorusError(error));
           }
@@ -189,8 +217,8 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     } catch (error) {
       state[i] = PENDING;
       const e = asTorusError(error);
-      if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.have)
-        s.have[i] = 0; // it does not have that one (any more)
+      if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.holding.have)
+        s.holding.have[i] = 0; // it does not have that one (any more)
       else fail(s, e);
       return;
     } finally {
@@ -233,7 +261,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   if (remaining()) {
     throw new TorusError(
       'TORUS_ARTIFACT_UNAVAILABLE',
-      `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held (it resumes from them)`,
+      `no source served artifact ${id} for ${Math.round(stallMs / 1000)} s: ${writer.count}/${n} chunks held${o.wanted ? ` (${writer.targetCount} of the stage's)` : ''} (it resumes from them)`,
       { id, held: writer.count, chunks: n, sources: o.sources.map((s) => s.nodeId) },
     );
   }

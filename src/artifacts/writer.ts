@@ -17,6 +17,8 @@
  * written, after `onWritten` saw it (the service keeps the buffer to forward it): serving it needs no
  * durability, the downstream verifies it again.
  * `have` marks chunks verified and written (servable); `count` / `haveBytes` count the durable (journaled) ones.
+ * A transfer of a pipeline stage's chunks (docs/artifacts.md, "Models") sets a `target`: `targetCount` /
+ * `targetBytes` count the durable chunks among it, its progress.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import {
@@ -63,6 +65,10 @@ export class ArtifactWriter {
   readonly have: Uint8Array;
   #count = 0;
   #haveBytes = 0;
+  /** the chunks a stage transfer wants (undefined: every chunk), and the durable ones among them */
+  #target: Uint8Array | undefined;
+  #targetCount = 0;
+  #targetBytes = 0;
   readonly #paths: ReturnType<typeof artifactPaths>;
   readonly #handles = new Map<number, Promise<FileHandle>>();
   /** per file: an O_DIRECT handle, or undefined where the filesystem refuses O_DIRECT */
@@ -139,6 +145,25 @@ export class ArtifactWriter {
   }
   get complete(): boolean {
     return this.#count === this.refs.length;
+  }
+
+  /** The chunks a transfer wants now (undefined: the whole artifact); counts the durable ones among them. */
+  setTarget(target: Uint8Array | undefined): void {
+    this.#target = target;
+    const pending = new Set(this.#pending);
+    this.#targetCount = 0;
+    this.#targetBytes = 0;
+    for (let i = 0; i < this.refs.length; i++)
+      if (this.have[i] && !pending.has(i) && (!target || target[i])) {
+        this.#targetCount++;
+        this.#targetBytes += this.refs[i]!.length;
+      }
+  }
+  get targetCount(): number {
+    return this.#target ? this.#targetCount : this.#count;
+  }
+  get targetBytes(): number {
+    return this.#target ? this.#targetBytes : this.#haveBytes;
   }
 
   /** From the journal at open: durable, hence also servable. */
@@ -250,6 +275,10 @@ export class ArtifactWriter {
         for (const index of batch) {
           this.#count++;
           this.#haveBytes += this.refs[index]!.length;
+          if (this.#target?.[index]) {
+            this.#targetCount++;
+            this.#targetBytes += this.refs[index]!.length;
+          }
         }
       })
       .finally(() => {
@@ -289,7 +318,7 @@ export class ArtifactWriter {
       );
     await this.close();
     this.manifest.files.forEach((f) => chmodSync(join(this.#paths.files, f.path), f.mode));
-    const info = JSON.parse(readFileSync(this.#paths.info, 'utf8')) as ArtifactInfo;
+    const { stage: _whole, ...info } = JSON.parse(readFileSync(this.#paths.info, 'utf8')) as ArtifactInfo;
     writeInfo(this.#paths.info, { ...info, complete: true });
     rmSync(this.#paths.journal, { force: true });
   }

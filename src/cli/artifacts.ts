@@ -16,6 +16,8 @@ import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js'
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from './progress.js';
 import type { TransferStatus } from '../artifacts/service.js';
+import { boundFromState, boundView, type BoundView } from '../artifacts/state-bound.js';
+import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { ArtifactStore } from '../artifacts/store.js';
 import { UsageError, parseCli, printJson, processIo, runCli, type ApiClient, type CliIo } from './api-client.js';
 import { formatBytes, parseBytes, renderTable } from './table.js';
@@ -44,7 +46,23 @@ interface ArtifactView {
   name: string;
   bytes: number;
   chunks: number;
-  holders: { node: string; have: number; complete: boolean }[];
+  holders: {
+    node: string;
+    have: number;
+    complete: boolean;
+    stage?: { fromLayer: number; toLayer: number; have: number; chunks: number };
+  }[];
+}
+
+/** A holder in `ls`: complete, a model's stage (`layers 2-4`, end exclusive, with its progress until held), or chunks. */
+export function holderText(h: ArtifactView['holders'][number], chunks: number): string {
+  if (h.complete) return h.node;
+  const s = h.stage;
+  if (!s) return `${h.node} (${h.have}/${chunks})`;
+  const layers = `layers ${s.fromLayer}-${s.toLayer}`;
+  return s.have === s.chunks
+    ? `${h.node} (${layers})`
+    : `${h.node} (${layers}: ${((100 * s.have) / s.chunks).toFixed(1)}%)`;
 }
 
 export function cliDataDir(flag: unknown): string {
@@ -123,7 +141,7 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
               a.id.slice(0, 16),
               a.name,
               formatBytes(a.bytes),
-              a.holders.map((h) => (h.complete ? h.node : `${h.node} (${h.have}/${a.chunks})`)).join(', '),
+              a.holders.map((h) => holderText(h, a.chunks)).join(', '),
             ]),
           ),
         );
@@ -187,6 +205,10 @@ export async function runArtifactsCommand(args: string[], io: CliIo = processIo)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What sets a bound, for the progress line: `in: h2`, `out: h0`, `out: the holders`. */
+const boundBy = (b: BoundView, name: (node: string) => string = (n) => n): string =>
+  `${b.side}: ${b.node === 'holders' ? 'the holders' : name(b.node)}`;
+
 async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json: boolean): Promise<void> {
   let status = await client.request<TransferStatus>('POST', `/v1/artifacts/${id}/fetch`);
   const printer = new ProgressPrinter(io.stderr as CliIo['stderr'] & { isTTY?: boolean });
@@ -195,6 +217,8 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
     doneBytes: s.haveBytes,
     totalBytes: s.bytes,
     rateBps: s.rateBps,
+    ...(s.bound ? { bound: { seconds: s.bound.seconds, by: boundBy(s.bound) } } : {}),
+    elapsedSeconds: ((s.endedAt ?? Date.now()) - s.startedAt) / 1000,
   });
   while (status.state === 'running' || status.state === 'preparing') {
     if (!json) printer.update(sample(status));
@@ -217,6 +241,13 @@ async function fetchWithProgress(client: ApiClient, io: CliIo, id: string, json:
 async function watchChain(client: ApiClient, io: CliIo, id: string, nodes: string[]): Promise<boolean> {
   const printer = new ProgressPrinter(io.stderr as CliIo['stderr'] & { isTTY?: boolean });
   const started = Date.now();
+  // The bound for every node of the chain receiving the whole artifact, from the links as this node knows them.
+  const { state } = await client.get<{ state: ClusterState }>('/v1/state');
+  const b = boundView(boundFromState(state, id, Object.fromEntries(nodes.map((n) => [n, 'all' as const]))));
+  const bound = b && {
+    seconds: b.seconds,
+    by: boundBy(b, (n) => (Object.hasOwn(state.nodes, n) ? state.nodes[n]!.name : n)),
+  };
   let lastHave = -1;
   let lastChange = Date.now();
   for (;;) {
@@ -228,6 +259,8 @@ async function watchChain(client: ApiClient, io: CliIo, id: string, nodes: strin
       doneBytes,
       totalBytes: a.bytes * nodes.length,
       rateBps: doneBytes / Math.max(0.001, (Date.now() - started) / 1000),
+      ...(bound ? { bound } : {}),
+      elapsedSeconds: (Date.now() - started) / 1000,
     };
     if (have !== lastHave) {
       lastHave = have;

@@ -50,6 +50,8 @@ export interface RunnerInstance {
   readonly restarts?: number;
   /** Artifact ids the runner needs on its node before it starts (workload.artifacts, docs/artifacts.md). */
   readonly artifacts?: readonly string[];
+  /** The model artifact (workload.model): a pipeline stage's runner gets its layers in TORUS_MODEL_DIR (docs/artifacts.md). */
+  readonly model?: string;
   /** How each runner keeps its stdout and stderr (absent: the node's defaults). */
   readonly logs?: LogsSpec;
 }

@@ -95,6 +95,17 @@ if (noBrowser) {
     );
     t.equal(await progress('node-b').locator('progress').getAttribute('value'), '375', 'and a bar');
     t.match(await progress('node-c').textContent(), /^host-node-c\s+0\.0%$/, 'a node without it: 0%');
+    // Beside it, the bound for what the placed nodes still lack (the instance view's, with the limiting node's name).
+    const view = (await (await fetch(`${api.url}/v1/instances/inst-art`, { headers: AUTH })).json()) as {
+      artifacts: { bound?: { seconds: number; node: string; side: string } }[];
+    };
+    const b = view.artifacts[0]!.bound!;
+    t.ok(b && b.seconds > 0, `the instance view has a bound: ${JSON.stringify(b)}`);
+    t.equal(
+      await page.locator('[data-instance-id="inst-art"] [data-testid="artifact-bound"]').textContent(),
+      `bound ${b.seconds < 1 ? `${Math.round(b.seconds * 1000)} ms` : `${b.seconds.toFixed(1)} s`} (${b.side}: host-${b.node})`,
+      'and the dashboard shows it, naming the node that sets it',
+    );
     held('node-b', 8);
     await page.waitForFunction(
       () =>

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { readFileSync, writeFileSync, openSync, writeSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { artifactSigner } from '../../src/artifacts/proof.js';
@@ -134,3 +135,48 @@ t.test(
     );
   },
 );
+
+t.test('a holder reached at two measured addresses sends over both at once, the faster one more', async (t) => {
+  const {
+    shared,
+    nodes: [a, , c],
+  } = await startNodes(t, 3);
+  const dir = scratch(t);
+  const data = randomBytes(64 * CHUNK);
+  const id = await addTo(a!, dir, data);
+  // a also answers at 127.0.0.2 (a second port of the same node, e.g. a cable beside the LAN), same API port.
+  const port = Number(new URL(a!.url).port);
+  const requests = { '127.0.0.1': 0, '127.0.0.2': 0 };
+  a!.server.prependListener('request', (req) => {
+    if (req.url?.includes('/chunks/')) requests['127.0.0.1']++;
+  });
+  const second = createServer((req, res) => {
+    if (req.url?.includes('/chunks/')) requests['127.0.0.2']++;
+    a!.service.peerHandler(req, res);
+  });
+  await new Promise<void>((r) => second.listen(port, '127.0.0.2', r));
+  t.teardown(() => {
+    second.closeAllConnections();
+    second.close();
+  });
+  const link = (ip: string, bandwidthBps: number) => ({
+    source: 'n2',
+    sink: 'n0',
+    ip,
+    type: 'ethernet' as const,
+    rttMs: 0.1,
+    bandwidthBps,
+    measuredAt: Date.now(),
+  });
+  shared.state = { ...shared.state, links: [link('127.0.0.1', 1e9), link('127.0.0.2', 4e9)] };
+  await c!.service.fetch(id);
+  const done = await until('c done', () => {
+    const s = c!.service.transfer(id);
+    return s && s.state !== 'running' && s;
+  });
+  t.equal(done.state, 'complete', JSON.stringify(done.error));
+  t.ok(readFileSync(storedFile(c!, id)).equals(data), 'bit-identical');
+  t.ok(requests['127.0.0.1'] > 0 && requests['127.0.0.2'] > 0, `both addresses served: ${JSON.stringify(requests)}`);
+  t.ok(requests['127.0.0.2'] > requests['127.0.0.1'], 'the faster address served more');
+  t.equal(requests['127.0.0.1'] + requests['127.0.0.2'], 64, 'each chunk once');
+});

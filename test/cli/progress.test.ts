@@ -99,3 +99,26 @@ t.test(
     t.match(lines.at(-1), /^bench [0-9a-f]{8} done 4\/4 #{20} all-reduce 64 B$/);
   },
 );
+
+t.test('the progress line shows the bound beside the transfer, and the last line the ratio to it', async (t) => {
+  const { formatProgress } = await import('../../src/cli/progress.js');
+  const base = { label: 'weights', totalBytes: 2 ** 30, rateBps: 100 * 2 ** 20 };
+  const bound = { seconds: 8.59, by: 'in: h2' };
+  t.equal(
+    formatProgress({ ...base, doneBytes: 2 ** 29, bound, elapsedSeconds: 5 }),
+    'weights: 50.0% 512 MiB of 1.0 GiB at 100 MiB/s, ETA 5s, bound 8.6s (in: h2)',
+  );
+  t.equal(
+    formatProgress({ ...base, doneBytes: 2 ** 30, bound, elapsedSeconds: 9.4 }),
+    'weights: 100.0% 1.0 GiB of 1.0 GiB at 100 MiB/s, took 9.4s: 1.09x the bound 8.6s (in: h2)',
+  );
+  t.equal(
+    formatProgress({ ...base, doneBytes: 2 ** 30, bound: { seconds: 90, by: 'out: h0' } }),
+    'weights: 100.0% 1.0 GiB of 1.0 GiB at 100 MiB/s, bound 1m30s (out: h0)',
+  );
+  t.equal(
+    formatProgress({ ...base, doneBytes: 0 }),
+    'weights: 0.0% 0 B of 1.0 GiB at 100 MiB/s, ETA 10s',
+    'no bound: as before',
+  );
+});

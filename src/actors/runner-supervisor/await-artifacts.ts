@@ -1,16 +1,31 @@
 /**
  * The supervisor's side of the artifact gate (src/artifacts/runner-gate.ts, on the node's main thread): asks every
- * `pollMs` until the node holds every artifact of the instance (→ the runner's TORUS_ARTIFACT_* environment) or
- * a transfer failed (→ rejects with its reason). A gate that does not answer for `giveUpMs` fails the runner too,
- * so it never waits forever.
+ * `pollMs` until the node holds every artifact of the instance (→ the runner's TORUS_ARTIFACT_* environment) and
+ * its stage of the workload's model (→ TORUS_MODEL_DIR), or a transfer failed (→ rejects with its reason). A gate
+ * that does not answer for `giveUpMs` fails the runner too, so it never waits forever.
  */
-import type { RunnerInstance } from '../../protocols/runner-instance.js';
+import { shardOf, type RunnerInstance } from '../../protocols/runner-instance.js';
 import type { Body } from '../../protocols/mailbox.js';
 
 export const ARTIFACTS_SERVICE = 'artifacts';
 
+/**
+ * The model part of the request: a pipeline stage's layers (this node's shard), or the whole model (tensor
+ * sharding: every node holds a slice of every layer, so it fetches every tensor).
+ */
+export function modelRequest(instance: RunnerInstance, nodeId: string) {
+  if (!instance.model) return undefined;
+  const shard = shardOf(instance, nodeId);
+  const pipeline = instance.sharding !== 'tensor' && shard && shard.endLayer > shard.startLayer;
+  return {
+    id: instance.model,
+    ...(pipeline ? { stage: { fromLayer: shard.startLayer, toLayer: shard.endLayer } } : {}),
+  };
+}
+
 export async function awaitArtifacts(
   instance: RunnerInstance,
+  nodeId: string,
   cancelled: () => boolean,
   ask: (body: Body) => Promise<unknown>,
   pollMs = 500,
@@ -25,6 +40,7 @@ export async function awaitArtifacts(
         instanceId: instance.id,
         artifacts: [...(instance.artifacts ?? [])],
         order: [...instance.nodes],
+        ...(instance.model ? { model: modelRequest(instance, nodeId) } : {}),
       })) as { state?: unknown; env?: unknown; reason?: unknown } | null;
       lastAnswer = Date.now();
       if (answer?.state === 'ready') return stringRecord(answer.env);

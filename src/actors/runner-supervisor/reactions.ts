@@ -46,6 +46,7 @@ export function toRunnerInstance(
   const base = {
     ...plan,
     ...(workload.artifacts?.length ? { artifacts: workload.artifacts } : {}),
+    ...(workload.model ? { model: workload.model } : {}),
     ...(workload.logs ? { logs: workload.logs } : {}),
   };
   if (workload.kind === 'ring') return { ...base, workload: { kind: 'ring' } };

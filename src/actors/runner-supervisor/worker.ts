@@ -126,7 +126,9 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       },
       onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),
       awaitArtifacts: (instance, cancelled) =>
-        awaitArtifacts(instance, cancelled, (body) => ctx.request(ARTIFACTS_SERVICE, body, { timeoutMs: 10_000 })),
+        awaitArtifacts(instance, options.nodeId, cancelled, (body) =>
+          ctx.request(ARTIFACTS_SERVICE, body, { timeoutMs: 10_000 }),
+        ),
     });
     managers.set(ctx.name, manager);
     // Effects run one after another, in log order: a stop finishes before a start of the same instance.

@@ -21,9 +21,15 @@ export function applyArtifactHeld(state: ClusterState, e: ArtifactHeld, at: At):
   const all = state.artifacts ?? {};
   const prev = own(all, e.artifactId);
   if (prev && (prev.bytes !== e.bytes || prev.chunks !== e.chunks)) return state;
-  const holders = withEntry(prev?.holders ?? {}, e.nodeId, compact({ have: e.have, since: at, rateBps: e.rateBps }));
   // A model record is a function of the bytes: the first one stays (every honest holder sends the same).
   const model = prev?.model ?? e.model;
+  // A stage past the model's layers contradicts the record: ignored like a contradicting size.
+  if (e.stage && model && e.stage.toLayer > model.layers) return state;
+  const holders = withEntry(
+    prev?.holders ?? {},
+    e.nodeId,
+    compact({ have: e.have, since: at, rateBps: e.rateBps, stage: e.stage }),
+  );
   return withArtifacts(
     state,
     withEntry(all, e.artifactId, {

@@ -29,6 +29,7 @@ import {
   Signal,
 } from '../../protocols/event-fields.js';
 import { ModelRecord } from '../../protocols/model-record.js';
+import { ArtifactStage } from '../../protocols/artifact-events.js';
 import { InstancePlan } from '../../protocols/instance-plan.js';
 import { JsonData, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import { WorkloadSpec as WorkloadSpecSchema } from '../../protocols/workload-spec.js';
@@ -152,7 +153,10 @@ export const TaskRecordSchema = Type.Object(
   },
   CLOSED,
 );
-export const ArtifactHoldingSchema = Type.Object({ have: Count(), since: opt(Time), rateBps: opt(Count()) }, CLOSED);
+export const ArtifactHoldingSchema = Type.Object(
+  { have: Count(), since: opt(Time), rateBps: opt(Count()), stage: opt(ArtifactStage) },
+  CLOSED,
+);
 export const ArtifactRecordSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 256 }),

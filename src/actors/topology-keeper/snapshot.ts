@@ -6,6 +6,7 @@
  */
 import { ValidationError } from '../../protocols/errors.js';
 import { checkModelRecord } from '../../protocols/model-record.js';
+import { checkArtifactStage } from '../../protocols/artifact-events.js';
 import { checkPlanRules } from '../../protocols/instance-plan.js';
 import { canonical, compile, type Shape } from '../../protocols/schema-kit.js';
 import { withWorkloadDefaults } from '../../protocols/workload-spec.js';
@@ -85,6 +86,11 @@ function artifactRules(
     for (const [node, h] of Object.entries(a.holders)) {
       if (!Object.hasOwn(nodes, node)) fail(`${q}.${node}`, 'holder is not a known node');
       if (h.have > a.chunks) fail(`${q}.${node}.have`, `out of range [0, ${a.chunks}]`);
+      if (h.stage) {
+        checkArtifactStage(h.stage, a.chunks, h.have, `${q}.${node}.stage`);
+        if (a.model && h.stage.toLayer > a.model.layers)
+          fail(`${q}.${node}.stage.toLayer`, `past the model's ${a.model.layers} layers`);
+      }
     }
   }
 }

@@ -22,6 +22,7 @@ import type {
 } from '../../protocols/events.js';
 import type { Link } from '../../protocols/link.js';
 import type { ModelRecord } from '../../protocols/model-record.js';
+import type { ArtifactStage } from '../../protocols/artifact-events.js';
 
 export interface NodeProfile {
   readonly interfaces: readonly NetInterface[];
@@ -112,6 +113,8 @@ export interface ArtifactHolding {
   readonly since?: number;
   /** bytes per second the holder was receiving it at its last report (only while a transfer runs) */
   readonly rateBps?: number;
+  /** a model artifact held for a pipeline stage: its layers and that stage's chunks held (docs/artifacts.md) */
+  readonly stage?: ArtifactStage;
 }
 export interface ArtifactRecord {
   readonly name: string;

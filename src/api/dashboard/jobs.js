@@ -135,6 +135,19 @@ function artifactsPanel(inst, ctx) {
     row.append(
       el('span', { class: 'artifact-name', title: a.id }, `${a.name} (${a.id.slice(0, 12)}, ${bytesText(a.bytes)})`),
     );
+    // The bound for what is still to move, and what sets it: the figure the transfer is measured against.
+    if (a.bound)
+      row.append(
+        el(
+          'span',
+          {
+            class: 'artifact-bound',
+            'data-testid': 'artifact-bound',
+            title: `${bytesText(a.bound.bytes)} at ${(a.bound.capacityBps / 1e9).toFixed(2)} Gbit/s`,
+          },
+          `bound ${secondsText(a.bound.seconds)} (${a.bound.side}: ${a.bound.node === 'holders' ? 'the holders' : ctx.nameOf(a.bound.node)})`,
+        ),
+      );
     for (const n of a.nodes) {
       const share = a.bytes > 0 ? Math.min(1, n.haveBytes / a.bytes) : n.complete ? 1 : 0;
       const cell = el('span', {
@@ -160,6 +173,11 @@ function artifactsPanel(inst, ctx) {
     panel.append(row);
   }
   return panel;
+}
+
+/** `3 ms` under a second, `8.6 s` above. @param {number} s */
+function secondsText(s) {
+  return s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(1)} s`;
 }
 
 /** @param {InstanceView} inst */

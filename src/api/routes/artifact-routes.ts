@@ -27,7 +27,13 @@ export function artifactsView(state: ClusterState, local: ArtifactService | unde
       name: a.name,
       bytes: a.bytes,
       chunks: a.chunks,
-      holders: Object.entries(a.holders).map(([node, h]) => ({ node, have: h.have, complete: h.have === a.chunks })),
+      holders: Object.entries(a.holders).map(([node, h]) => ({
+        node,
+        have: h.have,
+        complete: h.have === a.chunks,
+        // a model's pipeline stage held here: its layers [fromLayer, toLayer) and that stage's chunks held
+        ...(h.stage && h.have !== a.chunks ? { stage: h.stage } : {}),
+      })),
       ...(local?.transfer(id) ? { transfer: local.transfer(id) } : {}),
     }));
 }
@@ -130,7 +136,16 @@ export const artifactOpenApiPaths: Record<string, Record<string, unknown>> = {
     get: { summary: artifactRoutes[0]!.summary, responses: { ...always, '200': ok('artifacts and local holdings') } },
   },
   '/v1/artifacts/transfers': {
-    get: { summary: artifactRoutes[1]!.summary, responses: { ...always, '200': ok('transfers') } },
+    get: {
+      summary: artifactRoutes[1]!.summary,
+      responses: {
+        ...always,
+        '200': {
+          description: 'transfers, each with its bound, and corrupt chunks peers served',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ArtifactTransfers' } } },
+        },
+      },
+    },
   },
   '/v1/artifacts/{id}': {
     get: {

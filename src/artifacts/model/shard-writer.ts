@@ -17,7 +17,7 @@ import type { ModelRecord, ModelTensorTuple } from '../../protocols/model-record
 import { CONFIG, INDEX } from './model-reader.js';
 
 /** Copied with config.json when the source has them: what a loader reads beside the weights. */
-const SMALL_FILES = [
+export const SMALL_FILES: readonly string[] = [
   'generation_config.json',
   'tokenizer.json',
   'tokenizer_config.json',
@@ -65,6 +65,26 @@ function safetensorsHeader(tensors: readonly ModelTensorTuple[]): Buffer {
   return Buffer.concat([length, padded]);
 }
 
+/** The tensors of `names`, by source file index, each file's in offset order (as the shard writes them). */
+function chosenByFile(model: ModelRecord, names: readonly string[]): [number, ModelTensorTuple[]][] {
+  const wanted = new Set(names);
+  const byFile = new Map<number, ModelTensorTuple[]>();
+  for (const t of model.tensors) if (wanted.has(t[0])) byFile.set(t[1], [...(byFile.get(t[1]) ?? []), t]);
+  for (const tensors of byFile.values()) tensors.sort((a, b) => a[4] - b[4]);
+  return [...byFile].sort((a, b) => a[0] - b[0]);
+}
+
+/** The size of each file of the shard holding `names`: its header and its tensors' bytes (what a check of a built directory compares). */
+export function shardFileSizes(model: ModelRecord, names: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [file, tensors] of chosenByFile(model, names))
+    out.set(
+      model.files[file]!.path,
+      safetensorsHeader(tensors).length + tensors.reduce((a, [, , , , begin, end]) => a + end - begin, 0),
+    );
+  return out;
+}
+
 async function copyRange(from: FileHandle, to: FileHandle, begin: number, end: number, buf: Buffer): Promise<void> {
   for (let at = begin; at < end; ) {
     const n = Math.min(buf.length, end - at);
@@ -94,8 +114,6 @@ export async function writeShardDirectory(
     const missing = [...wanted].filter((n) => !known.has(n));
     throw new TorusError('TORUS_API_VALIDATION', `not tensors of this model: ${missing.slice(0, 5).join(', ')}`);
   }
-  const byFile = new Map<number, ModelTensorTuple[]>();
-  for (const t of chosen) byFile.set(t[1], [...(byFile.get(t[1]) ?? []), t]);
   const staging = join(dirname(outDir), `.shard-${randomBytes(6).toString('hex')}`);
   mkdirSync(staging, { recursive: true, mode: 0o755 });
   const buf = Buffer.allocUnsafe(COPY_BLOCK);
@@ -103,9 +121,8 @@ export async function writeShardDirectory(
   const files: string[] = [];
   let bytes = 0;
   try {
-    for (const [file, tensors] of [...byFile].sort((a, b) => a[0] - b[0])) {
+    for (const [file, tensors] of chosenByFile(model, names)) {
       const path = model.files[file]!.path;
-      tensors.sort((a, b) => a[4] - b[4]);
       const from = await open(join(sourceDir, path), 'r');
       const to = await open(join(staging, path), 'w');
       try {

@@ -148,7 +148,7 @@ export class RunnerManager {
     const refusal = this.#refusal(instance);
     this.#locals.set(instance.id, local);
     if (refusal) return this.#refuse(local, refusal);
-    if (instance.artifacts?.length) return this.#spawnWithArtifacts(local);
+    if (instance.artifacts?.length || instance.model) return this.#spawnWithArtifacts(local);
     this.#spawn(local);
   }
 
@@ -159,7 +159,7 @@ export class RunnerManager {
     if (!this.#o.awaitArtifacts)
       return this.#refuse(
         local,
-        `node ${node} runs no artifact service: cannot provide artifacts ${local.instance.artifacts!.join(', ')}`,
+        `node ${node} runs no artifact service: cannot provide artifacts ${[...(local.instance.artifacts ?? []), ...(local.instance.model ? [local.instance.model] : [])].join(', ')}`,
       );
     this.#o.awaitArtifacts(local.instance, gone).then(
       (env) => {
