@@ -3,7 +3,9 @@
  * Llama-style `config.json`, random BF16 weights sized to about `bytes` (a little under), in `shards` safetensors
  * files with `model.safetensors.index.json` (one shard: a single `model.safetensors`, no index). The weights are
  * xorshift128 output seeded from `seed`: deterministic, every tensor's bytes different, made in 16 MiB blocks at
- * ~500 MB/s on one loaded core (node's AES-CTR ran at ~100 MB/s here; `randomFill` cannot be seeded).
+ * ~500 MB/s on one loaded core (node's AES-CTR ran at ~100 MB/s here; `randomFill` cannot be seeded). Each BF16
+ * keeps its random sign and mantissa with an exponent in 2^-7..2^-4, so every weight is a finite ±[2^-7, 2^-3):
+ * raw random bits hold infinities and NaNs, and a forward pass through them (benchmarks/model-placement) is NaN.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
@@ -78,7 +80,11 @@ function size(bytes: number, layers: number): { hidden: number; vocab: number; t
   return { hidden: best.hidden, vocab, tensors: plan(best.hidden, vocab, layers) };
 }
 
-/** Fills `out` with the next words of a xorshift128 stream (Marsaglia 2003); `s` is its state. */
+/** Two BF16 per word: sign and mantissa random, exponent bits 0b011110xx (2^-7..2^-4): finite and small. */
+const BF16_KEEP = 0x81ff81ff;
+const BF16_EXPONENT = 0x3c003c00;
+
+/** Fills `out` with the next words of a xorshift128 stream (Marsaglia 2003) as bounded BF16 pairs; `s` is its state. */
 function fillRandom(out: Uint32Array, s: Uint32Array): void {
   let [x, y, z, w] = s as unknown as [number, number, number, number];
   for (let i = 0; i < out.length; i++) {
@@ -87,7 +93,7 @@ function fillRandom(out: Uint32Array, s: Uint32Array): void {
     y = z;
     z = w;
     w = w ^ (w >>> 19) ^ (t ^ (t >>> 8));
-    out[i] = w;
+    out[i] = (w & BF16_KEEP) | BF16_EXPONENT;
   }
   s.set([x, y, z, w]);
 }

@@ -107,7 +107,13 @@ const paths: Record<string, Record<string, Op>> = {
     post: {
       summary: 'every placement option with explanations',
       requestBody: body(ref('PreviewRequest')),
-      responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common },
+      responses: {
+        '200': json(ref('Previews'), 'plans and refusals'),
+        ...bodyErrors,
+        ...common,
+        '404': error('unknown route, or workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN)'),
+        '409': error('workload.model names an artifact that is not a model (TORUS_ARTIFACT_NOT_MODEL)'),
+      },
     },
   },
   '/v1/instances': {
@@ -118,10 +124,11 @@ const paths: Record<string, Record<string, Op>> = {
         '201': json(ref('Instance'), 'placed; Location names it'),
         ...bodyErrors,
         '409': error(
-          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), or instanceId already taken (TORUS_INSTANCE_EXISTS)",
+          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), instanceId already taken (TORUS_INSTANCE_EXISTS), or workload.model not a model (TORUS_ARTIFACT_NOT_MODEL)",
         ),
         ...rateLimited,
         ...common,
+        '404': error('unknown route, or workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN)'),
       },
     },
     get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },

@@ -32,6 +32,17 @@ export function renderMetrics(input: MetricsInput): string {
   const family = (name: string, type: MetricType, help: string, lines: readonly string[]): void => {
     out.family(name, type, help, lines);
   };
+  /** A family of one unlabelled series. */
+  const single = (name: string, type: MetricType, help: string, value: number): void =>
+    family(name, type, help, [series(name, {}, value)]);
+  /** A family with one series per key of a counted record. */
+  const keyed = (
+    name: string,
+    type: MetricType,
+    help: string,
+    label: string,
+    counts: Readonly<Record<string, number>>,
+  ): void => family(name, type, help, perKey(name, label, counts));
   const { node, topology, instances } = input;
   family('torus_node_info', 'gauge', 'this node (value 1); labels carry identity and role', [
     series(
@@ -40,52 +51,47 @@ export function renderMetrics(input: MetricsInput): string {
       1,
     ),
   ]);
-  family('torus_node_uptime_seconds', 'gauge', 'seconds since this node process started', [
-    series('torus_node_uptime_seconds', {}, node.uptimeMs / 1000),
-  ]);
-  family('torus_event_index', 'gauge', 'index of the last applied cluster event', [
-    series('torus_event_index', {}, input.lastIndex),
-  ]);
-  family('torus_cluster_nodes', 'gauge', 'nodes in the cluster state', [
-    series('torus_cluster_nodes', {}, topology.nodes.length),
-  ]);
-  family('torus_cluster_links', 'gauge', 'working links (one per source, sink and address)', [
-    series('torus_cluster_links', {}, topology.links.length),
-  ]);
+  single('torus_node_uptime_seconds', 'gauge', 'seconds since this node process started', node.uptimeMs / 1000);
+  single('torus_event_index', 'gauge', 'index of the last applied cluster event', input.lastIndex);
+  single('torus_cluster_nodes', 'gauge', 'nodes in the cluster state', topology.nodes.length);
+  single('torus_cluster_links', 'gauge', 'working links (one per source, sink and address)', topology.links.length);
   const link = (l: TopologyView['links'][number]): Labels => ({
     source: l.source,
     sink: l.sink,
     ip: l.ip,
     type: l.type,
   });
+  /** A gauge per link that has the figure, scaled to its base unit (`/ divisor`). */
+  const perLink = (
+    name: string,
+    help: string,
+    figure: (l: TopologyView['links'][number]) => number | undefined,
+    divisor: number,
+  ): void =>
+    family(
+      name,
+      'gauge',
+      help,
+      topology.links.flatMap((l) => {
+        const value = figure(l);
+        return value === undefined ? [] : [series(name, link(l), value / divisor)];
+      }),
+    );
   // Base unit bytes, as Prometheus asks (promtool rejects bits): the API's bandwidthBps is bits, so / 8.
-  family(
+  perLink(
     'torus_link_bandwidth_bytes_per_second',
-    'gauge',
     'measured throughput of a link, bytes per second',
-    topology.links
-      .filter((l) => l.bandwidthBps !== undefined)
-      .map((l) => series('torus_link_bandwidth_bytes_per_second', link(l), (l.bandwidthBps ?? 0) / 8)),
+    (l) => l.bandwidthBps,
+    8,
   );
-  family(
-    'torus_link_rtt_seconds',
-    'gauge',
-    'measured round-trip time of a link (median), seconds',
-    topology.links
-      .filter((l) => l.rttMs !== undefined)
-      .map((l) => series('torus_link_rtt_seconds', link(l), (l.rttMs ?? 0) / 1000)),
-  );
-  family(
+  perLink('torus_link_rtt_seconds', 'measured round-trip time of a link (median), seconds', (l) => l.rttMs, 1000);
+  perLink(
     'torus_link_measured_timestamp_seconds',
-    'gauge',
     'when the link was last measured, Unix seconds',
-    topology.links
-      .filter((l) => l.measuredAt !== undefined)
-      .map((l) => series('torus_link_measured_timestamp_seconds', link(l), (l.measuredAt ?? 0) / 1000)),
+    (l) => l.measuredAt,
+    1000,
   );
-  family('torus_instances', 'gauge', 'instances in the cluster state', [
-    series('torus_instances', {}, instances.length),
-  ]);
+  single('torus_instances', 'gauge', 'instances in the cluster state', instances.length);
   family(
     'torus_runner_state',
     'gauge',
@@ -106,53 +112,61 @@ export function renderMetrics(input: MetricsInput): string {
         .map((r) => series('torus_runner_restarts_total', { instance: i.id, node: r.node }, r.restarts ?? 0)),
     ),
   );
-  family(
+  keyed(
     'torus_actor_restarts_total',
     'counter',
     'restarts of a supervised actor on this node',
-    perKey('torus_actor_restarts_total', 'actor', input.metrics.restarts),
+    'actor',
+    input.metrics.restarts,
   );
-  family(
+  keyed(
     'torus_thread_heap_used_bytes',
     'gauge',
     'V8 heap in use per thread: main and each actor worker',
-    perKey('torus_thread_heap_used_bytes', 'thread', input.metrics.threadHeapBytes ?? {}),
+    'thread',
+    input.metrics.threadHeapBytes ?? {},
   );
-  family(
+  keyed(
     'torus_thread_heap_total_bytes',
     'gauge',
     'V8 heap committed per thread (in use plus what V8 keeps for the next allocations)',
-    perKey('torus_thread_heap_total_bytes', 'thread', input.metrics.threadHeapTotalBytes ?? {}),
+    'thread',
+    input.metrics.threadHeapTotalBytes ?? {},
   );
-  family(
+  keyed(
     'torus_thread_heap_live_bytes',
     'gauge',
     "V8 heap in use just after a thread's last full collection: what its live objects hold (a leak shows here)",
-    perKey('torus_thread_heap_live_bytes', 'thread', input.metrics.threadHeapLiveBytes ?? {}),
+    'thread',
+    input.metrics.threadHeapLiveBytes ?? {},
   );
-  family(
+  keyed(
     'torus_thread_idle_collections_total',
     'counter',
     'full collections a thread ran because it had gone --idle-gc-minutes without one (its garbage back to the OS)',
-    perKey('torus_thread_idle_collections_total', 'thread', input.metrics.threadIdleCollections ?? {}),
+    'thread',
+    input.metrics.threadIdleCollections ?? {},
   );
-  family(
+  keyed(
     'torus_thread_heap_limit_bytes',
     'gauge',
     "the most a thread's V8 heap may grow to: its budget (--actor-heap) or V8's default",
-    perKey('torus_thread_heap_limit_bytes', 'thread', input.metrics.threadHeapLimitBytes ?? {}),
+    'thread',
+    input.metrics.threadHeapLimitBytes ?? {},
   );
-  family(
+  keyed(
     'torus_thread_external_bytes',
     'gauge',
     'memory outside the V8 heap held by JS objects (Buffers, ArrayBuffers), per thread',
-    perKey('torus_thread_external_bytes', 'thread', input.metrics.threadExternalBytes ?? {}),
+    'thread',
+    input.metrics.threadExternalBytes ?? {},
   );
-  family(
+  keyed(
     'torus_thread_malloced_bytes',
     'gauge',
     "what V8 itself has malloc'ed outside the heap, per thread",
-    perKey('torus_thread_malloced_bytes', 'thread', input.metrics.threadMallocedBytes ?? {}),
+    'thread',
+    input.metrics.threadMallocedBytes ?? {},
   );
   const unanswered = input.metrics.threadsUnanswered ?? {};
   const threads = [
@@ -166,23 +180,26 @@ export function renderMetrics(input: MetricsInput): string {
       series('torus_thread_metrics_answered', { thread }, Object.hasOwn(unanswered, thread) ? 0 : 1),
     ),
   );
-  family(
+  keyed(
     'torus_thread_metrics_unanswered_total',
     'counter',
     'scrapes a thread did not answer in time, since the node started',
-    perKey('torus_thread_metrics_unanswered_total', 'thread', input.metrics.threadUnansweredTotal ?? {}),
+    'thread',
+    input.metrics.threadUnansweredTotal ?? {},
   );
-  family(
+  keyed(
     'torus_cluster_actor_unavailable_total',
     'counter',
     "questions about this node's role its cluster actor did not answer (the role then reads unknown), by error code",
-    perKey('torus_cluster_actor_unavailable_total', 'code', input.metrics.clusterActorUnavailable ?? {}),
+    'code',
+    input.metrics.clusterActorUnavailable ?? {},
   );
-  family(
+  keyed(
     'torus_runner_log_dropped_bytes_total',
     'counter',
     'runner output that could not be written to its log files (a write error), bytes by stream',
-    perKey('torus_runner_log_dropped_bytes_total', 'stream', input.metrics.runnerLogDroppedBytes ?? {}),
+    'stream',
+    input.metrics.runnerLogDroppedBytes ?? {},
   );
   if (input.metrics.damagedArtifacts !== undefined)
     family(
@@ -191,11 +208,12 @@ export function renderMetrics(input: MetricsInput): string {
       "artifacts in this node's store whose manifest does not verify (listed as damaged, not served)",
       [series('torus_artifacts_damaged', {}, input.metrics.damagedArtifacts)],
     );
-  family(
+  keyed(
     'torus_limit_rejections_total',
     'counter',
     'connections or requests refused at a limit (--max-http-connections, --max-sse-clients, --max-write-rate ...)',
-    perKey('torus_limit_rejections_total', 'limit', input.limitRejections ?? {}),
+    'limit',
+    input.limitRejections ?? {},
   );
   if (input.process) renderProcessMetrics(out, input.process);
   return out.text();

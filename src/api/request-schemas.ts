@@ -1,7 +1,12 @@
 import { chosenInstanceId, placementFields } from '../protocols/commands.js';
 import { IdField, IpAddress } from '../protocols/event-fields.js';
 import { compile, Rule, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
-import { workloadFields, WorkloadRequest } from '../protocols/workload-spec.js';
+import {
+  requestWorkloadFields,
+  sizedByModelOrFields,
+  workloadFields,
+  WorkloadRequest,
+} from '../protocols/workload-spec.js';
 
 /**
  * Request bodies the API accepts, as TypeBox schemas (src/protocols/schema-kit.ts): the same object validates
@@ -15,11 +20,14 @@ const nodeId = IdField('a node id');
 // A preview places the workload's sizes only; the artifacts it needs count once it is created, and how its logs
 // rotate matters only to the runners (the planner reads neither).
 const { artifacts: _artifacts, logs: _logs, ...placedFields } = workloadFields;
+const { artifacts: _a, logs: _l, ...previewFields } = requestWorkloadFields;
 
-/** POST /v1/placements/preview: the request of the `plan` command. */
+/** POST /v1/placements/preview: the request of the `plan` command; the sizes given or from a model. */
 export const PreviewRequest = Type.Object(
   {
-    workload: Type.Object(placedFields, { additionalProperties: false, description: 'what to place' }),
+    workload: Type.Intersect([Type.Object(previewFields, { additionalProperties: false }), sizedByModelOrFields()], {
+      description: 'what to place',
+    }),
     ...placementFields,
   },
   { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' },

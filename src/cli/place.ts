@@ -5,11 +5,14 @@ import { UsageError, parseCli, printJson, processIo, runCli, type CliIo } from '
 import { renderInstances } from './instances.js';
 import { parseBytes } from './table.js';
 
-export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workload ID --memory SIZE --layers N [options]) [--preview] [--api URL] [--token T | --data-dir DIR] [--json]
+export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workload ID --memory SIZE --layers N [options] | --model ID [options]) [--preview] [--api URL] [--token T | --data-dir DIR] [--json]
   Places the workload (the leader plans it) and starts its runners; prints the instance, or the planner's reason.
   --request FILE        the request as JSON (the \`plan\` command's format, plus workload.kind/command for exec)
   --workload ID         workload id            --memory SIZE   e.g. 12GiB, 512MiB or bytes
   --layers N            layer count            --hidden-size N, --kv-heads N, --supports-tensor
+  --model ID            a model artifact (torus artifacts add DIR): its record gives the sizes and each
+                        stage's real bytes; --memory, --layers, ... then optional (must agree with it);
+                        --workload defaults to model-<first 12 digits of ID>
   --sharding pipeline|tensor (default pipeline)   --backend ring|jaccl (default ring)
   --min-nodes N         smallest node count    --nodes A,B     nodes that must be included
   --exec CMD            run CMD on every node (kind exec) with --arg=X (repeatable) as its arguments
@@ -20,6 +23,7 @@ export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workl
 const OPTIONS = {
   request: { type: 'string' },
   workload: { type: 'string' },
+  model: { type: 'string' },
   memory: { type: 'string' },
   layers: { type: 'string' },
   'hidden-size': { type: 'string' },
@@ -80,14 +84,19 @@ async function buildRequest(v: Record<string, unknown>): Promise<Record<string, 
       throw new UsageError(`--${flag}: expected a whole number, got ${String(value)}`);
     return Number(value);
   };
-  const memoryBytes = parseBytes(need('memory'));
-  if (memoryBytes === undefined) throw new UsageError(`--memory: expected a size like 12GiB, got ${String(v.memory)}`);
+  const model = typeof v.model === 'string' ? v.model : undefined;
+  // With a model, its record gives the sizes: the flags are optional (the node refuses any that contradicts it).
+  const memory = model && v.memory === undefined ? undefined : need('memory');
+  const memoryBytes = memory === undefined ? undefined : parseBytes(memory);
+  if (memory !== undefined && memoryBytes === undefined)
+    throw new UsageError(`--memory: expected a size like 12GiB, got ${String(v.memory)}`);
   const exec = typeof v.exec === 'string' ? v.exec : undefined;
   if (!exec && v.arg !== undefined) throw new UsageError('--arg needs --exec');
   const workload = {
-    id: need('workload'),
+    id: model && v.workload === undefined ? `model-${model.slice(0, 12)}` : need('workload'),
+    model,
     memoryBytes,
-    layers: int('layers') ?? need('layers'),
+    layers: int('layers') ?? (model ? undefined : need('layers')),
     hiddenSize: int('hidden-size'),
     kvHeads: int('kv-heads'),
     supportsTensor: v['supports-tensor'] === true ? true : undefined,

@@ -149,7 +149,9 @@ export async function runPlanCommand(
       return 0;
     }
     const state = decodePlacementInput(await readJson(parsed.state, '--state'), 'config', 'state');
-    const request = decodePlacementRequest(await readJson(parsed.request, '--request'), 'config', 'request');
+    const requestJson = await readJson(parsed.request, '--request');
+    refuseUnresolvedModel(requestJson);
+    const request = decodePlacementRequest(requestJson, 'config', 'request');
     const options = {
       seed: parsed.seed ?? randomInt(0, 2 ** 31),
       ...(parsed.reservedPorts.length ? { reservedPorts: parsed.reservedPorts } : {}),
@@ -172,6 +174,20 @@ export async function runPlanCommand(
     print(io, { error: { message: e.message, code: e.code } });
     return 2;
   }
+}
+
+/**
+ * The state file has no artifact records, so `plan` cannot read a model's: a request naming `model` must carry
+ * what the record gives (docs/placement.md, "A model workload").
+ */
+function refuseUnresolvedModel(request: unknown): void {
+  const w = (request as { workload?: Record<string, unknown> } | null)?.workload;
+  if (!w || typeof w !== 'object' || w.model === undefined || w.model === null || w.modelBytes !== undefined) return;
+  throw new TorusError(
+    'TORUS_CONFIG_INVALID',
+    "request.workload.model: torus plan reads no artifact records, so it cannot size a model: give memoryBytes and layers, and for the split by real bytes modelBytes ({layerBytes, embed, norm, head, all, tiedEmbeddings}: GET /v1/artifacts/ID's layerBytes and otherBytes), or preview on a node (torus place --model ID --preview)",
+    { where: 'config', path: 'request.workload.model' },
+  );
 }
 
 // Direct invocation (`node dist/cli/plan.js ...`), until and besides the `plan` subcommand of dist/main.js.

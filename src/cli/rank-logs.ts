@@ -22,11 +22,20 @@ export interface RankLogsOptions {
   readonly nameOf: (node: string) => string;
 }
 
+/** A stream `drained` stopped waiting for: its output may lack its last lines. */
+export interface OpenStream {
+  readonly node: string;
+  readonly stream: 'stdout' | 'stderr';
+  /** the rank the node holds in the current plan */
+  readonly rank: number | undefined;
+}
+
 export class RankLogs {
   readonly #o: RankLogsOptions;
   readonly #abort = new AbortController();
   readonly #rankOf = new Map<string, number>();
-  readonly #pipes: Promise<void>[] = [];
+  readonly #pipes: { node: string; stream: 'stdout' | 'stderr'; done: Promise<void>; ended: boolean }[] = [];
+  #lastDataAt = Date.now();
 
   constructor(options: RankLogsOptions) {
     this.#o = options;
@@ -40,21 +49,39 @@ export class RankLogs {
       if (known) return;
       for (const stream of ['stdout', 'stderr'] as const) {
         const out = stream === 'stdout' ? this.#o.io.stdout : this.#o.io.stderr;
-        this.#pipes.push(this.#pipe(this.#o.urlFor(`rank=${rank}&stream=${stream}&follow=1`), node, out));
+        const pipe = { node, stream, done: Promise.resolve(), ended: false };
+        pipe.done = this.#pipe(this.#o.urlFor(`rank=${rank}&stream=${stream}&follow=1`), node, out).finally(() => {
+          pipe.ended = true;
+        });
+        this.#pipes.push(pipe);
       }
     });
   }
 
-  /** Settles when every stream has ended by itself (the ranks are done), or after `ms`. */
-  async drained(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.#pipes),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, ms);
-      }),
-    ]);
-    clearTimeout(timer);
+  /**
+   * Settles when every stream has ended by itself (the ranks are done), or once no stream has delivered anything
+   * for `idleMs`: a node that is slow to serve the last lines (a loaded machine, a log that rotated many times) is
+   * waited for as long as its lines keep coming, never cut at a fixed time. Answers the streams it stopped waiting
+   * for, so the caller can say which output may be incomplete.
+   */
+  async drained(idleMs: number): Promise<readonly OpenStream[]> {
+    const all = Promise.allSettled(this.#pipes.map((p) => p.done));
+    for (;;) {
+      const quietFor = Date.now() - this.#lastDataAt;
+      if (quietFor >= idleMs) break;
+      let timer: NodeJS.Timeout | undefined;
+      const ended = await Promise.race([
+        all.then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), idleMs - quietFor);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (ended) return [];
+    }
+    return this.#pipes
+      .filter((p) => !p.ended)
+      .map(({ node, stream }) => ({ node, stream, rank: this.#rankOf.get(node) }));
   }
 
   close(): void {
@@ -76,6 +103,7 @@ export class RankLogs {
         return;
       }
       for await (const chunk of res) {
+        this.#lastDataAt = Date.now();
         const lines = (rest + decoder.decode(chunk as Buffer, { stream: true })).split('\n');
         rest = lines.pop() ?? '';
         if (lines.length) out.write(lines.map((l) => `${this.#prefix(node)}${l}\n`).join(''));

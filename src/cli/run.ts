@@ -14,7 +14,11 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   stops the job on every node at Ctrl-C, and exits with the job's exit code.
   --min-nodes N        at least N ranks (default 1)
   --nodes ID,ID        nodes that must take part
-  --memory SIZE        memory the whole job needs (default 1MiB)
+  --memory SIZE        memory the whole job needs (default 1MiB; with --model the model's weights)
+  --layers N           layers the plan splits over the ranks (TORUS_LAYER_START/END; default one per rank,
+                       with --model the model's)
+  --model ID           a model artifact (torus artifacts add DIR): placed as a pipeline by its layers' real
+                       bytes; the ranks get it in their workload (docs/placement.md, "A model workload")
   --workload NAME      workload id (default: the command's name)
   --instance-id ID     choose the instance id
   --restart POLICY     never (default) or on-failure[:MAX] (restart the whole group)
@@ -23,10 +27,15 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   --data-dir DIR       where to find api-token (default TORUS_DATA_DIR, then ~/.torus)
 `;
 
+/** After the job ends, how long a rank's log stream may send nothing before run stops waiting for its last lines. */
+const LOG_IDLE_MS = 5000;
+
 const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
   memory: { type: 'string' },
+  layers: { type: 'string' },
+  model: { type: 'string' },
   workload: { type: 'string' },
   'instance-id': { type: 'string' },
   restart: { type: 'string' },
@@ -54,11 +63,18 @@ export async function runRunCommand(
       const { values, client } = parseCli(own, OPTIONS);
       if (command.length === 0)
         throw new UsageError('give the command after --, e.g. torus run --min-nodes 3 -- python3 train.py');
-      const memoryBytes = values.memory === undefined ? 1 << 20 : parseBytes(String(values.memory));
-      if (memoryBytes === undefined)
+      const model = typeof values.model === 'string' ? values.model : undefined;
+      const memoryBytes =
+        values.memory === undefined ? (model ? undefined : 1 << 20) : parseBytes(String(values.memory));
+      if (memoryBytes === undefined && values.memory !== undefined)
         throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
+      const layers = values.layers === undefined ? minNodes : Number(values.layers);
+      if (!Number.isInteger(layers) || layers < minNodes)
+        throw new UsageError(
+          `--layers: expected a whole number ≥ --min-nodes (${minNodes}), got ${String(values.layers)}`,
+        );
       const restart = restartOf(values.restart);
       const [file, ...rest] = command as [string, ...string[]];
       const request = {
@@ -73,8 +89,10 @@ export async function runRunCommand(
           kind: 'exec',
           command: file,
           args: rest,
-          memoryBytes,
-          layers: Math.max(minNodes, 1),
+          // A model's record gives its sizes (the node fills them in, and refuses a --layers that contradicts it).
+          ...(model ? { model } : {}),
+          ...(model && values.layers === undefined ? {} : { layers }),
+          ...(memoryBytes !== undefined ? { memoryBytes } : {}),
           ...(restart ? { restart } : {}),
         },
         minNodes,
@@ -191,7 +209,11 @@ async function follow(client: ApiClient, instance: InstanceView, io: CliIo, inte
       });
       const state = v?.job?.state;
       if (!v || state === 'completed' || state === 'failed') {
-        await logs.drained(5000); // the logs end by themselves once the ranks are done; give the last lines a moment
+        // The logs end by themselves once the ranks are done; wait for the last lines while they keep coming.
+        for (const open of await logs.drained(LOG_IDLE_MS))
+          io.stderr.write(
+            `torus: rank ${open.rank ?? '?'}'s ${open.stream} on ${open.node} sent nothing for ${LOG_IDLE_MS / 1000} s after the job ended; its output above may lack its last lines (GET /v1/instances/${id}/logs?rank=${open.rank ?? 0}&stream=${open.stream})\n`,
+          );
         if (!v) {
           if (deleting) return 130; // stopped at Ctrl-C: exit as a shell reports a command ended by SIGINT
           io.stderr.write(`torus: job ${instance.id} was deleted before it finished\n`);

@@ -61,6 +61,8 @@ export const ERROR_STATUS = {
   TORUS_ARTIFACT_CORRUPT: 502,
   TORUS_ARTIFACT_PROOF_REFUSED: 403,
   TORUS_ARTIFACT_BUSY: 409,
+  /** A workload names an artifact as its model that has no model record (not added as a model directory). */
+  TORUS_ARTIFACT_NOT_MODEL: 409,
   /** A model directory (config.json, safetensors headers, index) that cannot be read; the message names the file and byte. */
   TORUS_MODEL_INVALID: 400,
 } as const satisfies Record<string, number>;

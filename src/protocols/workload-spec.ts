@@ -7,7 +7,7 @@
 import { ARTIFACT_ID_PATTERN } from './artifact-events.js';
 import { CLOSED, Count, IdField, W } from './event-fields.js';
 import { LogsSpec } from './log-rotation.js';
-import { canonical, compile, SAFE_KEY, StringEnum, Type, type Shape } from './schema-kit.js';
+import { canonical, compile, Rule, SAFE_KEY, StringEnum, Type, type Shape } from './schema-kit.js';
 
 const ONE_PIB = 2 ** 50; // a pebibyte: anything above is a typo, not a workload
 
@@ -58,7 +58,7 @@ export const workloadFields = {
       minLength: 64,
       maxLength: 64,
       description:
-        'a model artifact (docs/artifacts.md, Models): each node of a pipeline placement receives only its layers, its runner reads them from TORUS_MODEL_DIR',
+        'a model artifact (docs/artifacts.md, Models): its record gives memoryBytes (default: the weights), layers, hiddenSize, kvHeads and the real bytes of each pipeline stage (docs/placement.md, "A model workload"); a given field must agree with it (else 400); an id no node holds is 404, an artifact that is not a model 409',
     }),
   ),
   artifacts: Type.Optional(
@@ -116,13 +116,43 @@ export type WorkloadSpec = RingWorkload | ExecWorkload;
  * The workload as an API client writes it: `kind` may be left out (ring). The branches exclude each other (only
  * the exec branch takes `kind: exec`, only the ring branch takes no kind), so "any of" is "exactly one of".
  */
-export const WorkloadRequest = Type.Union(
+/**
+ * The workload fields as the API takes them: with `model`, the sizes its record gives may be left out (the API
+ * fills them in before the cluster sees the workload, so commands and events always carry them).
+ */
+export const requestWorkloadFields = {
+  ...workloadFields,
+  memoryBytes: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: ONE_PIB,
+      description: "memory the whole workload needs, bytes; with model: default the weights' bytes, at least them",
+    }),
+  ),
+  layers: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: "with model: the model's" })),
+};
+
+/** An object that has these fields, whatever their values (the field's own schema checks them). */
+const has = (...keys: readonly string[]) =>
+  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Unknown()])), { additionalProperties: true });
+
+/** The rule across fields of an API workload: the sizes come from a model or are given. */
+export const sizedByModelOrFields = () =>
+  Rule(Type.Union([has('model'), has('memoryBytes', 'layers')]), '', 'needs model, or memoryBytes and layers');
+
+export const WorkloadRequest = Type.Intersect(
   [
-    Type.Object(
-      { kind: Type.Optional(Type.Literal('ring', { description: 'the default' })), ...workloadFields },
-      { ...CLOSED, description: 'the built-in ring collective (kind ring, the default)' },
-    ),
-    ExecWorkload,
+    Type.Union([
+      Type.Object(
+        { kind: Type.Optional(Type.Literal('ring', { description: 'the default' })), ...requestWorkloadFields },
+        { ...CLOSED, description: 'the built-in ring collective (kind ring, the default)' },
+      ),
+      Type.Object(
+        { kind: Type.Literal('exec'), ...requestWorkloadFields, ...execFields },
+        { ...CLOSED, description: 'an external command on every node of the placement' },
+      ),
+    ]),
+    sizedByModelOrFields(),
   ],
   { description: 'what to run: the built-in ring (kind absent or ring) or a command (kind exec)' },
 );
@@ -134,9 +164,11 @@ export function withWorkloadDefaults(w: Shape<typeof WorkloadSpec>): WorkloadSpe
   return { ...w, restart: { policy: w.restart.policy, max: w.restart.policy === 'never' ? 0 : 3 } };
 }
 
-/** An API workload as the cluster carries it: `kind` filled in. */
-export function workloadFromRequest(w: WorkloadRequest): Shape<typeof WorkloadSpec> {
-  return w.kind === undefined ? { ...w, kind: 'ring' } : (w as Shape<typeof WorkloadSpec>);
+/** An API workload as the cluster carries it: `kind` filled in, and the sizes (given, or resolved from its model). */
+export function workloadFromRequest(
+  w: WorkloadRequest & { readonly memoryBytes: number; readonly layers: number },
+): Shape<typeof WorkloadSpec> {
+  return (w.kind === undefined ? { ...w, kind: 'ring' } : w) as Shape<typeof WorkloadSpec>;
 }
 
 const codec = compile(WorkloadSpec, W);

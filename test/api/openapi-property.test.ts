@@ -13,11 +13,8 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseNodeArgs, startNode } from '../../src/index.js';
 import { raw, type RawResponse } from './fixtures/harness.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 import { documentChecks, type DocumentChecks } from './fixtures/openapi-31.js';
 import { compiler } from './fixtures/openapi-check.js';
 import {
@@ -117,29 +114,9 @@ const PATH_IDS: Record<string, string> = { '{id}': 'ab'.repeat(32) };
 t.test(
   'requests generated from the served document: valid → never 400, broken → 4xx naming the field, answers match the document',
   async (t) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'torus-property-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
     // One live instance at most: valid creates past it are a state refusal (429) the leader gives after its own decoder.
-    const { config } = parseNodeArgs([
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-      '--no-mdns',
-      '--log-level',
-      'error',
-      '--max-instances',
-      '1',
-      '--max-write-rate',
-      '1000000',
-    ]);
-    const node = await startNode(config);
-    t.teardown(() => node.shutdown());
-    if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
-    const url = `http://127.0.0.1:${node.api.port}`;
-    const auth = { authorization: `Bearer ${node.credential.apiToken}` };
+    const { url, auth } = await startLoopbackNode(t, ['--max-instances', '1', '--max-write-rate', '1000000']);
+    if (!auth.authorization) throw new Error('a node started without --insecure-open has a credential');
     const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
     const placed = await raw(
       url,

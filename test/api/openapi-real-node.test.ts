@@ -5,11 +5,8 @@
  * are held to the document too. Its own file: starting a whole node is slow on a loaded machine.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseNodeArgs, startNode } from '../../src/index.js';
 import { raw } from './fixtures/harness.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 import { checkAnswer, compiler, json, rawHead, workload, type Call } from './fixtures/openapi-check.js';
 
 // Starting every actor takes seconds on a quiet machine but minutes on a loaded shared one: more than the default.
@@ -19,24 +16,8 @@ t.test(
   "a real node's answers match the document (all actors, loopback only, no mDNS)",
   { timeout: 280_000 },
   async (t) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'torus-openapi-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-    const { config } = parseNodeArgs([
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-      '--no-mdns',
-      '--log-level',
-      'error',
-    ]);
-    const node = await startNode(config);
-    t.teardown(() => node.shutdown());
-    const url = `http://127.0.0.1:${node.api.port}`;
-    if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
-    const auth = { authorization: `Bearer ${node.credential.apiToken}` };
+    const { node, url, auth } = await startLoopbackNode(t);
+    if (!auth.authorization) throw new Error('a node started without --insecure-open has a credential');
     const doc = (await raw(url, 'GET', '/v1/openapi.json', undefined, auth)).json() as any;
     const compile = compiler(doc);
     // Its own profile lands shortly after start; previews then hold real plans, not only refusals.

@@ -31,9 +31,15 @@ t.test('every error code of the registry is in the Error schema; request schemas
   const create = body.components.schemas.CreateInstanceRequest;
   t.equal(create.additionalProperties, false);
   t.same(create.required, ['workload']);
-  const [ring, exec] = create.properties.workload.oneOf;
-  t.same(ring.required, ['id', 'memoryBytes', 'layers'], 'the ring branch: kind may be left out');
-  t.same(exec.required, ['kind', 'id', 'memoryBytes', 'layers', 'command'], 'the exec branch: kind exec and a command');
+  const [branches, sized] = create.properties.workload.allOf;
+  const [ring, exec] = branches.oneOf;
+  t.same(ring.required, ['id'], 'the ring branch: kind may be left out');
+  t.same(exec.required, ['kind', 'id', 'command'], 'the exec branch: kind exec and a command');
+  t.same(
+    sized.anyOf.map((s: { required: string[] }) => s.required),
+    [['model'], ['memoryBytes', 'layers']],
+    'the sizes: a model, or memoryBytes and layers',
+  );
   t.notOk(ring.properties.command, 'exec-only fields are only in the exec branch');
   t.equal(exec.properties.id.pattern, ring.properties.id.pattern, 'one id definition');
   t.same(create.properties.sharding.enum, ['pipeline', 'tensor']);

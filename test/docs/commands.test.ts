@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseNodeArgs, startNode } from '../../src/index.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 import { docCommands } from './doc-commands.js';
 
 t.setTimeout(300_000);
@@ -68,7 +68,7 @@ function fill(argv: readonly string[], ctx: { file: string; dir: string; api: st
     if (tok === '…') return [flagValue[prev.replace(/^-+/, '')] ?? 'x'];
     if (tok === 'ARGS') return [];
     const by: Record<string, string> = {
-      ID: artifactVerb && prev !== '--instance' ? 'ab'.repeat(32) : ctx.instance,
+      ID: (artifactVerb && prev !== '--instance') || prev === '--model' ? 'ab'.repeat(32) : ctx.instance,
       I: ctx.instance,
       N: '2',
       P: '40000',
@@ -164,12 +164,7 @@ t.test('the CLI commands of the docs against the real CLI', async (t) => {
   const dataDir = join(dir, 'data');
   const file = join(dir, 'artifact.bin');
   writeFileSync(file, 'an artifact\n');
-  const { config } = parseNodeArgs([
-    ...['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--no-mdns', '--log-level', 'error'],
-  ]);
-  const node = await startNode(config);
-  t.teardown(() => node.shutdown());
-  const api = `http://127.0.0.1:${node.api.port}`;
+  const { url: api } = await startLoopbackNode(t, [], { dataDir });
   // As the README says: on the node's machine the CLI finds the token in the data dir.
   const nodeEnv = { TORUS_API: api, TORUS_DATA_DIR: dataDir, TORUS_TOKEN: '' };
   const deadEnv = { TORUS_API: DEAD_API, TORUS_DATA_DIR: dataDir, TORUS_TOKEN: 'not-used' };

@@ -1,9 +1,6 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseNodeArgs, startNode } from '../../src/index.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 
 interface TopologyNode {
   id: string;
@@ -19,26 +16,8 @@ interface TopologyNode {
 t.test(
   'a node measures its device after start, publishes it with the declared figure, and re-measures on request',
   async (t) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'torus-device-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-    const { config } = parseNodeArgs([
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-      '--no-mdns',
-      '--log-level',
-      'error',
-      '--device-gflops',
-      '5000',
-    ]);
-    const node = await startNode(config);
-    t.teardown(() => node.shutdown());
-    const token = node.credential.mode === 'secret' ? node.credential.apiToken : '';
-    const api = (path: string, method = 'GET') =>
-      fetch(`http://127.0.0.1:${node.api.port}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+    const { node, url, auth } = await startLoopbackNode(t, ['--device-gflops', '5000']);
+    const api = (path: string, method = 'GET') => fetch(`${url}${path}`, { method, headers: auth });
     // Poll the replicated state until the profile carries the measurement (bounded; no timing is judged).
     let self: TopologyNode | undefined;
     for (let i = 0; i < 300 && self?.device?.memoryBandwidthGBps === undefined; i++) {

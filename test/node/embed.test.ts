@@ -1,25 +1,8 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseNodeArgs, startNode } from '../../src/index.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 
 t.test('an embedder starts a subset of the actors and queries them', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'torus-embed-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const { config } = parseNodeArgs([
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--data-dir',
-    dataDir,
-    '--no-mdns',
-    '--log-level',
-    'error',
-  ]);
-  const node = await startNode(config, { actors: ['topology-keeper', 'placement-planner'] });
-  t.teardown(() => node.shutdown());
+  const { node, url, auth } = await startLoopbackNode(t, [], { actors: ['topology-keeper', 'placement-planner'] });
   t.same(node.runtime.actors(), ['topology-keeper', 'placement-planner']);
   const state = await node.runtime.request<{ lastIndex: number; digest: string }>('topology-keeper', { type: 'state' });
   t.equal(state.lastIndex, 0);
@@ -33,10 +16,7 @@ t.test('an embedder starts a subset of the actors and queries them', async (t) =
     { timeoutMs: 30_000 },
   );
   t.ok(Array.isArray(preview.previews), 'the planner answers on the (empty) live state');
-  const token = node.credential.mode === 'secret' ? node.credential.apiToken : '';
-  const res = await fetch(`http://127.0.0.1:${node.api.port}/v1/node`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
+  const res = await fetch(`${url}/v1/node`, { headers: auth });
   t.equal(((await res.json()) as { role: string }).role, 'alone', 'no cluster actor: the node says so');
   await node.shutdown();
   t.equal(await node.closed, 0);

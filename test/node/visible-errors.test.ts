@@ -6,39 +6,22 @@
  * Its own file: starting a whole node is slow on a loaded machine.
  */
 import t from 'tap';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseNodeArgs, startNode } from '../../src/index.js';
 import { runnerDir } from '../../src/actors/runner-supervisor/runners/local-runner.js';
 import { segmentName } from '../../src/actors/runner-supervisor/runners/log-segments.js';
 import { ArtifactStore } from '../../src/artifacts/store.js';
 import { storeRoot } from '../../src/artifacts/layout.js';
+import { startLoopbackNode } from '../fixtures/loopback-node.js';
 import { runArtifactsCommand } from '../../src/cli/artifacts.js';
 
 t.setTimeout(300_000);
 
 t.test('dropped runner output and a damaged artifact, on a real node', { timeout: 280_000 }, async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'torus-log-drops-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const { config } = parseNodeArgs([
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--data-dir',
-    dataDir,
-    '--no-mdns',
-    '--allow-exec',
-    '--log-level',
-    'error',
-  ]);
-  const node = await startNode(config);
-  t.teardown(() => node.shutdown());
-  if (node.credential.mode !== 'secret') throw new Error('a node started without --insecure-open has a credential');
-  const auth = { authorization: `Bearer ${node.credential.apiToken}` };
+  const { node, url, dataDir, auth } = await startLoopbackNode(t, ['--allow-exec']);
+  if (!auth.authorization) throw new Error('a node started without --insecure-open has a credential');
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`http://127.0.0.1:${node.api.port}${path}`, {
+    fetch(`${url}${path}`, {
       ...init,
       headers: { ...auth, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
     });
@@ -106,7 +89,7 @@ t.test('dropped runner output and a damaged artifact, on a real node', { timeout
   const added = await new ArtifactStore(storeRoot(dataDir)).add(join(dataDir, 'weights.bin'), { name: 'weights' });
   writeFileSync(new ArtifactStore(storeRoot(dataDir)).paths(added.id).manifest, '{}');
   const out: string[] = [];
-  const code = await runArtifactsCommand(['ls', '--api', `http://127.0.0.1:${node.api.port}`, '--data-dir', dataDir], {
+  const code = await runArtifactsCommand(['ls', '--api', url, '--data-dir', dataDir], {
     stdout: { write: (s: string) => out.push(s) },
     stderr: { write: (s: string) => out.push(s) },
   });

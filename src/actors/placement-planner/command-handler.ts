@@ -9,6 +9,7 @@ import type { PlacementTaskOutput, Refusal } from './index.js';
 import { holdsRunners, ineligibleNodes, withoutNodes, type Exclusion } from './runner-eligibility.js';
 import { toPlacementState } from '../topology-keeper/placement-state.js';
 import { withArtifactHoldings } from './artifact-placement.js';
+import { modelBytesOf, modelRecordFor, resolveModelWorkload } from './model-workload.js';
 import { DEFAULT_MAX_INSTANCES } from '../../protocols/exec-policy.js';
 import { createLogger } from '../../runtime/log.js';
 import type { ClusterState } from '../topology-keeper/state.js';
@@ -262,6 +263,14 @@ export class CommandHandler {
     workload: WorkloadSpec,
     replacing?: string,
   ): Promise<InstancePlan> {
+    // The workload arrives with the model's sizes filled in (the API resolved them); checked again against the
+    // leader's record, and the planner weighs each stage by the record's real bytes. A re-placement whose model
+    // lost its last holder plans by the sizes the workload carries (its runners say what they lack).
+    if (workload.model && (replacing === undefined || state.artifacts?.[workload.model]?.model)) {
+      resolveModelWorkload(workload, state.artifacts);
+      const modelBytes = modelBytesOf(modelRecordFor(state.artifacts, workload.model));
+      request = { ...request, workload: { ...(request.workload as Record<string, unknown>), modelBytes } };
+    }
     const excluded = ineligibleNodes(state, workload, replacing);
     const required = (request.requiredNodes as readonly string[] | undefined) ?? [];
     const requiredOut = excluded.filter((e) => required.includes(e.node));

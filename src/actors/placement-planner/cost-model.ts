@@ -71,6 +71,8 @@ const sumOrNull = (xs: readonly (number | undefined)[]): number | null =>
 /**
  * Pipeline: stage r holds layers[r] consecutive layers and streams their weights once per step; every ring hop
  * (k of them for k ≥ 2, the last carrying the step's output back to rank 0) sends the activation of each token.
+ * A model workload gives `stageBytes` (the real bytes of each stage's tensors): a stage then costs its bytes
+ * at the node's per-layer time for bytesPerLayer bytes.
  */
 export function predictPipeline(
   index: ClusterIndex,
@@ -78,13 +80,15 @@ export function predictPipeline(
   layers: readonly number[],
   workload: Workload,
   objective: Objective,
+  stageBytes?: readonly number[],
 ): Prediction {
   const k = order.length;
   const unmeasured: string[] = [];
   const stages = order.map((m, r) => {
     const per = layerMs(index, m, workload);
     if (per === undefined) unmeasured.push(...missingDevice(index, m));
-    return per === undefined ? undefined : per * (layers[r] as number);
+    if (per === undefined) return undefined;
+    return per * (stageBytes ? (stageBytes[r] as number) / workload.bytesPerLayer : (layers[r] as number));
   });
   const hops: (number | undefined)[] = [];
   if (k > 1)

@@ -61,3 +61,55 @@ export function findShareShortfall(
   }
   return undefined;
 }
+
+/** What a model's stages weigh (model-workload.ts): bytes per block, before the first and after the last. */
+export interface StageWeights {
+  readonly layerBytes: readonly number[];
+  /** on the first stage only: the embeddings */
+  readonly leading: number;
+  /** on the last stage only: final norm and head (and the embeddings again when tied) */
+  readonly trailing: number;
+}
+
+/**
+ * Split a model's layers over stages in pipeline order, each stage's bytes proportional to its node's memory.
+ * The bytes are laid end to end (leading, block 0 … block L−1, trailing); the cut after stage i falls where
+ * the cumulative bytes reach its cumulative share, read as a fractional layer position; the fractional layer
+ * counts between cuts are then rounded by largest remainder as `allocateLayersProportionally` does. So a first
+ * stage carrying the embeddings and a last carrying the head get fewer blocks, and with equal blocks and nothing
+ * outside them this is exactly `splitLayersByMemory`'s split.
+ */
+export function splitLayersByBytes(weights: StageWeights, available: readonly number[]): number[] {
+  const k = available.length;
+  const layers = weights.layerBytes.length;
+  if (k === 1) return [layers];
+  const blocks = weights.layerBytes.reduce((a, b) => a + b, 0);
+  const total = weights.leading + blocks + weights.trailing;
+  const memory = available.reduce((a, b) => a + b, 0);
+  const shares = memory > 0 ? available.map((m) => m / memory) : available.map(() => 1 / k);
+  const uniform = weights.layerBytes.every((b) => b === weights.layerBytes[0]);
+  if (blocks === 0 || (uniform && weights.leading === 0 && weights.trailing === 0))
+    return allocateLayersProportionally(layers, shares);
+  // Where the bytes reach `target`, as a fractional layer position in [0, layers].
+  const position = (target: number): number => {
+    let at = weights.leading;
+    if (target <= at) return 0;
+    for (let l = 0; l < layers; l++) {
+      const b = weights.layerBytes[l] as number;
+      if (b > 0 && target <= at + b) return l + (target - at) / b;
+      at += b;
+    }
+    return layers;
+  };
+  const fractions: number[] = [];
+  let cumulative = 0;
+  let previous = 0;
+  for (let i = 0; i < k; i++) {
+    cumulative += shares[i] as number;
+    const cut = i === k - 1 ? layers : position(cumulative * total);
+    // rounded, so that shares equal up to float error tie as equal (the lower rank first)
+    fractions.push(Math.round((cut - previous) * 1e9) / 1e9 / layers);
+    previous = cut;
+  }
+  return allocateLayersProportionally(layers, fractions);
+}

@@ -1,5 +1,7 @@
 import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 import type { InputWhere } from './cluster-state.js';
+import { ValidationError } from '../../protocols/errors.js';
+import { meanLayerBytes, weightBytes, type ModelBytes } from './model-workload.js';
 import { BACKENDS, SHARDINGS, type Backend, type Sharding } from '../../protocols/placement-kinds.js';
 
 export type { Backend, Sharding };
@@ -21,6 +23,11 @@ export interface Workload {
   readonly activationBytesPerToken?: number;
   readonly flopsPerTokenPerLayer: number;
   readonly tokensPerStep: number;
+  /**
+   * A model workload's real bytes (model-workload.ts): the pipeline split, the memory check and the stage times
+   * weigh each stage by the bytes of its tensors. Absent: every layer weighs bytesPerLayer.
+   */
+  readonly modelBytes?: ModelBytes;
 }
 
 /** What to place (the `--request` file of `torus plan`, or an API body). */
@@ -53,6 +60,19 @@ export const PlacementRequestInput = Type.Object(
         activationBytesPerToken: Nullable(Count(1)),
         flopsPerTokenPerLayer: Nullable(Type.Number({ minimum: 1 })),
         tokensPerStep: Nullable(Count(1)),
+        modelBytes: Nullable(
+          Type.Object(
+            {
+              layerBytes: Type.Array(Count(0), { minItems: 1, maxItems: 1_000_000 }),
+              embed: Count(0),
+              norm: Count(0),
+              head: Count(0),
+              all: Count(0),
+              tiedEmbeddings: Type.Boolean(),
+            },
+            { additionalProperties: false },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -73,7 +93,17 @@ const codecs = {
 export function decodePlacementRequest(value: unknown, where: InputWhere = 'body', root = 'request'): PlacementRequest {
   const input = codecs[where].decode(value, root);
   const w = input.workload;
-  const bytesPerLayer = w.bytesPerLayer ?? Math.max(1, Math.round(w.memoryBytes / w.layers));
+  const model = w.modelBytes ?? undefined;
+  if (model && model.layerBytes.length !== w.layers)
+    throw new ValidationError(
+      where,
+      `${root}.workload.modelBytes.layerBytes`,
+      `${model.layerBytes.length} entries for ${w.layers} layers`,
+    );
+  if (model && weightBytes(model) === 0)
+    throw new ValidationError(where, `${root}.workload.modelBytes`, 'a model of 0 bytes');
+  const bytesPerLayer =
+    w.bytesPerLayer ?? (model ? meanLayerBytes(model) : Math.max(1, Math.round(w.memoryBytes / w.layers)));
   const workload: { -readonly [K in keyof Workload]: Workload[K] } = {
     id: w.id,
     memoryBytes: w.memoryBytes,
@@ -88,6 +118,7 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   if (w.hiddenSize !== undefined && w.hiddenSize !== null) workload.hiddenSize = w.hiddenSize;
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
+  if (model) workload.modelBytes = model;
   return {
     workload,
     sharding: input.sharding,

@@ -13,7 +13,7 @@ import { chooseInstancePort, DEFAULT_INSTANCE_PORTS, DEFAULT_RESERVED_PORTS, typ
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
 import { ValidationError } from '../../protocols/errors.js';
-import { evaluateSize, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
+import { evaluateSize, modelStages, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
 import { layerMs } from './cost-model.js';
 import { describe, predictOption, selectByPrediction, type PredictionOutcome } from './select-by-prediction.js';
 
@@ -202,6 +202,10 @@ function buildPlan(
   const layers = request.workload.layers;
   const perNode = new Map<number, number>();
   winner.members.forEach((m, i) => perNode.set(m, winner.split?.[i] ?? layers));
+  // A model's pipeline: its split follows the final order (the first and last stage weigh more).
+  const stages = request.workload.modelBytes && sharding === 'pipeline' ? modelStages(ctx, order) : undefined;
+  if (stages && 'short' in stages) throw new Error(`buildPlan: the chosen order does not fit (${stages.short})`);
+  if (stages) order.forEach((m, r) => perNode.set(m, stages.layers[r] as number));
   let start = 0;
   const shards: Shard[] = order.map((m, rank) => {
     if (sharding === 'tensor')
@@ -256,6 +260,10 @@ function buildPlan(
     : chosenWhy(ctx, winner, explanation.sizes, index);
   if (!byPrediction && predicted.unmeasured.length > 0)
     why.push(`no complete prediction, chosen by preference: unmeasured ${predicted.unmeasured.join(', ')}`);
+  if (stages)
+    why.push(
+      `model stages by bytes: ${shards.map((s, r) => `${s.node} layers ${s.startLayer}-${s.endLayer - 1} (${formatBytes(stages.bytes[r] as number)})`).join(', ')}`,
+    );
   const runnerUp = byPrediction?.runnerUp;
   const forced =
     single && (request.sharding !== 'pipeline' || request.backend !== 'ring')

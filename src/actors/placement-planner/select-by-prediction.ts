@@ -2,8 +2,10 @@ import { candidateSets } from './candidate-sets.js';
 import { subMatrices } from './cluster-index.js';
 import { hopMs, layerMs, predictionScore, predictPipeline, predictTensor, type Prediction } from './cost-model.js';
 import type { DropKind, SizeNote } from './plan-result.js';
+import type { PlacementRequest } from './placement-request.js';
 import { bottleneckUpperBound } from './ring-order.js';
-import { cheapChecks, orderSet, type Evaluated, type PlanningContext } from './select-set.js';
+import { cheapChecks, modelStages, orderSet, type Evaluated, type PlanningContext } from './select-set.js';
+import { weightBytes } from './model-workload.js';
 
 /**
  * Choice by predicted speed, across every size (docs/placement.md, "Choice by prediction"). Per size the candidate
@@ -43,6 +45,11 @@ export function predictOption(ctx: PlanningContext, e: Evaluated, order: readonl
   const { index, request } = ctx;
   const k = order.length;
   if (request.sharding === 'tensor' && k > 1) return predictTensor(index, order, request.workload, request.objective);
+  if (request.workload.modelBytes) {
+    const stages = modelStages(ctx, order);
+    if ('short' in stages) throw new Error(`predictOption: an order whose stages do not fit (${stages.short})`);
+    return predictPipeline(index, order, stages.layers, request.workload, request.objective, stages.bytes);
+  }
   const layersOf = new Map<number, number>();
   e.members.forEach((m, i) => layersOf.set(m, e.split?.[i] ?? request.workload.layers));
   return predictPipeline(
@@ -163,7 +170,11 @@ function bestDirection(ctx: PlanningContext, e: Evaluated, k: number): Predicted
   const reversed = [order[0] as number, ...order.slice(1).reverse()];
   let pick: PredictedOption | undefined;
   let pickOrder = order;
+  const model = ctx.request.workload.modelBytes && ctx.request.sharding === 'pipeline';
   for (const candidate of k > 2 ? [order, reversed] : [order]) {
+    // A model's reversed order has another last stage: it may not fit where the searched one does.
+    const stages = model ? modelStages(ctx, candidate) : undefined;
+    if (stages && 'short' in stages) continue;
     const prediction = predictOption(ctx, e, candidate);
     const score = predictionScore(prediction);
     if (score === undefined) continue;
@@ -174,6 +185,10 @@ function bestDirection(ctx: PlanningContext, e: Evaluated, k: number): Predicted
   }
   // The plan follows the better direction (jaccl keeps its coordinator at rank 0: the reverse fixes position 0).
   e.order = pickOrder;
+  if (model) {
+    const stages = modelStages(ctx, pickOrder);
+    if (!('short' in stages)) e.split = e.members.map((m) => stages.layers[pickOrder.indexOf(m)] as number);
+  }
   return pick;
 }
 
@@ -195,7 +210,13 @@ function lowerBound(
     const share = Math.max(...e.members.map((m) => layerMs(index, m, w, 1 / k) as number));
     return w.layers * share;
   }
-  const stages = e.members.map((m, i) => (perLayer[m] as number) * (e.split?.[i] ?? w.layers));
+  const stages = w.modelBytes
+    ? modelStageBound(
+        w.modelBytes,
+        k,
+        e.members.map((m) => (perLayer[m] as number) / w.bytesPerLayer),
+      )
+    : e.members.map((m, i) => (perLayer[m] as number) * (e.split?.[i] ?? w.layers));
   let hopSum = 0,
     hopMin = Number.POSITIVE_INFINITY;
   if (k > 1)
@@ -212,6 +233,16 @@ function lowerBound(
     }
   if (request.objective === 'throughput') return Math.max(...stages, k > 1 ? hopMin : 0);
   return stages.reduce((s, x) => s + x, 0) + hopSum;
+}
+
+/**
+ * A model's stage times before the ring order (and so the split) is known: the stages together hold every
+ * tensor once and the `all` ones k times, and no member pays less per byte than the cheapest. That total spread
+ * evenly over the k stages bounds both the sum of the stage times and the slowest.
+ */
+function modelStageBound(mb: NonNullable<PlacementRequest['workload']['modelBytes']>, k: number, perByte: number[]) {
+  const total = weightBytes(mb) + (k - 1) * mb.all;
+  return new Array<number>(k).fill((Math.min(...perByte) * total) / k);
 }
 
 /** The family, plus the set of the k fastest nodes (required ones always in), which network growth can miss. */

@@ -2,7 +2,8 @@ import { candidateSets } from './candidate-sets.js';
 import { subMatrices, type ClusterIndex } from './cluster-index.js';
 import { formatBytes, formatScore } from './format.js';
 import { coordinatorRoutes, jacclDevicesMatrix } from './jaccl.js';
-import { findShareShortfall, splitLayersByMemory } from './layer-split.js';
+import { findShareShortfall, splitLayersByBytes, splitLayersByMemory } from './layer-split.js';
+import { stageBytes, weightBytes } from './model-workload.js';
 import type { PlacementRequest } from './placement-request.js';
 import type { DropKind, SizeNote } from './plan-result.js';
 import { bottleneckUpperBound, searchRing, type RingSearchResult } from './ring-order.js';
@@ -95,18 +96,22 @@ export function cheapChecks(ctx: PlanningContext, k: number, members: readonly n
       e.dropped = { kind: 'layers', why: `${layers} layers cannot give each of ${k} nodes one` };
       return e;
     }
-    const available = members.map((m) => ctx.memory[m] as number);
-    const split = splitLayersByMemory(layers, available);
-    const short = findShareShortfall(need, layers, split, available);
-    if (short) {
-      const node = index.ids[members[short.position] as number];
-      e.dropped = {
-        kind: 'memory',
-        why: `not enough memory on ${node}: its ${short.layers} layers need ${formatBytes(short.requiredBytes)}, ${formatBytes(short.availableBytes)} available`,
-      };
-      return e;
+    // A model's stages weigh differently by position (the first carries the embeddings, the last the head):
+    // its split and memory check wait for the ring order (orderSet).
+    if (!request.workload.modelBytes) {
+      const available = members.map((m) => ctx.memory[m] as number);
+      const split = splitLayersByMemory(layers, available);
+      const short = findShareShortfall(need, layers, split, available);
+      if (short) {
+        const node = index.ids[members[short.position] as number];
+        e.dropped = {
+          kind: 'memory',
+          why: `not enough memory on ${node}: its ${short.layers} layers need ${formatBytes(short.requiredBytes)}, ${formatBytes(short.availableBytes)} available`,
+        };
+        return e;
+      }
+      e.split = split;
     }
-    e.split = split;
   }
   if (request.backend === 'jaccl' && k > 1) {
     const off = members.find((m) => !index.nodes[m]?.rdmaEnabled);
@@ -226,9 +231,59 @@ export function orderSet(
     }
     order = [...order.slice(at), ...order.slice(0, at)];
   }
+  if (ctx.request.workload.modelBytes && (ctx.request.sharding === 'pipeline' || k === 1)) {
+    const stages = modelStages(ctx, order);
+    if ('short' in stages) {
+      e.dropped = { kind: 'memory', why: stages.short };
+      return false;
+    }
+    e.split = e.members.map((m) => stages.layers[order.indexOf(m)] as number);
+  }
   e.ring = ring;
   e.order = order;
   return true;
+}
+
+export interface ModelStages {
+  /** layers per stage, pipeline order */
+  readonly layers: readonly number[];
+  /** bytes of each stage's tensors (model-workload.ts stageBytes), pipeline order */
+  readonly bytes: readonly number[];
+}
+
+/**
+ * A model workload's stages for nodes in pipeline `order` (docs/placement.md, "A model workload"): the layers
+ * split by bytes in proportion to memory, each stage's tensors weighed, and each checked against its node's
+ * memory (the stage's share of memoryBytes: its bytes, scaled up when memoryBytes is more than the weights).
+ */
+export function modelStages(ctx: PlanningContext, order: readonly number[]): ModelStages | { short: string } {
+  const w = ctx.request.workload;
+  const mb = w.modelBytes;
+  if (!mb) throw new Error('modelStages: not a model workload');
+  const available = order.map((m) => ctx.memory[m] as number);
+  const layers = splitLayersByBytes(
+    {
+      layerBytes: mb.layerBytes,
+      leading: mb.embed,
+      trailing: mb.norm + mb.head + (mb.tiedEmbeddings ? mb.embed : 0),
+    },
+    available,
+  );
+  const weights = weightBytes(mb);
+  const bytes: number[] = [];
+  let from = 0;
+  for (let i = 0; i < order.length; i++) {
+    const count = layers[i] as number;
+    const b = stageBytes(mb, from, from + count);
+    const need = Math.ceil((b * w.memoryBytes) / weights);
+    if (need > (available[i] as number))
+      return {
+        short: `not enough memory on ${ctx.index.ids[order[i] as number]}: its stage (layers ${from}-${from + count - 1}, ${formatBytes(b)} of tensors) needs ${formatBytes(need)}, ${formatBytes(available[i] as number)} available`,
+      };
+    bytes.push(b);
+    from += count;
+  }
+  return { layers, bytes };
 }
 
 function whyWorse(e: Evaluated, best: Evaluated): { kind: DropKind; why: string } {

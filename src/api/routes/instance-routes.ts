@@ -1,6 +1,7 @@
 import { inCallersWords } from '../callers-words.js';
 import { requestCodecs, type CreateInstanceRequest } from '../request-schemas.js';
 import { workloadFromRequest } from '../../protocols/workload-spec.js';
+import { modelBytesOf, modelRecordFor, resolveModelWorkload } from '../../actors/placement-planner/model-workload.js';
 import type { Route } from '../router.js';
 
 /** Placement previews and the instance lifecycle (create goes to the leader through the facade). */
@@ -10,7 +11,16 @@ export const instanceRoutes: readonly Route[] = [
     path: '/v1/placements/preview',
     summary: 'every placement option (sharding × backend × node count), each a plan or a refusal',
     handler: async ({ facade, body }) => {
-      const request = requestCodecs.preview.decode(await body());
+      const decoded = requestCodecs.preview.decode(await body());
+      // A model's sizes from its record (docs/placement.md, "A model workload"), and its bytes for the planner.
+      const artifacts = decoded.workload.model ? (await facade.state()).state.artifacts : undefined;
+      const workload = resolveModelWorkload(decoded.workload, artifacts);
+      const request = {
+        ...decoded,
+        workload: workload.model
+          ? { ...workload, modelBytes: modelBytesOf(modelRecordFor(artifacts, workload.model)) }
+          : workload,
+      };
       // A preview covers every sharding × backend, so the request need not name one; but the planner's decoder
       // requires both (a real node answered 400 "request.sharding" to a body the schema accepts). The same
       // defaults as POST /v1/instances and the CLI.
@@ -30,7 +40,9 @@ export const instanceRoutes: readonly Route[] = [
     summary: "place a workload and start its runners (201), or the planner's reason (409)",
     writeRate: true,
     handler: async ({ facade, body }) => {
-      const request = normaliseCreate(requestCodecs.createInstance.decode(await body()));
+      const decoded = requestCodecs.createInstance.decode(await body());
+      const artifacts = decoded.workload.model ? (await facade.state()).state.artifacts : undefined;
+      const request = normaliseCreate(decoded, artifacts);
       const instance = await inCallersWords(() => facade.createInstance(request));
       return { status: 201, body: instance, headers: { location: `/v1/instances/${encodeURIComponent(instance.id)}` } };
     },
@@ -58,7 +70,13 @@ export const instanceRoutes: readonly Route[] = [
   },
 ];
 
-/** Fills the documented default (`kind: ring`): the cluster's command carries the kind always. */
-function normaliseCreate(body: CreateInstanceRequest): CreateInstanceRequest {
-  return { ...body, workload: workloadFromRequest(body.workload) };
+/**
+ * Fills the documented defaults: `kind: ring`, and a model's sizes from its record (refused here when the model
+ * is unknown or contradicted, before anything reaches the leader): the cluster's command carries them always.
+ */
+function normaliseCreate(
+  body: CreateInstanceRequest,
+  artifacts: Parameters<typeof resolveModelWorkload>[1],
+): CreateInstanceRequest {
+  return { ...body, workload: workloadFromRequest(resolveModelWorkload(body.workload, artifacts)) };
 }
