@@ -279,6 +279,18 @@ export const responseSchemas = {
                     haveBytes: int,
                     complete: bool,
                     rateBps: opt(Type.Integer({ description: 'receiving at, bytes/s (while a transfer runs)' })),
+                    layers: opt(
+                      Type.Array(int, {
+                        minItems: 2,
+                        maxItems: 2,
+                        description: "the workload's model: this node's pipeline stage [from, to)",
+                      }),
+                    ),
+                    bytes: opt(
+                      Type.Integer({
+                        description: 'what this node needs of it (its stage), when not the whole artifact',
+                      }),
+                    ),
                   },
                   CLOSED,
                 ),
@@ -304,7 +316,7 @@ export const responseSchemas = {
           ),
           {
             description:
-              "the workload's artifacts on the placed nodes (docs/artifacts.md); present when the workload lists any",
+              "the workload's artifacts and model on the placed nodes (docs/artifacts.md); present when the workload lists any or names a model",
           },
         ),
       ),

@@ -94,8 +94,25 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     workload: record.workload,
     plan,
     // Where the workload's artifacts are on the placed nodes: runners start once their node holds them.
-    ...(record.workload.artifacts?.length
-      ? { artifacts: instanceArtifacts(state, record.workload.artifacts, plan.nodes) }
+    // The workload's model too: per node its stage's layers and how far they have come.
+    ...(record.workload.artifacts?.length || record.workload.model
+      ? {
+          artifacts: instanceArtifacts(
+            state,
+            [...(record.workload.artifacts ?? []), ...(record.workload.model ? [record.workload.model] : [])],
+            plan.nodes,
+            record.workload.model
+              ? {
+                  id: record.workload.model,
+                  stages: Object.fromEntries(
+                    plan.sharding === 'tensor'
+                      ? []
+                      : plan.shards.map((s) => [s.node, [s.startLayer, s.endLayer] as const]),
+                  ),
+                }
+              : undefined,
+          ),
+        }
       : {}),
   };
 }

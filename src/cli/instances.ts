@@ -99,8 +99,9 @@ const percent = (have: number, total: number): string =>
 
 /** "held" or "42.0% 1.1 GiB at 112 MiB/s" */
 function nodeProgress(a: InstanceArtifactView, n: InstanceArtifactNode): string {
-  if (n.complete) return 'held';
-  return `${percent(n.haveBytes, a.bytes)} ${formatBytes(n.haveBytes)}${n.rateBps ? ` at ${formatBytes(n.rateBps)}/s` : ''}`;
+  const layers = n.layers ? ` (layers ${n.layers[0]}-${n.layers[1]})` : '';
+  if (n.complete) return `held${layers}`;
+  return `${percent(n.haveBytes, n.bytes ?? a.bytes)} ${formatBytes(n.haveBytes)}${n.rateBps ? ` at ${formatBytes(n.rateBps)}/s` : ''}${layers}`;
 }
 
 /** Over every artifact and placed node: "held" or "61.3% at 220 MiB/s". */
@@ -109,7 +110,7 @@ function artifactSummary(list: readonly InstanceArtifactView[]): string {
   const nodes = list.flatMap((a) => a.nodes.map((n) => ({ a, n })));
   if (nodes.every(({ n }) => n.complete)) return 'held';
   const have = nodes.reduce((s, { n }) => s + n.haveBytes, 0);
-  const total = nodes.reduce((s, { a }) => s + a.bytes, 0);
+  const total = nodes.reduce((s, { a, n }) => s + (n.bytes ?? a.bytes), 0);
   const rate = nodes.reduce((s, { n }) => s + (n.rateBps ?? 0), 0);
   return `${percent(have, total)}${rate > 0 ? ` at ${formatBytes(rate)}/s` : ''}`;
 }

@@ -149,7 +149,10 @@ function artifactsPanel(inst, ctx) {
         ),
       );
     for (const n of a.nodes) {
-      const share = a.bytes > 0 ? Math.min(1, n.haveBytes / a.bytes) : n.complete ? 1 : 0;
+      // A model's stage on this node: its share of what the node needs (its layers), not of the whole model.
+      const need = typeof n.bytes === 'number' ? n.bytes : a.bytes;
+      const share = need > 0 ? Math.min(1, n.haveBytes / need) : n.complete ? 1 : 0;
+      const layers = Array.isArray(n.layers) ? ` layers ${n.layers[0]}-${n.layers[1]}` : '';
       const cell = el('span', {
         class: `artifact-node${n.complete ? ' held' : ''}`,
         'data-testid': 'artifact-node',
@@ -165,7 +168,7 @@ function artifactsPanel(inst, ctx) {
         el(
           'span',
           { 'data-testid': 'artifact-progress' },
-          n.complete ? ' held' : ` ${(share * 100).toFixed(1)}%${rate}`,
+          n.complete ? ` held${layers}` : ` ${(share * 100).toFixed(1)}%${rate}${layers}`,
         ),
       );
       row.append(cell);

@@ -11,6 +11,7 @@ import { emptyState } from '../../../src/actors/topology-keeper/state.js';
 import { stateDigest } from '../../../src/actors/topology-keeper/digest.js';
 import { decodeClusterEvent, type ClusterEvent } from '../../../src/protocols/events.js';
 import type { ModelRecord } from '../../../src/protocols/model-record.js';
+import { instanceArtifacts } from '../../../src/artifacts/instance-progress.js';
 
 const ART = 'cd'.repeat(32);
 
@@ -92,4 +93,35 @@ t.test('a hostile stage is refused by the event decoder and the snapshot decoder
     snap.digest = stateDigest(snap.state); // so only the stage's own check can refuse it
     t.throws(() => decodeSnapshot(snap), { code: 'TORUS_PROTOCOL_INVALID' }, `snapshot: ${why}`);
   }
+});
+
+t.test('the instance view shows per node its stage of the model and how far it has come', async (t) => {
+  const s = apply([
+    joined('a'),
+    joined('b'),
+    joined('c'),
+    held('a', 10),
+    held('b', 3, { fromLayer: 2, toLayer: 4, have: 3, chunks: 4 }),
+  ]);
+  const view = instanceArtifacts(s, [ART], ['a', 'b', 'c'], {
+    id: ART,
+    stages: { a: [0, 2], b: [2, 4], c: [4, 6] },
+  });
+  t.same(view[0]!.nodes, [
+    { node: 'a', haveBytes: 1000, complete: true, layers: [0, 2] },
+    { node: 'b', haveBytes: 300, complete: false, layers: [2, 4], bytes: 400 },
+    { node: 'c', haveBytes: 0, complete: false, layers: [4, 6] },
+  ]);
+  const done = apply([joined('b'), held('b', 4, { fromLayer: 2, toLayer: 4, have: 4, chunks: 4 })]);
+  t.match(instanceArtifacts(done, [ART], ['b'], { id: ART, stages: { b: [2, 4] } })[0]!.nodes[0], {
+    complete: true,
+    haveBytes: 400,
+    bytes: 400,
+  });
+  const other = apply([joined('b'), held('b', 4, { fromLayer: 0, toLayer: 2, have: 4, chunks: 4 })]);
+  t.match(
+    instanceArtifacts(other, [ART], ['b'], { id: ART, stages: { b: [2, 4] } })[0]!.nodes[0],
+    { complete: false, haveBytes: 0 },
+    'other layers held are not this stage',
+  );
 });
