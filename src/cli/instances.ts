@@ -92,13 +92,13 @@ function summarise(i: InstanceView): string {
   return [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
 }
 
-const artifactsOf = (i: InstanceView): readonly InstanceArtifactView[] =>
+export const artifactsOf = (i: InstanceView): readonly InstanceArtifactView[] =>
   Array.isArray(i.artifacts) ? (i.artifacts as InstanceArtifactView[]) : [];
 const percent = (have: number, total: number): string =>
   `${total > 0 ? (Math.floor((have / total) * 1000) / 10).toFixed(1) : '100.0'}%`;
 
 /** "held" or "42.0% 1.1 GiB at 112 MiB/s" */
-function nodeProgress(a: InstanceArtifactView, n: InstanceArtifactNode): string {
+export function nodeProgress(a: InstanceArtifactView, n: InstanceArtifactNode): string {
   const layers = n.layers ? ` (layers ${n.layers[0]}-${n.layers[1]})` : '';
   if (n.complete) return `held${layers}`;
   return `${percent(n.haveBytes, n.bytes ?? a.bytes)} ${formatBytes(n.haveBytes)}${n.rateBps ? ` at ${formatBytes(n.rateBps)}/s` : ''}${layers}`;

@@ -1,6 +1,7 @@
 /** `torus status`: this node, every node with role and memory, every link with type and measured speed, instances with runner states. */
 import type { InstanceView, NodeInfo, TopologyView } from '../api/node-facade.js';
 import { parseCli, printJson, processIo, runCli, type CliIo } from './api-client.js';
+import { artifactsOf, nodeProgress } from './instances.js';
 import { formatBitsPerSecond, formatBytes, formatDuration, renderTable } from './table.js';
 
 export const STATUS_USAGE = `usage: torus status [--api URL] [--token T | --data-dir DIR] [--json]
@@ -80,5 +81,11 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
       i.runners.map((r) => `${name(r.node)}=${r.status}${r.reason ? ` (${r.reason})` : ''}`).join(', '),
     ]),
   );
+  // A model workload: which layers each placed node holds and how far its stage has come (runners wait for it).
+  for (const i of instances)
+    for (const a of artifactsOf(i).filter((x) => x.nodes.some((n) => n.layers))) {
+      const stages = a.nodes.map((n) => `${name(n.node)} ${nodeProgress(a, n)}`).join(', ');
+      out += `  ${i.id}: model ${a.name}: ${stages}\n`;
+    }
   return out;
 }

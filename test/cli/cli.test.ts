@@ -84,6 +84,39 @@ t.test('status says when the node has no quorum (writes refused), and is quiet a
   );
 });
 
+t.test("status shows a model workload's stages: which layers each placed node holds and how far", async (t) => {
+  const node = { id: 'n1', name: 'one', version: '0.1.0', incarnation: 1, uptimeMs: 5_000, role: 'leader' as const };
+  const topology = {
+    nodes: [
+      { id: 'n1', name: 'one' },
+      { id: 'n2', name: 'two' },
+    ],
+    links: [],
+  };
+  const instance = {
+    id: 'llama',
+    nodes: ['n1', 'n2'],
+    runners: [],
+    artifacts: [
+      {
+        id: 'ab'.repeat(32),
+        name: 'tiny-llama',
+        bytes: 1000,
+        nodes: [
+          { node: 'n1', haveBytes: 600, complete: true, layers: [0, 4] },
+          { node: 'n2', haveBytes: 100, bytes: 400, complete: false, layers: [4, 8], rateBps: 2048 },
+        ],
+      },
+    ],
+  } as unknown as Parameters<typeof renderStatus>[2][number];
+  const text = renderStatus(node, topology, [instance]);
+  t.match(
+    text,
+    /\n {2}llama: model tiny-llama: one held \(layers 0-4\), two 25\.0% 100 B at 2\.0 KiB\/s \(layers 4-8\)\n/,
+  );
+  t.notMatch(renderStatus(node, topology, [{ ...instance, artifacts: [] }]), /model/, 'no model: no line');
+});
+
 t.test('place, instances, delete (readable and --json)', async (t) => {
   const { api } = await startApi(t);
   const dir = await mkdtemp(join(tmpdir(), 'torus-cli-'));
