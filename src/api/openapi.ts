@@ -107,7 +107,12 @@ const paths: Record<string, Record<string, Op>> = {
     post: {
       summary: 'every placement option with explanations',
       requestBody: body(ref('PreviewRequest')),
-      responses: { '200': json(ref('Previews'), 'plans and refusals'), ...bodyErrors, ...common },
+      responses: {
+        '200': json(ref('Previews'), 'plans and refusals'),
+        ...bodyErrors,
+        ...common,
+        '404': error('unknown route, or pinned nodes the cluster does not have (TORUS_NODE_UNKNOWN; details.unknown)'),
+      },
     },
   },
   '/v1/instances': {
@@ -118,10 +123,11 @@ const paths: Record<string, Record<string, Op>> = {
         '201': json(ref('Instance'), 'placed; Location names it'),
         ...bodyErrors,
         '409': error(
-          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), or instanceId already taken (TORUS_INSTANCE_EXISTS)",
+          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason, for pinned nodes too), or instanceId already taken (TORUS_INSTANCE_EXISTS)",
         ),
         ...rateLimited,
         ...common,
+        '404': error('unknown route, or pinned nodes the cluster does not have (TORUS_NODE_UNKNOWN; details.unknown)'),
       },
     },
     get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },

@@ -6,6 +6,7 @@
 import { constants } from 'node:os';
 import type { InstanceView } from '../api/node-facade.js';
 import { RankLogs } from './rank-logs.js';
+import { nodeList } from './place.js';
 import { parseBytes } from './table.js';
 import { parseCli, processIo, runCli, UsageError, type ApiClient, type CliIo } from './api-client.js';
 
@@ -13,7 +14,9 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   Places CMD as an exec job (one rank per node), streams every rank's output prefixed [rank N node],
   stops the job on every node at Ctrl-C, and exits with the job's exit code.
   --min-nodes N        at least N ranks (default 1)
-  --nodes ID,ID        nodes that must take part
+  --required-nodes ID,ID  nodes that must take part (the planner picks the rest)
+  --nodes ID,ID,...    pin the job: exactly these nodes, rank 0 first (refused with the planner's reason when
+                       they cannot hold it; if one leaves, the job fails rather than move to other nodes)
   --memory SIZE        memory the whole job needs (default 1MiB)
   --workload NAME      workload id (default: the command's name)
   --instance-id ID     choose the instance id
@@ -26,6 +29,7 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
 const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
+  'required-nodes': { type: 'string' },
   memory: { type: 'string' },
   workload: { type: 'string' },
   'instance-id': { type: 'string' },
@@ -60,6 +64,10 @@ export async function runRunCommand(
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
       const restart = restartOf(values.restart);
+      const nodes = nodeList(values.nodes);
+      if (nodes && (values['min-nodes'] !== undefined || values['required-nodes'] !== undefined))
+        throw new UsageError('--nodes pins the whole set: not with --min-nodes or --required-nodes');
+      const requiredNodes = nodeList(values['required-nodes']);
       const [file, ...rest] = command as [string, ...string[]];
       const request = {
         workload: {
@@ -74,22 +82,16 @@ export async function runRunCommand(
           command: file,
           args: rest,
           memoryBytes,
-          layers: Math.max(minNodes, 1),
+          // one layer per rank at least: a pipeline gives every node one
+          layers: Math.max(minNodes, nodes?.length ?? 1, 1),
           ...(restart ? { restart } : {}),
         },
-        minNodes,
-        ...(typeof values.nodes === 'string'
-          ? {
-              requiredNodes: values.nodes
-                .split(',')
-                .map((s) => s.trim())
-                .filter(Boolean),
-            }
-          : {}),
+        ...(nodes ? { nodes } : { minNodes }),
+        ...(requiredNodes ? { requiredNodes } : {}),
         ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
       };
       io.stderr.write(
-        `torus: placing ${file} on ${minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`,
+        `torus: placing ${file} on ${nodes ? `${nodes.join(', ')} (pinned)` : minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`,
       );
       const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
       return await follow(client, instance, io, interrupt);

@@ -121,6 +121,7 @@ export const InstanceRecordSchema = Type.Object(
     minNodes: opt(Count(1)),
     requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
     objective: opt(StringEnum(['latency', 'throughput'])),
+    pinned: opt(Type.Literal(true)),
     status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
     reason: opt(Reason),
     generation: Count(1),
