@@ -262,8 +262,8 @@ export const responseSchemas = {
       reason: opt(str),
       generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
       pinned: opt(
-        Type.Literal(true, {
-          description: 'placed on the nodes the request named, in its order; never moved to other nodes',
+        Type.Boolean({
+          description: 'true: placed on the nodes the request named, in its order; never moved to other nodes',
         }),
       ),
       exitCode: opt(Type.Integer({ description: "a finished job: 0, or the first failing rank's code" })),

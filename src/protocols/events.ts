@@ -150,7 +150,7 @@ export const InstanceCreated = event('InstanceCreated', {
   minNodes: opt(Count(1)),
   requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
   objective: opt(StringEnum(['latency', 'throughput'])),
-  pinned: opt(Type.Literal(true)),
+  pinned: opt(Type.Boolean()),
 });
 export const InstanceNeedsReplacement = event('InstanceNeedsReplacement', { instanceId: Id, reason: Reason });
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. `restarts`: set when

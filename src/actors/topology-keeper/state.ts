@@ -76,7 +76,7 @@ export interface InstanceRecord {
   /** What the predicted choice optimised (absent: latency, the default). */
   readonly objective?: 'latency' | 'throughput';
   /** The request pinned the set and its ring order (the plan's nodes): re-placed only there, never moved. */
-  readonly pinned?: true;
+  readonly pinned?: boolean;
   readonly status: InstanceStatus;
   readonly reason?: string;
   /** 1 at creation, +1 per re-placement */
