@@ -8,7 +8,7 @@
  */
 import { TorusError } from '../../protocols/errors.js';
 import { coordinatorRoutes } from './jaccl.js';
-import type { RefusalKind } from './plan-result.js';
+import type { DropKind, RefusalKind } from './plan-result.js';
 import { cheapChecks, tensorSizeProblem, type Evaluated, type PlanningContext } from './select-set.js';
 
 /** The pinned nodes the cluster has none of are a 404 naming them: the request was well formed, the state says no. */
@@ -36,7 +36,9 @@ export function evaluatePinned(ctx: PlanningContext, order: readonly number[]): 
   const members = [...order].sort((a, b) => a - b);
   const e = cheapChecks(ctx, k, members);
   const refuse = (kind: RefusalKind, why: string): PinnedOutcome => {
-    e.dropped = { kind: kind === 'tensor' || kind === 'nodes' ? 'preference' : kind, why };
+    // tensor divisibility is a property of the size, not of the set: the set is not evaluated further
+    if (kind === 'tensor') e.notEvaluated = why;
+    else e.dropped = { kind: kind as DropKind, why };
     return {
       ok: false,
       e,
