@@ -111,7 +111,9 @@ const paths: Record<string, Record<string, Op>> = {
         '200': json(ref('Previews'), 'plans and refusals'),
         ...bodyErrors,
         ...common,
-        '404': error('unknown route, or workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN)'),
+        '404': error(
+          'unknown route, workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN), or pinned nodes the cluster does not have (TORUS_NODE_UNKNOWN; details.unknown)',
+        ),
         '409': error('workload.model names an artifact that is not a model (TORUS_ARTIFACT_NOT_MODEL)'),
       },
     },
@@ -124,11 +126,13 @@ const paths: Record<string, Record<string, Op>> = {
         '201': json(ref('Instance'), 'placed; Location names it'),
         ...bodyErrors,
         '409': error(
-          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason), instanceId already taken (TORUS_INSTANCE_EXISTS), or workload.model not a model (TORUS_ARTIFACT_NOT_MODEL)",
+          "placement refused (TORUS_PLACEMENT_REFUSED; details carry the planner's reason, for pinned nodes too), instanceId already taken (TORUS_INSTANCE_EXISTS), or workload.model not a model (TORUS_ARTIFACT_NOT_MODEL)",
         ),
         ...rateLimited,
         ...common,
-        '404': error('unknown route, or workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN)'),
+        '404': error(
+          'unknown route, workload.model names an artifact no node holds (TORUS_ARTIFACT_UNKNOWN), or pinned nodes the cluster does not have (TORUS_NODE_UNKNOWN; details.unknown)',
+        ),
       },
     },
     get: { summary: 'every instance', responses: { '200': json(ref('InstanceList'), 'instances') } },

@@ -22,15 +22,41 @@ const nodeId = IdField('a node id');
 const { artifacts: _artifacts, logs: _logs, ...placedFields } = workloadFields;
 const { artifacts: _a, logs: _l, ...previewFields } = requestWorkloadFields;
 
-/** POST /v1/placements/preview: the request of the `plan` command; the sizes given or from a model. */
-export const PreviewRequest = Type.Object(
-  {
-    workload: Type.Intersect([Type.Object(previewFields, { additionalProperties: false }), sizedByModelOrFields()], {
-      description: 'what to place',
-    }),
-    ...placementFields,
-  },
-  { additionalProperties: false, description: 'a placement request, as the `plan` command reads it' },
+/**
+ * An object that has these fields, whatever their values (the field's own schema checks them) and whatever else
+ * it has (the shape beside the rule closes it): a term of a rule across fields.
+ */
+const has = <K extends string>(...keys: readonly K[]) =>
+  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Unknown()])) as Record<K, ReturnType<typeof Type.Unknown>>, {
+    additionalProperties: true,
+  });
+
+/** `nodes` pins the whole set: a minimum or required nodes beside it would be ignored, so the schema refuses them. */
+const pinnedAlone = () =>
+  Rule(
+    Type.Not(Type.Union([has('nodes', 'minNodes'), has('nodes', 'requiredNodes')])),
+    'nodes',
+    'cannot be combined with minNodes or requiredNodes (it names the whole set)',
+  );
+
+/** POST /v1/placements/preview: the request of the `plan` command; the sizes given or from a model (pinned `nodes`: every option on that set). */
+export const PreviewRequest = Type.Intersect(
+  [
+    Type.Object(
+      {
+        workload: Type.Intersect(
+          [Type.Object(previewFields, { additionalProperties: false }), sizedByModelOrFields()],
+          {
+            description: 'what to place',
+          },
+        ),
+        ...placementFields,
+      },
+      { additionalProperties: false },
+    ),
+    pinnedAlone(),
+  ],
+  { description: 'a placement request, as the `plan` command reads it' },
 );
 export type PreviewRequest = Shape<typeof PreviewRequest>;
 
@@ -38,13 +64,19 @@ export type PreviewRequest = Shape<typeof PreviewRequest>;
  * POST /v1/instances: the placement request plus how to run it (`ring` built in, or `exec` a command): the body
  * of the cluster's `PlaceInstance` command (src/protocols/commands.ts) without `type`, `kind` defaulting to ring.
  */
-export const CreateInstanceRequest = Type.Object(
-  {
-    workload: WorkloadRequest,
-    ...placementFields,
-    instanceId: chosenInstanceId,
-  },
-  { additionalProperties: false, description: 'place a workload and start its runners' },
+export const CreateInstanceRequest = Type.Intersect(
+  [
+    Type.Object(
+      {
+        workload: WorkloadRequest,
+        ...placementFields,
+        instanceId: chosenInstanceId,
+      },
+      { additionalProperties: false },
+    ),
+    pinnedAlone(),
+  ],
+  { description: 'place a workload and start its runners' },
 );
 export type CreateInstanceRequest = Shape<typeof CreateInstanceRequest>;
 
@@ -112,15 +144,6 @@ export const BroadcastRequest = Type.Union(
 export type BroadcastRequest = Shape<typeof BroadcastRequest>;
 
 /**
- * An object that has these fields, whatever their values (the field's own schema checks them) and whatever else
- * it has (the shape beside the rule closes it): a term of a rule across fields.
- */
-const has = <K extends string>(...keys: readonly K[]) =>
-  Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Unknown()])) as Record<K, ReturnType<typeof Type.Unknown>>, {
-    additionalProperties: true,
-  });
-
-/**
  * POST /v1/bench/pipeline: the workload to place (its sizes and cost description) and how long to run it. The
  * two rules across fields are part of the schema (so the document states them and the same check enforces
  * them): the workload needs an activation size (a pipeline passes activations from stage to stage), and `nodes`,
@@ -161,11 +184,7 @@ export const PipelineBenchRequest = Type.Intersect(
       },
       { additionalProperties: false },
     ),
-    Rule(
-      Type.Not(Type.Union([has('nodes', 'minNodes'), has('nodes', 'requiredNodes')])),
-      'nodes',
-      'cannot be combined with minNodes or requiredNodes (it names the whole set)',
-    ),
+    pinnedAlone(),
   ],
   { description: 'a pipeline benchmark: the placement request of a workload' },
 );

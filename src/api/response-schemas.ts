@@ -261,6 +261,11 @@ export const responseSchemas = {
       status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
       reason: opt(str),
       generation: Type.Integer({ description: '1 at creation, +1 per re-placement' }),
+      pinned: opt(
+        Type.Boolean({
+          description: 'true: placed on the nodes the request named, in its order; never moved to other nodes',
+        }),
+      ),
       exitCode: opt(Type.Integer({ description: "a finished job: 0, or the first failing rank's code" })),
       job: opt(job),
       workload: workloadSpec,

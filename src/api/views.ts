@@ -89,6 +89,7 @@ export function instanceView(state: ClusterState, id: string): InstanceView | un
     status: record.status,
     reason: record.reason,
     generation: record.generation,
+    pinned: record.pinned,
     exitCode: record.exitCode,
     job,
     workload: record.workload,

@@ -14,7 +14,9 @@ export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workl
                         stage's real bytes; --memory, --layers, ... then optional (must agree with it);
                         --workload defaults to model-<first 12 digits of ID>
   --sharding pipeline|tensor (default pipeline)   --backend ring|jaccl (default ring)
-  --min-nodes N         smallest node count    --nodes A,B     nodes that must be included
+  --min-nodes N         smallest node count    --required-nodes A,B   nodes that must be included
+  --nodes A,B,C         pin the placement: exactly these nodes, rank 0 first (the planner checks the set, splits
+                        the layers and predicts it, or says why it does not fit; never moved to other nodes)
   --exec CMD            run CMD on every node (kind exec) with --arg=X (repeatable) as its arguments
   --instance-id ID      choose the instance id
   --preview             show every option (plans and refusals) instead of placing
@@ -33,6 +35,7 @@ const OPTIONS = {
   backend: { type: 'string' },
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
+  'required-nodes': { type: 'string' },
   exec: { type: 'string' },
   arg: { type: 'string', multiple: true },
   'instance-id': { type: 'string' },
@@ -104,18 +107,25 @@ async function buildRequest(v: Record<string, unknown>): Promise<Record<string, 
     command: exec,
     args: exec ? (v.arg as string[] | undefined) : undefined,
   };
+  const nodes = nodeList(v.nodes);
+  if (nodes && (v['min-nodes'] !== undefined || v['required-nodes'] !== undefined))
+    throw new UsageError('--nodes pins the whole set: not with --min-nodes or --required-nodes');
   return {
     workload,
     sharding: v.sharding ?? 'pipeline',
     backend: v.backend ?? 'ring',
     minNodes: int('min-nodes'),
-    requiredNodes:
-      typeof v.nodes === 'string'
-        ? v.nodes
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean)
-        : undefined,
+    requiredNodes: nodeList(v['required-nodes']),
+    nodes,
     instanceId: v['instance-id'],
   };
+}
+
+/** `A, B,C` → ['A', 'B', 'C'] in the order given (the ring order, for --nodes). */
+export function nodeList(text: unknown): string[] | undefined {
+  if (typeof text !== 'string') return undefined;
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

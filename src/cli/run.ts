@@ -6,6 +6,7 @@
 import { constants } from 'node:os';
 import type { InstanceView } from '../api/node-facade.js';
 import { RankLogs } from './rank-logs.js';
+import { nodeList } from './place.js';
 import { parseBytes } from './table.js';
 import { parseCli, processIo, runCli, UsageError, type ApiClient, type CliIo } from './api-client.js';
 
@@ -13,7 +14,9 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   Places CMD as an exec job (one rank per node), streams every rank's output prefixed [rank N node],
   stops the job on every node at Ctrl-C, and exits with the job's exit code.
   --min-nodes N        at least N ranks (default 1)
-  --nodes ID,ID        nodes that must take part
+  --required-nodes ID,ID  nodes that must take part (the planner picks the rest)
+  --nodes ID,ID,...    pin the job: exactly these nodes, rank 0 first (refused with the planner's reason when
+                       they cannot hold it; if one leaves, the job fails rather than move to other nodes)
   --memory SIZE        memory the whole job needs (default 1MiB; with --model the model's weights)
   --layers N           layers the plan splits over the ranks (TORUS_LAYER_START/END; default one per rank,
                        with --model the model's)
@@ -33,6 +36,7 @@ const LOG_IDLE_MS = 5000;
 const OPTIONS = {
   'min-nodes': { type: 'string' },
   nodes: { type: 'string' },
+  'required-nodes': { type: 'string' },
   memory: { type: 'string' },
   layers: { type: 'string' },
   model: { type: 'string' },
@@ -70,12 +74,18 @@ export async function runRunCommand(
         throw new UsageError(`--memory: expected a size like 12GiB, got ${String(values.memory)}`);
       const minNodes = values['min-nodes'] === undefined ? 1 : Number(values['min-nodes']);
       if (!Number.isInteger(minNodes) || minNodes < 1) throw new UsageError('--min-nodes: expected a whole number ≥ 1');
-      const layers = values.layers === undefined ? minNodes : Number(values.layers);
-      if (!Number.isInteger(layers) || layers < minNodes)
-        throw new UsageError(
-          `--layers: expected a whole number ≥ --min-nodes (${minNodes}), got ${String(values.layers)}`,
-        );
       const restart = restartOf(values.restart);
+      const nodes = nodeList(values.nodes);
+      if (nodes && (values['min-nodes'] !== undefined || values['required-nodes'] !== undefined))
+        throw new UsageError('--nodes pins the whole set: not with --min-nodes or --required-nodes');
+      // one layer per rank at least: a pipeline gives every node one
+      const ranks = nodes?.length ?? minNodes;
+      const layers = values.layers === undefined ? ranks : Number(values.layers);
+      if (!Number.isInteger(layers) || layers < ranks)
+        throw new UsageError(
+          `--layers: expected a whole number ≥ ${nodes ? 'the pinned nodes' : '--min-nodes'} (${ranks}), got ${String(values.layers)}`,
+        );
+      const requiredNodes = nodeList(values['required-nodes']);
       const [file, ...rest] = command as [string, ...string[]];
       const request = {
         workload: {
@@ -95,19 +105,12 @@ export async function runRunCommand(
           ...(memoryBytes !== undefined ? { memoryBytes } : {}),
           ...(restart ? { restart } : {}),
         },
-        minNodes,
-        ...(typeof values.nodes === 'string'
-          ? {
-              requiredNodes: values.nodes
-                .split(',')
-                .map((s) => s.trim())
-                .filter(Boolean),
-            }
-          : {}),
+        ...(nodes ? { nodes } : { minNodes }),
+        ...(requiredNodes ? { requiredNodes } : {}),
         ...(typeof values['instance-id'] === 'string' ? { instanceId: values['instance-id'] } : {}),
       };
       io.stderr.write(
-        `torus: placing ${file} on ${minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`,
+        `torus: placing ${file} on ${nodes ? `${nodes.join(', ')} (pinned)` : minNodes === 1 ? 'at least 1 node' : `at least ${minNodes} nodes`}\n`,
       );
       const instance = await client.request<InstanceView>('POST', '/v1/instances', request);
       return await follow(client, instance, io, interrupt);

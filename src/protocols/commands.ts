@@ -25,6 +25,17 @@ export const placementFields = {
       description: 'what the predicted choice optimises: step time (default) or pipelined tokens/s',
     }),
   ),
+  nodes: Type.Optional(
+    Type.Array(IdField('a node id'), {
+      minItems: 1,
+      maxItems: 1024,
+      uniqueItems: true,
+      description:
+        'pin the placement: exactly these nodes, in this ring (rank) order. The planner checks the set (memory, ' +
+        'sharding and backend, links), splits the layers, picks the addresses and predicts it, or refuses with the ' +
+        'reason; a pinned instance is never moved to other nodes. Not with minNodes or requiredNodes',
+    }),
+  ),
 };
 export const chosenInstanceId = Type.Optional(IdField('choose the id (default: the leader picks one)'));
 

@@ -140,13 +140,17 @@ export const LinkMeasured = event('LinkMeasured', {
   sourceIncarnation,
 });
 export const LinkDown = event('LinkDown', { ...link, reason: Reason, sourceIncarnation });
-/** `minNodes` / `requiredNodes` / `objective`: what it was planned under, kept so a re-placement plans the same way. */
+/**
+ * `minNodes` / `requiredNodes` / `objective`: what it was planned under, kept so a re-placement plans the same way.
+ * `pinned`: the request named the set and its order (the plan's `nodes`); it is never re-placed on other nodes.
+ */
 export const InstanceCreated = event('InstanceCreated', {
   instance: InstancePlan,
   workload: WorkloadSpec,
   minNodes: opt(Count(1)),
   requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
   objective: opt(StringEnum(['latency', 'throughput'])),
+  pinned: opt(Type.Boolean()),
 });
 export const InstanceNeedsReplacement = event('InstanceNeedsReplacement', { instanceId: Id, reason: Reason });
 /** A new plan for an existing instance (same id); its runner statuses restart from nothing. `restarts`: set when

@@ -148,6 +148,13 @@ export function compile<S extends TSchema>(
       const rule = (first.schema as { [RULE]?: RuleWords })[RULE];
       if (rule) throw new ValidationError(where, fieldPath(at, `${first.path}${rule.pointer}`, value), rule.why);
       const leaf = inUnion(first);
+      const repeat = leaf.type === ValueErrorType.ArrayUniqueItems ? repeatedItem(leaf.value) : undefined;
+      if (repeat)
+        throw new ValidationError(
+          where,
+          fieldPath(at, `${leaf.path}/${repeat.at}`, value),
+          `${repeat.text} is given twice (first at [${repeat.first}])`,
+        );
       throw new ValidationError(where, fieldPath(at, leaf.path, value), why(leaf, wording === 'api'));
     },
   };
@@ -229,6 +236,19 @@ function inUnion(error: ValueError): ValueError {
 function flatVariants(schema: TSchema): TSchema[] {
   const anyOf = (schema as { anyOf?: TSchema[] }).anyOf;
   return anyOf ? anyOf.flatMap(flatVariants) : [schema];
+}
+
+/** The first item of a list that repeats an earlier one (compared as JSON), so the error can name it: `nodes[2]`. */
+function repeatedItem(list: unknown): { at: number; first: number; text: string } | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const seen = new Map<string, number>();
+  for (const [at, item] of list.entries()) {
+    const text = JSON.stringify(item) ?? String(item);
+    const first = seen.get(text);
+    if (first !== undefined) return { at, first, text: text.length > 80 ? `${text.slice(0, 77)}...` : text };
+    seen.set(text, at);
+  }
+  return undefined;
 }
 
 const typeName = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);

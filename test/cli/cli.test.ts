@@ -1,4 +1,5 @@
 import t from 'tap';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { runDeleteCommand } from '../../src/cli/delete.js';
 import { runInstancesCommand } from '../../src/cli/instances.js';
 import { runPeersCommand } from '../../src/cli/peers.js';
 import { runPlaceCommand } from '../../src/cli/place.js';
+import { runRunCommand } from '../../src/cli/run.js';
 import { renderStatus, runStatusCommand } from '../../src/cli/status.js';
 import { startApi, TEST_TOKEN } from '../api/fixtures/harness.js';
 
@@ -193,6 +195,30 @@ t.test('place: refusals, previews, usage errors', async (t) => {
     1,
   );
   t.match(v.err(), /body sharding: expected one of pipeline, tensor/, 'the API names the field');
+  for (const beside of [
+    ['--min-nodes', '2'],
+    ['--required-nodes', 'node-a'],
+  ]) {
+    const pin = io();
+    t.equal(
+      await runPlaceCommand(
+        ['--api', api.url, '--workload', 'w', '--memory', '1GiB', '--layers', '4', '--nodes', 'node-a', ...beside],
+        pin.io,
+      ),
+      2,
+    );
+    t.match(pin.err(), /--nodes pins the whole set: not with --min-nodes or --required-nodes/);
+    const run = io();
+    t.equal(
+      await runRunCommand(
+        ['--api', api.url, '--nodes', 'node-a', ...beside, '--', '/bin/true'],
+        run.io,
+        new EventEmitter(),
+      ),
+      2,
+    );
+    t.match(run.err(), /--nodes pins the whole set: not with --min-nodes or --required-nodes/);
+  }
   const h = io();
   t.equal(await runPlaceCommand(['--help'], h.io), 0);
   t.match(h.out(), /^usage: torus place/);

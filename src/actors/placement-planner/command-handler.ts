@@ -10,6 +10,7 @@ import { holdsRunners, ineligibleNodes, withoutNodes, type Exclusion } from './r
 import { toPlacementState } from '../topology-keeper/placement-state.js';
 import { withArtifactHoldings } from './artifact-placement.js';
 import { modelBytesOf, modelRecordFor, resolveModelWorkload } from './model-workload.js';
+import { checkPinnedNodesKnown } from './pinned-placement.js';
 import { DEFAULT_MAX_INSTANCES } from '../../protocols/exec-policy.js';
 import { createLogger } from '../../runtime/log.js';
 import type { ClusterState } from '../topology-keeper/state.js';
@@ -58,6 +59,7 @@ function planRequestFor(
     minNodes?: number | undefined;
     requiredNodes?: readonly string[] | undefined;
     objective?: string | undefined;
+    nodes?: readonly string[] | undefined;
   },
 ): Record<string, unknown> {
   const { kind: _kind, ...rest } = workload as WorkloadSpec & Record<string, unknown>;
@@ -70,6 +72,7 @@ function planRequestFor(
     ...(options.minNodes !== undefined ? { minNodes: options.minNodes } : {}),
     ...(options.requiredNodes !== undefined ? { requiredNodes: options.requiredNodes } : {}),
     ...(options.objective !== undefined ? { objective: options.objective } : {}),
+    ...(options.nodes !== undefined ? { nodes: options.nodes } : {}),
   };
 }
 
@@ -124,6 +127,7 @@ export class CommandHandler {
     switch (command.type) {
       case 'PlaceInstance': {
         this.#checkQuota(state);
+        if (command.nodes) checkPinnedNodesKnown(Object.keys(state.nodes), command.nodes);
         const plan = await this.#plan(state, planRequestFor(command.workload, command), command.workload);
         const id = command.instanceId ?? plan.id;
         if (Object.hasOwn(state.instances, id))
@@ -131,7 +135,15 @@ export class CommandHandler {
         const instance: InstancePlan = { ...plan, id };
         const constraints = compactConstraints(command);
         return {
-          events: [{ type: 'InstanceCreated', instance, workload: command.workload, ...constraints }],
+          events: [
+            {
+              type: 'InstanceCreated',
+              instance,
+              workload: command.workload,
+              ...constraints,
+              ...(command.nodes ? { pinned: true as const } : {}),
+            },
+          ],
           outcome: { instanceId: id, nodes: instance.nodes },
         };
       }
@@ -172,6 +184,21 @@ export class CommandHandler {
             events: [{ type: 'InstanceFailed', instanceId: command.instanceId, reason: job.reason }],
             outcome: { instanceId: command.instanceId, failed: true },
           };
+        // A pinned instance runs where it was pinned or not at all: a node of it that left is not replaced by
+        // another the user did not choose (docs/placement.md, "Pinned placement").
+        const gone = record.pinned ? record.plan.nodes.filter((n) => !Object.hasOwn(state.nodes, n)) : [];
+        if (gone.length > 0)
+          return {
+            events: [
+              {
+                type: 'InstanceFailed',
+                instanceId: command.instanceId,
+                reason: pinnedGoneReason(gone, reason),
+                final: true,
+              },
+            ],
+            outcome: { instanceId: command.instanceId, failed: true },
+          };
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes,
           // and it optimises what the placement did (a throughput pipeline stays one).
@@ -181,6 +208,7 @@ export class CommandHandler {
               sharding: record.plan.sharding,
               backend: record.plan.backend,
               ...compactConstraints(record),
+              ...(record.pinned ? { nodes: record.plan.nodes } : {}),
             }),
             record.workload,
             command.instanceId,
@@ -272,9 +300,11 @@ export class CommandHandler {
       request = { ...request, workload: { ...(request.workload as Record<string, unknown>), modelBytes } };
     }
     const excluded = ineligibleNodes(state, workload, replacing);
-    const required = (request.requiredNodes as readonly string[] | undefined) ?? [];
+    const pinned = request.nodes as readonly string[] | undefined;
+    const required = pinned ?? (request.requiredNodes as readonly string[] | undefined) ?? [];
     const requiredOut = excluded.filter((e) => required.includes(e.node));
-    if (requiredOut.length) throw refusedOn(requiredOut, 'a required node cannot run this workload');
+    if (requiredOut.length)
+      throw refusedOn(requiredOut, `a ${pinned ? 'pinned' : 'required'} node cannot run this workload`);
     if (excluded.length === Object.keys(state.nodes).length && excluded.length > 0)
       throw refusedOn(excluded, 'no node can run this workload');
     let placementState = withoutNodes(toPlacementState(state), excluded);
@@ -304,6 +334,15 @@ export class CommandHandler {
     if (!('instance' in result)) throw new TorusError('TORUS_INTERNAL', 'the planner answered without a plan');
     return result.instance as InstancePlan;
   }
+}
+
+function pinnedGoneReason(gone: readonly string[], reason: string): string {
+  const which = gone.length > 1 ? `pinned nodes ${gone.join(', ')} left` : `pinned node ${gone[0]} left`;
+  const back = gone.length > 1 ? 'they are' : 'it is';
+  return `${which}; a pinned placement is not moved to other nodes (place it again once ${back} back): ${reason}`.slice(
+    0,
+    1024,
+  );
 }
 
 function refusedOn(excluded: readonly Exclusion[], what: string): TorusError {

@@ -1,6 +1,6 @@
+import { ValidationError } from '../../protocols/errors.js';
 import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 import type { InputWhere } from './cluster-state.js';
-import { ValidationError } from '../../protocols/errors.js';
 import { meanLayerBytes, weightBytes, type ModelBytes } from './model-workload.js';
 import { BACKENDS, SHARDINGS, type Backend, type Sharding } from '../../protocols/placement-kinds.js';
 
@@ -38,6 +38,11 @@ export interface PlacementRequest {
   readonly minNodes: number;
   readonly requiredNodes: readonly string[];
   readonly objective: Objective;
+  /**
+   * A pinned placement: exactly these nodes, rank 0 first (pinned-placement.ts). The decoder then sets
+   * `requiredNodes` to them and `minNodes` to their count, so every rule about required nodes applies.
+   */
+  readonly nodes?: readonly string[];
 }
 
 const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -81,6 +86,7 @@ export const PlacementRequestInput = Type.Object(
     minNodes: Type.Optional(Count(1)),
     requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     objective: Type.Optional(StringEnum(['latency', 'throughput'] as const)),
+    nodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true })),
   },
   { additionalProperties: false },
 );
@@ -119,12 +125,32 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
   if (model) workload.modelBytes = model;
+  const objective = input.objective ?? 'latency';
+  if (input.nodes) {
+    // The pinned set is the whole set: a minimum or required nodes beside it would be ignored, so they are refused.
+    if (input.minNodes !== undefined || input.requiredNodes !== undefined)
+      throw new ValidationError(
+        where,
+        `${root ? `${root}.` : ''}nodes`,
+        'cannot be combined with minNodes or requiredNodes (it names the whole set)',
+      );
+    const nodes = [...input.nodes];
+    return {
+      workload,
+      sharding: input.sharding,
+      backend: input.backend,
+      minNodes: nodes.length,
+      requiredNodes: nodes,
+      objective,
+      nodes,
+    };
+  }
   return {
     workload,
     sharding: input.sharding,
     backend: input.backend,
     minNodes: input.minNodes ?? 1,
     requiredNodes: [...new Set(input.requiredNodes ?? [])],
-    objective: input.objective ?? 'latency',
+    objective,
   };
 }

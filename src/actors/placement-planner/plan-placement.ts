@@ -13,8 +13,16 @@ import { chooseInstancePort, DEFAULT_INSTANCE_PORTS, DEFAULT_RESERVED_PORTS, typ
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
 import { ValidationError } from '../../protocols/errors.js';
-import { evaluateSize, modelStages, type Evaluated, type PlanningContext, type SizeOutcome } from './select-set.js';
-import { layerMs } from './cost-model.js';
+import {
+  evaluateSize,
+  modelStages,
+  tensorSizeProblem,
+  type Evaluated,
+  type PlanningContext,
+  type SizeOutcome,
+} from './select-set.js';
+import { evaluatePinned } from './pinned-placement.js';
+import { layerMs, type Prediction } from './cost-model.js';
 import { describe, predictOption, selectByPrediction, type PredictionOutcome } from './select-by-prediction.js';
 
 export interface PlanOptions {
@@ -42,6 +50,7 @@ export function planPlacement(state: PlacementInput, request: PlacementRequest, 
       workload: request.workload.id,
       minNodes: request.minNodes,
       requiredNodes: request.requiredNodes,
+      ...(request.nodes ? { nodes: request.nodes } : {}),
     },
     sizes: [],
     candidates: [],
@@ -61,6 +70,7 @@ export function planPlacement(state: PlacementInput, request: PlacementRequest, 
     cached: index.nodes.map((node) => node.cached[request.workload.id] ?? 0),
     rng: createRng(options.seed),
   };
+  if (request.nodes) return planPinned(ctx, base, options, request.nodes);
   const sizes: SizeNote[] = [];
   const outcomes: SizeOutcome[] = [];
   const low = Math.max(request.minNodes, ctx.required.length, 1);
@@ -115,6 +125,36 @@ export function planPlacement(state: PlacementInput, request: PlacementRequest, 
   return composeRefusal(ctx, { ...base, sizes, candidates: notes.notes, candidatesOmitted: notes.omitted }, evaluated);
 }
 
+/** The caller's set and order, checked, split and predicted as a chosen one would be; or the reason it does not fit. */
+function planPinned(
+  ctx: PlanningContext,
+  base: Explanation,
+  options: PlanOptions,
+  nodes: readonly string[],
+): PlanResult {
+  const { index } = ctx;
+  const outcome = evaluatePinned(
+    ctx,
+    nodes.map((id) => index.indexOf.get(id) as number),
+  );
+  const note: SizeNote = {
+    size: nodes.length,
+    generation: 'pinned',
+    sets: 1,
+    feasible: outcome.ok ? 1 : 0,
+    dropped: outcome.e.dropped ? { [outcome.e.dropped.kind]: 1 } : {},
+  };
+  const notes = candidateNotes(
+    index,
+    [outcome.e],
+    artifactBytesToMove(ctx.request.workload.artifactBytes, ctx.cached),
+    'pinned by the request',
+  );
+  const explanation = { ...base, sizes: [note], candidates: notes.notes, candidatesOmitted: notes.omitted };
+  if (!outcome.ok) return { refusal: { kind: outcome.kind, message: outcome.message, explanation } };
+  return buildPlan(ctx, outcome.e, explanation, options, undefined, true);
+}
+
 /**
  * The 2-core of the hop graph over `eligible`: repeatedly drop nodes with fewer than two usable hops. A ring of
  * three or more nodes lies inside it, so sets of that size are drawn from it only.
@@ -149,10 +189,8 @@ function twoCore(index: ClusterIndex, eligible: readonly number[]): number[] {
 function skipSize(ctx: PlanningContext, k: number): string | undefined {
   const w = ctx.request.workload;
   if (ctx.request.sharding === 'tensor' && k > 1) {
-    if ((w.hiddenSize as number) % k !== 0)
-      return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
-    if (w.kvHeads !== undefined && w.kvHeads % k !== 0)
-      return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
+    const problem = tensorSizeProblem(ctx.request, k);
+    if (problem) return problem;
   }
   const pool = k >= 3 ? ctx.ringCore : ctx.eligible;
   if (k >= 3) {
@@ -180,6 +218,7 @@ function buildPlan(
   explanation: Explanation,
   options: PlanOptions,
   byPrediction?: PredictionOutcome,
+  pinned = false,
 ): PlanResult {
   const { index, request } = ctx;
   const order = winner.order as readonly number[];
@@ -255,10 +294,12 @@ function buildPlan(
   const ring = winner.ring;
   const hops = explainHops(index, order);
   const predicted = predictOption(ctx, winner, order);
-  const why = byPrediction
-    ? predictionWhy(ctx, byPrediction, winner)
-    : chosenWhy(ctx, winner, explanation.sizes, index);
-  if (!byPrediction && predicted.unmeasured.length > 0)
+  const why = pinned
+    ? pinnedWhy(ctx, winner, names, predicted)
+    : byPrediction
+      ? predictionWhy(ctx, byPrediction, winner)
+      : chosenWhy(ctx, winner, explanation.sizes, index);
+  if (!byPrediction && !pinned && predicted.unmeasured.length > 0)
     why.push(`no complete prediction, chosen by preference: unmeasured ${predicted.unmeasured.join(', ')}`);
   if (stages)
     why.push(
@@ -289,7 +330,7 @@ function buildPlan(
         ...(request.workload.artifactBytes !== undefined
           ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) }
           : {}),
-        by: byPrediction ? 'prediction' : 'preference',
+        by: pinned ? 'pinned' : byPrediction ? 'prediction' : 'preference',
         ...(byPrediction ? { optionsCompared: byPrediction.compared } : {}),
         ...(runnerUp
           ? {
@@ -305,6 +346,16 @@ function buildPlan(
       ...(coordinator ? { coordinator } : {}),
     },
   };
+}
+
+function pinnedWhy(ctx: PlanningContext, winner: Evaluated, names: readonly string[], predicted: Prediction): string[] {
+  return [
+    `pinned by the request: ${names.join(' → ')} (the set and its ring order are the caller's; the planner checked them, split the layers and chose the addresses)`,
+    predicted.unmeasured.length > 0
+      ? `predicted: incomplete, unmeasured ${predicted.unmeasured.join(', ')}`
+      : `predicted: ${describe(predicted)}`,
+    `available memory: ${formatBytes(winner.memory)} for ${formatBytes(ctx.request.workload.memoryBytes)} needed`,
+  ];
 }
 
 function chosenWhy(ctx: PlanningContext, winner: Evaluated, sizes: readonly SizeNote[], index: ClusterIndex): string[] {

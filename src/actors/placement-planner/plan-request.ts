@@ -1,6 +1,7 @@
 import { ValidationError } from '../../protocols/errors.js';
 import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
 import { decodePlacementRequest } from './placement-request.js';
+import { checkPinnedNodesKnown } from './pinned-placement.js';
 import type { PlacementTaskInput } from './pool-task.js';
 import type { PortRange } from './ports.js';
 import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
@@ -55,7 +56,12 @@ export function decodePlannerRequest(
   if (rawState === undefined)
     throw new ValidationError('body', 'state', 'required: the cluster state to plan on (docs/placement.md)');
   const state = decodePlacementInput(rawState, 'body', 'state');
-  decodePlacementRequest(body.request, 'body', 'request');
+  const request = decodePlacementRequest(body.request, 'body', 'request');
+  if (request.nodes)
+    checkPinnedNodesKnown(
+      state.nodes.map((n) => n.id),
+      request.nodes,
+    );
   const seed = body.seed ?? fallbackSeed();
   return { kind, state, input: { kind, state: rawState, request: body.request, seed, ...ports } };
 }

@@ -52,8 +52,11 @@ export interface CandidateNote {
 
 export interface SizeNote {
   readonly size: number;
-  /** 'exhaustive': every set of this size was generated; 'greedy': the bounded family (docs/placement.md). */
-  readonly generation: 'exhaustive' | 'greedy' | 'skipped';
+  /**
+   * 'exhaustive': every set of this size was generated; 'greedy': the bounded family; 'pinned': the one set the
+   * request named (docs/placement.md).
+   */
+  readonly generation: 'exhaustive' | 'greedy' | 'skipped' | 'pinned';
   readonly sets: number;
   readonly feasible: number;
   readonly dropped: Readonly<Partial<Record<DropKind, number>>>;
@@ -68,6 +71,8 @@ export interface Explanation {
     readonly workload: string;
     readonly minNodes: number;
     readonly requiredNodes: readonly string[];
+    /** A pinned placement: the set and ring order the request named. */
+    readonly nodes?: readonly string[];
   };
   readonly sizes: readonly SizeNote[];
   /** Up to MAX_CANDIDATE_NOTES candidate sets with their outcome; `candidatesOmitted` counts the rest. */
@@ -84,8 +89,11 @@ export interface Explanation {
     readonly search: string;
     readonly forced?: string;
     readonly bytesToMove?: number;
-    /** How the set was chosen: by predicted speed, or by today's preference order (no complete prediction). */
-    readonly by: 'prediction' | 'preference';
+    /**
+     * How the set was chosen: by predicted speed, by today's preference order (no complete prediction), or not at
+     * all: pinned by the request.
+     */
+    readonly by: 'prediction' | 'preference' | 'pinned';
     /** With `by: prediction`: the next best option and its prediction. */
     readonly runnerUp?: { readonly nodes: readonly string[]; readonly predicted: Prediction };
     /** With `by: prediction`: how many feasible options had a complete prediction. */

@@ -13,6 +13,7 @@ export type Preview =
  * Every option at once, as exo's placement previews: pipeline/tensor × ring/jaccl × each node count from the
  * request's minimum to the cluster size, each planned with the same seed. A single-node option is always
  * planned as pipeline + ring (the plan's instance says so); the request's own sharding and backend are ignored.
+ * With pinned `nodes`, every option is that set in that order.
  */
 export function previewPlacements(
   state: PlacementInput,
@@ -21,9 +22,11 @@ export function previewPlacements(
 ): Preview[] {
   const out: Preview[] = [];
   const low = Math.max(request.minNodes, request.requiredNodes.length, 1);
+  // A pinned set has one size: its own (each sharding × backend is still planned on it).
+  const high = request.nodes ? low : Math.max(low, state.nodes.length);
   for (const sharding of SHARDINGS) {
     for (const backend of BACKENDS) {
-      for (let nodeCount = low; nodeCount <= Math.max(low, state.nodes.length); nodeCount++) {
+      for (let nodeCount = low; nodeCount <= high; nodeCount++) {
         const result = planPlacement(
           state,
           { ...request, sharding, backend, minNodes: nodeCount },

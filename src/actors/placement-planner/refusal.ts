@@ -55,7 +55,8 @@ export function earlyRefusal(
     );
   }
   const total = withMemory.reduce((s, node) => s + (node.memory?.ramAvailable ?? 0), 0);
-  if (total < w.memoryBytes) {
+  // A pinned set is judged on its own nodes (pinned-placement.ts), whose refusal names them.
+  if (total < w.memoryBytes && !request.nodes) {
     return refuse(
       'memory',
       `Not enough memory for ${w.id}: it needs ${formatBytes(w.memoryBytes)}, all ${withMemory.length} node(s) together have ${formatBytes(total)} available`,

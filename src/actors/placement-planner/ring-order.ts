@@ -18,7 +18,8 @@ export interface RingSearchResult {
   /** Score of the slowest hop (Infinity for a single node). */
   readonly bottleneck: number;
   readonly rttSum: number;
-  readonly method: 'single' | 'pair' | 'exact' | 'heuristic';
+  /** `pinned`: the caller's order, not searched (pinned-placement.ts). */
+  readonly method: 'single' | 'pair' | 'exact' | 'heuristic' | 'pinned';
   /** Thresholds tested by the heuristic (0 for the exact methods). */
   readonly thresholdsTried: number;
 }

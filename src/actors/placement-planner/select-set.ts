@@ -72,6 +72,16 @@ export function evaluateSize(ctx: PlanningContext, k: number): SizeOutcome {
   return winner ? { note, evaluated, winner } : { note, evaluated };
 }
 
+/** Why tensor sharding cannot split this workload over `k` nodes (hidden size or kv heads not divisible), if it cannot. */
+export function tensorSizeProblem(request: PlacementRequest, k: number): string | undefined {
+  const w = request.workload;
+  if ((w.hiddenSize as number) % k !== 0)
+    return `tensor sharding: hidden size ${w.hiddenSize} is not divisible by ${k}`;
+  if (w.kvHeads !== undefined && w.kvHeads % k !== 0)
+    return `tensor sharding: kv heads ${w.kvHeads} is not divisible by ${k}`;
+  return undefined;
+}
+
 /** Memory, layer and RDMA checks that need no ring search. */
 export function cheapChecks(ctx: PlanningContext, k: number, members: readonly number[]): Evaluated {
   const { index, request } = ctx;

@@ -33,6 +33,7 @@ export function applyInstanceCreated(state: ClusterState, e: InstanceCreated, at
     minNodes: e.minNodes,
     requiredNodes: e.requiredNodes,
     objective: e.objective,
+    pinned: e.pinned,
     status: 'active',
     generation: 1,
     runners: {},

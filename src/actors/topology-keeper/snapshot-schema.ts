@@ -122,6 +122,7 @@ export const InstanceRecordSchema = Type.Object(
     minNodes: opt(Count(1)),
     requiredNodes: opt(Type.Array(Id, { maxItems: 1024 })),
     objective: opt(StringEnum(['latency', 'throughput'])),
+    pinned: opt(Type.Boolean()),
     status: StringEnum(['active', 'needs-replacement', 'failed', 'completed']),
     reason: opt(Reason),
     generation: Count(1),

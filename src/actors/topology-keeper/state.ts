@@ -76,6 +76,8 @@ export interface InstanceRecord {
   readonly requiredNodes?: readonly NodeId[];
   /** What the predicted choice optimised (absent: latency, the default). */
   readonly objective?: 'latency' | 'throughput';
+  /** The request pinned the set and its ring order (the plan's nodes): re-placed only there, never moved. */
+  readonly pinned?: boolean;
   readonly status: InstanceStatus;
   readonly reason?: string;
   /** 1 at creation, +1 per re-placement */

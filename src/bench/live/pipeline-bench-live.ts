@@ -11,11 +11,8 @@ import { indexCluster } from '../../actors/placement-planner/cluster-index.js';
 import { decodePlacementInput } from '../../actors/placement-planner/cluster-state.js';
 import { predictPipeline, type Prediction } from '../../actors/placement-planner/cost-model.js';
 import { decodePlacementRequest } from '../../actors/placement-planner/placement-request.js';
-import type { PlacementTaskOutput } from '../../actors/placement-planner/pool-task.js';
-import type { PlacementState } from '../../actors/topology-keeper/placement-state.js';
 import { TorusError } from '../../protocols/errors.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { planPinned } from './pinned-option.js';
 import { command, instanceRecord, runTask, waitReady } from './ring-bench-live.js';
 
 export interface PipelineBenchRequest {
@@ -67,17 +64,17 @@ export async function runLivePipelineBench(
   if (w.activationBytesPerToken === undefined)
     throw new TorusError('TORUS_INTERNAL', 'pipeline bench: a request without an activation size got past its schema');
   const before = feed.lastIndex;
-  const placed = request.nodes
-    ? await placePinned(runtime, request.nodes, placement, request.workload)
-    : await command(runtime, {
-        type: 'PlaceInstance',
-        workload: { kind: 'ring', ...request.workload },
-        sharding: 'pipeline',
-        backend: 'ring',
-        ...(request.objective ? { objective: request.objective } : {}),
-        ...(request.minNodes !== undefined ? { minNodes: request.minNodes } : {}),
-        ...(request.requiredNodes ? { requiredNodes: request.requiredNodes } : {}),
-      });
+  // A pinned option (`nodes`) is placed as any pinned instance: the leader's planner checks that set in that order.
+  const placed = await command(runtime, {
+    type: 'PlaceInstance',
+    workload: { kind: 'ring', ...request.workload },
+    sharding: 'pipeline',
+    backend: 'ring',
+    ...(request.objective ? { objective: request.objective } : {}),
+    ...(request.minNodes !== undefined ? { minNodes: request.minNodes } : {}),
+    ...(request.requiredNodes ? { requiredNodes: request.requiredNodes } : {}),
+    ...(request.nodes ? { nodes: request.nodes } : {}),
+  });
   const instanceId = placed.instanceId;
   if (typeof instanceId !== 'string')
     throw new TorusError('TORUS_INTERNAL', 'the leader placed the pipeline bench but named no instance');
@@ -125,25 +122,4 @@ export async function runLivePipelineBench(
       () => undefined,
     );
   }
-}
-
-/** A pinned option: the planner plans that set, the ranks take the given order, the leader creates it as given. */
-async function placePinned(
-  runtime: Runtime,
-  nodes: readonly string[],
-  placement: Record<string, unknown>,
-  workload: PipelineBenchRequest['workload'],
-): Promise<Record<string, unknown>> {
-  const live = await runtime.request<PlacementState>(
-    'topology-keeper',
-    { type: 'placementState' },
-    { timeoutMs: 5_000 },
-  );
-  const plan = await planPinned(
-    (body) => runtime.request<PlacementTaskOutput>('placement-planner', body, { timeoutMs: 60_000 }),
-    live,
-    nodes,
-    placement,
-  );
-  return command(runtime, { type: 'CreateInstance', instance: plan, workload: { kind: 'ring', ...workload } });
 }

@@ -213,6 +213,59 @@ t.test('a stage is checked by its real bytes: a heavy head does not fit where th
   );
 });
 
+t.test(
+  'a pinned order of a model is checked by its real stage bytes too: refused with the reason, not thrown',
+  async (t) => {
+    // The same model on a pinned pair: the planner may not pick a better order, so the refusal names the stage.
+    const m = record(
+      [['model.embed_tokens.weight', 20, 'embed'], ...blocks(4, 10), ['lm_head.weight', 60, 'head']],
+      4,
+      {
+        tiedEmbeddings: true,
+      },
+    );
+    const s = makeState([
+      { id: 'a', mem: 70 },
+      { id: 'b', mem: 70 },
+    ]);
+    both(s, 'a', 'b', 'ethernet');
+    const pinned = (nodes: string[]) =>
+      plan(s, {
+        workload: { id: 'w', layers: 4, memoryBytes: 120, modelBytes: modelBytesOf(m) },
+        sharding: 'pipeline',
+        backend: 'ring',
+        nodes,
+      });
+    const refused = pinned(['b', 'a']);
+    if (!isRefusal(refused)) return t.fail('the real bytes must refuse the pinned pair');
+    t.equal(refused.refusal.kind, 'memory');
+    t.match(
+      refused.refusal.message,
+      /The pinned nodes b, a cannot hold w: not enough memory on a: its stage \(layers 3-3/,
+    );
+    const roomy = makeState([
+      { id: 'a', mem: 70 },
+      { id: 'b', mem: 100 },
+    ]);
+    both(roomy, 'a', 'b', 'ethernet');
+    const placed = mustPlan(
+      t,
+      plan(roomy, {
+        workload: { id: 'w', layers: 4, memoryBytes: 120, modelBytes: modelBytesOf(m) },
+        sharding: 'pipeline',
+        backend: 'ring',
+        nodes: ['a', 'b'],
+      }),
+    );
+    t.same(placed.instance.nodes, ['a', 'b'], 'the pinned order');
+    t.same(
+      counts(placed),
+      [3, 1],
+      "split by the stages' real bytes: the last stage (head and tied embeddings) gets one block",
+    );
+  },
+);
+
 /** Three fast nodes on measured links, with device figures: the plans are chosen by prediction. */
 function measuredTriangle(): StateJson {
   const s = makeState([

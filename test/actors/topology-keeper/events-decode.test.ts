@@ -48,7 +48,7 @@ t.test('unknown fields, types and bad values are refused with the path', async (
         instance: { ...plan2, nodes: ['a', 'a'] },
         workload: execWorkload,
       }),
-    /event\.instance\.nodes: duplicate/,
+    /event\.instance\.nodes\[1\]: "a" is given twice \(first at \[0\]\)/,
   );
   rejects(
     t,
