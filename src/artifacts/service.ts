@@ -623,7 +623,10 @@ export class ArtifactService implements PeerBackend {
         },
       });
       status.bySource = stats.bySource;
-      // A stage's chunks are all here: synced and journaled, the copy stays partial (a stage holding).
+      // `complete` counts durable chunks: the last batch is synced first, else a whole fetch whose last chunks
+      // were still in that batch would be left partial. A stage's chunks are all here: the copy stays partial
+      // (a stage holding).
+      await writer.flush();
       if (writer.complete) await writer.finish();
       else await writer.close();
       progress();

@@ -28,7 +28,9 @@ t.test('every error code of the registry is in the Error schema; request schemas
     [...body.components.schemas.Error.properties.error.properties.code.enum].sort(),
     Object.keys(ERROR_STATUS).sort(),
   );
-  const create = body.components.schemas.CreateInstanceRequest;
+  // The request's shape, beside the rule across its fields (`nodes` goes alone).
+  const [create, pinnedAlone] = body.components.schemas.CreateInstanceRequest.allOf;
+  t.ok(pinnedAlone.not, 'nodes with minNodes or requiredNodes is refused by the document too');
   t.equal(create.additionalProperties, false);
   t.same(create.required, ['workload']);
   const [branches, sized] = create.properties.workload.allOf;
