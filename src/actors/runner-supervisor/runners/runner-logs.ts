@@ -38,7 +38,11 @@ export interface LogDeps {
   readonly holderLagMs?: number;
   /** How often a followed log is checked for new bytes. */
   readonly pollMs?: number;
+  /** How long a follow goes on reading after the rank can no longer write, once nothing new comes; default 2 s. */
+  readonly endQuietMs?: number;
 }
+
+const END_QUIET_MS = 2000;
 
 /**
  * Whether the rank on `nodeId` may still write to its log: the instance is live (or a failed job about to be
@@ -91,19 +95,25 @@ async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): A
     req.stream,
     req.tail === undefined ? 0 : Math.max(0, (await streamEnd(await listSegments(dir, req.stream))) - req.tail),
   );
-  let quietAfterEnd = 0;
+  // When the rank was first seen unable to write with nothing new in its log, and reset by any new bytes.
+  let endedQuietSince: number | undefined;
   try {
     for (;;) {
       const chunk = await reader.next();
       if (chunk.length > 0) {
-        quietAfterEnd = 0;
+        endedQuietSince = undefined;
         yield chunk;
         continue;
       }
       if (!req.follow || signal.aborted) return;
-      // Stop once the rank can no longer write and two checks found nothing new (the last bytes are flushed).
-      if (!rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) quietAfterEnd += 1;
-      if (quietAfterEnd >= 2) return;
+      // Stop once the rank can no longer write and its log has stayed quiet for a while. The exit is published
+      // before the runner has necessarily written the command's last output (its pipe is read on another path):
+      // on a loaded node that took over a second, and a follower that stopped after two quick checks lost it.
+      if (rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) endedQuietSince = undefined;
+      else {
+        endedQuietSince ??= Date.now();
+        if (Date.now() - endedQuietSince >= (deps.endQuietMs ?? END_QUIET_MS)) return;
+      }
       try {
         await sleep(deps.pollMs ?? 200, undefined, { signal });
       } catch {
