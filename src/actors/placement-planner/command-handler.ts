@@ -11,6 +11,8 @@ import { toPlacementState } from '../topology-keeper/placement-state.js';
 import { withArtifactHoldings } from './artifact-placement.js';
 import { modelBytesOf, modelRecordFor, resolveModelWorkload } from './model-workload.js';
 import { checkPinnedNodesKnown } from './pinned-placement.js';
+import { keptStagesOf, keptStagesReason } from './kept-stages-request.js';
+import type { KeepStages } from './placement-request.js';
 import { DEFAULT_MAX_INSTANCES } from '../../protocols/exec-policy.js';
 import { createLogger } from '../../runtime/log.js';
 import type { ClusterState } from '../topology-keeper/state.js';
@@ -202,25 +204,25 @@ export class CommandHandler {
         try {
           // The original constraints still hold: a re-placement may not drop a required node or go below minNodes,
           // and it optimises what the placement did (a throughput pipeline stays one).
-          const plan = await this.#plan(
-            state,
-            planRequestFor(record.workload, {
-              sharding: record.plan.sharding,
-              backend: record.plan.backend,
-              ...compactConstraints(record),
-              ...(record.pinned ? { nodes: record.plan.nodes } : {}),
-            }),
-            record.workload,
-            command.instanceId,
-          );
+          const request = planRequestFor(record.workload, {
+            sharding: record.plan.sharding,
+            backend: record.plan.backend,
+            ...compactConstraints(record),
+            ...(record.pinned ? { nodes: record.plan.nodes } : {}),
+          });
+          const keep = keptStagesOf(record, state);
+          const kept =
+            keep && (await this.#planKeepingStages(state, request, record.workload, command.instanceId, keep));
+          const plan = kept || (await this.#plan(state, request, record.workload, command.instanceId));
           const instance: InstancePlan = { ...plan, id: command.instanceId };
           const what = job.kind === 'restart' ? `restart ${job.restarts} of ${job.max}, ` : '';
+          const done = keep && kept ? keptStagesReason(keep, instance) : `re-placed on ${instance.nodes.join(', ')}`;
           return {
             events: [
               {
                 type: 'InstanceReplaced',
                 instance,
-                reason: `${what}re-placed on ${instance.nodes.join(', ')}: ${reason}`.slice(0, 1024),
+                reason: `${what}${done}: ${reason}`.slice(0, 1024),
                 ...(job.kind === 'restart' ? { restarts: job.restarts } : {}),
               },
             ],
@@ -282,6 +284,26 @@ export class CommandHandler {
     const record = Object.hasOwn(state.instances, id) ? state.instances[id] : undefined;
     if (!record) throw new TorusError('TORUS_INSTANCE_UNKNOWN', `no instance ${id}`, { instanceId: id });
     return record;
+  }
+
+  /**
+   * A model pipeline that lost nodes: survivors keep their stages, spares take the lost ones (kept-stages.ts).
+   * Undefined when no spare fits: the caller then plans afresh, and the log says why.
+   */
+  async #planKeepingStages(
+    state: ClusterState,
+    request: Record<string, unknown>,
+    workload: WorkloadSpec,
+    instanceId: string,
+    keepStages: KeepStages,
+  ): Promise<InstancePlan | undefined> {
+    try {
+      return await this.#plan(state, { ...request, keepStages }, workload, instanceId);
+    } catch (error) {
+      if (!(error instanceof TorusError) || error.code !== 'TORUS_PLACEMENT_REFUSED') throw error;
+      log.info('cannot keep the surviving stages; planning afresh', { instance: instanceId, why: error.message });
+      return undefined;
+    }
   }
 
   /** Plans on the nodes that can hold this workload's runners; a refusal names the nodes left out and why. */

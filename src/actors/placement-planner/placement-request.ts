@@ -43,6 +43,17 @@ export interface PlacementRequest {
    * `requiredNodes` to them and `minNodes` to their count, so every rule about required nodes applies.
    */
   readonly nodes?: readonly string[];
+  /**
+   * A model pipeline's re-placement that keeps its surviving stages (kept-stages.ts): the old pipeline order with
+   * null where a node left, and the layers of each stage. Survivors keep their position and layers; each null
+   * gets a spare node, and the planner only chooses which.
+   */
+  readonly keepStages?: KeepStages;
+}
+
+export interface KeepStages {
+  readonly nodes: readonly (string | null)[];
+  readonly layers: readonly number[];
 }
 
 const Nullable = <S extends TSchema>(schema: S) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -87,6 +98,15 @@ export const PlacementRequestInput = Type.Object(
     requiredNodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     objective: Type.Optional(StringEnum(['latency', 'throughput'] as const)),
     nodes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true })),
+    keepStages: Type.Optional(
+      Type.Object(
+        {
+          nodes: Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Null()]), { minItems: 1 }),
+          layers: Type.Array(Count(0), { minItems: 1 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -126,6 +146,7 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
   if (model) workload.modelBytes = model;
   const objective = input.objective ?? 'latency';
+  const keepStages = input.keepStages ? checkKeepStages(input.keepStages, workload, input, where, root) : undefined;
   if (input.nodes) {
     // The pinned set is the whole set: a minimum or required nodes beside it would be ignored, so they are refused.
     if (input.minNodes !== undefined || input.requiredNodes !== undefined)
@@ -152,5 +173,28 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
     minNodes: input.minNodes ?? 1,
     requiredNodes: [...new Set(input.requiredNodes ?? [])],
     objective,
+    ...(keepStages ? { keepStages } : {}),
   };
+}
+
+/** A kept split must describe a whole model pipeline: one layer count per stage, every layer once, survivors once. */
+function checkKeepStages(
+  keep: KeepStages,
+  workload: Workload,
+  input: { sharding: Sharding; nodes?: readonly string[] | undefined },
+  where: InputWhere,
+  root: string,
+): KeepStages {
+  const field = `${root ? `${root}.` : ''}keepStages`;
+  const bad = (why: string): ValidationError => new ValidationError(where, field, why);
+  if (!workload.modelBytes) throw bad("needs workload.modelBytes (it keeps a model pipeline's stages)");
+  if (input.sharding !== 'pipeline') throw bad('needs pipeline sharding');
+  if (input.nodes) throw bad('cannot be combined with nodes (a pinned placement is not moved)');
+  if (keep.nodes.length !== keep.layers.length)
+    throw bad(`${keep.nodes.length} nodes for ${keep.layers.length} layer counts`);
+  const total = keep.layers.reduce((s, l) => s + l, 0);
+  if (total !== workload.layers) throw bad(`its stages hold ${total} layers, the workload has ${workload.layers}`);
+  const named = keep.nodes.filter((n): n is string => n !== null);
+  if (new Set(named).size !== named.length) throw bad('names a node twice');
+  return { nodes: [...keep.nodes], layers: [...keep.layers] };
 }

@@ -8,7 +8,7 @@ import { ringHostsByNode } from './hosts-by-node.js';
 import { coordinatorRoutes, jacclCoordinators, jacclDevicesMatrix } from './jaccl.js';
 import { meshAddresses } from './mesh-addresses.js';
 import type { PlacementRequest } from './placement-request.js';
-import type { Explanation, HopDirection, Instance, PlanResult, Shard, SizeNote } from './plan-result.js';
+import type { Explanation, HopDirection, Instance, Plan, PlanResult, Shard, SizeNote } from './plan-result.js';
 import { chooseInstancePort, DEFAULT_INSTANCE_PORTS, DEFAULT_RESERVED_PORTS, type PortRange } from './ports.js';
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
@@ -22,6 +22,7 @@ import {
   type SizeOutcome,
 } from './select-set.js';
 import { evaluatePinned } from './pinned-placement.js';
+import { planKeptStages } from './kept-stages.js';
 import { layerMs, type Prediction } from './cost-model.js';
 import { describe, predictOption, selectByPrediction, type PredictionOutcome } from './select-by-prediction.js';
 
@@ -71,6 +72,10 @@ export function planPlacement(state: PlacementInput, request: PlacementRequest, 
     rng: createRng(options.seed),
   };
   if (request.nodes) return planPinned(ctx, base, options, request.nodes);
+  if (request.keepStages)
+    return planKeptStages(ctx, base, request.keepStages, (c, e, x) =>
+      buildPlan(c, e, x, options, undefined, 'kept-stages'),
+    );
   const sizes: SizeNote[] = [];
   const outcomes: SizeOutcome[] = [];
   const low = Math.max(request.minNodes, ctx.required.length, 1);
@@ -152,7 +157,7 @@ function planPinned(
   );
   const explanation = { ...base, sizes: [note], candidates: notes.notes, candidatesOmitted: notes.omitted };
   if (!outcome.ok) return { refusal: { kind: outcome.kind, message: outcome.message, explanation } };
-  return buildPlan(ctx, outcome.e, explanation, options, undefined, true);
+  return buildPlan(ctx, outcome.e, explanation, options, undefined, 'pinned');
 }
 
 /**
@@ -212,14 +217,16 @@ function skipSize(ctx: PlanningContext, k: number): string | undefined {
   return undefined;
 }
 
+/** `fixed`: the order was given (pinned) or kept from the instance (kept-stages.ts), not searched. */
 function buildPlan(
   ctx: PlanningContext,
   winner: Evaluated,
   explanation: Explanation,
   options: PlanOptions,
   byPrediction?: PredictionOutcome,
-  pinned = false,
-): PlanResult {
+  fixed?: 'pinned' | 'kept-stages',
+): Plan {
+  const pinned = fixed !== undefined;
   const { index, request } = ctx;
   const order = winner.order as readonly number[];
   const k = order.length;
@@ -330,7 +337,7 @@ function buildPlan(
         ...(request.workload.artifactBytes !== undefined
           ? { bytesToMove: artifactBytesToMove(request.workload.artifactBytes, ctx.cached)!(winner.members) }
           : {}),
-        by: pinned ? 'pinned' : byPrediction ? 'prediction' : 'preference',
+        by: fixed ?? (byPrediction ? 'prediction' : 'preference'),
         ...(byPrediction ? { optionsCompared: byPrediction.compared } : {}),
         ...(runnerUp
           ? {

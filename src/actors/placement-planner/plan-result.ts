@@ -54,9 +54,10 @@ export interface SizeNote {
   readonly size: number;
   /**
    * 'exhaustive': every set of this size was generated; 'greedy': the bounded family; 'pinned': the one set the
-   * request named (docs/placement.md).
+   * request named (docs/placement.md); 'kept-stages': the orders that keep a model pipeline's surviving stages
+   * (kept-stages.ts).
    */
-  readonly generation: 'exhaustive' | 'greedy' | 'skipped' | 'pinned';
+  readonly generation: 'exhaustive' | 'greedy' | 'skipped' | 'pinned' | 'kept-stages';
   readonly sets: number;
   readonly feasible: number;
   readonly dropped: Readonly<Partial<Record<DropKind, number>>>;
@@ -91,9 +92,10 @@ export interface Explanation {
     readonly bytesToMove?: number;
     /**
      * How the set was chosen: by predicted speed, by today's preference order (no complete prediction), or not at
-     * all: pinned by the request.
+     * all: pinned by the request; kept-stages: a model pipeline's re-placement kept its surviving stages and gave
+     * only the lost ones to spare nodes (kept-stages.ts).
      */
-    readonly by: 'prediction' | 'preference' | 'pinned';
+    readonly by: 'prediction' | 'preference' | 'pinned' | 'kept-stages';
     /** With `by: prediction`: the next best option and its prediction. */
     readonly runnerUp?: { readonly nodes: readonly string[]; readonly predicted: Prediction };
     /** With `by: prediction`: how many feasible options had a complete prediction. */

@@ -26,6 +26,8 @@ export interface PlanningContext {
   readonly memory: readonly number[];
   readonly cached: readonly number[];
   readonly rng: Rng;
+  /** Layers per pipeline position, given rather than split (a re-placement that keeps its stages, kept-stages.ts). */
+  readonly fixedLayers?: readonly number[];
 }
 
 export interface Evaluated {
@@ -271,14 +273,17 @@ export function modelStages(ctx: PlanningContext, order: readonly number[]): Mod
   const mb = w.modelBytes;
   if (!mb) throw new Error('modelStages: not a model workload');
   const available = order.map((m) => ctx.memory[m] as number);
-  const layers = splitLayersByBytes(
-    {
-      layerBytes: mb.layerBytes,
-      leading: mb.embed,
-      trailing: mb.norm + mb.head + (mb.tiedEmbeddings ? mb.embed : 0),
-    },
-    available,
-  );
+  const fixed = ctx.fixedLayers?.length === order.length ? ctx.fixedLayers : undefined;
+  const layers =
+    fixed ??
+    splitLayersByBytes(
+      {
+        layerBytes: mb.layerBytes,
+        leading: mb.embed,
+        trailing: mb.norm + mb.head + (mb.tiedEmbeddings ? mb.embed : 0),
+      },
+      available,
+    );
   const weights = weightBytes(mb);
   const bytes: number[] = [];
   let from = 0;

@@ -1,9 +1,10 @@
 /**
  * Heal at model scale, real nodes on a lab LAN: a model added on one of 4 hosts, an exec instance of 3 pipeline
- * stages naming it. kill -9 of a stage's node (not the one holding the model, not the leader): the instance is
- * re-placed on the survivors, each node fetches only the chunks of its new stage it lacks (its store then holds
- * exactly the chunks of the stages it had and has, each once), and every runner of the new placement starts with
- * a TORUS_MODEL_DIR holding exactly its tensors; `torus instances` shows each node's layers.
+ * stages naming it, the fourth host spare. kill -9 of a stage's node (not the one holding the model, not the
+ * leader): every survivor keeps its stage (same layers, its store and received bytes unchanged: nothing
+ * re-fetched), the spare takes exactly the lost layers in the lost node's position and fetches at most its stage
+ * + 1 %, every runner of the new placement starts with a TORUS_MODEL_DIR holding exactly its tensors, and the
+ * instance's reason says the stages were kept; `torus instances` shows each node's layers.
  */
 import t from 'tap';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +34,7 @@ interface Shard {
 interface Instance {
   nodes: string[];
   generation?: number;
+  reason?: string;
   plan: { shards: Shard[] };
   runners: { node: string; status: string }[];
 }
@@ -115,6 +117,17 @@ t.test(
       const held = new Map<string, Set<number>>(); // the chunks of each node's first stage
       for (const s of stagesOf(first))
         held.set(s.node, new Set(stageChunks(manifest, model, { fromLayer: s.startLayer, toLayer: s.endLayer })));
+      // What each survivor had received before the kill (its transfers of this model, summed).
+      const received = async (node: (typeof c.nodes)[number]): Promise<number> => {
+        const list = await node.tryGet<{ transfers: { id: string; haveBytes?: number; bytes?: number }[] }>(
+          '/v1/artifacts/transfers',
+        );
+        return (list?.transfers ?? []).filter((x) => x.id === id).reduce((a, x) => a + (x.haveBytes ?? 0), 0);
+      };
+      const survivors = c.nodes.filter((n) => n !== victim && n.id !== holder.id && first.nodes.includes(n.id));
+      const before = new Map<string, number>();
+      for (const n of survivors) before.set(n.id, await received(n));
+      const lost = stagesOf(first).find((s) => s.node === victim.id)!;
       const killedAt = Date.now();
       victim.kill('SIGKILL');
       const second = await c.until(
@@ -134,6 +147,25 @@ t.test(
         1000,
       );
       t.comment(`re-placed: ${JSON.stringify(stagesOf(second).map((s) => [s.node, s.startLayer, s.endLayer]))}`);
+      t.match(second.reason ?? '', /^kept the stages of /, `the reason says the stages were kept: ${second.reason}`);
+      t.same(
+        second.plan.shards.map((s) => [s.startLayer, s.endLayer]),
+        first.plan.shards.map((s) => [s.startLayer, s.endLayer]),
+        'the same layer ranges in the same order',
+      );
+      t.same(
+        second.plan.shards.map((s) => (s.node === victim.id ? null : s.node)).filter((n) => first.nodes.includes(n!)),
+        first.plan.shards.map((s) => s.node).filter((n) => n !== victim.id),
+        'every survivor in its position',
+      );
+      const spare = second.plan.shards.find((s) => !first.nodes.includes(s.node));
+      t.same(
+        spare && [spare.startLayer, spare.endLayer],
+        [lost.startLayer, lost.endLayer],
+        'the spare took the lost layers',
+      );
+      for (const n of survivors)
+        t.equal(await received(n), before.get(n.id), `${n.id} received nothing after the kill (transfers)`);
       for (const s of stagesOf(second)) {
         const stage = { fromLayer: s.startLayer, toLayer: s.endLayer };
         const file = await c.until(
@@ -157,6 +189,7 @@ t.test(
           [...want].sort((a, b) => a - b),
           `${s.node}: it holds exactly the chunks of its stages (${had?.size ?? 0} before, ${want.size} now)`,
         );
+        if (had) t.equal(want.size, had.size, `${s.node} kept its stage: no chunk added to its store`);
         if (!had) {
           const shard = stageTensors(model, stage).reduce((a, n) => {
             const x = model.tensors.find((y) => y[0] === n)!;
