@@ -322,6 +322,8 @@ export interface HealResult {
   readonly replacement?: PlacedNode;
   /** the other placed nodes: what their last transfer fetched (0: nothing new) */
   readonly others: readonly PlacedNode[];
+  /** the re-placed instance's reason (it says whether the surviving stages were kept) */
+  readonly replacedWhy?: string;
 }
 
 /** kill -9 of the node of `rank` (never the holder), then until the job runs again on the re-placed instance. */
@@ -365,5 +367,6 @@ export async function killAndHeal(m: ModelLab, run: RunResult, mode: PlaceOption
     seconds,
     ...(replacement ? { replacement } : {}),
     others: nodes.filter((n) => n !== replacement),
+    ...(view.reason ? { replacedWhy: view.reason } : {}),
   };
 }

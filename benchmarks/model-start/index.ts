@@ -5,7 +5,8 @@
  *   - whole artifact: an exec instance on 4 nodes whose workload lists the model as `artifacts: [id]` (today's
  *     chain: every placed node receives all of it);
  *   - model: the same as `model: id` (placed from the record as a 4-stage pipeline, each node fetching its stage);
- *   - heal: kill -9 of one stage's node; the time until every rank runs again, and what the replacement fetched.
+ *   - heal: kill -9 of one stage's node; the time until every rank runs again, what the replacement fetched and
+ *     what each survivor fetched after the kill (target 0: survivors keep their stages).
  * Each run: wall time from POST /v1/instances to every runner started (the runner checks its directory and
  * records the time), the link bound for those needs over the links measured before the POST, the CPU bound
  * (every byte received × what a verified byte costs on this machine ÷ its cores: the lab's hosts share them), which
@@ -153,9 +154,16 @@ async function main(): Promise<void> {
           ? {
               case: `${healMode}: kill -9 ${names(heal.killed)}, until the job runs again`,
               'wall s': +heal.seconds.toFixed(2),
-              note: heal.replacement
-                ? `replacement ${names(heal.replacement.node)} fetched ${heal.replacement.receivedBytes === null ? 'unknown' : mib(heal.replacement.receivedBytes)} MiB for ${of} of ${mib(heal.replacement.shardBytes)} MiB`
-                : 'no new node in the plan',
+              'replacement MiB': heal.replacement?.receivedBytes == null ? null : mib(heal.replacement.receivedBytes),
+              // target 0: a kept stage re-fetches nothing (docs/placement.md, "Re-placing a model pipeline")
+              'survivors MiB': heal.others.some((n) => n.receivedBytes === null)
+                ? null
+                : mib(heal.others.reduce((s, n) => s + (n.receivedBytes ?? 0), 0)),
+              note: `${
+                heal.replacement
+                  ? `replacement ${names(heal.replacement.node)} fetched ${heal.replacement.receivedBytes === null ? 'unknown' : mib(heal.replacement.receivedBytes)} MiB for ${of} of ${mib(heal.replacement.shardBytes)} MiB`
+                  : 'no new node in the plan'
+              }; survivors fetched ${heal.others.map((n) => `${names(n.node)} ${n.receivedBytes === null ? 'unknown' : mib(n.receivedBytes)}`).join(', ')} MiB; ${/^kept the stages/.test(heal.replacedWhy ?? '') ? 'stages kept' : 'fresh plan'}`,
             }
           : {
               case: `${healMode}: kill -9 ${names(heal.killed)}`,

@@ -25,6 +25,11 @@ const why = Lab.unavailableReason() ?? e2eUnavailableReason();
 const READER = fileURLToPath(new URL('./fixtures/read_shard.py', import.meta.url));
 const MiB = 1024 * 1024;
 const HOSTS = [0, 1, 2, 3];
+/**
+ * Unequal memory offered to placements (`--memory-limit`): the split follows memory, so a fresh plan over the nodes
+ * left after the kill would split differently and move the survivors; a kept split does not.
+ */
+const LIMITS = ['160MiB', '120MiB', '80MiB', '60MiB'];
 
 interface Shard {
   node: string;
@@ -50,7 +55,16 @@ t.test(
       const peerOf = (h: number) => `${lab.hosts[h === 0 ? 1 : 0]!.lanIp}:52515`;
       const c = await E2eCluster.start(t, lab, {
         failureTimeoutMs: 3000,
-        nodeArgs: (h) => ['--allow-exec', '--no-mdns', '--peers', peerOf(h), '--iface-type', 'lan0=ethernet'],
+        nodeArgs: (h) => [
+          '--allow-exec',
+          '--no-mdns',
+          '--peers',
+          peerOf(h),
+          '--iface-type',
+          'lan0=ethernet',
+          '--memory-limit',
+          LIMITS[h]!,
+        ],
       });
       const vs = await c.converged(180_000, (v) => v.every((x) => x.topology.links.length === 12));
       const leaderHost = vs.find((v) => v.node.role === 'leader')!.host;
