@@ -10,7 +10,7 @@
  * records the time), the link bound for those needs over the links measured before the POST, the CPU bound
  * (every byte received × what a verified byte costs on this machine ÷ its cores: the lab's hosts share them), which
  * of the two holds, and per node the bytes it received against its shard's.
- *   npm run bench -- model-start [--size 256MiB] [--rate 1gbit] [--ring-rate 4gbit] [--slow-rate 500mbit]
+ *   npm run bench -- model-start [--size 1GiB] [--rate 1gbit] [--ring-rate 4gbit] [--slow-rate 500mbit]
  *                                [--no-whole] [--no-model] [--no-kill] [--json]
  *   npm run bench -- model-start --cpu-cost     only what a verified byte costs in CPU here
  * Needs root (namespaces); says so and exits 0 otherwise.
@@ -78,7 +78,7 @@ function nodeRows(name: string, nodes: readonly PlacedNode[], names: (node: stri
 }
 
 async function main(): Promise<void> {
-  const size = flag('--size') ?? '256MiB';
+  const size = flag('--size') ?? '1GiB';
   const bytes = parseBytes(size);
   if (bytes === undefined) throw new Error(`--size: expected a size such as 1GiB, got ${size}`);
   const measure = (chunkSize: number): Promise<CpuCost> => {

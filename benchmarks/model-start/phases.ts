@@ -37,6 +37,7 @@ export function clusterCpu(nodes: readonly NodeProcess[]): Map<string, number> {
 
 export interface NodePhases {
   readonly node: string;
+  /** -1: a node outside the placement (only its CPU is known) */
   readonly rank: number;
   /** ms since the POST, each; undefined: not seen (a node that fetched nothing has no transfer) */
   readonly transferStart?: number;
@@ -94,6 +95,14 @@ export async function runPhases(
       ...(before !== undefined && after !== undefined ? { cpuSeconds: after - before } : {}),
     });
   }
+  // The nodes outside the placement too: a holder that only sends (its serving CPU counts against the bound).
+  for (const n of nodes) {
+    if (placed.some((p) => p.node === n.id)) continue;
+    const before = cpuBefore.get(n.id);
+    const after = cpuAfter.get(n.id);
+    if (before !== undefined && after !== undefined)
+      out.push({ node: n.id, rank: -1, bySource: {}, cpuSeconds: after - before });
+  }
   let cpu = 0;
   for (const [id, after] of cpuAfter) cpu += after - (cpuBefore.get(id) ?? after);
   const last = Math.max(0, ...out.map((x) => x.runnerStart ?? 0));
@@ -108,7 +117,7 @@ export function phaseRows(name: string, p: RunPhases, names: (node: string) => s
   return p.nodes.map((n) => ({
     case: name,
     node: names(n.node),
-    rank: n.rank,
+    rank: n.rank < 0 ? 'not placed' : n.rank,
     'committed s': s(p.committed),
     'transfer start s': s(n.transferStart),
     'stage done s': s(n.transferEnd),
