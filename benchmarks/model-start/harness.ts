@@ -17,6 +17,7 @@ import type { ChunkSet, DistributionBound } from '../../src/artifacts/distributi
 import { stageChunks, chunksBytes } from '../../src/artifacts/model/stage-chunks.js';
 import { stageTensors } from '../../src/artifacts/model/shard-writer.js';
 import { makeModel } from '../model-fixture/make-model.js';
+import { clusterCpu, runPhases, type RunPhases } from './phases.js';
 
 export interface ModelLabOptions {
   readonly bytes: number;
@@ -131,6 +132,8 @@ export interface RunResult {
   readonly seconds: number;
   readonly bound: DistributionBound | undefined;
   readonly nodes: readonly PlacedNode[];
+  /** where the time went, per node (placeAndStart only) */
+  readonly phases?: RunPhases;
 }
 
 interface Shard {
@@ -204,6 +207,7 @@ export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunRe
     `d="$${dirVar}"; [ -n "$d" ] && [ -d "$d" ] || exit 3; ` +
     `f=${markers}/${o.instanceId}-rank-$TORUS_RANK-$$; echo "$(date +%s%3N) $TORUS_NODE_ID" > $f.tmp && mv $f.tmp $f; exec sleep 3600`;
   const state = (await m.holder.get<{ state: ClusterState }>('/v1/state')).state;
+  const cpuBefore = clusterCpu(m.cluster.live());
   const t0 = Date.now();
   const res = await m.holder.fetch('/v1/instances', {
     method: 'POST',
@@ -223,6 +227,7 @@ export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunRe
     }),
   });
   const text = await res.text();
+  const committedAt = Date.now();
   if (res.status !== 201)
     return {
       instanceId: o.instanceId,
@@ -257,7 +262,8 @@ export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunRe
     });
   if (failure) return { instanceId: o.instanceId, ok: false, reason: failure, seconds: 0, bound: undefined, nodes: [] };
   const seconds = (Math.max(...[...ranks.values()].map((r) => r.at)) - t0) / 1000;
-  return { instanceId: o.instanceId, ok: true, seconds, ...(await accounting(m, o.mode, state, shards, t0)) };
+  const phases = await runPhases(m.cluster.live(), shards, m.id, t0, committedAt, ranks, cpuBefore);
+  return { instanceId: o.instanceId, ok: true, seconds, phases, ...(await accounting(m, o.mode, state, shards, t0)) };
 }
 
 /** What each placed node needed and fetched, and the bound for those needs over the links measured before the POST. */

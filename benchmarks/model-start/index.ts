@@ -11,7 +11,7 @@
  * records the time), the link bound for those needs over the links measured before the POST, the CPU bound
  * (every byte received × what a verified byte costs on this machine ÷ its cores: the lab's hosts share them), which
  * of the two holds, and per node the bytes it received against its shard's.
- *   npm run bench -- model-start [--size 256MiB] [--rate 1gbit] [--ring-rate 4gbit] [--slow-rate 500mbit]
+ *   npm run bench -- model-start [--size 1GiB] [--rate 1gbit] [--ring-rate 4gbit] [--slow-rate 500mbit]
  *                                [--no-whole] [--no-model] [--no-kill] [--json]
  *   npm run bench -- model-start --cpu-cost     only what a verified byte costs in CPU here
  * Needs root (namespaces); says so and exits 0 otherwise.
@@ -23,6 +23,7 @@ import { parseBytes } from '../../src/cli/table.js';
 import { printTable, type BenchRow } from '../table.js';
 import { args, flag } from '../args.js';
 import { measureVerifiedByteCost, type CpuCost } from './cpu-cost.js';
+import { phaseRows } from './phases.js';
 import { killAndHeal, placeAndStart, reset, startModelLab, type PlacedNode, type RunResult } from './harness.js';
 
 const json = args.includes('--json');
@@ -57,6 +58,9 @@ function runRow(name: string, r: RunResult, cost: CpuCost, names: (node: string)
     'received MiB': r.nodes.some((n) => n.receivedBytes === null)
       ? null
       : mib(r.nodes.reduce((s, n) => s + (n.receivedBytes ?? 0), 0)),
+    // Every node process's CPU over the run, against the CPU the bound counts (received bytes × cost).
+    'nodes CPU s': r.phases ? +r.phases.cpuSeconds.toFixed(2) : null,
+    'bound CPU s': +(cpu * availableParallelism()).toFixed(2),
   };
 }
 
@@ -75,7 +79,7 @@ function nodeRows(name: string, nodes: readonly PlacedNode[], names: (node: stri
 }
 
 async function main(): Promise<void> {
-  const size = flag('--size') ?? '256MiB';
+  const size = flag('--size') ?? '1GiB';
   const bytes = parseBytes(size);
   if (bytes === undefined) throw new Error(`--size: expected a size such as 1GiB, got ${size}`);
   const measure = (chunkSize: number): Promise<CpuCost> => {
@@ -100,6 +104,7 @@ async function main(): Promise<void> {
   const owner = new BenchOwner();
   const runs: BenchRow[] = [];
   const perNode: BenchRow[] = [];
+  const phases: BenchRow[] = [];
   try {
     const m = await startModelLab(owner, {
       bytes,
@@ -119,6 +124,7 @@ async function main(): Promise<void> {
       const whole = await placeAndStart(m, { instanceId: 'whole', mode: 'whole' });
       runs.push(runRow('whole artifact (artifacts: [id]), chain', whole, cost, names));
       perNode.push(...nodeRows('whole', whole.nodes, names));
+      if (whole.phases) phases.push(...phaseRows('whole', whole.phases, names));
       await m.holder.fetch('/v1/instances/whole', { method: 'DELETE' });
       if (whole.ok) {
         // The same job again with every placed node holding the model: what starting costs without moving a byte.
@@ -137,8 +143,25 @@ async function main(): Promise<void> {
       const run = await placeAndStart(m, { instanceId: 'model', mode: 'model' });
       runs.push(runRow('model (model: id), 4-stage pipeline', run, cost, names));
       perNode.push(...nodeRows('model', run.nodes, names));
-      if (run.ok) healed = run;
-      else if (!args.includes('--no-whole')) {
+      if (run.phases) phases.push(...phaseRows('model', run.phases, names));
+      if (run.ok) {
+        // The same model placed again, every stage already held: a start's fixed cost, apart from the transfer.
+        await m.holder.fetch('/v1/instances/model', { method: 'DELETE' });
+        const held = await placeAndStart(m, { instanceId: 'model-held', mode: 'model' });
+        runs.push({
+          case: 'the same model again, every stage held (start cost, no bytes)',
+          'wall s': held.ok ? +held.seconds.toFixed(2) : null,
+          'received MiB':
+            held.ok && held.nodes.every((n) => n.receivedBytes !== null)
+              ? mib(held.nodes.reduce((s, n) => s + (n.receivedBytes ?? 0), 0))
+              : null,
+          'nodes CPU s': held.phases ? +held.phases.cpuSeconds.toFixed(2) : null,
+          ...(held.ok ? {} : { note: `not run: ${held.reason}` }),
+        });
+        if (held.phases) phases.push(...phaseRows('model, held', held.phases, names));
+        // The heal runs on the instance that is placed now.
+        if (held.ok) healed = held;
+      } else if (!args.includes('--no-whole')) {
         // This build cannot place from the model yet: the heal is measured on the whole-artifact job instead.
         say('model placement not available here; the heal runs on the whole-artifact job');
         const again = await placeAndStart(m, { instanceId: 'whole-heal', mode: 'whole' });
@@ -182,6 +205,12 @@ async function main(): Promise<void> {
       `CPU bound: bytes all receivers take in × ${cost.msPerMiB.toFixed(2)} ms CPU per MiB (the real writer in the model's ${m.manifest.chunkSize / 1024} KiB chunks, measured before the runs) ÷ ${availableParallelism()} CPUs shared by every lab host. x the tighter: wall ÷ the larger bound.`,
     );
     printTable('model start: per node, bytes received against its shard', perNode, json);
+    printTable(
+      'model start: where the time went, per node (seconds since the POST)',
+      phases,
+      json,
+      'committed: the POST answered; transfer start: the node asked for its stage (its first chunk requests follow); stage done: every chunk of it durable; runner start: its command ran. CPU s: the node process (all its threads) over the run.',
+    );
   } catch (error) {
     owner.ok = false;
     throw error;

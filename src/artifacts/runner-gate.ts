@@ -12,6 +12,9 @@
  * Complete holders are the fallback when an upstream fails (service.ts). A transfer that fails (refused, no
  * source for the stall time) fails the runner with its reason; `ready` carries the runner's environment.
  *
+ * The gate can hold a `waiting` answer (GATE_HOLD_MS) and look again as soon as a transfer ends or a shard
+ * directory is built, so a runner starts on the completion rather than at the supervisor's next ask.
+ *
  * A workload's `model` (docs/artifacts.md, "Models"): on a node of a pipeline placement the gate fetches only its
  * stage's chunks (layers [fromLayer, toLayer), from every node holding them), then has the stage's shard directory
  * built from the store's partial copy, and answers `ready` with `TORUS_MODEL_DIR` naming it. Without a layer range
@@ -26,6 +29,7 @@ import { isHex64 } from './ids.js';
 import type { ArtifactService } from './service.js';
 import { sourcesFor } from './sources.js';
 import { ModelDirectories } from './model/model-dirs.js';
+import { anyChanged } from './change-signal.js';
 import type { LayerRange } from './model/stage-chunks.js';
 
 export interface RunnerArtifactsRequest {
@@ -112,15 +116,27 @@ export function artifactEnv(entries: readonly { id: string; name: string; path: 
   return env;
 }
 
+/**
+ * How long the node's gate holds a `waiting` answer for a change (a transfer ended, a shard directory built) before
+ * it answers: the runner then starts on the completion itself, not at the supervisor's next ask. Well under the
+ * supervisor's request timeout (10 s).
+ */
+export const GATE_HOLD_MS = 2000;
+
 export class RunnerArtifactGate {
   /** per instance: when it first asked (a transfer that failed before that is retried, not held against it) */
   readonly #askedAt = new Map<string, number>();
   readonly #modelDirs = new ModelDirectories();
+  readonly #holdMs: number;
 
+  /** `holdMs`: how long a `waiting` answer waits for a change and looks again (0: answer at once) */
   constructor(
     private readonly service: ArtifactService,
     private readonly nodeId: string,
-  ) {}
+    o: { readonly holdMs?: number } = {},
+  ) {
+    this.#holdMs = o.holdMs ?? 0;
+  }
 
   async prepare(request: RunnerArtifactsRequest): Promise<RunnerArtifactsAnswer> {
     const askedAt = this.#askedAt.get(request.instanceId) ?? Date.now();
@@ -128,11 +144,25 @@ export class RunnerArtifactGate {
       if (this.#askedAt.size >= 1024) this.#askedAt.delete(this.#askedAt.keys().next().value!);
       this.#askedAt.set(request.instanceId, askedAt);
     }
-    const answer = await this.#check(request, askedAt).catch(
-      (error: unknown): RunnerArtifactsAnswer => ({ state: 'failed', reason: asTorusError(error).message }),
-    );
-    if (answer.state !== 'waiting') this.#askedAt.delete(request.instanceId);
-    return answer;
+    const until = Date.now() + this.#holdMs;
+    for (;;) {
+      // Versions read before looking: a transfer that ends while we look wakes the wait below at once.
+      const seen = [this.service.changes.version, this.#modelDirs.changes.version] as const;
+      const answer = await this.#check(request, askedAt).catch(
+        (error: unknown): RunnerArtifactsAnswer => ({ state: 'failed', reason: asTorusError(error).message }),
+      );
+      if (answer.state !== 'waiting') this.#askedAt.delete(request.instanceId);
+      const left = until - Date.now();
+      if (answer.state !== 'waiting' || left <= 0) return answer;
+      const changed = await anyChanged(
+        [
+          [this.service.changes, seen[0]],
+          [this.#modelDirs.changes, seen[1]],
+        ],
+        left,
+      );
+      if (!changed) return answer;
+    }
   }
 
   async #check(r: RunnerArtifactsRequest, askedAt: number): Promise<RunnerArtifactsAnswer> {

@@ -26,6 +26,7 @@ import { boundFromState, boundView, type BoundView } from './state-bound.js';
 import { StoredModels, writeModelFile } from './model/model-store.js';
 import { stageChunks, type LayerRange } from './model/stage-chunks.js';
 import { JournalBits } from './journal-bits.js';
+import { ChangeSignal } from './change-signal.js';
 import type { ModelRecord } from '../protocols/model-record.js';
 import type { ArtifactStage } from '../protocols/artifact-events.js';
 
@@ -100,6 +101,8 @@ export class ArtifactService implements PeerBackend {
   readonly #stageSets = new Map<string, Uint8Array>();
 
   readonly #hash: ChunkHasher;
+  /** bumped when a transfer ends: the runner gate answers on it instead of at its next poll */
+  readonly changes = new ChangeSignal();
   /** Damaged artifacts already logged (each once, until it is repaired or removed). */
   #damagedLogged = new Set<string>();
 
@@ -647,6 +650,7 @@ export class ArtifactService implements PeerBackend {
         if (!this.#writers.has(id)) this.#recent.drop(id);
       }, 30_000).unref();
       void this.#sync.syncNow();
+      this.changes.bump();
     }
   }
 

@@ -27,7 +27,7 @@ import { hostEphemeralRange, LINUX_EPHEMERAL_RANGE_FILE } from '../native/epheme
 import { secureDataDir } from './data-dir.js';
 import { startLiveRingBench } from '../bench/live/ring-bench-live.js';
 import { createArtifactService } from './artifact-service.js';
-import { decodeRunnerArtifactsRequest, RunnerArtifactGate } from '../artifacts/runner-gate.js';
+import { decodeRunnerArtifactsRequest, GATE_HOLD_MS, RunnerArtifactGate } from '../artifacts/runner-gate.js';
 
 export interface TorusNode {
   readonly identity: NodeIdentity;
@@ -111,7 +111,7 @@ export async function startNode(config: NodeConfig, options: StartOptions = {}):
 
   const artifacts = createArtifactService(runtime, config, identity.nodeId, credential, feed);
   // The runner supervisor asks here before it starts a runner whose workload lists artifacts (runner-gate.ts).
-  const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId);
+  const artifactGate = new RunnerArtifactGate(artifacts, identity.nodeId, { holdMs: GATE_HOLD_MS });
   runtime.register('artifacts', (body) => artifactGate.prepare(decodeRunnerArtifactsRequest(body)));
   const facade = new ActorNodeFacade({
     runtime,

@@ -1,8 +1,9 @@
 /**
- * The supervisor's side of the artifact gate (src/artifacts/runner-gate.ts, on the node's main thread): asks every
- * `pollMs` until the node holds every artifact of the instance (→ the runner's TORUS_ARTIFACT_* environment) and
+ * The supervisor's side of the artifact gate (src/artifacts/runner-gate.ts, on the node's main thread): asks at
+ * most every `pollMs` until the node holds every artifact of the instance (→ the runner's TORUS_ARTIFACT_* environment) and
  * its stage of the workload's model (→ TORUS_MODEL_DIR), or a transfer failed (→ rejects with its reason). A gate
- * that does not answer for `giveUpMs` fails the runner too, so it never waits forever.
+ * that does not answer for `giveUpMs` fails the runner too, so it never waits forever. A gate that held its answer
+ * for `pollMs` or longer (it waits for the transfer's end itself) is asked again at once.
  */
 import { shardOf, type RunnerInstance } from '../../protocols/runner-instance.js';
 import type { Body } from '../../protocols/mailbox.js';
@@ -34,6 +35,7 @@ export async function awaitArtifacts(
   let lastAnswer = Date.now();
   let lastError = '';
   while (!cancelled()) {
+    const askedAt = Date.now();
     try {
       const answer = (await ask({
         type: 'runner-artifacts',
@@ -54,7 +56,8 @@ export async function awaitArtifacts(
           `the node's artifact service did not answer for ${Math.round(giveUpMs / 1000)} s: ${lastError}`,
         );
     }
-    await new Promise((r) => setTimeout(r, pollMs));
+    const rest = pollMs - (Date.now() - askedAt);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
   }
   throw new Error('cancelled');
 }

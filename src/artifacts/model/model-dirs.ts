@@ -5,7 +5,7 @@
  * after a cheap check (the index names exactly the stage's tensors, every file has the size its header and
  * tensors make, config.json is there); a directory that fails it is built again. Building copies the stage's
  * bytes, which takes a while for a large stage: it runs in the background, one build per directory, and the gate
- * asks again until it is done.
+ * asks again when it ends (`changes`).
  */
 import { existsSync, readFileSync, rmSync, statSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import type { ModelRecord } from '../../protocols/model-record.js';
 import { CONFIG, INDEX } from './model-reader.js';
 import { shardFileSizes, stageTensors, writeShardDirectory } from './shard-writer.js';
 import type { LayerRange } from './stage-chunks.js';
+import { ChangeSignal } from '../change-signal.js';
 
 export const stageDirName = (stage: LayerRange): string => `layers-${stage.fromLayer}-${stage.toLayer}`;
 
@@ -48,6 +49,8 @@ export class ModelDirectories {
   readonly #failed = new Map<string, string>();
   /** built and checked in this process: not checked again on every ask */
   readonly #ready = new Set<string>();
+  /** bumped when a build ends (built or failed) */
+  readonly changes = new ChangeSignal();
 
   /**
    * The shard directory of `stage` under `shardsDir`, written from `sourceDir` (which must hold the stage's byte
@@ -80,7 +83,10 @@ export class ModelDirectories {
       .catch((error: unknown) => {
         this.#failed.set(dir, `building ${dir}: ${asTorusError(error).message}`);
       })
-      .finally(() => this.#building.delete(dir));
+      .finally(() => {
+        this.#building.delete(dir);
+        this.changes.bump();
+      });
     this.#building.set(dir, build);
     return { state: 'building' };
   }

@@ -6,15 +6,15 @@
  * `model.safetensors.index.json` names only them; `config.json` and the tokenizer files are copied as they are.
  * The source only needs the chosen byte ranges and the small files: a store's partial copy of the artifact, whose
  * files sit at their final size with the fetched ranges in place, serves as well as a complete one. The directory
- * appears whole or not at all (written beside it, then renamed).
+ * appears whole or not at all (written beside it, then renamed). The bytes move with direct I/O (shard-copy.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { TorusError } from '../../protocols/errors.js';
 import type { ModelRecord, ModelTensorTuple } from '../../protocols/model-record.js';
 import { CONFIG, INDEX } from './model-reader.js';
+import { RangeReader, SequentialWriter } from './shard-copy.js';
 
 /** Copied with config.json when the source has them: what a loader reads beside the weights. */
 export const SMALL_FILES: readonly string[] = [
@@ -24,7 +24,6 @@ export const SMALL_FILES: readonly string[] = [
   'special_tokens_map.json',
   'tokenizer.model',
 ];
-const COPY_BLOCK = 16 * 1024 * 1024;
 
 export interface ShardDirectory {
   readonly files: readonly string[];
@@ -85,17 +84,6 @@ export function shardFileSizes(model: ModelRecord, names: readonly string[]): Ma
   return out;
 }
 
-async function copyRange(from: FileHandle, to: FileHandle, begin: number, end: number, buf: Buffer): Promise<void> {
-  for (let at = begin; at < end; ) {
-    const n = Math.min(buf.length, end - at);
-    const { bytesRead } = await from.read(buf, 0, n, at);
-    if (bytesRead !== n)
-      throw new TorusError('TORUS_MODEL_INVALID', `short read at byte ${at + bytesRead} of the source`);
-    await to.write(buf, 0, n);
-    at += n;
-  }
-}
-
 /**
  * Writes the shard holding `names` (tensors of `model`) from `sourceDir` (the model's files at their paths) to
  * `outDir`, which must not exist yet.
@@ -116,23 +104,25 @@ export async function writeShardDirectory(
   }
   const staging = join(dirname(outDir), `.shard-${randomBytes(6).toString('hex')}`);
   mkdirSync(staging, { recursive: true, mode: 0o755 });
-  const buf = Buffer.allocUnsafe(COPY_BLOCK);
   const weightMap: Record<string, string> = {};
   const files: string[] = [];
   let bytes = 0;
   try {
     for (const [file, tensors] of chosenByFile(model, names)) {
       const path = model.files[file]!.path;
-      const from = await open(join(sourceDir, path), 'r');
-      const to = await open(join(staging, path), 'w');
+      const from = await RangeReader.open(join(sourceDir, path));
+      const to = await SequentialWriter.create(join(staging, path)).catch(async (error: unknown) => {
+        await from.close();
+        throw error;
+      });
       try {
-        await to.write(safetensorsHeader(tensors));
+        await to.append(safetensorsHeader(tensors));
         for (const [name, , , , begin, end] of tensors) {
-          await copyRange(from, to, begin, end, buf);
+          await from.copy(begin, end, (piece) => to.append(piece));
           weightMap[name] = path;
           bytes += end - begin;
         }
-        await to.sync();
+        await to.finish();
       } finally {
         await Promise.all([from.close(), to.close()]);
       }

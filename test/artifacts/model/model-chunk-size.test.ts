@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeModel } from '../../../benchmarks/model-fixture/make-model.js';
-import { modelChunkSize } from '../../../src/artifacts/model/model-chunk-size.js';
+import { MAX_OVER_FETCH, modelChunkSize, worstOverFetch } from '../../../src/artifacts/model/model-chunk-size.js';
 import { ArtifactStore } from '../../../src/artifacts/store.js';
 import type { ModelRecord, ModelTensorTuple } from '../../../src/protocols/model-record.js';
 
@@ -36,20 +36,42 @@ function record(layerBytes: number[], embed = 0): ModelRecord {
 }
 const files = (m: ModelRecord) => [{ path: 'model.safetensors', size: m.files[0]!.bytes }];
 
-t.test('the largest power of two at most 1/256 of the smallest layer, 64 KiB to 4 MiB', async (t) => {
-  const mid = record([200 * MiB, 100 * MiB, 300 * MiB]);
-  t.equal(modelChunkSize(mid, files(mid)), 256 * KiB, '100 MiB / 256 = 400 KiB → 256 KiB');
-  const exact = record([64 * MiB, 64 * MiB]);
-  t.equal(modelChunkSize(exact, files(exact)), 256 * KiB, '64 MiB / 256 = 256 KiB exactly');
-  const big = record([4 * GiB, 4 * GiB]);
-  t.equal(modelChunkSize(big, files(big)), 4 * MiB, 'never above the 4 MiB default');
-  const tiny = record([1 * MiB, 2 * MiB], 8 * MiB);
-  t.equal(modelChunkSize(tiny, files(tiny)), 64 * KiB, 'never below the 64 KiB minimum');
-  const none: ModelRecord = {
-    ...tiny,
-    tensors: tiny.tensors.map(([n, f, d, sh, b, e]): ModelTensorTuple => [n, f, d, sh, b, e, 'all']),
-  };
-  t.equal(modelChunkSize(none, files(none)), 4 * MiB, 'no layer to size by: the default');
+t.test(
+  'the largest power of two, 64 KiB to 4 MiB, whose worst stage carries at most 1 % more than its tensors',
+  async (t) => {
+    const mid = record([200 * MiB, 100 * MiB, 300 * MiB]);
+    t.equal(modelChunkSize(mid, files(mid)), MiB, 'the 100 MiB layer alone: its edges cost one chunk, 1 MiB = 1 %');
+    t.ok(worstOverFetch(mid, MiB) <= MAX_OVER_FETCH && worstOverFetch(mid, 2 * MiB) > MAX_OVER_FETCH);
+    const exact = record([64 * MiB, 64 * MiB]);
+    t.equal(
+      modelChunkSize(exact, files(exact)),
+      512 * KiB,
+      'layers of 64 MiB: 512 KiB (0.78 %), where 1/256 of a layer gave 256 KiB',
+    );
+    t.ok(worstOverFetch(exact, 512 * KiB) <= MAX_OVER_FETCH, 'every stage within 1 %');
+    t.ok(worstOverFetch(exact, MiB) > MAX_OVER_FETCH, '1 MiB would carry 1.56 % more on a one-layer stage');
+    const big = record([4 * GiB, 4 * GiB]);
+    t.equal(modelChunkSize(big, files(big)), 4 * MiB, 'never above the 4 MiB default');
+    const tiny = record([1 * MiB, 2 * MiB], 8 * MiB);
+    t.equal(
+      modelChunkSize(tiny, files(tiny)),
+      64 * KiB,
+      'never below the 64 KiB minimum (nothing meets 1 %: the floor)',
+    );
+    const none: ModelRecord = {
+      ...tiny,
+      tensors: tiny.tensors.map(([n, f, d, sh, b, e]): ModelTensorTuple => [n, f, d, sh, b, e, 'all']),
+    };
+    t.equal(modelChunkSize(none, files(none)), 4 * MiB, 'no layer to size by: the default');
+  },
+);
+
+t.test('the worst over-fetch is over every contiguous stage, with what the first and last stages take', async (t) => {
+  // An embedding of 1 MiB ahead of two layers of 64 MiB: the first stage takes it, so its chunks are counted there.
+  const m = record([64 * MiB, 64 * MiB], MiB);
+  const cs = modelChunkSize(m, files(m));
+  t.ok(worstOverFetch(m, cs) <= MAX_OVER_FETCH, `${cs / KiB} KiB keeps every stage within 1 %`);
+  t.ok(cs >= 256 * KiB, 'never below the 1/256-of-a-layer rule');
 });
 
 t.test('doubled while the manifest would pass its bounds (1 048 576 chunks, 32 MiB of JSON)', async (t) => {
