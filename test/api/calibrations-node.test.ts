@@ -1,6 +1,6 @@
 // POST /v1/calibrations end to end on one loopback node: the command runs as a one-rank exec job through the
 // runner supervisor, its one result line is recorded in the replicated state (GET /v1/calibrations, the topology),
-// hostile output is refused with a reason and stores nothing, and the real torch script when torch is installed.
+// hostile output is refused with a reason and stores nothing (every case of the parser: test/protocols/calibration.test.ts), and the real torch script when torch is installed.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -42,16 +42,6 @@ t.test('a calibration line is recorded per node and framework; hostile output st
       /not JSON/,
     ],
     [
-      'negative',
-      `echo '{"torusCalibration":1,"framework":"torch","gflops":-3,"memoryBandwidthGBps":8,"layerOverheadMs":1}'`,
-      /gflops/,
-    ],
-    [
-      'huge',
-      `echo '{"torusCalibration":1,"framework":"torch","gflops":1e300,"memoryBandwidthGBps":8,"layerOverheadMs":1}'`,
-      /gflops/,
-    ],
-    [
       'missing',
       `echo '{"torusCalibration":1,"framework":"torch","gflops":3,"layerOverheadMs":1}'`,
       /memoryBandwidthGBps/,
@@ -61,14 +51,7 @@ t.test('a calibration line is recorded per node and framework; hostile output st
       `echo '{"torusCalibration":1,"framework":"torch","gflops":3,"memoryBandwidthGBps":8,"layerOverheadMs":1}'; echo '{"torusCalibration":1,"framework":"torch","gflops":4,"memoryBandwidthGBps":8,"layerOverheadMs":1}'`,
       /2 result lines/,
     ],
-    ['not JSON', `echo 'hello "torusCalibration" world'`, /not JSON/],
-    ['no result', `echo 'nothing to see'`, /no result line/],
     ['10 MB line', `head -c 10000000 /dev/zero | tr '\\0' x; echo '"torusCalibration"'`, /more than 1048576/],
-    [
-      'other framework',
-      `echo '{"torusCalibration":1,"framework":"jax","gflops":3,"memoryBandwidthGBps":8,"layerOverheadMs":1}'`,
-      /names framework jax, not torch/,
-    ],
     [
       'exit 3',
       `echo '{"torusCalibration":1,"framework":"torch","gflops":3,"memoryBandwidthGBps":8,"layerOverheadMs":1}'; echo oops >&2; exit 3`,

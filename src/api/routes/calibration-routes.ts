@@ -18,7 +18,7 @@ export const calibrationRoutes: readonly Route[] = [
       const request = requestCodecs.calibration.decode(await body());
       const { runnerLog, recordCalibration } = facade;
       if (!runnerLog || !recordCalibration)
-        throw new TorusError('TORUS_NO_LEADER', 'calibrations are not available on this node');
+        throw new TorusError('TORUS_ACTOR_STOPPED', 'this node cannot run calibrations (no runner logs or cluster)');
       const answer = await runCalibrations(
         {
           state: () => facade.state(),
