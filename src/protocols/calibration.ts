@@ -4,7 +4,7 @@
  * and framework in the replicated state. The child's output is hostile input: `parseCalibrationOutput` takes
  * exactly one result line, strictly checked, and refuses anything else with a reason (nothing is then recorded).
  */
-import { ValidationError } from './errors.js';
+import { TorusError } from './errors.js';
 import { Amount, CLOSED, Id } from './event-fields.js';
 import { compile, Type, type Shape } from './schema-kit.js';
 
@@ -71,10 +71,10 @@ const MARK = '"torusCalibration"';
 
 const lineCodec = compile(CalibrationLine, 'frame', 'line');
 
-/** Why a calibration's output was refused (the API answers it per node). */
-export class CalibrationOutputError extends ValidationError {
+/** Why a calibration's output was refused (the API answers it per node): `calibration output: <why>`. */
+export class CalibrationOutputError extends TorusError {
   constructor(why: string) {
-    super('frame', 'calibration output', why);
+    super('TORUS_PROTOCOL_INVALID', `calibration output: ${why}`, { where: 'calibration output' });
   }
 }
 
@@ -105,7 +105,8 @@ export function parseCalibrationOutput(stdout: Uint8Array | string, framework: s
   try {
     figures = lineCodec.decode(value);
   } catch (error) {
-    throw new CalibrationOutputError(error instanceof Error ? error.message : String(error));
+    // the codec names the field (`frame line.gflops: …`); the reason keeps that part
+    throw new CalibrationOutputError((error instanceof Error ? error.message : String(error)).replace(/^frame /, ''));
   }
   if (figures.framework !== framework)
     throw new CalibrationOutputError(`the result names framework ${figures.framework}, not ${framework}`);
