@@ -24,6 +24,7 @@ const COMMANDS: Record<CommandName, Command> = {
   delete: async (args) => (await import('./cli/delete.js')).runDeleteCommand(args),
   peers: async (args) => (await import('./cli/peers.js')).runPeersCommand(args),
   measure: async (args) => (await import('./cli/measure.js')).runMeasureCommand(args),
+  calibrate: async (args) => (await import('./cli/calibrate.js')).runCalibrateCommand(args),
   bench: runBench,
   token: async (args) => (await import('./cli/token.js')).runTokenCommand(args),
   members: async (args) => (await import('./cli/members.js')).runMembersCommand(args),

@@ -164,6 +164,11 @@ export interface NodeFacade {
   }): Promise<MeasureLinksAnswer>;
   /** Measures this node's memory bandwidth and compute again (about 2 s); optional like `measureLinks`. */
   measureDevice?(): Promise<DeviceMeasuredAnswer>;
+  /**
+   * Proposes a calibration's figures (src/protocols/calibration.ts) and resolves once this node applied them;
+   * optional: without it POST /v1/calibrations answers 503.
+   */
+  recordCalibration?(event: import('../protocols/calibration.js').CalibrationRecorded): Promise<void>;
   /** The node's artifact service (src/artifacts); absent: the artifact routes answer 503. */
   readonly artifacts?: import('../artifacts/service.js').ArtifactService | undefined;
 }

@@ -103,6 +103,26 @@ const paths: Record<string, Record<string, Op>> = {
       },
     },
   },
+  '/v1/calibrations': {
+    post: {
+      summary:
+        "run a framework's calibration command on each node (default every node) as a one-rank exec job; record the figures its one torusCalibration line gives",
+      requestBody: body(ref('CalibrationRequest')),
+      responses: {
+        '200': json(
+          ref('CalibrationRun'),
+          'per node, the figures recorded or why none were (refused output stores nothing)',
+        ),
+        ...bodyErrors,
+        ...rateLimited,
+        ...common,
+      },
+    },
+    get: {
+      summary: 'the calibrated figures the state holds, per node and framework',
+      responses: { '200': json(ref('Calibrations'), 'node id → framework → figures'), ...common },
+    },
+  },
   '/v1/placements/preview': {
     post: {
       summary: 'every placement option with explanations',

@@ -11,6 +11,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/peers': 'listPeers',
   'POST /v1/device/measure': 'measureDevice',
   'POST /v1/links/measure': 'measureLinks',
+  'POST /v1/calibrations': 'runCalibrations',
+  'GET /v1/calibrations': 'listCalibrations',
   'POST /v1/placements/preview': 'previewPlacements',
   'POST /v1/instances': 'createInstance',
   'GET /v1/instances': 'listInstances',

@@ -1,5 +1,6 @@
 import { chosenInstanceId, placementFields } from '../protocols/commands.js';
 import { IdField, IpAddress } from '../protocols/event-fields.js';
+import { Framework } from '../protocols/calibration.js';
 import { compile, Rule, StringEnum, Type, type Shape } from '../protocols/schema-kit.js';
 import {
   requestWorkloadFields,
@@ -193,6 +194,30 @@ export type PipelineBenchRequest = Shape<typeof PipelineBenchRequest>;
 /** Operations that take no fields (announce, fetch): an empty object, or no body at all. */
 export const EmptyRequest = Type.Object({}, { additionalProperties: false, description: 'no fields' });
 
+/** POST /v1/calibrations: run a framework's calibration command on nodes (docs/placement.md, "Calibrated figures"). */
+export const CalibrationRequest = Type.Object(
+  {
+    framework: Framework,
+    command: Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), {
+      minItems: 1,
+      maxItems: 256,
+      description:
+        "argv run on each node as a one-rank exec job (the node's --allow-exec must allow it); it prints one torusCalibration JSON line",
+    }),
+    nodes: Type.Optional(
+      Type.Array(nodeId, { minItems: 1, maxItems: 4096, uniqueItems: true, description: 'default: every node' }),
+    ),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 1000,
+        maximum: 600_000,
+        description: 'how long the command may run per node; default 60000',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'measure what a framework achieves on each node and record it' },
+);
+
 /** Every request body schema, by its OpenAPI component name. */
 export const requestSchemas = {
   PreviewRequest,
@@ -200,6 +225,7 @@ export const requestSchemas = {
   RingBenchRequest,
   PipelineBenchRequest,
   MeasureLinksRequest,
+  CalibrationRequest,
   BroadcastRequest,
   EmptyRequest,
 };
@@ -211,6 +237,7 @@ export const requestCodecs = {
   ringBench: compile(RingBenchRequest, 'body'),
   pipelineBench: compile(PipelineBenchRequest, 'body'),
   measureLinks: compile(MeasureLinksRequest, 'body'),
+  calibration: compile(CalibrationRequest, 'body'),
   broadcast: compile(BroadcastRequest, 'body'),
   empty: compile(EmptyRequest, 'body'),
 };

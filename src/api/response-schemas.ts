@@ -25,6 +25,16 @@ const open = <P extends Record<string, TSchema>>(description: string, properties
     additionalProperties: true,
   });
 const epochMs = (what: string) => Type.Number({ description: `${what}, epoch milliseconds` });
+const calibrationFigures = Type.Object(
+  {
+    gflops: num,
+    memoryBandwidthGBps: num,
+    layerOverheadMs: num,
+    measuredAt: epochMs('when the command ended'),
+  },
+  { ...CLOSED, description: 'what the framework reached on the node (src/protocols/calibration.ts)' },
+);
+
 const role = StringEnum(['leader', 'follower', 'candidate', 'alone']);
 /** This node's own role: also `unknown` when its cluster actor did not answer (`clusterUnavailable` says why). */
 const ownRole = StringEnum(['leader', 'follower', 'candidate', 'alone', 'unknown']);
@@ -85,6 +95,9 @@ const workloadSpec = Type.Object(
     activationBytesPerToken: opt(int),
     flopsPerTokenPerLayer: opt(num),
     tokensPerStep: opt(int),
+    contextTokens: opt(int),
+    kvBytesPerTokenPerLayer: opt(int),
+    framework: opt(str),
     model: opt(Type.String({ description: 'the model artifact each node receives its layers of (docs/artifacts.md)' })),
     artifacts: opt(
       Type.Array(str, { description: 'artifact ids the workload needs on every node (docs/artifacts.md)' }),
@@ -145,6 +158,11 @@ const topologyNode = Type.Object(
         { ...CLOSED, description: 'memory bandwidth (GB/s) and f32 compute (GFLOP/s), measured or declared' },
       ),
     ),
+    calibrations: opt(
+      MapOf(calibrationFigures, {
+        description: 'framework → what a calibration measured it reach on this node (POST /v1/calibrations)',
+      }),
+    ),
   },
   CLOSED,
 );
@@ -188,6 +206,32 @@ const job = Type.Object(
 );
 
 export const responseSchemas = {
+  CalibrationRun: Type.Object(
+    {
+      framework: str,
+      results: Type.Array(
+        Type.Union([
+          Type.Object(
+            { nodeId: str, ok: Type.Literal(true), figures: calibrationFigures, wallMs: int },
+            { ...CLOSED, description: 'recorded (CalibrationRecorded)' },
+          ),
+          Type.Object(
+            { nodeId: str, ok: Type.Literal(false), reason: str },
+            { ...CLOSED, description: 'nothing recorded for this node, and why' },
+          ),
+        ]),
+      ),
+    },
+    { ...CLOSED, description: 'per node, the figures recorded or why none were' },
+  ),
+  Calibrations: Type.Object(
+    {
+      calibrations: MapOf(MapOf(calibrationFigures), {
+        description: 'node id → framework → figures, as the replicated state holds them',
+      }),
+    },
+    CLOSED,
+  ),
   Error: Type.Object({ error: errorBody }, CLOSED),
   NodeInfo: Type.Object(
     {

@@ -31,6 +31,7 @@ import { loginRoutes } from './routes/login-routes.js';
 import { linksRoutes } from './routes/links-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { memberRoutes } from './routes/member-routes.js';
+import { calibrationRoutes } from './routes/calibration-routes.js';
 import { artifactRoutes } from './routes/artifact-routes.js';
 
 export interface ApiServerOptions {
@@ -85,6 +86,7 @@ export function apiRoutes(): readonly Route[] {
   return [
     ...clusterRoutes,
     ...linksRoutes,
+    ...calibrationRoutes,
     ...instanceRoutes,
     ...logRoutes,
     eventsRoute,

@@ -22,6 +22,7 @@ export function topologyView(state: ClusterState, leaderId?: string): TopologyVi
         : undefined,
       interfaces: n.profile?.interfaces.flatMap((i) => i.ips.map((ip) => ({ name: i.name, ip, type: i.type }))),
       device: n.profile?.device,
+      calibrations: state.calibrations?.[n.id],
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const links = state.links.map((l) => ({

@@ -12,6 +12,7 @@ export const COMMAND_LIST = [
   { name: 'delete', summary: 'stop and remove an instance' },
   { name: 'peers', summary: 'nodes heard but not joined, and why' },
   { name: 'measure', summary: "re-measure this node's links now" },
+  { name: 'calibrate', summary: 'measure what a framework (torch) achieves on each node, for the planner' },
   {
     name: 'bench',
     summary:

@@ -17,6 +17,9 @@ export const PLACE_USAGE = `usage: torus place (--request REQUEST.json | --workl
   --min-nodes N         smallest node count    --required-nodes A,B   nodes that must be included
   --nodes A,B,C         pin the placement: exactly these nodes, rank 0 first (the planner checks the set, splits
                         the layers and predicts it, or says why it does not fit; never moved to other nodes)
+  --framework NAME      the framework the workload runs (e.g. torch): nodes calibrated for it (torus calibrate)
+                        are predicted with those figures; the prediction's \`figures\` says which each node used
+  --tokens N            tokens per step (prefill: N; decode: 1)   --context N   positions already in the KV cache
   --exec CMD            run CMD on every node (kind exec) with --arg=X (repeatable) as its arguments
   --instance-id ID      choose the instance id
   --preview             show every option (plans and refusals) instead of placing
@@ -31,6 +34,9 @@ const OPTIONS = {
   'hidden-size': { type: 'string' },
   'kv-heads': { type: 'string' },
   'supports-tensor': { type: 'boolean' },
+  framework: { type: 'string' },
+  tokens: { type: 'string' },
+  context: { type: 'string' },
   sharding: { type: 'string' },
   backend: { type: 'string' },
   'min-nodes': { type: 'string' },
@@ -103,6 +109,9 @@ async function buildRequest(v: Record<string, unknown>): Promise<Record<string, 
     hiddenSize: int('hidden-size'),
     kvHeads: int('kv-heads'),
     supportsTensor: v['supports-tensor'] === true ? true : undefined,
+    framework: typeof v.framework === 'string' ? v.framework : undefined,
+    tokensPerStep: int('tokens'),
+    contextTokens: int('context'),
     kind: exec ? 'exec' : 'ring',
     command: exec,
     args: exec ? (v.arg as string[] | undefined) : undefined,

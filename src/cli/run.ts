@@ -23,6 +23,8 @@ export const RUN_USAGE = `usage: torus run [options] -- CMD [ARGS...]
   --model ID           a model artifact (torus artifacts add DIR): placed as a pipeline by its layers' real
                        bytes; the ranks get it in their workload (docs/placement.md, "A model workload")
   --workload NAME      workload id (default: the command's name)
+  --framework NAME     the framework the job runs (e.g. torch): nodes calibrated for it (torus calibrate) are
+                       predicted with those figures
   --instance-id ID     choose the instance id
   --restart POLICY     never (default) or on-failure[:MAX] (restart the whole group)
   --api URL            the node's API (default http://127.0.0.1:52515, or TORUS_API)
@@ -41,6 +43,7 @@ const OPTIONS = {
   layers: { type: 'string' },
   model: { type: 'string' },
   workload: { type: 'string' },
+  framework: { type: 'string' },
   'instance-id': { type: 'string' },
   restart: { type: 'string' },
 } as const;
@@ -104,6 +107,7 @@ export async function runRunCommand(
           ...(model && values.layers === undefined ? {} : { layers }),
           ...(memoryBytes !== undefined ? { memoryBytes } : {}),
           ...(restart ? { restart } : {}),
+          ...(typeof values.framework === 'string' ? { framework: values.framework } : {}),
         },
         ...(nodes ? { nodes } : { minNodes }),
         ...(requiredNodes ? { requiredNodes } : {}),

@@ -33,6 +33,22 @@ function figure(value: number | undefined, unit: string, source: string | undefi
   return `${shown} ${unit}${source ? ` ${source}` : ''}`;
 }
 
+/** A node's calibrated frameworks: `torch 68 GFLOP/s 8.7 GB/s 0.91 ms/layer`, `-` when none (torus kernels only). */
+function calibrated(
+  byFramework:
+    | Readonly<Record<string, { gflops: number; memoryBandwidthGBps: number; layerOverheadMs: number }>>
+    | undefined,
+): string {
+  const entries = Object.entries(byFramework ?? {});
+  if (entries.length === 0) return '-';
+  return entries
+    .map(
+      ([fw, f]) =>
+        `${fw} ${figure(f.gflops, 'GFLOP/s', undefined)} ${figure(f.memoryBandwidthGBps, 'GB/s', undefined)} ${f.layerOverheadMs.toFixed(2)} ms/layer`,
+    )
+    .join(', ');
+}
+
 export function renderStatus(node: NodeInfo, topology: TopologyView, instances: readonly InstanceView[]): string {
   const names = new Map(topology.nodes.map((n) => [n.id, n.name ?? n.id]));
   const name = (id: string): string => names.get(id) ?? id;
@@ -46,7 +62,7 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
   out += '\n';
   out += `NODES (${topology.nodes.length})\n`;
   out += renderTable(
-    ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'MEM BW', 'COMPUTE', 'INTERFACES'],
+    ['ID', 'NAME', 'ROLE', 'MEMORY (available / total)', 'MEM BW', 'COMPUTE', 'CALIBRATED', 'INTERFACES'],
     topology.nodes.map((n) => [
       n.id,
       n.name ?? '',
@@ -54,6 +70,7 @@ export function renderStatus(node: NodeInfo, topology: TopologyView, instances: 
       n.memory ? `${formatBytes(n.memory.ramAvailable)} / ${formatBytes(n.memory.ramTotal)}` : '?',
       figure(n.device?.memoryBandwidthGBps, 'GB/s', n.device?.memoryBandwidthSource),
       figure(n.device?.gflops, 'GFLOP/s', n.device?.gflopsSource),
+      calibrated(n.calibrations),
       (n.interfaces ?? []).map((i) => `${i.name} ${i.ip} ${i.type}`).join(', '),
     ]),
   );

@@ -28,6 +28,7 @@ import type {
 } from '../api/node-facade.js';
 import { instanceView, instanceViews, topologyView } from '../api/views.js';
 import type { ClusterEvent, IndexedEvent } from '../protocols/events.js';
+import type { CalibrationRecorded } from '../protocols/calibration.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { watchLiveHeap } from '../runtime/thread-heap.js';
 import type { Logger } from '../runtime/log.js';
@@ -255,6 +256,22 @@ export class ActorNodeFacade implements NodeFacade {
   /** POST /v1/bench/pipeline (src/bench/live/pipeline-bench-live.ts). */
   async benchPipeline(request: unknown): Promise<PipelineBenchResult> {
     return runLivePipelineBench(this.#ctx.runtime, this.#ctx.feed, request as PipelineBenchRequest);
+  }
+
+  /** POST /v1/calibrations: the leader sequences the figures; answered once this node applied them. */
+  async recordCalibration(event: CalibrationRecorded): Promise<void> {
+    if (!this.#ctx.runtime.actors().includes('cluster'))
+      throw new TorusError('TORUS_NO_LEADER', 'this node runs without the cluster actor');
+    const before = this.#ctx.feed.lastIndex;
+    await this.#ctx.runtime.request('cluster', { type: 'propose', event }, { timeoutMs: COMMAND_TIMEOUT_MS });
+    const recorded = (state: StateAnswer['state']): true | undefined =>
+      state.calibrations?.[event.nodeId]?.[event.framework]?.measuredAt === event.measuredAt ? true : undefined;
+    await this.#untilApplied(
+      before,
+      recorded,
+      `the calibration of ${event.nodeId}`,
+      (e) => e.type === 'CalibrationRecorded',
+    );
   }
 
   /** POST /v1/device/measure: the network profiler measures this node's device again (its `measureDevice` request). */

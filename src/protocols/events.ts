@@ -11,6 +11,7 @@
  */
 import { boundedJson } from './bounded-json.js';
 import { ArtifactDropped, ArtifactHeld, checkArtifactHeld } from './artifact-events.js';
+import { CalibrationRecorded } from './calibration.js';
 import { Amount, CLOSED, Count, Endpoint, ExitCode, Id, Ip, Port, Reason, Signal, W } from './event-fields.js';
 import { checkPlanRules, InstancePlan } from './instance-plan.js';
 import { canonical, compile, JsonData, StringEnum, Type, type Shape, type TSchema } from './schema-kit.js';
@@ -19,6 +20,7 @@ import { withWorkloadDefaults, WorkloadSpec } from './workload-spec.js';
 export { decodeIp, type Endpoint, type InstanceId, type NodeId, type TaskId } from './event-fields.js';
 export { decodeInstancePlan, type InstancePlan, type Shard } from './instance-plan.js';
 export { ARTIFACT_ID_PATTERN, type ArtifactDropped, type ArtifactHeld } from './artifact-events.js';
+export type { CalibrationRecorded } from './calibration.js';
 export { decodeWorkloadSpec, type ExecWorkload, type RingWorkload, type WorkloadSpec } from './workload-spec.js';
 export {
   COMMAND_TYPES,
@@ -222,6 +224,7 @@ export const EventSchemas = {
   TaskStatusChanged,
   ArtifactHeld,
   ArtifactDropped,
+  CalibrationRecorded,
 };
 export const ClusterEvent = Type.Union(Object.values(EventSchemas) as TSchema[] as [TSchema]);
 
@@ -261,7 +264,8 @@ export type ClusterEvent =
   | TaskCreated
   | TaskStatusChanged
   | ArtifactHeld
-  | ArtifactDropped;
+  | ArtifactDropped
+  | CalibrationRecorded;
 export type ClusterEventType = ClusterEvent['type'];
 
 /** One log entry. `at` is stamped by the leader's shell; apply only stores it. */

@@ -5,6 +5,7 @@
  * default). Fields only an exec workload takes live in the exec branch, so a document, a check and a type all say so.
  */
 import { ARTIFACT_ID_PATTERN } from './artifact-events.js';
+import { Framework } from './calibration.js';
 import { CLOSED, Count, IdField, W } from './event-fields.js';
 import { LogsSpec } from './log-rotation.js';
 import { canonical, compile, Rule, SAFE_KEY, StringEnum, Type, type Shape } from './schema-kit.js';
@@ -39,6 +40,22 @@ function workloadCostFields() {
       }),
     ),
     tokensPerStep: Type.Optional(Count(1, 1_000_000)),
+    contextTokens: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 100_000_000,
+        description:
+          'positions already in the KV cache when a step starts (decode: the context; 0: a prefill from scratch); naming it adds attention to the predicted step',
+      }),
+    ),
+    kvBytesPerTokenPerLayer: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2 ** 40,
+        description: 'KV-cache bytes of one position in one layer; default hiddenSize × 4 (K and V, 16-bit)',
+      }),
+    ),
+    framework: Type.Optional(Framework),
   };
 }
 

@@ -37,6 +37,13 @@ function plans(benchId: () => string): Record<string, readonly Call[]> {
     'POST /v1/bench/pipeline': [
       { path: '/v1/bench/pipeline', body: json({ workload: { id: 'w', layers: 2 } }), status: 400 },
     ],
+    // The in-process facade runs no jobs: 503; a real node's answers are in openapi-property and calibrations-node.
+    'POST /v1/calibrations': [
+      { path: '/v1/calibrations', body: json({ framework: 'torch', command: ['/bin/true'] }), status: 503 },
+      { path: '/v1/calibrations', body: json({ framework: 'Torch', command: ['/bin/true'] }), status: 400 },
+      { path: '/v1/calibrations', body: json({ framework: 'torch', command: [] }), status: 400 },
+    ],
+    'GET /v1/calibrations': [{ path: '/v1/calibrations', status: 200 }],
     'POST /v1/links/measure': [
       { path: '/v1/links/measure', body: json({ peer: 'node-b' }), status: 202 },
       { path: '/v1/links/measure', status: 202 },

@@ -63,6 +63,16 @@ const TARGETS: readonly Target[] = [
     ],
   },
   { method: 'post', template: '/v1/links/measure', in: 'body' },
+  // Nodes that are not members: checked in full, answered per node (unknown node), no command runs.
+  {
+    method: 'post',
+    template: '/v1/calibrations',
+    in: 'body',
+    tame: (v) =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? { ...v, nodes: (Array.isArray(v.nodes) ? v.nodes : [0]).map((_: unknown, i: number) => `${GHOST}-${i}`) }
+        : v,
+  },
   // Nodes that are not members: the request is checked in full, then refused for state (404), no ring runs.
   {
     method: 'post',

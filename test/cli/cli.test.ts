@@ -294,3 +294,20 @@ t.test('an unreachable API is a clear error, exit 1', async (t) => {
   const u = io();
   t.equal(await runStatusCommand(['--api', 'not a url'], u.io), 2);
 });
+
+t.test('status shows the frameworks each node is calibrated for (torus kernels only: -)', async (t) => {
+  const node = { id: 'n1', name: 'one', version: '0.1.0', incarnation: 1, uptimeMs: 5_000, role: 'leader' as const };
+  const calibrated = { gflops: 68.5, memoryBandwidthGBps: 8.7, layerOverheadMs: 0.912, measuredAt: 1 };
+  const topology = {
+    nodes: [
+      { id: 'n1', name: 'one', calibrations: { torch: calibrated } },
+      { id: 'n2', name: 'two' },
+    ],
+    links: [],
+    lastIndex: 7,
+  };
+  const text = renderStatus(node, topology, []);
+  t.match(text, /CALIBRATED/);
+  t.match(text, /n1 +one .*torch 68\.5 GFLOP\/s 8\.7 GB\/s 0\.91 ms\/layer/);
+  t.match(text, /n2 +two +\? +\? +\? +-$/m);
+});

@@ -330,6 +330,18 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
       decode: (v) => requestCodecs.measureLinks.decode(v),
       field: (k) => k,
     },
+    {
+      name: 'CalibrationRequest',
+      schema: requestSchemas.CalibrationRequest,
+      sample: {
+        framework: 'torch',
+        command: ['/usr/bin/python3', 'calibrate_torch.py'],
+        nodes: ['a'],
+        timeoutMs: 30000,
+      },
+      decode: (v) => requestCodecs.calibration.decode(v),
+      field: (k) => k,
+    },
     // A union of two closed forms: the `nodes` form round-trips here, the `instance` form below.
     {
       name: 'BroadcastRequest',

@@ -1,4 +1,5 @@
 import { ValidationError } from '../../protocols/errors.js';
+import { CalibrationFigures, FRAMEWORK_PATTERN, MAX_FRAMEWORKS_PER_NODE } from '../../protocols/calibration.js';
 import { compileWorded, MapOf, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 
 /** Where a placement input came from: an API body, or a file/flag given to the offline command. */
@@ -29,6 +30,16 @@ export interface NodeState {
   readonly cached: Readonly<Record<string, number>>;
   /** What the node can do (measured at start, or declared for an accelerator); absent figures are unknown. */
   readonly device?: DeviceFigures;
+  /** framework → figures a calibration measured with it (docs/placement.md, "Calibrated figures"). */
+  readonly calibrations?: Readonly<Record<string, CalibratedFigures>>;
+}
+
+/** What a framework achieves on a node: compute GFLOP/s, read GB/s, a fixed ms per layer; `measuredAt` epoch ms. */
+export interface CalibratedFigures {
+  readonly gflops: number;
+  readonly memoryBandwidthGBps: number;
+  readonly layerOverheadMs: number;
+  readonly measuredAt: number;
 }
 
 /** A node's speed: streaming memory read in GB/s (10^9 bytes/s) and f32 compute in GFLOP/s. */
@@ -87,6 +98,12 @@ const NodeInput = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    calibrations: Type.Optional(
+      Type.Record(Type.String({ pattern: FRAMEWORK_PATTERN.source }), CalibrationFigures, {
+        additionalProperties: false,
+        maxProperties: MAX_FRAMEWORKS_PER_NODE,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -134,6 +151,7 @@ export function decodePlacementInput(value: unknown, where: InputWhere = 'body',
       rdmaEnabled: n.rdmaEnabled ?? false,
       cached: { ...n.cached },
       ...(Object.keys(device).length > 0 ? { device } : {}),
+      ...(n.calibrations && Object.keys(n.calibrations).length > 0 ? { calibrations: { ...n.calibrations } } : {}),
     };
     return n.memory ? { ...base, memory: { ramAvailable: n.memory.ramAvailable, ramTotal: n.memory.ramTotal } } : base;
   });

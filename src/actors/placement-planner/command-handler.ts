@@ -51,6 +51,9 @@ const PLACED_WORKLOAD_KEYS = [
   'activationBytesPerToken',
   'flopsPerTokenPerLayer',
   'tokensPerStep',
+  'contextTokens',
+  'kvBytesPerTokenPerLayer',
+  'framework',
 ] as const;
 
 function planRequestFor(

@@ -25,15 +25,95 @@ export interface Prediction {
   readonly breakdown: readonly BreakdownEntry[];
   /** What the prediction lacked, e.g. `mac-a: gflops`, `a→b: bandwidth`. */
   readonly unmeasured: readonly string[];
+  /** When the workload names a framework: per node, the figures it was predicted with (its calibration or not). */
+  readonly figures?: Readonly<Record<string, string>>;
 }
 
-/** Per-layer time of one node holding `share` of each layer, ms; undefined when a figure is missing. */
-export function layerMs(index: ClusterIndex, node: number, workload: Workload, share = 1): number | undefined {
-  const device = index.nodes[node]?.device;
+/** The figures a node is predicted with, and what they are (the plan says it per node). */
+export interface FiguresUsed {
+  readonly memoryBandwidthGBps: number;
+  readonly gflops: number;
+  /** 0 for device figures: torus's kernels have no per-layer cost of their own */
+  readonly layerOverheadMs: number;
+  /** calibrated: memory, compute and overhead add up (the calibration fits that sum); device: max(memory, compute) */
+  readonly calibrated: boolean;
+  /** e.g. `torch calibration 2026-12-07T20:40:00.000Z` or `torus kernels` */
+  readonly label: string;
+}
+
+export const DEVICE_FIGURES_LABEL = 'torus kernels';
+
+/** A node's calibrated figures for the workload's framework when it has them, else its device figures. */
+export function nodeFigures(index: ClusterIndex, node: number, workload: Workload): FiguresUsed | undefined {
+  const state = index.nodes[node];
+  const framework = workload.framework;
+  const cal =
+    framework !== undefined && state?.calibrations && Object.hasOwn(state.calibrations, framework)
+      ? state.calibrations[framework]
+      : undefined;
+  if (cal)
+    return {
+      memoryBandwidthGBps: cal.memoryBandwidthGBps,
+      gflops: cal.gflops,
+      layerOverheadMs: cal.layerOverheadMs,
+      calibrated: true,
+      label: `${framework} calibration ${new Date(cal.measuredAt).toISOString()}`,
+    };
+  const device = state?.device;
   if (device?.memoryBandwidthGBps === undefined || device.gflops === undefined) return undefined;
-  const memoryMs = ((workload.bytesPerLayer * share) / (device.memoryBandwidthGBps * 1e9)) * 1e3;
-  const computeMs = ((workload.flopsPerTokenPerLayer * workload.tokensPerStep * share) / (device.gflops * 1e9)) * 1e3;
-  return Math.max(memoryMs, computeMs);
+  const { memoryBandwidthGBps, gflops } = device;
+  return { memoryBandwidthGBps, gflops, layerOverheadMs: 0, calibrated: false, label: DEVICE_FIGURES_LABEL };
+}
+
+/**
+ * Attention's KV-cache bytes read by one layer in one step: every position the step's tokens attend to (the
+ * context and the step's own). 0 unless the workload names `contextTokens`.
+ */
+export function kvReadBytes(workload: Workload): number {
+  if (workload.contextTokens === undefined) return 0;
+  const perPosition = workload.kvBytesPerTokenPerLayer ?? (workload.hiddenSize ?? 0) * 4;
+  return perPosition * (workload.contextTokens + workload.tokensPerStep);
+}
+
+/**
+ * Attention's FLOPs in one layer for one step: token i of the step scores and sums over contextTokens + i + 1
+ * positions, 2 FLOPs × hiddenSize each way: 4·h·(N·C + N(N+1)/2). 0 unless `contextTokens` and `hiddenSize` are given.
+ */
+export function attentionFlops(workload: Workload): number {
+  if (workload.contextTokens === undefined || workload.hiddenSize === undefined) return 0;
+  const n = workload.tokensPerStep;
+  return 4 * workload.hiddenSize * (n * workload.contextTokens + (n * (n + 1)) / 2);
+}
+
+/**
+ * Per-layer time of one node holding `share` of each layer, ms; undefined when a figure is missing. Memory: the
+ * layer's weights and its KV-cache reads; compute: its FLOPs for every token of the step (prefill is many tokens
+ * over the same weights, so compute dominates; decode is one, so memory does). Device figures overlap the two
+ * (max, as torus's kernels measured each alone); calibrated ones add them and a fixed per-layer overhead, the model
+ * the calibration fits (docs/placement.md, "Calibrated figures").
+ */
+export function layerMs(index: ClusterIndex, node: number, workload: Workload, share = 1): number | undefined {
+  const f = nodeFigures(index, node, workload);
+  if (f === undefined) return undefined;
+  const memoryMs = (((workload.bytesPerLayer + kvReadBytes(workload)) * share) / (f.memoryBandwidthGBps * 1e9)) * 1e3;
+  const flops = workload.flopsPerTokenPerLayer * workload.tokensPerStep + attentionFlops(workload);
+  const computeMs = ((flops * share) / (f.gflops * 1e9)) * 1e3;
+  return f.calibrated ? f.layerOverheadMs + memoryMs + computeMs : Math.max(memoryMs, computeMs);
+}
+
+/** Per node of `order`, which figures predicted it; only when the workload names a framework (else all are device). */
+function figuresUsed(
+  index: ClusterIndex,
+  order: readonly number[],
+  workload: Workload,
+): Record<string, string> | undefined {
+  if (workload.framework === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const m of order) {
+    const f = nodeFigures(index, m, workload);
+    out[index.ids[m] as string] = f ? f.label : 'none';
+  }
+  return out;
 }
 
 /** One pipeline hop from → to over the address `from` dials: half the RTT plus the activation's transfer, ms. */
@@ -44,7 +124,8 @@ export function hopMs(index: ClusterIndex, from: number, to: number, workload: W
   return choice.rttMs / 2 + ((act * workload.tokensPerStep * 8) / choice.bandwidthBps) * 1e3;
 }
 
-function missingDevice(index: ClusterIndex, node: number): string[] {
+function missingDevice(index: ClusterIndex, node: number, workload: Workload): string[] {
+  if (nodeFigures(index, node, workload) !== undefined) return [];
   const device = index.nodes[node]?.device;
   const id = index.ids[node];
   const out: string[] = [];
@@ -86,7 +167,7 @@ export function predictPipeline(
   const unmeasured: string[] = [];
   const stages = order.map((m, r) => {
     const per = layerMs(index, m, workload);
-    if (per === undefined) unmeasured.push(...missingDevice(index, m));
+    if (per === undefined) unmeasured.push(...missingDevice(index, m, workload));
     if (per === undefined) return undefined;
     return per * (stageBytes ? (stageBytes[r] as number) / workload.bytesPerLayer : (layers[r] as number));
   });
@@ -113,7 +194,7 @@ export function predictPipeline(
   });
   const step = sumOrNull([...stages, ...hops]);
   const slowest = step === null ? null : Math.max(...(stages as number[]), ...(hops as number[]));
-  return finish(step, slowest, workload, objective, breakdown, unmeasured);
+  return finish(step, slowest, workload, objective, breakdown, unmeasured, figuresUsed(index, order, workload));
 }
 
 /**
@@ -130,7 +211,7 @@ export function predictTensor(
   const unmeasured: string[] = [];
   const shares = order.map((m) => {
     const per = layerMs(index, m, workload, 1 / k);
-    if (per === undefined) unmeasured.push(...missingDevice(index, m));
+    if (per === undefined) unmeasured.push(...missingDevice(index, m, workload));
     return per;
   });
   let allReduceMs: number | undefined = 0;
@@ -168,7 +249,7 @@ export function predictTensor(
   const slowestShare = shares.some((s) => s === undefined) ? undefined : Math.max(...(shares as number[]));
   const step = slowestShare === undefined || allReduceMs === undefined ? null : L * (slowestShare + 2 * allReduceMs);
   // A tensor group works on one step at a time: its throughput is its latency's.
-  return finish(step, step, workload, objective, breakdown, unmeasured);
+  return finish(step, step, workload, objective, breakdown, unmeasured, figuresUsed(index, order, workload));
 }
 
 function finish(
@@ -178,6 +259,7 @@ function finish(
   objective: Objective,
   breakdown: BreakdownEntry[],
   unmeasured: string[],
+  figures: Record<string, string> | undefined,
 ): Prediction {
   const paceMs = objective === 'throughput' ? slowest : step;
   return {
@@ -187,6 +269,7 @@ function finish(
     objective,
     breakdown,
     unmeasured: [...new Set(unmeasured)],
+    ...(figures ? { figures } : {}),
   };
 }
 

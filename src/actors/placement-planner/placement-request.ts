@@ -1,4 +1,5 @@
 import { ValidationError } from '../../protocols/errors.js';
+import { Framework } from '../../protocols/calibration.js';
 import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
 import type { InputWhere } from './cluster-state.js';
 import { meanLayerBytes, weightBytes, type ModelBytes } from './model-workload.js';
@@ -23,6 +24,12 @@ export interface Workload {
   readonly activationBytesPerToken?: number;
   readonly flopsPerTokenPerLayer: number;
   readonly tokensPerStep: number;
+  /** Positions in the KV cache when a step starts: given, the prediction adds attention's reads and FLOPs. */
+  readonly contextTokens?: number;
+  /** KV-cache bytes of one position in one layer (default hiddenSize × 4) when contextTokens is given. */
+  readonly kvBytesPerTokenPerLayer?: number;
+  /** The framework the job runs: a node with calibrated figures for it is predicted with them (cost-model.ts). */
+  readonly framework?: string;
   /**
    * A model workload's real bytes (model-workload.ts): the pipeline split, the memory check and the stage times
    * weigh each stage by the bytes of its tensors. Absent: every layer weighs bytesPerLayer.
@@ -76,6 +83,9 @@ export const PlacementRequestInput = Type.Object(
         activationBytesPerToken: Nullable(Count(1)),
         flopsPerTokenPerLayer: Nullable(Type.Number({ minimum: 1 })),
         tokensPerStep: Nullable(Count(1)),
+        contextTokens: Nullable(Count(0)),
+        kvBytesPerTokenPerLayer: Nullable(Count(1)),
+        framework: Nullable(Framework),
         modelBytes: Nullable(
           Type.Object(
             {
@@ -145,6 +155,9 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
   if (model) workload.modelBytes = model;
+  if (typeof w.contextTokens === 'number') workload.contextTokens = w.contextTokens;
+  if (typeof w.kvBytesPerTokenPerLayer === 'number') workload.kvBytesPerTokenPerLayer = w.kvBytesPerTokenPerLayer;
+  if (typeof w.framework === 'string') workload.framework = w.framework;
   const objective = input.objective ?? 'latency';
   const keepStages = input.keepStages ? checkKeepStages(input.keepStages, workload, input, where, root) : undefined;
   if (input.nodes) {

@@ -26,6 +26,7 @@ import {
   applyTaskStatusChanged,
 } from './apply-work.js';
 import { applyArtifactDropped, applyArtifactHeld, dropNodeHoldings } from './apply-artifacts.js';
+import { applyCalibrationRecorded, dropNodeCalibrations } from './apply-calibrations.js';
 
 export type EventOrderProblem = 'gap' | 'stale' | 'term';
 
@@ -77,7 +78,7 @@ function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number 
     case 'NodeProfileUpdated':
       return applyNodeProfileUpdated(state, event, at);
     case 'NodeGone':
-      return dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId);
+      return dropNodeCalibrations(dropNodeHoldings(applyNodeGone(state, event, at), event.nodeId), event.nodeId);
     case 'LinkUp':
       return applyLinkUp(state, event, at);
     case 'LinkMeasured':
@@ -106,6 +107,8 @@ function applyClusterEvent(state: ClusterState, event: ClusterEvent, at: number 
       return applyArtifactHeld(state, event, at);
     case 'ArtifactDropped':
       return applyArtifactDropped(state, event);
+    case 'CalibrationRecorded':
+      return applyCalibrationRecorded(state, event);
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -2,7 +2,7 @@
  * Bridges from cluster state to the placement planner's input (the `plan` command's state JSON, docs/placement.md) and to re-placement.
  */
 import type { InterfaceType } from '../../protocols/events.js';
-import { cmp, compact, type ClusterState, type InstanceRecord } from './state.js';
+import { cmp, compact, own, type ClusterState, type InstanceRecord, type NodeCalibrations } from './state.js';
 import { listNodes } from './graph.js';
 import type { Link } from '../../protocols/link.js';
 
@@ -14,6 +14,8 @@ export interface PlacementNode {
   readonly rdmaEnabled?: boolean;
   readonly cached?: Readonly<Record<string, number>>;
   readonly device?: { readonly memoryBandwidthGBps?: number; readonly gflops?: number };
+  /** framework → the figures a calibration measured (docs/placement.md, "Calibrated figures") */
+  readonly calibrations?: NodeCalibrations;
 }
 export interface PlacementState {
   readonly nodes: readonly PlacementNode[];
@@ -37,6 +39,7 @@ export function toPlacementState(state: ClusterState): PlacementState {
       device: profile.device
         ? compact({ memoryBandwidthGBps: profile.device.memoryBandwidthGBps, gflops: profile.device.gflops })
         : undefined,
+      calibrations: state.calibrations ? own(state.calibrations, node.id) : undefined,
     });
   });
   const links = state.links.map((l) =>

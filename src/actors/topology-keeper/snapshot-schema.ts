@@ -30,6 +30,7 @@ import {
 } from '../../protocols/event-fields.js';
 import { ModelRecord } from '../../protocols/model-record.js';
 import { ArtifactStage } from '../../protocols/artifact-events.js';
+import { CalibrationFigures, FRAMEWORK_PATTERN, MAX_FRAMEWORKS_PER_NODE } from '../../protocols/calibration.js';
 import { InstancePlan } from '../../protocols/instance-plan.js';
 import { JsonData, sameShape, StringEnum, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
 import { WorkloadSpec as WorkloadSpecSchema } from '../../protocols/workload-spec.js';
@@ -181,6 +182,15 @@ export const ClusterStateSchema = Type.Object(
         additionalProperties: false,
         maxProperties: 1 << 20,
       }),
+    ),
+    calibrations: opt(
+      Keyed(
+        Type.Record(Type.String({ pattern: FRAMEWORK_PATTERN.source }), CalibrationFigures, {
+          additionalProperties: false,
+          maxProperties: MAX_FRAMEWORKS_PER_NODE,
+        }),
+        65536,
+      ),
     ),
   },
   CLOSED,

@@ -23,6 +23,7 @@ import type {
 import type { Link } from '../../protocols/link.js';
 import type { ModelRecord } from '../../protocols/model-record.js';
 import type { ArtifactStage } from '../../protocols/artifact-events.js';
+import type { CalibrationFigures } from '../../protocols/calibration.js';
 
 export interface NodeProfile {
   readonly interfaces: readonly NetInterface[];
@@ -139,7 +140,12 @@ export interface ClusterState {
   readonly tasks: Readonly<Record<TaskId, TaskRecord>>;
   /** artifact id → holdings; absent while no node holds an artifact */
   readonly artifacts?: Readonly<Record<string, ArtifactRecord>>;
+  /** node id → framework → calibrated figures (docs/placement.md); absent while no node has any */
+  readonly calibrations?: Readonly<Record<NodeId, NodeCalibrations>>;
 }
+
+/** A node's calibrated figures by framework name. */
+export type NodeCalibrations = Readonly<Record<string, CalibrationFigures>>;
 
 export const emptyState: ClusterState = Object.freeze({
   lastIndex: 0,

@@ -143,7 +143,14 @@ function drawTopology() {
       g.append(el('text', { y: 34, class: 'device' }, `${bw} GB/s · ${gf} GFLOP/s`));
     }
     const sources = d ? ` (memory bandwidth ${d.memoryBandwidthSource ?? '?'}, compute ${d.gflopsSource ?? '?'})` : '';
-    g.append(el('title', {}, `${node.id}${sources}`));
+    // Calibrated figures (torus calibrate): what a framework reaches here; workloads naming it are predicted with them.
+    const cal = Object.entries(node.calibrations ?? {});
+    if (cal.length > 0)
+      g.append(el('text', { y: 48, class: 'device' }, `calibrated: ${cal.map(([fw]) => fw).join(', ')}`));
+    const calText = cal
+      .map(([fw, f]) => `\n${fw}: ${f.gflops} GFLOP/s, ${f.memoryBandwidthGBps} GB/s, ${f.layerOverheadMs} ms/layer`)
+      .join('');
+    g.append(el('title', {}, `${node.id}${sources}${calText}`));
     svg.append(g);
   }
   $('counts').textContent = `${nodes.length} nodes, ${view.topology.links.length} links`;

@@ -3,7 +3,7 @@
 // one row per feasible option (sharding × backend × node count) with the cost model's predicted step time and
 // tokens/s; the fastest is marked, as the planner would choose it. After `bench pipeline` (POST
 // /v1/bench/pipeline) the measured figure is shown beside the option it ran on.
-/** @typedef {{ stepMs: number | null, tokensPerS: number | null, periodMs: number | null, objective: string, unmeasured: string[] }} Predicted */
+/** @typedef {{ stepMs: number | null, tokensPerS: number | null, periodMs: number | null, objective: string, unmeasured: string[], figures?: Record<string, string> }} Predicted */
 /** @typedef {{ sharding: string, backend: string, nodeCount: number, plan?: { instance: { nodes: string[] }, predicted: Predicted }, refusal?: { message: string } }} Option */
 
 import { el } from './dom.js';
@@ -50,7 +50,13 @@ export function drawPreviews(table, options, nameOf) {
     row.append(el('td', {}, i === best ? '★ chosen' : ''));
     row.append(el('td', {}, o.sharding));
     row.append(el('td', {}, o.backend));
-    row.append(el('td', {}, plan.instance.nodes.map(nameOf).join(' → ')));
+    // With a framework named, say which figures predicted each node (its calibration or torus's kernels).
+    const figures = p.figures
+      ? Object.entries(p.figures)
+          .map(([n, f]) => `${nameOf(n)}: ${f}`)
+          .join('\n')
+      : '';
+    row.append(el('td', figures ? { title: figures } : {}, plan.instance.nodes.map(nameOf).join(' → ')));
     row.append(el('td', {}, p.stepMs === null ? `? (${p.unmeasured.length} unmeasured)` : `${p.stepMs.toFixed(1)} ms`));
     row.append(el('td', {}, p.tokensPerS === null ? '?' : p.tokensPerS.toFixed(2)));
     row.append(el('td', {}, measured));
