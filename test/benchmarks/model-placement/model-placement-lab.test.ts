@@ -42,7 +42,7 @@ const SHAPE: LabShape = {
 
 t.test(
   'model-placement on a 3-host lab: every feasible option predicted and run as torch ranks over the planned addresses',
-  { timeout: 280_000, skip: skipOrFail(why ? `${why} (python3-torch)` : undefined) },
+  { timeout: 280_000, skip: skipOrFail(why) },
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'torus-model-placement-test-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
