@@ -5,7 +5,7 @@
  * feasible. On each, every feasible option (sweep.ts) gets torus's prediction for a decode step and a prefill
  * (pinned previews) and runs pipeline_job.py under `torus run --model ID --nodes …` (compute not scaled: bf16
  * blocks on the CPU, Gloo between stages); then the planner's own choices and exo's rule.
- *   npm run bench -- model-placement [--quick] [--json] [--shape A|B] [--rounds N] [--prompt N] [--decode N] [--size 48MiB]
+ *   npm run bench -- model-placement [--quick] [--json] [--shape A|B] [--slow-rate 10mbit] [--rounds N] [--prompt N] [--decode N] [--size 48MiB]
  * Needs root (namespaces) and /usr/bin/python3 with torch; says so and exits 0 otherwise. Targets are printed,
  * not asserted.
  */
@@ -38,8 +38,12 @@ const promptTokens = whole('--prompt', quick ? 256 : 512);
 const decodeSteps = whole('--decode', quick ? 6 : 16);
 const modelSize = parseBytes(flag('--size') ?? '48MiB');
 const LAYERS = 8;
+// B's slow port: at 3 Mbit/s the profiler's stream probe failed ("the server exceeded the bounds it was given")
+// and the links through it were never measured; --slow-rate tries another.
+const slowRate = flag('--slow-rate');
+const shapeB: LabShape = slowRate ? { ...SHAPE_B, ports: { 1: slowRate } } : SHAPE_B;
 const shapes = (flag('--shape') ?? 'A,B').split(',').map((s) => {
-  const shape = { A: SHAPE_A, B: SHAPE_B }[s.trim().toUpperCase()];
+  const shape = { A: SHAPE_A, B: shapeB }[s.trim().toUpperCase()];
   if (!shape) throw new Error(`--shape: A, B or A,B, got ${s}`);
   return shape;
 });
@@ -103,7 +107,7 @@ async function runShape(shape: LabShape, modelDir: string, made: { bytes: number
         `${made.bytes} bytes of bf16 weights in ${LAYERS} layers, ${rounds} round(s), prefill ${promptTokens} tokens, ${decodeSteps} decode steps; ${describe(shape)}`,
       optionRows(result),
       json,
-      summaryLines(result, shape === SHAPE_B, startedAt, Date.now()).join('\n'),
+      summaryLines(result, shape.name === 'B', startedAt, Date.now()).join('\n'),
     );
   } catch (error) {
     owner.ok = false;
