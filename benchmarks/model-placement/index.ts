@@ -38,7 +38,7 @@ const promptTokens = whole('--prompt', quick ? 256 : 512);
 const decodeSteps = whole('--decode', quick ? 6 : 16);
 const modelSize = parseBytes(flag('--size') ?? '48MiB');
 const LAYERS = 8;
-// B's slow port: at 3 Mbit/s the profiler's stream probe failed ("the server exceeded the bounds it was given")
+// B's slow port: at 3 and 5 Mbit/s the profiler's stream probe failed ("the server exceeded the bounds it was given")
 // and the links through it were never measured; --slow-rate tries another.
 const slowRate = flag('--slow-rate');
 const shapeB: LabShape = slowRate ? { ...SHAPE_B, ports: { 1: slowRate } } : SHAPE_B;
