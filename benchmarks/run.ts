@@ -6,6 +6,7 @@
  *   npm run bench -- placement-quality --lab  every feasible option of a shaped 5-host lab, measured vs predicted (root)
  *   npm run bench -- soak --minutes 10  memory, fds, threads and data dir of 3 lab nodes under placement churn (root)
  *   npm run bench -- model-fixture --out DIR --size 1GiB --layers 16 --shards 4   a model directory to test with
+ *   npm run bench -- model-placement  every feasible placement of a model on 2 shaped 5-host labs, run as a torch pipeline (root, python3-torch)
  *   npm run bench -- model-start --size 1GiB  a model to a 4-stage pipeline on a shaped lab: wall time against the bound (root)
  */
 import { spawn } from 'node:child_process';
@@ -27,6 +28,7 @@ const SUITES = [
   'artifacts',
   'model-fixture',
   'model-start',
+  'model-placement',
   'ring-live',
   'jepsen-soak',
   'soak',

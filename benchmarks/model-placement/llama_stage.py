@@ -136,6 +136,12 @@ class Stage:
         self.rotary = Rotary(cfg.head_dim, cfg.rope_theta, dtype)
         self.position = 0
 
+    def reset(self):
+        """Empties the KV caches: the next forward starts a new sequence at position 0."""
+        self.position = 0
+        for block in self.blocks:
+            block.length = 0
+
     def weight_bytes(self):
         tensors = [t for b in self.blocks for t in b.w.values()]
         tensors += [t for t in (self.embed, getattr(self, "norm", None), getattr(self, "head", None)) if t is not None]

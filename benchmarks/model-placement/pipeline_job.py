@@ -43,6 +43,9 @@ def parse_args(argv):
     p.add_argument("--layers", help="this rank's layers A:B (end exclusive)")
     p.add_argument("--prompt-tokens", type=int, default=32, help="tokens of the prefill (default 32)")
     p.add_argument("--decode-steps", type=int, default=16, help="batch-1 decode steps after it (default 16)")
+    p.add_argument(
+        "--prefills", type=int, default=1, help="prefills of the prompt, each a new sequence, before decoding (default 1)"
+    )
     p.add_argument("--dtype", choices=sorted(DTYPES), default="bfloat16")
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the prompt's token ids")
@@ -53,8 +56,8 @@ def parse_args(argv):
         "--peer-grace", type=float, default=3, help="seconds a rank that lost a peer waits before it exits 1 (default 3)"
     )
     a = p.parse_args(argv)
-    if a.prompt_tokens < 1 or a.decode_steps < 0 or a.threads < 1:
-        p.error("--prompt-tokens and --threads need at least 1, --decode-steps at least 0")
+    if a.prompt_tokens < 1 or a.decode_steps < 0 or a.threads < 1 or a.prefills < 1:
+        p.error("--prompt-tokens, --prefills and --threads need at least 1, --decode-steps at least 0")
     return a
 
 
@@ -192,28 +195,28 @@ def run(args):
         dist.barrier()
     previous_end = time.perf_counter()
     token = None
-    steps = 1 + args.decode_steps
+    steps = args.prefills + args.decode_steps
     for step in range(steps):
         if args.fail_rank == rank and step == args.fail_after:
             print(f"rank {rank}: failing on purpose after {step} steps", file=sys.stderr, flush=True)
             os._exit(3)
-        n = args.prompt_tokens if step == 0 else 1
+        prefill = step < args.prefills
+        n = args.prompt_tokens if prefill else 1
         began = time.perf_counter()
+        if prefill:
+            stage.reset()  # a new sequence: a repeated prefill costs what the first one does, minus the warm-up
         if stage.first:
-            if step == 0:
-                x = prompt
-            elif world == 1:
-                x = token
-            else:
-                x = torch.zeros(1, dtype=torch.int64)
-                dist.recv(x, world - 1)
+            if step > 0 and world > 1:
+                token = torch.zeros(1, dtype=torch.int64)
+                dist.recv(token, world - 1)  # the last stage sends every step's token back
+            x = prompt if prefill else token
         else:
             x = torch.empty(n, cfg.hidden, dtype=dtype)
             dist.recv(x, rank - 1)
         received = time.perf_counter()
         y = stage.forward(x)
         computed = time.perf_counter()
-        line = {"event": "step", "kind": "prefill" if step == 0 else "decode", "step": step, "rank": rank,
+        line = {"event": "step", "kind": "prefill" if prefill else "decode", "step": step, "rank": rank,
                 "tokens": n}
         if stage.last:
             token = y[-1].argmax().reshape(1)

@@ -27,6 +27,7 @@ import {
   placementStateFromTopology,
   type LabOption,
 } from './lab-options.js';
+import { remeasureDevices } from './lab-devices.js';
 import { errorPercent, errorSplit, median, runConditions, summarize, type Measured } from './lab-stats.js';
 
 const json = args.includes('--json');
@@ -91,25 +92,6 @@ async function bench(c: NodeCluster, body: Record<string, unknown>): Promise<Pip
   return r;
 }
 
-/**
- * The start-up measurements of 5 nodes starting at once on one shared machine disturb each other (figures
- * 5× apart between identical hosts); a machine of its own would not. So each node measures again, one after the
- * other once the cluster is quiet, as POST /v1/device/measure lets any user do, and the state is awaited.
- */
-async function remeasureDevices(c: NodeCluster): Promise<void> {
-  const since = Date.now();
-  for (const n of c.nodes) {
-    const res = await n.fetch('/v1/device/measure', { method: 'POST' });
-    if (res.status !== 200) throw new Error(`h${n.host}: device measure ${res.status} ${await res.text()}`);
-  }
-  await c.converged(60_000, (vs) =>
-    vs.every((v) =>
-      v.topology.nodes.every((x) => ((x as { device?: { measuredAt?: number } }).device?.measuredAt ?? 0) >= since),
-    ),
-  );
-  progress('device figures measured again, one node at a time');
-}
-
 async function main(): Promise<void> {
   const why = Lab.unavailableReason() ?? nodeUnavailableReason();
   if (why) {
@@ -138,7 +120,7 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     await c.converged(300_000, ready);
     progress(`${HOSTS} nodes agreed, links and devices measured in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    await remeasureDevices(c);
+    await remeasureDevices(c, progress);
     const topology = (await (await c.nodes[0]!.fetch('/v1/topology')).json()) as Parameters<
       typeof placementStateFromTopology
     >[0];

@@ -182,6 +182,20 @@ t.test(
     t.equal(one!.code, 0, `one rank exits 0 (${one!.stderr.slice(-400)})`);
     const expected = tokensOf(one!);
     t.equal(expected.length, 7, 'one rank: a prefill and 6 decode steps');
+    // --prefills 3: the prompt three times, each a new sequence (the KV cache emptied), then the same decode.
+    const [again] = await ranks(1, [...args, '--model', gqa, '--prefills', '3']);
+    t.equal(again!.code, 0, `--prefills 3: exits 0 (${again!.stderr.slice(-400)})`);
+    const againSteps = linesOf(again!.stdout).filter((l) => l.event === 'step');
+    t.same(
+      againSteps.map((l) => l.kind),
+      ['prefill', 'prefill', 'prefill', ...Array.from({ length: 6 }, () => 'decode')],
+      '--prefills 3: three prefill lines, then the decode steps',
+    );
+    t.same(
+      againSteps.map((l) => l.token),
+      [expected[0], expected[0], ...expected],
+      '--prefills 3: each prefill is the first one again, and the decode goes on as after one',
+    );
     const gqaDirs = await shards(
       gqa,
       [
