@@ -13,9 +13,11 @@ export class ChunkBufferPool {
   /** every buffer this pool made: only those come back */
   readonly #made = new WeakSet<Uint8Array>();
   #idle: NodeJS.Timeout | undefined;
+  /** Keeps up to `perLength` buffers of each length, or more small ones: as many as fit in `bytesPerLength`. */
   constructor(
     readonly perLength = 8,
     readonly idleMs = IDLE_MS,
+    readonly bytesPerLength = 0,
   ) {}
 
   /** A buffer of exactly `length` bytes (contents undefined): give it back with `give` once unreferenced. */
@@ -32,7 +34,8 @@ export class ChunkBufferPool {
   give(buf: Uint8Array): void {
     if (!Buffer.isBuffer(buf) || !this.#made.has(buf)) return;
     const list = this.#free.get(buf.byteLength) ?? [];
-    if (list.length >= this.perLength || list.includes(buf)) return;
+    const keep = Math.max(this.perLength, Math.floor(this.bytesPerLength / buf.byteLength));
+    if (list.length >= keep || list.includes(buf)) return;
     list.push(buf);
     this.#free.set(buf.byteLength, list);
     this.#touch();

@@ -8,6 +8,9 @@
  * Only what the peer routes answer is understood: a status line, headers, a `content-length` body (node:http sets
  * it on every answer of peer-server.ts). Anything else is refused and the connection closed; a hostile peer can
  * make a request fail, nothing more. The other peer requests (manifest, have, fetch) stay on node:http.
+ * A run of chunks (peer-runs.ts) is one body read piece by piece: each chunk into a buffer of its own, handed to
+ * `onPiece` as soon as it is whole, so it is verified while the rest streams in, and a cut stream loses only the
+ * chunk it cut.
  */
 import { connect, type Socket } from 'node:net';
 import { errorFromJson, TorusError } from '../protocols/errors.js';
@@ -35,6 +38,21 @@ export interface ChunkGet {
   readonly bodyBuffer: (length: number) => Buffer;
 }
 
+/** A body made of pieces of known lengths (a run of chunks): each is its own buffer, handed over when whole. */
+export interface RunGet extends Omit<ChunkGet, 'maxBody'> {
+  readonly pieces: readonly number[];
+  /** piece `k` arrived whole, in order; it is the caller's from now on */
+  readonly onPiece: (k: number, body: Buffer) => void;
+}
+
+interface Pieces {
+  readonly lengths: readonly number[];
+  readonly total: number;
+  readonly onPiece: (k: number, body: Buffer) => void;
+  /** the piece being read */
+  k: number;
+}
+
 type Outcome = { ok: true; body: Buffer } | { ok: false; error: TorusError; retry: boolean };
 
 /** One connection; one request at a time. */
@@ -51,6 +69,7 @@ class Connection {
   #answered = false;
   #maxBody = 0;
   #bodyBuffer: (length: number) => Buffer = (l) => Buffer.allocUnsafe(l);
+  #pieces: Pieces | undefined;
   closed = false;
   idleTimer: NodeJS.Timeout | undefined;
 
@@ -94,9 +113,10 @@ class Connection {
   }
 
   /** The next request's body limit and buffer source. */
-  configure(maxBody: number, bodyBuffer: (length: number) => Buffer): void {
+  configure(maxBody: number, bodyBuffer: (length: number) => Buffer, pieces?: Pieces): void {
     this.#maxBody = maxBody;
     this.#bodyBuffer = bodyBuffer;
+    this.#pieces = pieces;
   }
 
   fail(error: TorusError): void {
@@ -164,24 +184,52 @@ class Connection {
       return;
     }
     const ok = this.#status >= 200 && this.#status < 300;
-    if (length > (ok ? this.#maxBody : MAX_ERROR_BODY)) {
+    const pieces = ok ? this.#pieces : undefined;
+    if (pieces && length !== pieces.total) {
+      this.#protocolError(`content-length ${length} is not the run's ${pieces.total} bytes`);
+      return;
+    }
+    if (!pieces && length > (ok ? this.#maxBody : MAX_ERROR_BODY)) {
       this.#protocolError(`content-length ${length} too large`);
       return;
     }
-    this.#body = ok ? this.#bodyBuffer(length) : Buffer.allocUnsafe(length);
+    if (!ok) this.#pieces = undefined;
     // Body bytes that arrived with the head: at most a read's worth, copied once.
     const extra = this.#headLength - (end + 4);
     if (extra > length) {
       this.#protocolError('more bytes than announced');
       return;
     }
-    this.#at = this.#head.copy(this.#body, 0, end + 4, this.#headLength);
+    this.#body = !ok ? Buffer.allocUnsafe(length) : this.#bodyBuffer(pieces ? pieces.lengths[0]! : length);
+    this.#at = 0;
+    for (let from = end + 4; ; ) {
+      const n = this.#head.copy(this.#body, this.#at, from, this.#headLength);
+      this.#at += n;
+      from += n;
+      if (from >= this.#headLength || !this.#nextPiece()) break;
+    }
     this.#maybeComplete();
   }
 
+  /** The current piece of a run is whole and not the last: hands it over, reads into the next. */
+  #nextPiece(): boolean {
+    const p = this.#pieces;
+    const body = this.#body!;
+    if (!p || this.#at < body.length || p.k + 1 >= p.lengths.length) return false;
+    p.onPiece(p.k, body);
+    p.k++;
+    this.#body = this.#bodyBuffer(p.lengths[p.k]!);
+    this.#at = 0;
+    return true;
+  }
+
   #maybeComplete(): void {
+    while (this.#nextPiece());
     const body = this.#body!;
     if (this.#at < body.length) return;
+    const p = this.#pieces;
+    this.#pieces = undefined;
+    if (p) p.onPiece(p.k, body);
     const status = this.#status;
     this.#body = undefined;
     this.#headLength = 0;
@@ -218,6 +266,21 @@ export class ChunkClient {
 
   /** The body of a 2xx answer; rejects with the peer's TorusError, or TORUS_API_UNREACHABLE. */
   async get(o: ChunkGet): Promise<Buffer> {
+    return this.#get(o);
+  }
+
+  /**
+   * A run: the body is split into `pieces`, each handed to `onPiece` as it arrives whole. Resolves once all are;
+   * rejects like `get` (after the pieces that arrived whole were handed over).
+   */
+  async getRun(o: RunGet): Promise<void> {
+    if (o.pieces.length === 0 || o.pieces.some((l) => !Number.isSafeInteger(l) || l <= 0))
+      throw new TorusError('TORUS_INTERNAL', 'a run needs pieces of positive lengths');
+    const total = o.pieces.reduce((a, b) => a + b, 0);
+    await this.#get({ ...o, maxBody: total }, o);
+  }
+
+  async #get(o: ChunkGet, run?: RunGet): Promise<Buffer> {
     const origin = `${o.host}:${o.port}`;
     const head = `GET ${o.path} HTTP/1.1\r\nhost: ${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}\r\n${Object.entries(
       o.headers,
@@ -232,7 +295,11 @@ export class ChunkClient {
         });
       const idle = this.#takeIdle(origin);
       const conn = idle ?? this.#connect(o.host, o.port, origin);
-      conn.configure(o.maxBody, o.bodyBuffer);
+      conn.configure(
+        o.maxBody,
+        o.bodyBuffer,
+        run ? { lengths: run.pieces, total: o.maxBody, onPiece: run.onPiece, k: 0 } : undefined,
+      );
       const outcome = await new Promise<Outcome>((resolve) => {
         const timer = setTimeout(
           () => conn.fail(new TorusError('TORUS_API_UNREACHABLE', `no answer in ${o.timeoutMs} ms`)),

@@ -15,6 +15,8 @@ import { ChunkBufferPool } from './chunk-buffers.js';
 
 /** Bigger than any chunk (64 MiB max) or manifest (32 MiB max) plus slack: more is refused before it is read. */
 const MAX_BODY = 64 * 1024 * 1024 + 1;
+/** Small chunks in runs keep more buffers in flight: the pool keeps up to this many bytes of each length (or 24). */
+const POOL_BYTES = 48 * 1024 * 1024;
 /** Error answers are small JSON. */
 const MAX_ERROR_BODY = 64 * 1024;
 
@@ -22,7 +24,7 @@ export class PeerClient {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16, keepAliveMsecs: 10_000 });
   readonly #chunks = new ChunkClient();
   /** room for the chunks a transfer holds at once: on the wire, being verified and written, kept to forward */
-  readonly #pool = new ChunkBufferPool(24);
+  readonly #pool = new ChunkBufferPool(24, undefined, POOL_BYTES);
   readonly #sign: PeerSigner;
   /** `nodeId`: the sender the proofs name. */
   constructor(
@@ -118,17 +120,8 @@ export class PeerClient {
   /** Chunk `index` into a pooled buffer (give it back with `release`), read by the kernel straight into it (chunk-client.ts). */
   async chunk(base: string, id: string, index: number, waitMs = 0): Promise<Uint8Array> {
     const path = peerPath.chunk(id, index, waitMs);
-    let url: URL;
-    try {
-      url = new URL(base);
-    } catch {
-      throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base });
-    }
-    if (url.protocol !== 'http:')
-      throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
     return this.#chunks.get({
-      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: Number(url.port || 80),
+      ...hostOf(base),
       path,
       headers: this.#sign('GET', path),
       timeoutMs: this.timeoutMs + waitMs,
@@ -137,9 +130,45 @@ export class PeerClient {
     });
   }
 
+  /**
+   * Chunks `from`..`from + lengths.length - 1` in one request (peer-runs.ts), each into a pooled buffer handed to
+   * `onChunk` as soon as it is whole (give it back with `release`). Rejects after the chunks that arrived whole
+   * were handed over; an older peer without the route rejects with TORUS_API_NOT_FOUND.
+   */
+  async run(
+    base: string,
+    id: string,
+    from: number,
+    lengths: readonly number[],
+    onChunk: (index: number, data: Uint8Array) => void,
+  ): Promise<void> {
+    const path = peerPath.run(id, from, from + lengths.length);
+    await this.#chunks.getRun({
+      ...hostOf(base),
+      path,
+      headers: this.#sign('GET', path),
+      timeoutMs: this.timeoutMs,
+      pieces: lengths,
+      onPiece: (k, body) => onChunk(from + k, body),
+      bodyBuffer: (length) => this.#pool.take(length),
+    });
+  }
+
   async orderFetch(base: string, id: string, body: { upstream?: string; name?: string }): Promise<unknown> {
     return jsonOf(await this.#request(base, 'POST', peerPath.fetch(id), { body }), base);
   }
+}
+
+function hostOf(base: string): { host: string; port: number } {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new TorusError('TORUS_API_UNREACHABLE', `${base}: not a URL`, { base });
+  }
+  if (url.protocol !== 'http:')
+    throw new TorusError('TORUS_API_UNREACHABLE', `${base}: peers are reached over http:`, { base });
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80) };
 }
 
 function jsonOf(body: Buffer, base: string): unknown {

@@ -6,16 +6,22 @@
  *   GET  /v1/peer/artifacts/<id>/have                { chunks, count, bits } (bits: base64 bitset, chunk i = bit i%8 of byte i/8)
  *   GET  /v1/peer/artifacts/<id>/chunks/<i>?waitMs=N chunk i's bytes; with waitMs, a node still receiving the
  *                                                    artifact answers as soon as it verified chunk i (≤ 30 s)
+ *   GET  /v1/peer/artifacts/<id>/chunks?from=F&to=T  chunks F..T-1 in order, one body (their bytes back to back);
+ *                                                    only chunks held now, at most MAX_RUN_CHUNKS and MAX_RUN_BYTES
  *   POST /v1/peer/artifacts/<id>/fetch               { upstream?, name? }: fetch it now (a broadcast chain's order)
  */
 export const PEER_PREFIX = '/v1/peer/artifacts/';
 export const MAX_CHUNK_WAIT_MS = 30_000;
+/** A run is bounded so one request cannot pin a holder's disk and link for long (a few MiB is what receivers ask). */
+export const MAX_RUN_CHUNKS = 256;
+export const MAX_RUN_BYTES = 64 * 1024 * 1024;
 
 export const peerPath = {
   manifest: (id: string) => `${PEER_PREFIX}${id}/manifest`,
   have: (id: string) => `${PEER_PREFIX}${id}/have`,
   chunk: (id: string, index: number, waitMs = 0) =>
     `${PEER_PREFIX}${id}/chunks/${index}${waitMs > 0 ? `?waitMs=${waitMs}` : ''}`,
+  run: (id: string, from: number, to: number) => `${PEER_PREFIX}${id}/chunks?from=${from}&to=${to}`,
   fetch: (id: string) => `${PEER_PREFIX}${id}/fetch`,
 };
 

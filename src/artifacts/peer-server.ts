@@ -1,7 +1,8 @@
 /**
  * Serves the peer routes (peer-paths.ts) from this node's store. Every request must carry the HMAC proof of the
  * cluster key (403 TORUS_ARTIFACT_PROOF_REFUSED otherwise); the id must be 64 hex characters and the chunk index a
- * decimal integer below the manifest's chunk count, so nothing outside the store can ever be named. Returns false
+ * decimal integer below the manifest's chunk count, so nothing outside the store can ever be named (runs of chunks:
+ * peer-runs.ts). Returns false
  * for paths that are not peer artifact routes (the HTTP server then routes them as usual).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,9 +11,10 @@ import { readTextBody, sendError, sendJson } from '../http/http-io.js';
 import { isHex64 } from './ids.js';
 import { encodeBits, MAX_CHUNK_WAIT_MS, PEER_PREFIX } from './peer-paths.js';
 import { ArtifactProofs, PROOF_HEADER } from './proof.js';
+import { serveRun, type RunBackend } from './peer-runs.js';
 
 /** What the server needs from the node's artifact service. */
-export interface PeerBackend {
+export interface PeerBackend extends RunBackend {
   readonly dataKey: string | null;
   manifestBytes(id: string): Buffer | undefined;
   /** held chunks (undefined: artifact not here) */
@@ -25,7 +27,7 @@ export interface PeerBackend {
   orderFetch(id: string, body: { upstream?: string; name?: string }): Promise<unknown>;
 }
 
-const ROUTE = /^\/v1\/peer\/artifacts\/([^/]+)\/(manifest|have|fetch|chunks\/([^/]+))$/;
+const ROUTE = /^\/v1\/peer\/artifacts\/([^/]+)\/(manifest|have|fetch|chunks|chunks\/([^/]+))$/;
 
 /** The one POST (fetch orders) is small JSON; its bytes are read first, since the proof names their digest. */
 const FETCH_BODY_LIMIT = 4096;
@@ -116,6 +118,10 @@ async function serve(
   const have = b.haveSet(id) ?? new Uint8Array(0);
   if (what === 'have') {
     sendJson(res, 200, { chunks: have.length, count: have.reduce((s, x) => s + x, 0), bits: encodeBits(have) });
+    return;
+  }
+  if (what === 'chunks') {
+    await serveRun(b, id, have, url, res);
     return;
   }
   const indexText = m[3]!;

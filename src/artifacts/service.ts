@@ -294,6 +294,10 @@ export class ArtifactService implements PeerBackend {
     }
   }
 
+  chunkLengths(id: string): readonly number[] | undefined {
+    return this.store.manifest(id)?.refs.map((r) => r.length);
+  }
+
   readChunk(id: string, index: number): Promise<Buffer> {
     const recent = this.#recent.take(id, index);
     // Received here (a transfer ran in this process): on disk past the page cache, read it the same way.

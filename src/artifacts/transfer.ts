@@ -10,11 +10,16 @@
  * fetched again from another source and the bad source reported. A source marked `waitForChunks` (the upstream of a broadcast chain) is asked for chunks it does not have yet and
  * answers when it has them; `fallback` sources are used only while no primary source can serve.
  * With `wanted` (a pipeline stage's chunks, docs/artifacts.md "Models") only those are fetched.
+ * Consecutive chunks a lane holds go out as one request for the run (peer-runs.ts, up to `runBytes`): one request
+ * per chunk cost a holder and a receiver more CPU than the bytes themselves at small chunk sizes. Each chunk of a
+ * run is verified and written as it arrives; a corrupt one is fetched again like a single one, and when a run is
+ * cut the chunks not yet whole go back to be fetched. A holder that answers the run route with 404/405 (an older
+ * node) is asked chunk by chunk from then on.
  * Ends when every chunk (every wanted chunk) is held, or fails with TORUS_ARTIFACT_UNAVAILABLE after `stallMs` without progress.
  */
 import { asTorusError, TorusError } from '../protocols/errors.js';
 import type { PeerClient } from './peer-client.js';
-import { MAX_CHUNK_WAIT_MS } from './peer-paths.js';
+import { MAX_CHUNK_WAIT_MS, MAX_RUN_BYTES, MAX_RUN_CHUNKS } from './peer-paths.js';
 import type { ArtifactWriter } from './writer.js';
 
 export interface TransferSource {
@@ -48,6 +53,8 @@ export interface TransferOptions {
   readonly perSource?: number;
   /** chunks received and not yet verified and written, at most (default: `concurrency`) */
   readonly writeAhead?: number;
+  /** bytes asked for in one request for consecutive chunks (default RUN_BYTES; 0: one chunk per request) */
+  readonly runBytes?: number;
   readonly stallMs?: number;
   readonly signal?: AbortSignal;
   readonly onChunk?: () => void;
@@ -59,6 +66,8 @@ export interface TransferOptions {
 interface Holding {
   have: Uint8Array | undefined;
   haveAt: number;
+  /** it serves runs of chunks (false once it answered like a node without the route) */
+  runs: boolean;
 }
 
 /** One lane: a source at one of its addresses. */
@@ -68,7 +77,10 @@ interface SourceState {
   /** measured bits/s of this lane's address (undefined: not measured) */
   readonly rateBps: number | undefined;
   urlIndex: number;
+  /** requests in flight (bounded by perSource) */
   inFlight: number;
+  /** chunks in flight (a run counts each of its chunks): what `sooner` weighs */
+  inFlightChunks: number;
   failures: number;
   downUntil: number;
 }
@@ -77,6 +89,23 @@ const PENDING = 0,
   IN_FLIGHT = 1,
   DONE = 2;
 const SCAN_LIMIT = 4096;
+/**
+ * A few MiB per request: big enough that per-request costs are small next to the bytes, small enough that a stage's
+ * chunks still spread over several holders and a slow holder holds back little at the end.
+ */
+export const RUN_BYTES = 4 * 1024 * 1024;
+
+const inRun = (index: unknown, from: number, to: number): boolean =>
+  typeof index === 'number' && Number.isInteger(index) && index >= from && index < to;
+
+/** An answer that says the peer does not know the run route (a node from before it): ask it chunk by chunk. */
+function noRunRoute(e: TorusError): boolean {
+  return (
+    e.code === 'TORUS_API_NOT_FOUND' ||
+    e.code === 'TORUS_API_METHOD_NOT_ALLOWED' ||
+    (e.code === 'TORUS_API_UNREACHABLE' && (e.details.status === 404 || e.details.status === 405))
+  );
+}
 
 export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const { writer } = o;
@@ -86,7 +115,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   for (let i = 0; i < n; i++) if (writer.have[i] || (o.wanted && !o.wanted[i])) state[i] = DONE;
   const banned = new Map<number, Set<string>>();
   const sources: SourceState[] = o.sources.flatMap((src) => {
-    const holding: Holding = { have: undefined, haveAt: 0 };
+    const holding: Holding = { have: undefined, haveAt: 0, runs: true };
     const lanes = Math.max(1, Math.min(src.rates?.length ?? 0, src.urls.length));
     return Array.from({ length: lanes }, (_, lane) => ({
       src,
@@ -94,6 +123,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
       rateBps: src.rates?.[lane],
       urlIndex: lane,
       inFlight: 0,
+      inFlightChunks: 0,
       failures: 0,
       downUntil: 0,
     }));
@@ -104,6 +134,9 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   // Chunks received but not yet verified and written: bounds the memory a transfer holds (with those on the wire).
   const writeAhead = Math.max(1, o.writeAhead ?? concurrency);
   const stallMs = o.stallMs ?? 60_000;
+  const lengths = writer.refs.map((r) => r.length);
+  const runBytes = Math.min(o.runBytes ?? RUN_BYTES, MAX_RUN_BYTES);
+  const maxRun = Math.min(MAX_RUN_CHUNKS, Math.floor(runBytes / writer.manifest.chunkSize));
   let cursor = 0;
   let lastProgress = Date.now();
   const wakers = new Set<() => void>();
@@ -116,15 +149,15 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   /** The lane that would finish one more chunk first: measured lanes by in-flight over rate, then the unmeasured. */
   const sooner = (a: SourceState, b: SourceState): boolean => {
     if ((a.rateBps === undefined) !== (b.rateBps === undefined)) return a.rateBps !== undefined;
-    if (a.rateBps === undefined || b.rateBps === undefined) return a.inFlight < b.inFlight;
-    return (a.inFlight + 1) / a.rateBps < (b.inFlight + 1) / b.rateBps;
+    if (a.rateBps === undefined || b.rateBps === undefined) return a.inFlightChunks < b.inFlightChunks;
+    return (a.inFlightChunks + 1) / a.rateBps < (b.inFlightChunks + 1) / b.rateBps;
   };
   const remaining = (): boolean => {
     while (cursor < n && state[cursor] === DONE) cursor++;
     return cursor < n;
   };
 
-  const pick = (): { i: number; s: SourceState } | undefined => {
+  const pick = (): { i: number; s: SourceState; pool: readonly SourceState[] } | undefined => {
     const now = Date.now();
     const usable = sources.filter((s) => s.downUntil <= now && s.inFlight < perSource);
     const primaries = usable.filter((s) => !s.src.fallback);
@@ -140,9 +173,31 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
         if (!holds(s, i) || bad?.has(s.src.nodeId)) continue;
         if (!best || sooner(s, best)) best = s;
       }
-      if (best) return { i, s: best };
+      if (best) return { i, s: best, pool };
     }
     return undefined;
+  };
+
+  /**
+   * The end (exclusive) of the run lane `s` is asked for from chunk `i`: pending chunks it holds, up to runBytes,
+   * and at most the lane's share of what is left among the usable lanes (by measured rate when all are measured,
+   * else even), so a small stage still spreads over them.
+   */
+  const runEnd = (i: number, s: SourceState, pool: readonly SourceState[]): number => {
+    let end = i + 1;
+    if (maxRun <= 1 || !s.holding.runs || s.src.waitForChunks) return end;
+    let pending = 0;
+    for (let k = cursor; k < n; k++) if (state[k] === PENDING) pending++;
+    const measured = pool.every((l) => l.rateBps !== undefined);
+    const weight = (l: SourceState): number => (measured ? l.rateBps! : 1);
+    const share = weight(s) / pool.reduce((sum, l) => sum + weight(l), 0);
+    const most = Math.min(maxRun, Math.ceil(pending * share));
+    for (let bytes = lengths[i]!; end < n && end - i < most; end++) {
+      if (state[end] !== PENDING || !holds(s, end) || banned.get(end)?.has(s.src.nodeId)) break;
+      if (bytes + lengths[end]! > runBytes) break;
+      bytes += lengths[end]!;
+    }
+    return end;
   };
 
   const refreshHaves = async (): Promise<void> => {
@@ -211,6 +266,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
   const fetchOne = async (i: number, s: SourceState): Promise<void> => {
     state[i] = IN_FLIGHT;
     s.inFlight++;
+    s.inFlightChunks++;
     let data: Uint8Array;
     try {
       data = await o.client.chunk(s.src.urls[s.urlIndex]!, id, i, s.src.waitForChunks ? MAX_CHUNK_WAIT_MS : 0);
@@ -223,6 +279,7 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
       return;
     } finally {
       s.inFlight--;
+      s.inFlightChunks--;
       changed();
     }
     // The request that follows goes out now: verifying and writing (a hash, a disk write) would otherwise leave the
@@ -231,12 +288,40 @@ export async function runTransfer(o: TransferOptions): Promise<TransferStats> {
     storing.add(p);
   };
 
+  /** Chunks i..end-1 in one request, each verified and written as it arrives whole. */
+  const fetchRun = async (i: number, end: number, s: SourceState): Promise<void> => {
+    state.fill(IN_FLIGHT, i, end);
+    s.inFlight++;
+    s.inFlightChunks += end - i;
+    let arrived = i;
+    try {
+      await o.client.run(s.src.urls[s.urlIndex]!, id, i, lengths.slice(i, end), (k, data) => {
+        arrived = k + 1;
+        const p = store(k, s, data).finally(() => storing.delete(p));
+        storing.add(p);
+      });
+    } catch (error) {
+      state.fill(PENDING, arrived, end); // the chunks that arrived whole are being stored; the rest is asked again
+      const e = asTorusError(error);
+      if (arrived === i && noRunRoute(e)) s.holding.runs = false;
+      else if (e.code === 'TORUS_ARTIFACT_UNAVAILABLE' && s.holding.have && inRun(e.details.index, i, end)) {
+        s.holding.have[e.details.index as number] = 0; // a partial holder without it (any more)
+        s.holding.haveAt = 0; // ask it again what it has
+      } else fail(s, e);
+    } finally {
+      s.inFlight--;
+      s.inFlightChunks -= end - i;
+      changed();
+    }
+  };
+
   const worker = async (): Promise<void> => {
     while (remaining() && !o.signal?.aborted) {
       while (storing.size >= writeAhead) await Promise.race(storing);
       const next = pick();
       if (next) {
-        await fetchOne(next.i, next.s);
+        const end = runEnd(next.i, next.s, next.pool);
+        await (end > next.i + 1 ? fetchRun(next.i, end, next.s) : fetchOne(next.i, next.s));
         continue;
       }
       if (Date.now() - lastProgress > stallMs) return;

@@ -231,3 +231,69 @@ t.test('an unreachable peer fails with the cause', async (t) => {
   t.teardown(() => client.close());
   await t.rejects(get(client, port), { code: 'TORUS_API_UNREACHABLE', message: /ECONNREFUSED/ });
 });
+
+t.test('a run: each piece lands whole in its own buffer, in order, however the bytes arrive', async (t) => {
+  const pieces = [70_000, 5, 130_000, 1];
+  const body = randomBytes(pieces.reduce((a, b) => a + b, 0));
+  const { port, connections } = await rawServer(t, (socket, _head, n) => {
+    const answer = ok(body);
+    if (n === 0) {
+      socket.write(answer); // with the head: the first read spans several pieces
+      return;
+    }
+    let at = 0;
+    const next = (): void => {
+      if (at >= answer.length) return;
+      socket.write(answer.subarray(at, at + 777));
+      at += 777;
+      setImmediate(next);
+    };
+    next();
+  });
+  const client = new ChunkClient();
+  t.teardown(() => client.close());
+  for (const how of ['one write', 'small writes']) {
+    const got: [number, Buffer][] = [];
+    await client.getRun({
+      host: '127.0.0.1',
+      port,
+      path: '/r',
+      headers: {},
+      timeoutMs: 5000,
+      pieces,
+      bodyBuffer: (length) => Buffer.alloc(length),
+      onPiece: (k, b) => got.push([k, b]),
+    });
+    t.same(
+      got.map(([k, b]) => [k, b.length]),
+      pieces.map((l, k) => [k, l]),
+      `${how}: every piece, in order, its own buffer`,
+    );
+    t.ok(Buffer.concat(got.map(([, b]) => b)).equals(body), `${how}: the bytes`);
+  }
+  t.equal(connections(), 1, 'the connection was kept');
+});
+
+t.test('a run cut short hands over the whole pieces, then fails; a wrong length fails before any', async (t) => {
+  const pieces = [1000, 1000, 1000];
+  const body = randomBytes(3000);
+  const run = (port: number, got: number[]) =>
+    new ChunkClient().getRun({
+      host: '127.0.0.1',
+      port,
+      path: '/r',
+      headers: {},
+      timeoutMs: 2000,
+      pieces,
+      bodyBuffer: (length) => Buffer.alloc(length),
+      onPiece: (k) => got.push(k),
+    });
+  const cut = await rawServer(t, (socket) => socket.end(ok(body).subarray(0, ok(body).length - 1500)));
+  const got: number[] = [];
+  await t.rejects(run(cut.port, got), { code: 'TORUS_API_UNREACHABLE' });
+  t.same(got, [0], 'the one whole piece, not the half one');
+  const wrong = await rawServer(t, (socket) => socket.write(ok(body.subarray(0, 2999))));
+  const none: number[] = [];
+  await t.rejects(run(wrong.port, none), { code: 'TORUS_API_UNREACHABLE', message: /not the run's 3000 bytes/ });
+  t.same(none, [], 'nothing handed over');
+});

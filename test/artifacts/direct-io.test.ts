@@ -248,6 +248,7 @@ t.test(
       concurrency: 2,
       perSource: 2,
       writeAhead: 5,
+      runBytes: 0, // one request per chunk: what is counted here
     });
     await new Promise((r) => setTimeout(r, 300));
     t.ok(requests > 2, `more chunks requested (${requests}) than workers (2) while none was written yet`);

@@ -146,12 +146,17 @@ t.test('a holder reached at two measured addresses sends over both at once, the 
   const id = await addTo(a!, dir, data);
   // a also answers at 127.0.0.2 (a second port of the same node, e.g. a cable beside the LAN), same API port.
   const port = Number(new URL(a!.url).port);
+  // chunks asked of each address, one at a time or as runs (…/chunks?from=F&to=T)
   const requests = { '127.0.0.1': 0, '127.0.0.2': 0 };
+  const chunksAsked = (url = ''): number => {
+    const run = /\/chunks\?from=(\d+)&to=(\d+)/.exec(url);
+    return run ? Number(run[2]) - Number(run[1]) : url.includes('/chunks/') ? 1 : 0;
+  };
   a!.server.prependListener('request', (req) => {
-    if (req.url?.includes('/chunks/')) requests['127.0.0.1']++;
+    requests['127.0.0.1'] += chunksAsked(req.url);
   });
   const second = createServer((req, res) => {
-    if (req.url?.includes('/chunks/')) requests['127.0.0.2']++;
+    requests['127.0.0.2'] += chunksAsked(req.url);
     a!.service.peerHandler(req, res);
   });
   await new Promise<void>((r) => second.listen(port, '127.0.0.2', r));
