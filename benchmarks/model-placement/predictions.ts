@@ -2,7 +2,8 @@
  * What torus predicts for the model-placement benchmark, through the API of host 0's node: the served OpenAPI
  * document says whether the node can calibrate torch figures (POST /v1/calibrations) and take
  * `workload.framework`; pinned previews (POST /v1/placements/preview with `nodes`) give the cost model's step time
- * of exactly one order; a placement without `nodes` gives the planner's own choice.
+ * of exactly one order; a placement without `nodes` gives the planner's own choice. pipeline_job.py's last stage
+ * sends rank 0 only the sampled token (an int64), so the workload says so (`returnBytesPerStep`) where it is served.
  */
 import { existsSync } from 'node:fs';
 import type { NodeCluster, NodeProcess } from '../../src/lab/index.js';
@@ -12,21 +13,27 @@ export interface Served {
   readonly calibrations: boolean;
   /** a workload schema has a `framework` property */
   readonly framework: boolean;
+  /** a workload schema has a `returnBytesPerStep` property */
+  readonly returnBytes: boolean;
 }
 
-/** True when some schema in `doc` has `properties.framework`. */
-function hasFrameworkField(doc: unknown): boolean {
+/** True when some schema in `doc` has `properties[field]`. */
+function hasWorkloadField(doc: unknown, field: string): boolean {
   if (typeof doc !== 'object' || doc === null) return false;
   const props = (doc as { properties?: Record<string, unknown> }).properties;
-  if (props && typeof props === 'object' && 'framework' in props) return true;
-  return Object.values(doc).some(hasFrameworkField);
+  if (props && typeof props === 'object' && field in props) return true;
+  return Object.values(doc).some((v) => hasWorkloadField(v, field));
 }
 
 export async function servedFeatures(n: NodeProcess): Promise<Served> {
   const res = await n.fetch('/v1/openapi.json');
   if (res.status !== 200) throw new Error(`GET /v1/openapi.json: ${res.status}`);
   const doc = (await res.json()) as { paths?: Record<string, { post?: unknown }> };
-  return { calibrations: Boolean(doc.paths?.['/v1/calibrations']?.post), framework: hasFrameworkField(doc) };
+  return {
+    calibrations: Boolean(doc.paths?.['/v1/calibrations']?.post),
+    framework: hasWorkloadField(doc, 'framework'),
+    returnBytes: hasWorkloadField(doc, 'returnBytesPerStep'),
+  };
 }
 
 export interface Calibrated {
@@ -73,13 +80,18 @@ export interface StepWorkload {
   readonly model: string;
   readonly tokensPerStep: number;
   readonly framework?: 'torch';
+  readonly returnBytesPerStep?: number;
 }
+
+/** What pipeline_job.py's last stage sends back to rank 0 each step: one int64 token id. */
+const SAMPLED_TOKEN_BYTES = 8;
 
 export const stepWorkload = (model: string, tokensPerStep: number, served: Served): StepWorkload => ({
   id: `model-placement-${tokensPerStep}`,
   model,
   tokensPerStep,
   ...(served.framework ? { framework: 'torch' as const } : {}),
+  ...(served.returnBytes ? { returnBytesPerStep: SAMPLED_TOKEN_BYTES } : {}),
 });
 
 export interface PinnedPrediction {

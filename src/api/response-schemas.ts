@@ -95,6 +95,7 @@ const workloadSpec = Type.Object(
     activationBytesPerToken: opt(int),
     flopsPerTokenPerLayer: opt(num),
     tokensPerStep: opt(int),
+    returnBytesPerStep: opt(int),
     contextTokens: opt(int),
     kvBytesPerTokenPerLayer: opt(int),
     framework: opt(str),

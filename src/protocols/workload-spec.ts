@@ -40,6 +40,14 @@ function workloadCostFields() {
       }),
     ),
     tokensPerStep: Type.Optional(Count(1, 1_000_000)),
+    returnBytesPerStep: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2 ** 40,
+        description:
+          "bytes a pipeline's last stage sends back to rank 0 each step (a sampled token id: 8); default the step's activations, like every other hop",
+      }),
+    ),
     contextTokens: Type.Optional(
       Type.Integer({
         minimum: 0,

@@ -16,6 +16,7 @@ const PLACED_WORKLOAD_KEYS = [
   'activationBytesPerToken',
   'flopsPerTokenPerLayer',
   'tokensPerStep',
+  'returnBytesPerStep',
   'contextTokens',
   'kvBytesPerTokenPerLayer',
   'framework',

@@ -116,12 +116,32 @@ function figuresUsed(
   return out;
 }
 
-/** One pipeline hop from → to over the address `from` dials: half the RTT plus the activation's transfer, ms. */
-export function hopMs(index: ClusterIndex, from: number, to: number, workload: Workload): number | undefined {
-  const choice = index.ringChoice[from * index.n + to];
+/**
+ * Bytes a pipeline hop carries per step: the activation of every token, except on the last hop (back to rank 0)
+ * when the workload says what returns (`returnBytesPerStep`, e.g. a sampled token); undefined without a figure.
+ */
+export function hopBytes(workload: Workload, last: boolean): number | undefined {
+  if (last && workload.returnBytesPerStep !== undefined) return workload.returnBytesPerStep;
   const act = workload.activationBytesPerToken;
-  if (!choice || choice.bandwidthBps === undefined || choice.rttMs === undefined || act === undefined) return undefined;
-  return choice.rttMs / 2 + ((act * workload.tokensPerStep * 8) / choice.bandwidthBps) * 1e3;
+  return act === undefined ? undefined : act * workload.tokensPerStep;
+}
+
+/**
+ * One pipeline hop from → to over the address `from` dials: half the RTT plus the transfer of its bytes, ms.
+ * `last`: the hop back to rank 0 (what it carries may differ, hopBytes).
+ */
+export function hopMs(
+  index: ClusterIndex,
+  from: number,
+  to: number,
+  workload: Workload,
+  last = false,
+): number | undefined {
+  const choice = index.ringChoice[from * index.n + to];
+  const bytes = hopBytes(workload, last);
+  if (!choice || choice.bandwidthBps === undefined || choice.rttMs === undefined || bytes === undefined)
+    return undefined;
+  return choice.rttMs / 2 + ((bytes * 8) / choice.bandwidthBps) * 1e3;
 }
 
 function missingDevice(index: ClusterIndex, node: number, workload: Workload): string[] {
@@ -134,8 +154,8 @@ function missingDevice(index: ClusterIndex, node: number, workload: Workload): s
   return out;
 }
 
-function missingHop(index: ClusterIndex, from: number, to: number, workload: Workload): string[] {
-  if (workload.activationBytesPerToken === undefined) return ['workload: activationBytesPerToken (or hiddenSize)'];
+function missingHop(index: ClusterIndex, from: number, to: number, workload: Workload, last = false): string[] {
+  if (hopBytes(workload, last) === undefined) return ['workload: activationBytesPerToken (or hiddenSize)'];
   const choice = index.ringChoice[from * index.n + to];
   const name = `${index.ids[from]}→${index.ids[to]}`;
   if (!choice) return [`${name}: no socket link`];
@@ -151,7 +171,8 @@ const sumOrNull = (xs: readonly (number | undefined)[]): number | null =>
 
 /**
  * Pipeline: stage r holds layers[r] consecutive layers and streams their weights once per step; every ring hop
- * (k of them for k ≥ 2, the last carrying the step's output back to rank 0) sends the activation of each token.
+ * (k of them for k ≥ 2) sends the activation of each token, but the last, back to rank 0, carries
+ * `returnBytesPerStep` when the workload gives it (a sampled token: a model pipeline sends only that back).
  * A model workload gives `stageBytes` (the real bytes of each stage's tensors): a stage then costs its bytes
  * at the node's per-layer time for bytesPerLayer bytes.
  */
@@ -176,8 +197,9 @@ export function predictPipeline(
     for (let r = 0; r < k; r++) {
       const from = order[r] as number,
         to = order[(r + 1) % k] as number;
-      const ms = hopMs(index, from, to, workload);
-      if (ms === undefined) unmeasured.push(...missingHop(index, from, to, workload));
+      const last = r === k - 1;
+      const ms = hopMs(index, from, to, workload, last);
+      if (ms === undefined) unmeasured.push(...missingHop(index, from, to, workload, last));
       hops.push(ms);
     }
   const breakdown: BreakdownEntry[] = [];

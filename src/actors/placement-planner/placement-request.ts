@@ -24,6 +24,11 @@ export interface Workload {
   readonly activationBytesPerToken?: number;
   readonly flopsPerTokenPerLayer: number;
   readonly tokensPerStep: number;
+  /**
+   * Bytes the last stage sends back to rank 0 each step (a sampled token id: 8). Absent: the step's activations
+   * (tokensPerStep × activationBytesPerToken), like every other hop.
+   */
+  readonly returnBytesPerStep?: number;
   /** Positions in the KV cache when a step starts: given, the prediction adds attention's reads and FLOPs. */
   readonly contextTokens?: number;
   /** KV-cache bytes of one position in one layer (default hiddenSize × 4) when contextTokens is given. */
@@ -83,6 +88,7 @@ export const PlacementRequestInput = Type.Object(
         activationBytesPerToken: Nullable(Count(1)),
         flopsPerTokenPerLayer: Nullable(Type.Number({ minimum: 1 })),
         tokensPerStep: Nullable(Count(1)),
+        returnBytesPerStep: Nullable(Count(0)),
         contextTokens: Nullable(Count(0)),
         kvBytesPerTokenPerLayer: Nullable(Count(1)),
         framework: Nullable(Framework),
@@ -155,6 +161,7 @@ export function decodePlacementRequest(value: unknown, where: InputWhere = 'body
   if (w.artifactBytes !== undefined && w.artifactBytes !== null) workload.artifactBytes = w.artifactBytes;
   if (w.kvHeads !== undefined && w.kvHeads !== null) workload.kvHeads = w.kvHeads;
   if (model) workload.modelBytes = model;
+  if (typeof w.returnBytesPerStep === 'number') workload.returnBytesPerStep = w.returnBytesPerStep;
   if (typeof w.contextTokens === 'number') workload.contextTokens = w.contextTokens;
   if (typeof w.kvBytesPerTokenPerLayer === 'number') workload.kvBytesPerTokenPerLayer = w.kvBytesPerTokenPerLayer;
   if (typeof w.framework === 'string') workload.framework = w.framework;

@@ -335,3 +335,19 @@ t.test('hostile servers cannot hold the prober', async (t) => {
     t.ok(Date.now() - t0 < 2500, `${name}: within the prober's bound`);
   }
 });
+
+t.test("a slow link's queued bytes arriving after the time bound are measured, not refused", async (t) => {
+  // What a 1–5 Mbit/s link does: the server's writes sit in its buffers and the link's queue and keep arriving
+  // seconds after its time bound. Here paced at 8 KiB per 10 ms (~6.5 Mbit/s) and never ending by itself.
+  const port = await fakeServer(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nx-torus-node-id: n\r\n\r\n');
+    const tick = setInterval(() => (s.destroyed ? clearInterval(tick) : s.write(Buffer.alloc(8192))), 10);
+    s.once('close', () => clearInterval(tick));
+  });
+  const t0 = Date.now();
+  const report = await measureStream('127.0.0.1', port, { durationMs: 100, expectNodeId: 'n' });
+  const ms = Date.now() - t0;
+  t.ok(report.bytes > 0 && report.bps > 0, `rated: ${(report.bps / 1e6).toFixed(1)} Mbit/s over ${report.bytes} B`);
+  t.ok(report.seconds * 1000 <= 100 + PROBE_STREAM_GRACE_MS + 50, 'the prober ended the transfer at its bound');
+  t.ok(ms < 100 + PROBE_STREAM_GRACE_MS + 3000, `within the overall bound (${ms} ms)`);
+});

@@ -27,13 +27,25 @@ export interface RttOptions {
   readonly signal?: AbortSignal;
   /** Signs each request with the data key (protocols/probe-proof.ts); none in open mode. */
   readonly signer?: ProbeSigner | null;
+  /** How long to keep sampling while the peer answers busy (default 5 s); then every sample counts. */
+  readonly busyBudgetMs?: number;
 }
 
+/** Pause after a busy sample: a capacity probe lasts ~0.3–2.3 s, so a few pauses see it end. */
+const BUSY_PAUSE_MS = 150;
+
+/**
+ * The link's round trip without a capacity probe's queue in it: the median of `samples` request/response times
+ * that the peer answered `"ok"`. A `"busy"` answer (a probe stream is crossing the peer's port: on a tbf-shaped
+ * port its queue adds ~latency × rate worth of delay, 100+ ms at 10 Mbit/s) is set aside and sampled again after a
+ * pause, until `busyBudgetMs`; if the peer stays busy that long, the least of all samples is the estimate (a queue
+ * only ever adds). An older peer always answers `"ok"`.
+ */
 export async function measureRtt(
   ip: string,
   port: number,
   opts: RttOptions = {},
-): Promise<{ rttMs: number; samples: number[] }> {
+): Promise<{ rttMs: number; samples: number[]; busySamples: number }> {
   const n = Math.max(1, Math.min(opts.samples ?? 7, 100));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
@@ -46,12 +58,23 @@ export async function measureRtt(
       });
     await get(); // warm-up: connection set-up is not part of the round trip
     const samples: number[] = [];
-    for (let i = 0; i < n; i++) {
+    const busy: number[] = [];
+    const budgetEnd = performance.now() + (opts.busyBudgetMs ?? 5000);
+    while (samples.length < n) {
       const t0 = performance.now();
-      await get();
-      samples.push(performance.now() - t0);
+      const answer = await get();
+      const ms = performance.now() - t0;
+      if (answer !== 'busy') samples.push(ms);
+      else if (performance.now() >= budgetEnd) {
+        busy.push(ms);
+        break;
+      } else {
+        busy.push(ms);
+        await abortableDelay(BUSY_PAUSE_MS, opts.signal);
+      }
     }
-    return { rttMs: median(samples), samples };
+    const rttMs = samples.length > 0 ? median(samples) : Math.min(...busy);
+    return { rttMs, samples, busySamples: busy.length };
   } finally {
     agent.destroy();
   }

@@ -160,7 +160,11 @@ function source(
   pump();
 }
 
-function echo(req: IncomingMessage, res: ServerResponse): void {
+/**
+ * `"busy"` instead of `"ok"` while this node's probe gate is held: a capacity probe is filling this node's port, so
+ * the round trip just timed includes that probe's queue (measureRtt sets such samples aside).
+ */
+function echo(req: IncomingMessage, res: ServerResponse, gate: ProbeGate): void {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_ECHO_BODY_BYTES)
     return refuse(req, res, 413, 'TORUS_API_BODY_TOO_LARGE', `echo bodies are at most ${MAX_ECHO_BODY_BYTES} bytes`);
@@ -183,7 +187,7 @@ function echo(req: IncomingMessage, res: ServerResponse): void {
   });
   req.on('error', () => undefined);
   req.on('end', () => {
-    if (!over) sendJson(res, 200, 'ok');
+    if (!over) sendJson(res, 200, gate.busy() ? 'busy' : 'ok');
   });
 }
 
@@ -248,7 +252,7 @@ export function createProbeHandler(identity: () => ProbeIdentity, options: Probe
       }
       case PROBE_PATHS.echo:
         handled();
-        echo(req, res);
+        echo(req, res, gate);
         return true;
       case PROBE_PATHS.sink:
         if (method !== 'POST') return refused(req, res, 405, 'TORUS_API_METHOD_NOT_ALLOWED', 'POST only');
