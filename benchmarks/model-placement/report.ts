@@ -46,7 +46,7 @@ export function summaryLines(r: SweepResult, shapeB: boolean, startedAt: number,
   const lines = [
     `${r.options.length} options, ${r.options[0]?.runs.length ?? 0} run(s) each (median; each ${r.framework ? 'predicted with workload.framework torch' : 'predicted from the kernel device figures'}${r.calibration ? ', after a torch calibration' : ''})`,
     `median |error| decode ${fmt(r.decode.medianAbsErrorPercent)} % (worst ${fmt(r.decode.worstAbsErrorPercent)} %), ` +
-      `prefill ${fmt(r.prefill.medianAbsErrorPercent)} % (worst ${fmt(r.prefill.worstAbsErrorPercent)} %) over every option run`,
+      `prefill ${fmt(r.prefill.medianAbsErrorPercent)} % (worst ${fmt(r.prefill.worstAbsErrorPercent)} %) over every option run (target ≤ 20 % each)`,
     `the planner's decode choice ${labelOf(r.plannerDecode.key)} (its own unpinned run: decode ${fmt(r.plannerDecode.run.decodeMs, 2)} ms, ` +
       `prefill ${fmt(r.plannerDecode.run.prefillMs)} ms): ${fmt(r.decode.chosenGapPercent)} % slower in decode than the best measured ` +
       `${labelOf(r.decode.best.key)} (target ≤ 10 %)`,

@@ -183,6 +183,8 @@ export interface PlaceOptions {
   /** `model`: the workload names the model (placement from the record, shards); `whole`: `artifacts: [id]` */
   readonly mode: 'model' | 'whole';
   readonly timeoutMs?: number;
+  /** nodes the placement must include (the heal's instance names the holder, so that its spare is not the holder) */
+  readonly requiredNodes?: readonly string[];
 }
 
 /** The environment variable the runner checks: the model's shard directory, or the whole artifact's files. */
@@ -215,6 +217,7 @@ export async function placeAndStart(m: ModelLab, o: PlaceOptions): Promise<RunRe
     body: JSON.stringify({
       instanceId: o.instanceId,
       minNodes: RING,
+      ...(o.requiredNodes ? { requiredNodes: o.requiredNodes } : {}),
       workload: {
         kind: 'exec',
         id: `${o.instanceId}-job`,

@@ -159,8 +159,20 @@ async function main(): Promise<void> {
           ...(held.ok ? {} : { note: `not run: ${held.reason}` }),
         });
         if (held.phases) phases.push(...phaseRows('model, held', held.phases, names));
-        // The heal runs on the instance that is placed now.
-        if (held.ok) healed = held;
+        // The heal runs on the instance that is placed now, unless the holder is its only spare: a holder has every
+        // stage, so its heal would fetch nothing and measure nothing. Then the heal gets an instance that includes
+        // the holder, and its spare is a node that has to fetch the lost stage.
+        if (held.ok && held.nodes.some((n) => n.node === m.holder.id)) healed = held;
+        else if (held.ok) {
+          await m.holder.fetch('/v1/instances/model-held', { method: 'DELETE' });
+          const withHolder = await placeAndStart(m, {
+            instanceId: 'model-heal',
+            mode: 'model',
+            requiredNodes: [m.holder.id],
+          });
+          if (withHolder.ok) healed = withHolder;
+          else say(`the heal's instance with the holder was not placed: ${withHolder.reason}`);
+        }
       } else if (!args.includes('--no-whole')) {
         // This build cannot place from the model yet: the heal is measured on the whole-artifact job instead.
         say('model placement not available here; the heal runs on the whole-artifact job');
