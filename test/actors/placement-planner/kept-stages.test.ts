@@ -14,37 +14,14 @@ import { decodePlacementRequest } from '../../../src/actors/placement-planner/pl
 import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
 import { isRefusal, type Plan } from '../../../src/actors/placement-planner/plan-result.js';
 import type { ClusterEvent, InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
-import type { ModelRecord, ModelTensorTuple } from '../../../src/protocols/model-record.js';
 import { Runtime } from '../../../src/runtime/runtime.js';
 import { siblingModule } from '../../../src/runtime/module-url.js';
 import { indexed, joined, linkUp, profile } from '../../fixtures/topology/events.js';
+import { tinyModelRecord } from '../../fixtures/placement/tiny-model-record.js';
 import { both, makeState } from '../../fixtures/placement/build-state.js';
 
 const MODEL = '7c'.repeat(32);
 
-/** Embeddings 20 bytes, 12 blocks of 5, head 20: 100 bytes. */
-function record(): ModelRecord {
-  const sizes: [string, number, ModelTensorTuple[6]][] = [
-    ['model.embed_tokens.weight', 20, 'embed'],
-    ...Array.from({ length: 12 }, (_, l): [string, number, number] => [`model.layers.${l}.mlp.weight`, 5, l]),
-    ['lm_head.weight', 20, 'head'],
-  ];
-  let at = 8;
-  const tensors = sizes.map(([name, bytes, layer]): ModelTensorTuple => {
-    at += bytes;
-    return [name, 0, 'U8', [bytes], at - bytes, at, layer];
-  });
-  return {
-    format: 'safetensors',
-    architecture: 'LlamaForCausalLM',
-    layers: 12,
-    hiddenSize: 64,
-    kvHeads: 2,
-    dtype: 'U8',
-    files: [{ path: 'model.safetensors', bytes: at, dataStart: 8 }],
-    tensors,
-  };
-}
 
 /**
  * A hand-made split the planner would not choose (3 layers each; a fresh plan splits by bytes, 1-5-5-1), so a
@@ -74,7 +51,7 @@ function stateWith(memory: Record<string, number>): ClusterState {
     bytes: 116,
     chunks: 1,
     have: 1,
-    model: record(),
+    model: tinyModelRecord(),
   });
   const instance: InstancePlan = {
     id: 'llama-1',
@@ -151,7 +128,7 @@ t.test(
     ] as const)
       both(s, x, y, 'ethernet');
     const request = (nodes: (string | null)[]) => ({
-      workload: { id: 'llama', memoryBytes: 100, layers: 12, modelBytes: modelBytesOf(record()) },
+      workload: { id: 'llama', memoryBytes: 100, layers: 12, modelBytes: modelBytesOf(tinyModelRecord()) },
       sharding: 'pipeline',
       backend: 'ring',
       keepStages: { nodes, layers: [3, 3, 3, 3] },

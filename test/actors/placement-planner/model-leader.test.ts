@@ -8,38 +8,15 @@ import { applyEvents } from '../../../src/actors/topology-keeper/apply.js';
 import { emptyState } from '../../../src/actors/topology-keeper/state.js';
 import { CommandHandler } from '../../../src/actors/placement-planner/command-handler.js';
 import type { ClusterEvent, WorkloadSpec } from '../../../src/protocols/events.js';
-import type { ModelRecord, ModelTensorTuple } from '../../../src/protocols/model-record.js';
 import { Runtime } from '../../../src/runtime/runtime.js';
 import { siblingModule } from '../../../src/runtime/module-url.js';
 import { indexed, joined, linkUp, profile } from '../../fixtures/topology/events.js';
+import { tinyModelRecord } from '../../fixtures/placement/tiny-model-record.js';
 
 const NODES = ['a', 'b', 'c', 'd'];
 const ip = (n: string): string => `10.77.0.${NODES.indexOf(n) + 1}`;
 const MODEL = '5a'.repeat(32);
 
-/** Embeddings 20 bytes, 12 blocks of 5, head 20: 100 bytes, 40 % of them outside the blocks. */
-function record(): ModelRecord {
-  const sizes: [string, number, ModelTensorTuple[6]][] = [
-    ['model.embed_tokens.weight', 20, 'embed'],
-    ...Array.from({ length: 12 }, (_, l): [string, number, number] => [`model.layers.${l}.mlp.weight`, 5, l]),
-    ['lm_head.weight', 20, 'head'],
-  ];
-  let at = 8;
-  const tensors = sizes.map(([name, bytes, layer]): ModelTensorTuple => {
-    at += bytes;
-    return [name, 0, 'U8', [bytes], at - bytes, at, layer];
-  });
-  return {
-    format: 'safetensors',
-    architecture: 'LlamaForCausalLM',
-    layers: 12,
-    hiddenSize: 64,
-    kvHeads: 2,
-    dtype: 'U8',
-    files: [{ path: 'model.safetensors', bytes: at, dataStart: 8 }],
-    tensors,
-  };
-}
 
 t.test(
   'the leader places a model workload by its stage bytes and refuses one that contradicts the record',
@@ -59,7 +36,7 @@ t.test(
       bytes: 116,
       chunks: 1,
       have: 1,
-      model: record(),
+      model: tinyModelRecord(),
     });
     const state = applyEvents(emptyState, indexed(events, 1));
     const runtime = new Runtime();
