@@ -78,9 +78,7 @@ export async function runPhases(
   const out: NodePhases[] = [];
   for (const p of placed) {
     const n = nodes.find((x) => x.id === p.node);
-    const ts = n
-      ? await n.tryGet<{ transfers: TransferView[] }>('/v1/artifacts/transfers').catch(() => undefined)
-      : undefined;
+    const ts = n ? await n.tryGet<{ transfers: TransferView[] }>('/v1/artifacts/transfers') : undefined;
     const t = ts?.transfers.find((x) => x.id === artifactId && x.startedAt >= t0);
     const before = cpuBefore.get(p.node);
     const after = cpuAfter.get(p.node);

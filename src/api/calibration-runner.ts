@@ -29,11 +29,13 @@ export type CalibrationResult =
   | { readonly nodeId: string; readonly ok: false; readonly reason: string };
 
 /** What the runner needs of a node: the facade's instances and logs, and a way to record the event. */
-export type CalibrationFacade = Pick<NodeFacade, 'state' | 'createInstance' | 'getInstance' | 'deleteInstance'> &
+export type CalibrationFacade = Pick<
+  NodeFacade,
+  'state' | 'events' | 'createInstance' | 'getInstance' | 'deleteInstance'
+> &
   Required<Pick<NodeFacade, 'runnerLog' | 'recordCalibration'>>;
 
 export const DEFAULT_CALIBRATION_TIMEOUT_MS = 60_000;
-const POLL_MS = 100;
 const ENDED = new Set(['completed', 'failed']);
 
 export async function runCalibrations(
@@ -99,14 +101,27 @@ async function calibrateOne(
   }
 }
 
+/**
+ * Until the instance has ended: checked once, then again after each event this node applies (an exec job ends by
+ * its runners' events), not by polling; the feed is followed from the state read before the first check, so an
+ * end applied in between is not missed.
+ */
 async function untilEnded(facade: CalibrationFacade, id: string, timeoutMs: number): Promise<InstanceView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await facade.getInstance(id);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    const { state } = await facade.state();
+    let view = await facade.getInstance(id);
     if (ENDED.has(view.status)) return view;
-    if (Date.now() > deadline) throw new Error(`the command did not end within ${timeoutMs} ms (stopped)`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    for await (const _applied of facade.events(state.lastIndex, abort.signal)) {
+      view = await facade.getInstance(id);
+      if (ENDED.has(view.status)) return view;
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
   }
+  throw new Error(`the command did not end within ${timeoutMs} ms (stopped)`);
 }
 
 /** Rank 0's stream, at most `limit` bytes (the reader stops there: a longer output is refused by the parser). */

@@ -107,6 +107,19 @@ t.test('a node that refuses exec records nothing and says why', async (t) => {
   t.same(await stored(n), {});
 });
 
+t.test('a command that outlives its timeout is stopped, records nothing, and its job is gone', async (t) => {
+  const n = await startLoopbackNode(t, ['--allow-exec']);
+  const { status, json } = await calibrate(n, { framework: 'torch', command: sh('sleep 60'), timeoutMs: 1000 });
+  t.equal(status, 200);
+  t.equal(json.results[0].ok, false);
+  t.match(json.results[0].reason, /did not end within 1000 ms/);
+  t.same(await stored(n), {});
+  const instances = (await (await fetch(`${n.url}/v1/instances`, { headers: n.auth })).json()) as {
+    instances: unknown[];
+  };
+  t.same(instances.instances, [], 'the calibration job was deleted');
+});
+
 t.test(
   'the torch calibration script',
   { skip: hasTorch ? false : 'no torch: apt-get install python3-torch' },

@@ -22,6 +22,7 @@ export const calibrationRoutes: readonly Route[] = [
       const answer = await runCalibrations(
         {
           state: () => facade.state(),
+          events: (afterIndex, signal) => facade.events(afterIndex, signal),
           createInstance: (r) => facade.createInstance(r),
           getInstance: (id) => facade.getInstance(id),
           deleteInstance: (id) => facade.deleteInstance(id),
