@@ -22,7 +22,6 @@ import { both, makeState } from '../../fixtures/placement/build-state.js';
 
 const MODEL = '7c'.repeat(32);
 
-
 /**
  * A hand-made split the planner would not choose (3 layers each; a fresh plan splits by bytes, 1-5-5-1), so a
  * fresh plan cannot keep it by chance: stage 0 holds 35 bytes, 1 and 2 hold 15, 3 holds 35.

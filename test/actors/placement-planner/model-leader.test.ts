@@ -17,7 +17,6 @@ const NODES = ['a', 'b', 'c', 'd'];
 const ip = (n: string): string => `10.77.0.${NODES.indexOf(n) + 1}`;
 const MODEL = '5a'.repeat(32);
 
-
 t.test(
   'the leader places a model workload by its stage bytes and refuses one that contradicts the record',
   async (t) => {
