@@ -42,7 +42,21 @@ export function learnCommit(c: Ctx, commit: number, hash: string): void {
   const { s } = c;
   if (s.resync) return;
   if (commit === s.commit && s.mustJoin && hashAt(s.log, commit) === hash) s.mustJoin = false;
-  if (commit <= s.commit) return;
+  if (commit <= s.commit) {
+    // Our applied entries reach the leader's commit index: they must be the leader's there. Lone starters commit
+    // alone (no membership yet), so a follower of the side that lost a merge applied entries the winner never
+    // had; without this check it would keep that state until the winner's commit passed its own.
+    const mine = hashAt(s.log, commit);
+    if (mine !== undefined && mine !== hash) {
+      c.fx.push({
+        kind: 'warn',
+        msg: 'applied entries differ from the leader at its commit index; fetching a snapshot',
+        fields: { index: commit, applied: s.commit },
+      });
+      startResync(c, commit);
+    }
+    return;
+  }
   const target = Math.min(commit, lastIndex(s.log));
   if (target <= s.commit) return;
   const mine = hashAt(s.log, target);

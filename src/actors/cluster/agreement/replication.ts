@@ -198,7 +198,21 @@ export function onSnapshot(c: Ctx, from: string, f: Extract<PeerFrame, { type: '
   }
   if (f.term > s.term || s.leader === null) follow(c, from, f.term);
   else if (s.leader !== from) return;
-  if (!s.resync && f.index <= lastIndex(s.log)) return; // we are already past it
+  if (!s.resync && f.index <= lastIndex(s.log)) {
+    // Already past it, unless our log is not the leader's: its chain differs at the snapshot, or the snapshot answers
+    // our gap request from our log's end (the leader sends one there only when our chain does not match its own; a
+    // compacted range would put the snapshot past our end). Lone starters commit alone, so the follower of a side
+    // that lost a merge may have applied entries the leader never had, further than the leader has committed.
+    const ours = hashAt(s.log, f.index);
+    const differs = ours !== undefined && ours !== f.lastHash;
+    const answersGap = s.gap !== null && s.gap.from === lastIndex(s.log) + 1;
+    if (!differs && !answersGap) return;
+    c.fx.push({
+      kind: 'warn',
+      msg: 'log is not the leader’s; installing its snapshot',
+      fields: { index: f.index, last: lastIndex(s.log), applied: s.commit },
+    });
+  }
   c.fx.push({ kind: 'install', snapshot: f });
   s.log = appendEntries(
     resetTo(f.index, f.lastTerm, f.lastHash),
