@@ -158,11 +158,10 @@ export class RunnerProcess {
         this.#opts.onLogDropped?.(name, bytes, error),
       );
       file.on('error', () => {}); // a log must not take the supervisor down
-      this.#logs.push(file);
+      const index = this.#logs.push(file) - 1;
+      this.#received.push(0);
       if (!stream) continue;
       stream.pipe(file); // paused while the disk is behind
-      const index = this.#received.length;
-      this.#received.push(0);
       stream.on('data', (chunk: Buffer) => {
         this.#received[index]! += chunk.length;
         this.#tail.push(chunk, name);
