@@ -78,11 +78,11 @@ t.test('bytes written just before the end was seen are read by the last read', a
 
 t.test('a job failed by another rank: followed until this rank stopped, not until the failure', async (t) => {
   const { dataDir, file } = logFile(t);
-  // Failed from the first question on; this rank is being stopped for 60 questions (over a second of polls), then
-  // writes its last line and stops.
+  // Failed from the first question on; this rank is being stopped for 150 questions (3 s of polls, longer than a
+  // follower that waits for a quiet spell would wait), then writes its last line and stops.
   const text = await follow(dataDir, (asked) => {
-    if (asked < 60) return job('failed', { status: 'ShuttingDown' });
-    if (asked === 60) appendFileSync(file, 'line 2\n');
+    if (asked < 150) return job('failed', { status: 'ShuttingDown' });
+    if (asked === 150) appendFileSync(file, 'line 2\n');
     return job('failed', { status: 'Shutdown' });
   });
   t.equal(text, 'line 1\nline 2\n', "the stopped rank's last line was read");
