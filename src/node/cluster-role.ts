@@ -41,6 +41,10 @@ export class ClusterRole {
 
   async ask(): Promise<RoleAnswer> {
     if (!this.#runtime.actors().includes('cluster')) return { role: 'alone' };
+    // Crashed and not back yet: say so now. A question sent meanwhile would wait for the next incarnation (the
+    // supervisor's backlog), then be answered by it or time out with a reason that says busy, not crashed.
+    const down = this.#runtime.downCause('cluster');
+    if (down !== undefined) return this.#unanswered('TORUS_ACTOR_FAILED', `the cluster actor is ${down}`);
     try {
       const answer = await this.#runtime.request<RoleAnswer>(
         'cluster',
@@ -52,11 +56,14 @@ export class ClusterRole {
       return answer;
     } catch (error) {
       const { code, message } = asTorusError(error);
-      this.#unavailable.set(code, (this.#unavailable.get(code) ?? 0) + 1);
-      if (this.#down === undefined)
-        this.#log?.warn('the cluster actor does not answer; role unknown', { code, message });
-      this.#down = code;
-      return { role: 'unknown', clusterUnavailable: { code, message } };
+      return this.#unanswered(code, message);
     }
+  }
+
+  #unanswered(code: string, message: string): RoleAnswer {
+    this.#unavailable.set(code, (this.#unavailable.get(code) ?? 0) + 1);
+    if (this.#down === undefined) this.#log?.warn('the cluster actor does not answer; role unknown', { code, message });
+    this.#down = code;
+    return { role: 'unknown', clusterUnavailable: { code, message } };
   }
 }

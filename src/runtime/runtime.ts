@@ -49,6 +49,7 @@ export class Runtime {
   /** Requests from the host to actors, by correlation id; meta = the target actor. */
   readonly #pending = new PendingRequests<string>();
   readonly #faultListeners = new Set<(actor: string, error: TorusError) => void>();
+  readonly #downListeners = new Set<(actor: string, reason: string) => void>();
   #remote: RemoteTransport | undefined;
   #nextCorr = 1;
   #shuttingDown = false;
@@ -64,7 +65,7 @@ export class Runtime {
         message: (name, frame) => this.#fromWorker(name, frame),
         reply: (_name, frame) => this.#settle(frame),
         snapshot: (name, view) => this.#publish(name, view),
-        down: (name, reason) => this.#failPendingFor(name, reason),
+        down: (name, reason) => this.#down(name, reason),
         escalate: onEscalate,
         ...(options.now ? { now: options.now } : {}),
       },
@@ -99,6 +100,20 @@ export class Runtime {
   onFault(listener: (actor: string, error: TorusError) => void): () => void {
     this.#faultListeners.add(listener);
     return () => this.#faultListeners.delete(listener);
+  }
+
+  /**
+   * Told when the runtime has seen an actor's incarnation end (`reason`: `stopped`, or the crash), after the
+   * requests it held were failed and before any restart: from then on `downCause` says why until it is back.
+   */
+  onDown(listener: (actor: string, reason: string) => void): () => void {
+    this.#downListeners.add(listener);
+    return () => this.#downListeners.delete(listener);
+  }
+
+  /** Why the actor at `address` has no running incarnation (restarting, or given up); undefined when it has one. */
+  downCause(address: string): string | undefined {
+    return this.#supervisor.downCause(address);
   }
 
   /** Fire-and-forget delivery through the relay. */
@@ -271,6 +286,17 @@ export class Runtime {
     if (!waiter) return;
     if (frame.ok) waiter.resolve(frame.body);
     else waiter.reject(errorFromJson(frame.error));
+  }
+
+  #down(name: string, reason: string): void {
+    this.#failPendingFor(name, reason);
+    for (const listener of this.#downListeners) {
+      try {
+        listener(name, reason);
+      } catch (error) {
+        this.log.warn('down listener threw', { actor: name, error });
+      }
+    }
   }
 
   #failPendingFor(name: string, reason: string): void {

@@ -98,6 +98,18 @@ export class Supervisor {
     return host && (host.state === 'ready' || host.state === 'starting') ? host : undefined;
   }
 
+  /**
+   * Why the actor has no incarnation now (it crashed and waits for its restart, or the supervisor gave up on it);
+   * undefined while one is starting, running or stopping, and for an unknown address.
+   */
+  downCause(address: string): string | undefined {
+    const child = this.#children.get(this.resolve(address));
+    if (!child || child.host) return undefined;
+    if (this.#stopping) return 'stopped';
+    const cause = child.lastCause ?? 'unknown';
+    return child.gaveUp ? `gave up after: ${cause}` : `restarting after: ${cause}`;
+  }
+
   /** Delivers a frame to the actor, or keeps it until the restarting actor is back. */
   deliver(address: string, frame: Frame): void {
     const name = this.resolve(address);
@@ -193,6 +205,7 @@ export class Supervisor {
     child.host = undefined;
     const cause = child.faultCause ?? (error ? `${error.name}: ${error.message}` : `worker exited with code ${code}`);
     child.faultCause = undefined;
+    if (!expected && !this.#stopping) child.lastCause = cause; // downCause says it from the down hook on
     this.#hooks.down(child.spec.name, expected ? 'stopped' : cause);
     if (expected || this.#stopping) return;
     this.#crashed(child, cause);

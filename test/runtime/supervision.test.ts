@@ -43,6 +43,23 @@ t.test('a worker that exits or throws outside the machine is restarted too', asy
   t.equal(await runtime.request('probe', { type: 'echo', payload: 2 }, { timeoutMs: 30_000 }), 2);
 });
 
+t.test('the runtime says when an actor went down and why, until it is back', async (t) => {
+  const { runtime } = testRuntime(t);
+  await runtime.supervise({ name: 'probe', module: probeModule });
+  t.equal(runtime.downCause('probe'), undefined, 'running');
+  const downs: string[] = [];
+  runtime.onDown((actor, reason) => downs.push(`${actor}: ${reason}; ${runtime.downCause(actor)}`));
+  const seen = new Promise<void>((resolve) => runtime.onDown(() => resolve()));
+  await runtime.request('probe', { type: 'exit' });
+  await seen;
+  t.same(downs, ['probe: worker exited with code 3; restarting after: worker exited with code 3']);
+  t.equal(runtime.stats().probe?.restarts, 1, 'and its restart is scheduled');
+  await waitFor(() => runtime.stats().probe?.state === 'ready', 30_000, 'the restart');
+  t.equal(runtime.downCause('probe'), undefined, 'back');
+  await runtime.shutdown();
+  t.same(downs.slice(1), ['probe: stopped; stopped'], 'a stop is told too');
+});
+
 t.test('an actor that keeps crashing exhausts its intensity and escalates; delays grow', async (t) => {
   const escalations: string[] = [];
   const { runtime } = testRuntime(t, { onEscalate: (actor, reason) => escalations.push(`${actor}: ${reason}`) });

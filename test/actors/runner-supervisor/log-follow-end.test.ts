@@ -1,9 +1,10 @@
 /**
- * A followed log (`follow=1` on the node holding the rank) does not end at the first quiet moment after the rank's
- * exit is known: the runner may write the command's last output after the exit was published (its pipe is read on
- * another path, and on a loaded node later), so the follow goes on until the log has stayed quiet for the end time.
+ * Where a followed log (`follow=1` on the node holding the rank) ends. A rank's end is published only once the output
+ * before it is in the log files (runner-process.ts), so the follower ends at the read that follows seeing the end,
+ * with every byte, and does not wait for a quiet spell. A job that failed on another rank ends this rank when this
+ * rank's runner says it stopped, not at the failure: the rank is still being stopped and may still write.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openRunnerLog } from '../../../src/actors/runner-supervisor/runners/runner-logs.js';
@@ -12,49 +13,82 @@ import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-s
 import { emptyState, type ClusterState } from '../../../src/actors/topology-keeper/state.js';
 import { tempDir } from './fixtures/helpers.js';
 
-t.test('bytes written a second after the exit was published still reach the follower', async (t) => {
-  const dataDir = tempDir(t);
-  const dir = runnerDir(dataDir, 'job', 'n1');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, segmentName('stdout', 0));
-  appendFileSync(file, 'line 1\n');
-  // The job has completed: the rank can no longer write (rankMayWrite is false from the start).
-  const state = {
+function job(status: string, runner?: Record<string, unknown>): ClusterState {
+  return {
     ...emptyState,
     instances: {
       job: {
         plan: { nodes: ['n1'] },
         workload: { kind: 'exec' },
-        status: 'completed',
+        status,
         generation: 1,
-        runners: {},
+        runners: runner ? { n1: runner } : {},
       },
     },
   } as unknown as ClusterState;
+}
+
+/** Follows rank 0's stdout to its end; `state` is asked before every wait, with how many times it was asked. */
+async function follow(dataDir: string, state: (asked: number) => ClusterState): Promise<string> {
+  let asked = 0;
   const deps = {
     nodeId: 'n1',
     dataDir,
-    state: async () => state,
+    state: async () => state(asked++),
     signPeer: () => {
       throw new Error('no peer here');
     },
-    pollMs: 50,
-    endQuietMs: 1500,
+    pollMs: 20,
   } as unknown as Parameters<typeof openRunnerLog>[0];
-  const late = setTimeout(() => appendFileSync(file, 'line 2\n'), 700);
-  t.teardown(() => clearTimeout(late));
-  const started = Date.now();
   const chunks: string[] = [];
-  for await (const c of await openRunnerLog(
+  const log = await openRunnerLog(
     deps,
     { instanceId: 'job', rank: 0, stream: 'stdout', follow: true },
     new AbortController().signal,
-  ))
-    chunks.push(Buffer.from(c).toString());
-  const took = Date.now() - started;
-  t.equal(chunks.join(''), 'line 1\nline 2\n', 'the late line was read');
-  t.ok(
-    took >= 700 + 1500 - 100 && took < 10_000,
-    `and the follow ended once the log was quiet for the end time (${took} ms)`,
   );
+  for await (const c of log) chunks.push(Buffer.from(c).toString());
+  return chunks.join('');
+}
+
+function logFile(t: Test): { dataDir: string; file: string } {
+  const dataDir = tempDir(t);
+  const dir = runnerDir(dataDir, 'job', 'n1');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, segmentName('stdout', 0));
+  appendFileSync(file, 'line 1\n');
+  return { dataDir, file };
+}
+
+t.test('a completed job: the follower reads to the end of the log and stops there', async (t) => {
+  const { dataDir, file } = logFile(t);
+  appendFileSync(file, 'line 2\n');
+  t.equal(await follow(dataDir, () => job('completed')), 'line 1\nline 2\n', 'every line, then the end');
+});
+
+t.test('bytes written just before the end was seen are read by the last read', async (t) => {
+  const { dataDir, file } = logFile(t);
+  // The rank's command is still running when first asked; its last line lands as its exit is published.
+  const text = await follow(dataDir, (asked) => {
+    if (asked < 3) return job('active', { status: 'Running' });
+    if (asked === 3) appendFileSync(file, 'line 2\n');
+    return job('active', { status: 'Ready', exitCode: 0 });
+  });
+  t.equal(text, 'line 1\nline 2\n');
+});
+
+t.test('a job failed by another rank: followed until this rank stopped, not until the failure', async (t) => {
+  const { dataDir, file } = logFile(t);
+  // Failed from the first question on; this rank is being stopped for 150 questions (3 s of polls, longer than a
+  // follower that waits for a quiet spell would wait), then writes its last line and stops.
+  const text = await follow(dataDir, (asked) => {
+    if (asked < 150) return job('failed', { status: 'ShuttingDown' });
+    if (asked === 150) appendFileSync(file, 'line 2\n');
+    return job('failed', { status: 'Shutdown' });
+  });
+  t.equal(text, 'line 1\nline 2\n', "the stopped rank's last line was read");
+});
+
+t.test('a job failed by another rank: a rank whose runner never reported has nothing to wait for', async (t) => {
+  const { dataDir } = logFile(t);
+  t.equal(await follow(dataDir, () => job('failed')), 'line 1\n');
 });

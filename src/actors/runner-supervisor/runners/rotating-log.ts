@@ -41,6 +41,9 @@ export class RotatingLog extends Writable {
   #lastError: Error | undefined;
   /** Bytes of the chunk being written that reached the file. */
   #written = 0;
+  /** Bytes of output done with (in the file, or dropped and counted), and who waits for a count. */
+  #settled = 0;
+  #settledWaiters: Array<{ readonly bytes: number; readonly resolve: () => void }> = [];
   #atLineStart = true;
 
   constructor(dir: string, stream: LogStream, rotation: LogRotation, onDropped?: OnDropped) {
@@ -56,14 +59,32 @@ export class RotatingLog extends Writable {
     return this.#dropped;
   }
 
+  /** Resolves once this many bytes of output are done with (in the file, or dropped and said), or the log is closed. */
+  settled(bytes: number): Promise<void> {
+    if (this.#settled >= bytes || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.#settledWaiters.push({ bytes, resolve }));
+  }
+
+  #settle(bytes: number): void {
+    this.#settled += bytes;
+    const due = this.#settledWaiters.filter((w) => w.bytes <= this.#settled);
+    if (due.length === 0) return;
+    this.#settledWaiters = this.#settledWaiters.filter((w) => w.bytes > this.#settled);
+    for (const w of due) w.resolve();
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     this.#written = 0;
     this.#sayDropped()
       .then(() => this.#append(chunk, true))
       .then(
-        () => done(),
+        () => {
+          this.#settle(chunk.length);
+          done();
+        },
         (error: unknown) => {
           this.#drop(chunk.length - this.#written, error);
+          this.#settle(chunk.length);
           done();
         },
       );
@@ -81,6 +102,7 @@ export class RotatingLog extends Writable {
   }
 
   override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    for (const w of this.#settledWaiters.splice(0)) w.resolve(); // nothing more will come
     this.#closeCurrent().then(
       () => done(error),
       () => done(error),

@@ -38,26 +38,29 @@ export interface LogDeps {
   readonly holderLagMs?: number;
   /** How often a followed log is checked for new bytes. */
   readonly pollMs?: number;
-  /** How long a follow goes on reading after the rank can no longer write, once nothing new comes; default 2 s. */
-  readonly endQuietMs?: number;
 }
-
-const END_QUIET_MS = 2000;
 
 /**
  * Whether the rank on `nodeId` may still write to its log: the instance is live (or a failed job about to be
  * restarted), and this rank's command has not ended for good. A rank whose command exited 0 while the others run
- * has ended, unless the job may restart (on-failure with restarts left: a later failure reruns every rank).
+ * has ended, unless the job may restart (on-failure with restarts left: a later failure reruns every rank). A job
+ * that failed for good (another rank's failure) ends this rank once its runner says so: its command's exit, or the
+ * runner stopped. Each of those is published only after the output before it is in the log files (runner-process.ts).
  */
 export function rankMayWrite(state: ClusterState, id: string, nodeId: string): boolean {
   const record = Object.hasOwn(state.instances, id) ? state.instances[id]! : undefined;
   if (!record || record.status === 'completed') return false;
   const again = restartable(record);
-  if (record.status === 'failed') return again;
+  if (again) return true;
   const runner = Object.hasOwn(record.runners, nodeId) ? record.runners[nodeId] : undefined;
-  const exited = record.workload.kind === 'exec' && runner?.status === 'Ready' && runner.exitCode !== undefined;
-  return !exited || again;
+  const commandEnded = record.workload.kind === 'exec' && runner?.exitCode !== undefined;
+  if (record.status === 'failed')
+    return runner !== undefined && !commandEnded && runner.signal === undefined && !STOPPED.has(runner.status);
+  return !(commandEnded && runner?.status === 'Ready');
 }
+
+/** Runner statuses after which a runner process writes nothing more. */
+const STOPPED: ReadonlySet<string> = new Set(['Shutdown', 'Failed']);
 
 /** Which node holds `rank` of the instance (404 / 400 as TorusErrors). */
 export function holderOf(state: ClusterState, req: LogRequest): string {
@@ -95,24 +98,21 @@ async function* localLog(deps: LogDeps, req: LogRequest, signal: AbortSignal): A
     req.stream,
     req.tail === undefined ? 0 : Math.max(0, (await streamEnd(await listSegments(dir, req.stream))) - req.tail),
   );
-  // When the rank was first seen unable to write with nothing new in its log, and reset by any new bytes.
-  let endedQuietSince: number | undefined;
+  // The rank was seen unable to write: the read after that, which finds the end of its log, is the last.
+  let ended = false;
   try {
     for (;;) {
       const chunk = await reader.next();
       if (chunk.length > 0) {
-        endedQuietSince = undefined;
         yield chunk;
         continue;
       }
-      if (!req.follow || signal.aborted) return;
-      // Stop once the rank can no longer write and its log has stayed quiet for a while. The exit is published
-      // before the runner has necessarily written the command's last output (its pipe is read on another path):
-      // on a loaded node that took over a second, and a follower that stopped after two quick checks lost it.
-      if (rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) endedQuietSince = undefined;
-      else {
-        endedQuietSince ??= Date.now();
-        if (Date.now() - endedQuietSince >= (deps.endQuietMs ?? END_QUIET_MS)) return;
+      if (!req.follow || signal.aborted || ended) return;
+      // The command's end is published only once its output is in the log files (runner-process.ts), so one more
+      // read after seeing it has everything; that read may come at once.
+      if (!rankMayWrite(await deps.state(), req.instanceId, deps.nodeId)) {
+        ended = true;
+        continue;
       }
       try {
         await sleep(deps.pollMs ?? 200, undefined, { signal });

@@ -405,11 +405,8 @@ export class RunnerManager {
     if (outcome && outcome !== before && status !== 'cancelled') {
       // The job's command on this rank ended: 0 counts toward completion; anything else fails the whole job.
       if (outcome.exitCode === 0 && status === 'complete') this.#rankExitedOk(local, this.#o.nodeId);
-      else {
-        // The command's last output may still be in the pipes when its exit is reported: read the tail a moment later.
-        const proc = local.proc;
-        setTimeout(() => this.#emit(jobFailure(local, this.#o.nodeId, outcome, proc?.diagnostics ?? [])), 150);
-      }
+      // Its outcome is reported once its output is read (runner-process.ts): the tail holds its last lines.
+      else this.#emit(jobFailure(local, this.#o.nodeId, outcome, local.proc?.diagnostics ?? []));
     }
     this.#tick(local);
   }

@@ -23,6 +23,7 @@ import {
 import { childExecArgv, siblingModule } from '../../../runtime/module-url.js';
 import { FrameChannel } from './frame-channel.js';
 import { LineTail } from './line-tail.js';
+import { logsWritten, takeWaiting } from './output-drain.js';
 import { RotatingLog } from './rotating-log.js';
 import { DEFAULT_LOG_ROTATION, type LogRotation } from '../../../protocols/log-rotation.js';
 
@@ -95,6 +96,10 @@ export class RunnerProcess {
   readonly #acks = new Map<string, { promise: Promise<boolean>; resolve: (ok: boolean) => void }>();
   readonly #cancelAcks = new Map<string, (ok: boolean) => void>();
   #exit: RunnerExit | undefined;
+  /** Bytes read from stdout and stderr (the log files are given all of them, in order). */
+  readonly #received: number[] = [];
+  /** Frames wait behind a task outcome whose output is not on disk yet (#receive); undefined when none waits. */
+  #held: Promise<void> | undefined;
   #markUp!: () => void;
   /** Resolves at the runner's first status frame (it is running and reading its channel). */
   readonly #up = new Promise<void>((resolve) => (this.#markUp = resolve));
@@ -153,17 +158,21 @@ export class RunnerProcess {
         this.#opts.onLogDropped?.(name, bytes, error),
       );
       file.on('error', () => {}); // a log must not take the supervisor down
-      this.#logs.push(file);
+      const index = this.#logs.push(file) - 1;
+      this.#received.push(0);
       if (!stream) continue;
       stream.pipe(file); // paused while the disk is behind
-      stream.on('data', (chunk: Buffer) => this.#tail.push(chunk, name));
+      stream.on('data', (chunk: Buffer) => {
+        this.#received[index]! += chunk.length;
+        this.#tail.push(chunk, name);
+      });
     }
     this.#channel = new FrameChannel<UpFrame, DownFrame>(
       `runner ${config.runnerId} channel`,
       child.stdio[3] as Duplex,
       decodeUpFrame,
       {
-        onFrame: (frame) => this.#onFrame(frame),
+        onFrame: (frame) => this.#receive(frame),
         onInvalid: (err) => this.#tail.note(`invalid frame from runner: ${err.message}`),
         onClose: () => {},
       },
@@ -174,6 +183,38 @@ export class RunnerProcess {
     const startTimeoutMs = this.#opts.startTimeoutMs ?? 60_000;
     const timer = setTimeout(() => this.fault(`runner did not start within ${startTimeoutMs} ms`), startTimeoutMs);
     void Promise.race([this.#up, this.#exited]).then(() => clearTimeout(timer));
+  }
+
+  /**
+   * A task's outcome (a command's exit) may arrive before the command's last output: the pipes are read on another
+   * path than the frames, and behind the disk. So the pipes are read empty first (pipe-drain.ts), and the outcome, and
+   * every frame after it, wait until the log files hold what was read (LOGS_DRAIN_MS at most): a reader that stops at
+   * a command's end has all its output.
+   */
+  #receive(frame: UpFrame): void {
+    const outcome = frame.type === 'task-status' && frame.status !== 'running';
+    if (this.#held === undefined && !outcome) return this.#onFrame(frame);
+    const onDisk = outcome
+      ? Promise.race([
+          Promise.all(this.#logs.map((log, i) => log.settled(this.#taken(i)))),
+          new Promise<void>((resolve) => setTimeout(resolve, LOGS_DRAIN_MS).unref()),
+        ])
+      : undefined;
+    const held: Promise<void> = (this.#held ?? Promise.resolve())
+      .then(() => onDisk)
+      .then(() => {
+        if (this.#held === held) this.#held = undefined;
+        this.#onFrame(frame);
+      });
+    this.#held = held;
+  }
+
+  /** Reads stream `i`'s pipe empty; answers how many bytes of it the log has been given or will be (buffered). */
+  #taken(i: number): number {
+    const stream = i === 0 ? this.#child?.stdout : this.#child?.stderr;
+    if (!stream) return 0;
+    takeWaiting(stream);
+    return (this.#received[i] ?? 0) + stream.readableLength;
   }
 
   #onFrame(frame: UpFrame): void {
@@ -329,50 +370,23 @@ export class RunnerProcess {
     const clean = code === 0 && this.#status.state === 'Shutdown';
     // Output written just before the exit may still be in the pipes: report once every line is on disk, so a reader
     // that stops at the exit (run, follow=1) misses none. Bounded: a leftover holding a pipe open was killed above.
-    void this.#logsWritten().then(() => {
-      const exit: RunnerExit = { code, signal, expected: expected || clean, cause, diagnostics: this.#tail.lines() };
-      this.#exit = exit;
-      for (const { resolve } of this.#acks.values()) resolve(false);
-      for (const done of [...this.#cancelAcks.values()]) done(false);
-      this.#channel?.close();
-      const final: RunnerStatus = exit.expected
-        ? { state: 'Shutdown' }
-        : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
-      if (this.#status.state !== final.state || final.state === 'Failed') {
-        this.#status = final;
-        this.#opts.onEvent({ type: 'status', status: final });
-      }
-      this.#opts.onEvent({ type: 'exit', exit });
-      this.#resolveExited(exit);
-    });
-  }
-
-  /**
-   * Resolves once the child's stdout and stderr have ended and both log files have written everything
-   * to disk; at most LOGS_DRAIN_MS after the exit, after which the files are ended with what arrived.
-   */
-  async #logsWritten(): Promise<void> {
-    const child = this.#child;
-    const bound = new Promise<void>((resolve) => setTimeout(resolve, LOGS_DRAIN_MS).unref());
-    const ended = [child?.stdout, child?.stderr].map((stream) =>
-      !stream || stream.readableEnded || stream.destroyed
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            stream.once('end', () => resolve());
-            stream.once('close', () => resolve());
-          }),
-    );
-    await Promise.race([Promise.all(ended), bound]);
-    const written = this.#logs.map(
-      (log) =>
-        new Promise<void>((resolve) => {
-          if (log.writableFinished || log.destroyed) return resolve();
-          log.once('finish', () => resolve());
-          log.once('close', () => resolve());
-          log.once('error', () => resolve());
-          if (!log.writableEnded) log.end(); // the pipe ended it already when the child's side closed
-        }),
-    );
-    await Promise.race([Promise.all(written), bound]);
+    void logsWritten([this.#child?.stdout, this.#child?.stderr], this.#logs, LOGS_DRAIN_MS)
+      .then(() => this.#held) // frames from before the exit are reported before it
+      .then(() => {
+        const exit: RunnerExit = { code, signal, expected: expected || clean, cause, diagnostics: this.#tail.lines() };
+        this.#exit = exit;
+        for (const { resolve } of this.#acks.values()) resolve(false);
+        for (const done of [...this.#cancelAcks.values()]) done(false);
+        this.#channel?.close();
+        const final: RunnerStatus = exit.expected
+          ? { state: 'Shutdown' }
+          : { state: 'Failed', reason: `Terminated (${cause})`, diagnostics: exit.diagnostics };
+        if (this.#status.state !== final.state || final.state === 'Failed') {
+          this.#status = final;
+          this.#opts.onEvent({ type: 'status', status: final });
+        }
+        this.#opts.onEvent({ type: 'exit', exit });
+        this.#resolveExited(exit);
+      });
   }
 }
