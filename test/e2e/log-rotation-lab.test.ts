@@ -52,7 +52,10 @@ t.test(
         '--',
         '/bin/sh',
         '-c',
-        `sleep 3; "${process.execPath}" "${script}" ${LINES} 150000; exit 3`,
+        // Both ranks fail, but only once both have printed everything (the lab's namespaces share this file
+        // system): a rank that failed first would stop the other mid-print, and its lines would never exist.
+        `sleep 3; "${process.execPath}" "${script}" ${LINES} 150000; touch "${dir}/done-$TORUS_RANK"; ` +
+          `for i in $(seq 600); do [ -e "${dir}/done-0" ] && [ -e "${dir}/done-1" ] && break; sleep 0.1; done; exit 3`,
       ]);
       const placed = await c.until(
         'the instance to be placed',
