@@ -1,7 +1,9 @@
 """torus calibration for torch (docs/placement.md, "Calibrated figures"): what a Llama-style block costs in torch on
-this CPU, as the three figures the placement planner's calibrated model takes. Prints exactly one line on stdout:
+this CPU, and what one pipeline hop costs torch itself, as the four figures the placement planner's calibrated model takes.
+Prints exactly one line on stdout:
 
-    {"torusCalibration":1,"framework":"torch","gflops":..,"memoryBandwidthGBps":..,"layerOverheadMs":..}
+    {"torusCalibration":1,"framework":"torch","gflops":..,"memoryBandwidthGBps":..,"layerOverheadMs":..,
+     "hopOverheadMs":..}
 
 It times stacks of the block pipeline_job.py runs (llama_stage.Block, bf16, random weights) at two sizes, for decode
 (1 token over a KV cache of CONTEXT positions) and prefill (PREFILL tokens from an empty cache), and fits per block
@@ -10,6 +12,11 @@ It times stacks of the block pipeline_job.py runs (llama_stage.Block, bf16, rand
 overhead from the per-byte and per-flop costs; decode and prefill separate bytes from flops. The fit keeps every
 term non-negative; a term the timings cannot tell from zero makes the script fail (exit 1, reason on stderr) rather
 than print a figure it did not measure.
+
+hopOverheadMs (hop_pingpong.py): two Gloo processes on the loopback pass one token's hidden states (HOP_HIDDEN bf16
+values) back and forth with dist.send/recv, one thread each, as the pipeline's stages do; half the median round trip
+is what a hop costs beyond its link (the send, the receiver's wake-up). The loopback keeps the link out of it: the
+planner prices each link from its own measured RTT and bandwidth.
 
 Usage: python3 calibrate_torch.py [--threads N] [--budget-s S]. Standard library and torch only; ≤ 10 s.
 """
@@ -25,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+from hop_pingpong import hop_overhead_ms  # noqa: E402
 from llama_stage import Block, Config, Rotary  # noqa: E402
 
 CONTEXT = 64  # positions in the KV cache while decoding
@@ -32,6 +40,7 @@ PREFILL = 32  # tokens of one prefill step
 # (hidden, intermediate, blocks): the small stack is overhead-heavy, the large one byte- and flop-heavy
 SIZES = ((256, 688, 8), (1024, 2816, 2))
 DTYPE = torch.bfloat16
+HOP_HIDDEN = 1024  # the large block's hidden size: a decode hop's activation (2 KiB in bf16)
 
 
 def make_blocks(hidden, intermediate, count):
@@ -144,9 +153,15 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--budget-s", type=float, default=6.0, help="seconds of timing to aim for (default 6)")
     args = parser.parse_args()
+    started = time.perf_counter()
+    # first, before any torch op in this process: the ping-pong's ranks are forked from it
+    try:
+        hop_ms = hop_overhead_ms(HOP_HIDDEN)
+    except RuntimeError as e:
+        print(f"calibrate_torch: no hop overhead: {e}", file=sys.stderr)
+        return 1
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(0)
-    started = time.perf_counter()
     # one quick pass sizes the repeats so the timed passes fit the budget
     probe = [r for s in SIZES for r in rows_for(*s, repeats=1)]
     per_repeat_s = sum(ms * s[2] for s, ms in zip([x for x in SIZES for _ in (0, 1)], [r[0] for r in probe])) / 1e3
@@ -163,9 +178,10 @@ def main():
         "gflops": round(1 / coef[2] / 1e6, 3),  # coef[2] is ms per flop
         "memoryBandwidthGBps": round(1 / coef[1] / 1e6, 3),  # coef[1] is ms per byte
         "layerOverheadMs": round(coef[0], 6),
+        "hopOverheadMs": round(hop_ms, 6),
     }
     print(
-        f"calibrate_torch: {repeats} repeats, {time.perf_counter() - started:.2f} s, rows (ms, bytes, flops) {rows}",
+        f"calibrate_torch: hop {hop_ms:.3f} ms, {repeats} repeats, {time.perf_counter() - started:.2f} s, rows (ms, bytes, flops) {rows}",
         file=sys.stderr,
     )
     print(json.dumps(line, separators=(",", ":")))

@@ -39,6 +39,8 @@ export async function servedFeatures(n: NodeProcess): Promise<Served> {
 export interface Calibrated {
   readonly node: string;
   readonly seconds: number;
+  /** the hop overhead the node recorded (absent: a script or node without it) */
+  readonly hopOverheadMs?: number;
 }
 
 /**
@@ -69,9 +71,19 @@ export async function calibrate(
       body: JSON.stringify({ framework: 'torch', command, nodes: [n.id] }),
     });
     if (res.status >= 300) throw new Error(`h${n.host}: POST /v1/calibrations ${res.status} ${await res.text()}`);
-    out.push({ node: n.id as string, seconds: (Date.now() - t0) / 1000 });
+    const body = (await res.json()) as { results?: { figures?: { hopOverheadMs?: number } }[] };
+    const hop = body.results?.[0]?.figures?.hopOverheadMs;
+    out.push({
+      node: n.id as string,
+      seconds: (Date.now() - t0) / 1000,
+      ...(hop !== undefined ? { hopOverheadMs: hop } : {}),
+    });
   }
-  say(`torch calibration per node: ${out.map((x, i) => `h${i} ${x.seconds.toFixed(1)} s`).join(', ')} (target ≤ 10 s)`);
+  const hops = out.map((x) => x.hopOverheadMs);
+  say(
+    `torch calibration per node: ${out.map((x, i) => `h${i} ${x.seconds.toFixed(1)} s`).join(', ')} (target ≤ 10 s)` +
+      (hops.every((h) => h !== undefined) ? `; hop overhead ${hops.map((h) => `${h.toFixed(2)}`).join('/')} ms` : ''),
+  );
   return out;
 }
 

@@ -30,6 +30,7 @@ const calibrationFigures = Type.Object(
     gflops: num,
     memoryBandwidthGBps: num,
     layerOverheadMs: num,
+    hopOverheadMs: Type.Optional(num),
     measuredAt: epochMs('when the command ended'),
   },
   { ...CLOSED, description: 'what the framework reached on the node (src/protocols/calibration.ts)' },

@@ -11,7 +11,8 @@ import { parseCli, printJson, processIo, runCli, UsageError, type CliIo } from '
 export const CALIBRATE_USAGE = `usage: torus calibrate --framework NAME [--nodes ID,ID] [--timeout-ms MS] -- CMD [ARGS...]
        torus calibrate [--json]            (lists the figures the cluster holds)
   Runs CMD on each node (default: every node) as a one-rank exec job (the node's --allow-exec must allow it).
-  CMD prints one line {"torusCalibration":1,"framework":NAME,"gflops":..,"memoryBandwidthGBps":..,"layerOverheadMs":..};
+  CMD prints one line {"torusCalibration":1,"framework":NAME,"gflops":..,"memoryBandwidthGBps":..,"layerOverheadMs":..}
+  (optionally also "hopOverheadMs":.., the framework's cost of one pipeline hop, the link aside);
   torus checks it strictly and records it for that node and framework: a workload naming the framework is then
   predicted with those figures on that node. Example (torch, ~5 s a node):
     torus calibrate --framework torch -- /usr/bin/python3 benchmarks/model-placement/calibrate_torch.py
@@ -21,8 +22,14 @@ export const CALIBRATE_USAGE = `usage: torus calibrate --framework NAME [--nodes
 type Run = Shape<(typeof responseSchemas)['CalibrationRun']>;
 type Held = Shape<(typeof responseSchemas)['Calibrations']>;
 
-const figuresText = (f: { gflops: number; memoryBandwidthGBps: number; layerOverheadMs: number }): string =>
-  `${f.gflops} GFLOP/s, ${f.memoryBandwidthGBps} GB/s, ${f.layerOverheadMs} ms/layer`;
+const figuresText = (f: {
+  gflops: number;
+  memoryBandwidthGBps: number;
+  layerOverheadMs: number;
+  hopOverheadMs?: number;
+}): string =>
+  `${f.gflops} GFLOP/s, ${f.memoryBandwidthGBps} GB/s, ${f.layerOverheadMs} ms/layer` +
+  (f.hopOverheadMs !== undefined ? `, ${f.hopOverheadMs} ms/hop` : '');
 
 export async function runCalibrateCommand(args: string[], io: CliIo = processIo): Promise<number> {
   const dash = args.indexOf('--');

@@ -20,7 +20,9 @@ export const Framework = Type.String({
 /**
  * The figures, with the bounds every one must meet (finite by JSON Schema's numbers being checked as numbers;
  * NaN and Infinity are not JSON). gflops: the framework's compute rate in GFLOP/s; memoryBandwidthGBps: the rate
- * it reads weights and KV cache at, 10^9 bytes/s; layerOverheadMs: the fixed cost of one layer, ms.
+ * it reads weights and KV cache at, 10^9 bytes/s; layerOverheadMs: the fixed cost of one layer, ms;
+ * hopOverheadMs (optional: older calibrations lack it): the framework's own cost of passing one stage's output to
+ * the next process (send, the receiver's wake-up), measured between two processes on the node's loopback, ms.
  */
 export const calibrationFigureFields = {
   gflops: Type.Number({ exclusiveMinimum: 0, maximum: 1e9, description: 'compute the framework reaches, GFLOP/s' }),
@@ -34,6 +36,13 @@ export const calibrationFigureFields = {
     maximum: 10_000,
     description: 'fixed cost of one layer per step (launches, small ops), ms',
   }),
+  hopOverheadMs: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1000,
+      description: "framework's cost of one pipeline hop between two processes, the link aside, ms",
+    }),
+  ),
 };
 
 /** The line a calibration command prints (one line of stdout, other lines are its own). */
@@ -122,6 +131,7 @@ export function calibrationEvent(nodeId: string, line: CalibrationLine, measured
     gflops: line.gflops,
     memoryBandwidthGBps: line.memoryBandwidthGBps,
     layerOverheadMs: line.layerOverheadMs,
+    ...(line.hopOverheadMs !== undefined ? { hopOverheadMs: line.hopOverheadMs } : {}),
     measuredAt,
   };
 }

@@ -131,6 +131,8 @@ t.test(
     t.equal(r.ok, true, r.reason ?? 'recorded');
     for (const key of ['gflops', 'memoryBandwidthGBps']) t.ok((r.figures?.[key] ?? 0) > 0, `${key} > 0`);
     t.ok((r.figures?.layerOverheadMs ?? -1) >= 0);
-    t.ok((await stored(n))[id]?.torch, 'stored');
+    // the loopback ping-pong measured a hop: a message between two processes costs something
+    t.ok((r.figures?.hopOverheadMs ?? 0) > 0, 'hopOverheadMs > 0');
+    t.ok((await stored(n))[id]?.torch?.hopOverheadMs, 'stored with its hop overhead');
   },
 );

@@ -7,6 +7,7 @@ import { stateDigest } from '../../src/actors/topology-keeper/digest.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/actors/topology-keeper/snapshot.js';
 import {
   CalibrationOutputError,
+  calibrationEvent,
   MAX_FRAMEWORKS_PER_NODE,
   parseCalibrationOutput,
 } from '../../src/protocols/calibration.js';
@@ -74,6 +75,32 @@ const recorded = (over: Record<string, unknown> = {}): ClusterEvent =>
     ...over,
   });
 
+t.test('the hop overhead is optional, bounded, and carried into the event', async (t) => {
+  const withHop = parseCalibrationOutput(line({ hopOverheadMs: 1.25 }), 'torch');
+  t.equal(withHop.hopOverheadMs, 1.25);
+  t.equal(calibrationEvent('a', withHop, 5).hopOverheadMs, 1.25);
+  t.equal(parseCalibrationOutput(line({ hopOverheadMs: 0 }), 'torch').hopOverheadMs, 0, 'no overhead is a figure');
+  // an older calibration's line has none, and its event none either (not a 0 it did not measure)
+  const older = parseCalibrationOutput(line(), 'torch');
+  t.notOk('hopOverheadMs' in older);
+  t.notOk('hopOverheadMs' in calibrationEvent('a', older, 5));
+  const hostile: [string, string][] = [
+    ['negative', line({ hopOverheadMs: -0.01 })],
+    ['over a second', line({ hopOverheadMs: 1000.5 })],
+    ['huge', line({ hopOverheadMs: 1e300 })],
+    ['a string', line({ hopOverheadMs: '1' })],
+    ['null', line({ hopOverheadMs: null })],
+    ['NaN', line({ hopOverheadMs: 1 }).replace('"hopOverheadMs":1', '"hopOverheadMs":NaN')],
+    ['an object', line({ hopOverheadMs: { ms: 1 } })],
+  ];
+  for (const [what, out] of hostile) {
+    t.throws(() => parseCalibrationOutput(out, 'torch'), CalibrationOutputError, what);
+    if (what !== 'NaN') t.throws(() => parseCalibrationOutput(out, 'torch'), /hopOverheadMs/, what);
+  }
+  t.throws(() => recorded({ hopOverheadMs: -1 }), /hopOverheadMs/);
+  t.throws(() => recorded({ hopOverheadMs: 2000 }), /hopOverheadMs/);
+});
+
 t.test('the event is checked like the line', async (t) => {
   t.throws(() => recorded({ gflops: -1 }), /gflops/);
   t.throws(() => recorded({ gflops: Number.NaN }), /gflops/);
@@ -92,6 +119,10 @@ t.test('the state keeps figures per node and framework, bounded; a node that lea
     decodeSnapshot(JSON.parse(JSON.stringify(encodeSnapshot(withTorch)))).state.calibrations,
     withTorch.calibrations,
   );
+  // with a hop overhead: stored, and the snapshot admits it
+  const withHop = applyEvents(base, indexed([recorded({ hopOverheadMs: 1.5 })], 2));
+  t.equal(withHop.calibrations?.a?.torch?.hopOverheadMs, 1.5);
+  t.same(decodeSnapshot(JSON.parse(JSON.stringify(encodeSnapshot(withHop)))).state.calibrations, withHop.calibrations);
   // a later run replaces the earlier one
   const again = applyEvents(withTorch, indexed([recorded({ gflops: 70, measuredAt: 1_700_000_001_000 })], 3));
   t.equal(again.calibrations?.a?.torch?.gflops, 70);

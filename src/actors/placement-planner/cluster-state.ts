@@ -39,6 +39,8 @@ export interface CalibratedFigures {
   readonly gflops: number;
   readonly memoryBandwidthGBps: number;
   readonly layerOverheadMs: number;
+  /** the framework's cost of one pipeline hop, the link aside (absent in older calibrations) */
+  readonly hopOverheadMs?: number;
   readonly measuredAt: number;
 }
 

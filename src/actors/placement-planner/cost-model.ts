@@ -1,4 +1,6 @@
+import type { AddressChoice } from './address-choice.js';
 import type { ClusterIndex } from './cluster-index.js';
+import { meshHopChoices } from './mesh-addresses.js';
 import type { Objective, Workload } from './placement-request.js';
 
 /**
@@ -35,6 +37,8 @@ export interface FiguresUsed {
   readonly gflops: number;
   /** 0 for device figures: torus's kernels have no per-layer cost of their own */
   readonly layerOverheadMs: number;
+  /** the framework's cost of one pipeline hop, the link aside; 0 for device figures and older calibrations */
+  readonly hopOverheadMs: number;
   /** calibrated: memory, compute and overhead add up (the calibration fits that sum); device: max(memory, compute) */
   readonly calibrated: boolean;
   /** e.g. `torch calibration 2026-12-07T20:40:00.000Z` or `torus kernels` */
@@ -56,13 +60,21 @@ export function nodeFigures(index: ClusterIndex, node: number, workload: Workloa
       memoryBandwidthGBps: cal.memoryBandwidthGBps,
       gflops: cal.gflops,
       layerOverheadMs: cal.layerOverheadMs,
+      hopOverheadMs: cal.hopOverheadMs ?? 0,
       calibrated: true,
       label: `${framework} calibration ${new Date(cal.measuredAt).toISOString()}`,
     };
   const device = state?.device;
   if (device?.memoryBandwidthGBps === undefined || device.gflops === undefined) return undefined;
   const { memoryBandwidthGBps, gflops } = device;
-  return { memoryBandwidthGBps, gflops, layerOverheadMs: 0, calibrated: false, label: DEVICE_FIGURES_LABEL };
+  return {
+    memoryBandwidthGBps,
+    gflops,
+    layerOverheadMs: 0,
+    hopOverheadMs: 0,
+    calibrated: false,
+    label: DEVICE_FIGURES_LABEL,
+  };
 }
 
 /**
@@ -127,8 +139,20 @@ export function hopBytes(workload: Workload, last: boolean): number | undefined 
 }
 
 /**
- * One pipeline hop from → to over the address `from` dials: half the RTT plus the transfer of its bytes, ms.
- * `last`: the hop back to rank 0 (what it carries may differ, hopBytes).
+ * The framework's own cost of one hop from → to, the link aside: the mean of the two ends' calibrated hop
+ * overheads (the sender's send, the receiver's wake-up; each node measured both between two of its own processes).
+ * 0 for an end without one (device figures, an older calibration).
+ */
+export function hopOverheadMs(index: ClusterIndex, from: number, to: number, workload: Workload): number {
+  const a = nodeFigures(index, from, workload)?.hopOverheadMs ?? 0;
+  const b = nodeFigures(index, to, workload)?.hopOverheadMs ?? 0;
+  return (a + b) / 2;
+}
+
+/**
+ * One pipeline hop from → to over `choice` (default: the ring address `from` dials): half the RTT plus the
+ * transfer of its bytes plus the framework's hop overhead, ms. `last`: the hop back to rank 0 (what it carries may
+ * differ, hopBytes).
  */
 export function hopMs(
   index: ClusterIndex,
@@ -136,12 +160,26 @@ export function hopMs(
   to: number,
   workload: Workload,
   last = false,
+  choice: AddressChoice | undefined = index.ringChoice[from * index.n + to],
 ): number | undefined {
-  const choice = index.ringChoice[from * index.n + to];
   const bytes = hopBytes(workload, last);
   if (!choice || choice.bandwidthBps === undefined || choice.rttMs === undefined || bytes === undefined)
     return undefined;
-  return choice.rttMs / 2 + ((bytes * 8) / choice.bandwidthBps) * 1e3;
+  return choice.rttMs / 2 + ((bytes * 8) / choice.bandwidthBps) * 1e3 + hopOverheadMs(index, from, to, workload);
+}
+
+/**
+ * The link each hop of `order` takes: a framework job's ranks dial each other's mesh address (torch's full mesh,
+ * mesh-addresses.ts), so its hops are priced over those links; torus's own ring dials the ring addresses.
+ */
+export function pipelineHopChoices(
+  index: ClusterIndex,
+  order: readonly number[],
+  workload: Workload,
+): (AddressChoice | undefined)[] {
+  if (workload.framework !== undefined) return meshHopChoices(index, order);
+  const k = order.length;
+  return order.map((from, r) => index.ringChoice[from * index.n + (order[(r + 1) % k] as number)]);
 }
 
 function missingDevice(index: ClusterIndex, node: number, workload: Workload): string[] {
@@ -154,9 +192,15 @@ function missingDevice(index: ClusterIndex, node: number, workload: Workload): s
   return out;
 }
 
-function missingHop(index: ClusterIndex, from: number, to: number, workload: Workload, last = false): string[] {
+function missingHop(
+  index: ClusterIndex,
+  from: number,
+  to: number,
+  workload: Workload,
+  last = false,
+  choice: AddressChoice | undefined = index.ringChoice[from * index.n + to],
+): string[] {
   if (hopBytes(workload, last) === undefined) return ['workload: activationBytesPerToken (or hiddenSize)'];
-  const choice = index.ringChoice[from * index.n + to];
   const name = `${index.ids[from]}→${index.ids[to]}`;
   if (!choice) return [`${name}: no socket link`];
   const out: string[] = [];
@@ -174,7 +218,8 @@ const sumOrNull = (xs: readonly (number | undefined)[]): number | null =>
  * (k of them for k ≥ 2) sends the activation of each token, but the last, back to rank 0, carries
  * `returnBytesPerStep` when the workload gives it (a sampled token: a model pipeline sends only that back).
  * A model workload gives `stageBytes` (the real bytes of each stage's tensors): a stage then costs its bytes
- * at the node's per-layer time for bytesPerLayer bytes.
+ * at the node's per-layer time for bytesPerLayer bytes. A hop is priced over the link it takes
+ * (pipelineHopChoices: a framework job's mesh addresses) and adds the framework's hop overhead (hopOverheadMs).
  */
 export function predictPipeline(
   index: ClusterIndex,
@@ -193,13 +238,14 @@ export function predictPipeline(
     return per * (stageBytes ? (stageBytes[r] as number) / workload.bytesPerLayer : (layers[r] as number));
   });
   const hops: (number | undefined)[] = [];
+  const choices = k > 1 ? pipelineHopChoices(index, order, workload) : [];
   if (k > 1)
     for (let r = 0; r < k; r++) {
       const from = order[r] as number,
         to = order[(r + 1) % k] as number;
       const last = r === k - 1;
-      const ms = hopMs(index, from, to, workload, last);
-      if (ms === undefined) unmeasured.push(...missingHop(index, from, to, workload, last));
+      const ms = hopMs(index, from, to, workload, last, choices[r]);
+      if (ms === undefined) unmeasured.push(...missingHop(index, from, to, workload, last, choices[r]));
       hops.push(ms);
     }
   const breakdown: BreakdownEntry[] = [];

@@ -56,3 +56,39 @@ function commonChoices(index: ClusterIndex, members: readonly number[], target: 
   }
   return common ?? new Map();
 }
+
+/**
+ * The link each pipeline hop of `order` (rank r → rank r+1, the last back to rank 0) really takes when its ranks
+ * connect over the mesh addresses (a torch job: Gloo dials each rank's mesh address, exec-env.ts): the source's
+ * best link to the sink's mesh address. The ring addresses the plan would give its neighbours are the same ones
+ * plan-placement.ts passes (each neighbour's ring choice of the node). A node with no mesh address keeps its ring
+ * choice, as the runner does.
+ */
+export function meshHopChoices(index: ClusterIndex, order: readonly number[]): (AddressChoice | undefined)[] {
+  const k = order.length;
+  const ring = (from: number, to: number): AddressChoice | undefined => index.ringChoice[from * index.n + to];
+  const mesh = meshAddresses(index, order, (m) => {
+    const r = order.indexOf(m);
+    const next = order[(r + 1) % k] as number,
+      prev = order[(r - 1 + k) % k] as number;
+    return [ring(next, m)?.ip ?? '', ring(prev, m)?.ip ?? ''];
+  });
+  return order.map((from, r) => {
+    const to = order[(r + 1) % k] as number;
+    const ip = mesh[index.ids[to] as string];
+    if (ip === undefined) return ring(from, to);
+    let best: AddressChoice | undefined;
+    for (const link of index.socket.get(from * index.n + to) ?? []) {
+      if (link.ip !== ip) continue;
+      const choice: AddressChoice = {
+        ip,
+        type: linkType(link, index.nodes[to]),
+        measured: link.bandwidthBps !== undefined,
+        ...(link.bandwidthBps !== undefined ? { bandwidthBps: link.bandwidthBps } : {}),
+        ...(link.rttMs !== undefined ? { rttMs: link.rttMs } : {}),
+      };
+      if (!best || compareRingChoices(choice, best) < 0) best = choice;
+    }
+    return best ?? ring(from, to);
+  });
+}

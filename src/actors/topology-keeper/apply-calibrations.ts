@@ -22,6 +22,7 @@ export function applyCalibrationRecorded(state: ClusterState, e: CalibrationReco
     gflops: e.gflops,
     memoryBandwidthGBps: e.memoryBandwidthGBps,
     layerOverheadMs: e.layerOverheadMs,
+    ...(e.hopOverheadMs !== undefined ? { hopOverheadMs: e.hopOverheadMs } : {}),
     measuredAt: e.measuredAt,
   };
   return withCalibrations(state, withEntry(all, e.nodeId, withEntry(mine, e.framework, figures)));
