@@ -5,6 +5,10 @@
  * (an `exec` job has nothing to join), where exo's rules would wait forever on a state already passed:
  * - the last rank connects when every other runner is Connecting *or Connected* (exo: Connecting);
  * - rank 0 warms up when every other runner is WarmingUp *or Ready* (exo: WarmingUp).
+ * A runner whose lifecycle steps are its own (`localSteps`: an `exec` job, whose connect writes a hostfile from the
+ * plan and whose load and warm-up do nothing) goes through them without waiting for anyone: each wait above is a
+ * round of peers' statuses through the cluster log (proposed, committed, applied on every node), which bought such
+ * a job nothing and cost its start one round per barrier. Its command still runs only when every rank is Ready.
  */
 import type { RunnerState, RunnerStatus } from '../../protocols/runner-status.js';
 
@@ -17,6 +21,8 @@ export interface CoordinationInput {
   readonly stepInFlight: boolean;
   /** Tasks of the instance not yet handed to this runner, in submission order. */
   readonly pendingTasks: readonly string[];
+  /** connect, load and warm-up involve no other rank (an exec job): each goes at once, without the barriers */
+  readonly localSteps?: boolean;
 }
 
 export type Step =
@@ -48,6 +54,11 @@ export function decideNextStep(input: CoordinationInput): Step {
   }
   if (input.stepInFlight) return { kind: 'wait', why: 'step in flight' };
   const last = input.worldSize - 1;
+  if (input.localSteps) {
+    if (own.state === 'Idle') return { kind: 'connect' };
+    if (own.state === 'Connected') return { kind: 'load' };
+    if (own.state === 'Loaded') return { kind: 'warmup' };
+  }
   switch (own.state) {
     case 'Idle':
       if (!allIn(input, ['Idle', 'Connecting', 'Connected']))

@@ -29,6 +29,7 @@ import { runnerSupervisorMachine, type RunnerSummary } from './machine.js';
 import { ARTIFACTS_SERVICE, awaitArtifacts } from './await-artifacts.js';
 import { decodeStateView, decodeSupervisorMessage } from './messages.js';
 import { EffectQueue } from './effect-queue.js';
+import { ProposalQueue } from './proposal-queue.js';
 import type { SupervisorEffect } from './reactions.js';
 
 interface SupervisorOptions {
@@ -78,31 +79,22 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
   setup: (ctx) => {
     const { options, actor, log } = ctx;
     const proposeTo = options.proposeTo ?? 'cluster';
-    const queue: ClusterEvent[] = [];
-    let draining = false;
-    const drain = async (): Promise<void> => {
-      if (draining) return;
-      draining = true;
-      let delay = 250;
-      while (queue.length > 0 && !ctx.stopping) {
-        try {
-          await ctx.request(
-            proposeTo,
-            { type: 'propose', event: queue[0] as unknown as Record<string, unknown> },
-            { timeoutMs: 5000 },
-          );
-          queue.shift();
-          delay = 250;
-          actor.send({ type: 'proposal.sent' });
-        } catch (err) {
-          if (ctx.stopping) break;
-          actor.send({ type: 'proposal.failed', error: asTorusError(err).message });
-          await new Promise((r) => setTimeout(r, delay));
-          delay = Math.min(delay * 2, 5000);
-        }
-      }
-      draining = false;
-    };
+    // Each proposal carries what queued while the one before was in flight (proposal-queue.ts).
+    const proposals = new ProposalQueue<ClusterEvent>({
+      send: async (events) => {
+        await ctx.request(
+          proposeTo,
+          { type: 'propose', events: events as unknown as Record<string, unknown>[] },
+          { timeoutMs: 5000 },
+        );
+      },
+      stopping: () => ctx.stopping,
+      onSent: (count) => {
+        for (let i = 0; i < count; i++) actor.send({ type: 'proposal.sent' });
+      },
+      onFailed: (err) => actor.send({ type: 'proposal.failed', error: asTorusError(err).message }),
+      maxQueued: MAX_QUEUED_PROPOSALS,
+    });
     const drops = new LogDrops(log);
     logDrops.set(ctx.name, drops);
     const manager = new RunnerManager({
@@ -119,9 +111,7 @@ serveActor<typeof runnerSupervisorMachine, SupervisorOptions>({
       onLogDropped: (runnerId, stream, bytes, error) => drops.note(runnerId, stream, bytes, error),
       ...(options.dataKey ? { dataKey: options.dataKey } : {}),
       onEvent: (event) => {
-        if (queue.length >= MAX_QUEUED_PROPOSALS) queue.shift(); // never grow without bound when no leader answers
-        queue.push(event);
-        void drain();
+        proposals.push(event);
         actor.send({ type: 'runners.changed', runners: summaries(manager) });
       },
       onSpawn: (runnerId, pid) => log.info('runner started', { runnerId, pid }),

@@ -98,7 +98,7 @@ t.test(
     const runtime = new Runtime({ nodeId: 'a' });
     const proposals: ClusterEvent[] = [];
     runtime.register('cluster', (body) => {
-      proposals.push((body as unknown as { event: ClusterEvent }).event);
+      proposals.push(...(body as unknown as { events: ClusterEvent[] }).events);
       return { ok: true };
     });
     const { workload: _w, ...plan } = await loopbackInstance('p1', ['a'], { kind: 'ring' });

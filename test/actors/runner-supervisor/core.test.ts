@@ -87,6 +87,32 @@ t.test(
   },
 );
 
+t.test(
+  'coordination of an exec job: its own steps wait for no other rank; its command waits for every rank Ready',
+  async (t) => {
+    const exec = (rank: number, states: (string | undefined)[], tasks: string[] = []) => ({
+      ...input(rank, states, tasks),
+      localSteps: true,
+    });
+    t.same(decideNextStep(exec(2, ['Idle', 'Idle', 'Idle'])), { kind: 'connect' }, 'the last rank connects at once');
+    t.same(
+      decideNextStep(exec(0, ['Connected', 'Idle', undefined])),
+      { kind: 'load' },
+      'loads before the others connect',
+    );
+    t.same(decideNextStep(exec(0, ['Loaded', 'Idle', 'Idle'])), { kind: 'warmup' }, 'rank 0 warms up first');
+    t.same(decideNextStep(exec(1, ['Idle', 'Loaded', 'Connecting'])), { kind: 'warmup' });
+    t.equal(
+      decideNextStep(exec(0, ['Ready', 'Loaded', 'Ready'], ['t1'])).kind,
+      'wait',
+      'its command still waits for every rank Ready',
+    );
+    t.same(decideNextStep(exec(0, ['Ready', 'Ready', 'Running'], ['t1'])), { kind: 'run', taskId: 't1' });
+    t.equal(decideNextStep(exec(0, ['Idle', 'Failed', 'Idle'])).kind, 'shutdown', 'a failed peer still stops it');
+    t.equal(decideNextStep({ ...exec(0, ['Idle']), stepInFlight: true }).kind, 'wait', 'one step at a time');
+  },
+);
+
 t.test('backoff: 0.5 s doubling, capped, bounded', async (t) => {
   t.same(
     [1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelayMs(n, RUNNER_RESTART_POLICY)),

@@ -483,6 +483,7 @@ export class RunnerManager {
         statuses,
         stepInFlight: local.stepInFlight !== undefined,
         pendingTasks: local.queue.map((q) => q.taskId),
+        localSteps: local.instance.workload.kind === 'exec',
       });
       switch (step.kind) {
         case 'wait':
