@@ -105,15 +105,9 @@ export interface ParsedNodeArgs {
 export function parseNodeArgs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ParsedNodeArgs {
   const v = readOptions(NODE_OPTIONS, args, env);
   const { secret, source: secretSource } = pickSecret(v.secret, v.secretFile);
-  const insecureOpen = v.insecureOpen;
-  if (insecureOpen && secret !== undefined) {
-    const byFlag = args.includes('--insecure-open');
-    throw new ValidationError(
-      byFlag ? 'flag' : 'config',
-      byFlag ? '--insecure-open' : 'insecureOpen',
-      'cannot be combined with a cluster secret',
-    );
-  }
+  const insecureOpen = v.insecureOpen.value === true;
+  if (insecureOpen && secret !== undefined)
+    throw new ValidationError(v.insecureOpen.where, v.insecureOpen.path, 'cannot be combined with a cluster secret');
   const tokenFile = v.apiTokenFile;
   const apiToken =
     tokenFile.value === undefined

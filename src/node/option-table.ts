@@ -114,12 +114,16 @@ const CORE_OPTIONS = {
     parse: raw,
     example: ['s3cret', 's3cret'],
   },
-  insecureOpen: flag({
-    flag: 'insecure-open',
-    key: 'insecureOpen',
-    help: "no credential at all: anyone who reaches the node controls it (exo's trust-the-LAN mode; docs/security.md)",
-    example: [true, true],
-  }),
+  // Raw: config.ts names where it was set when it meets a secret.
+  insecureOpen: {
+    ...flag({
+      flag: 'insecure-open',
+      key: 'insecureOpen',
+      help: "no credential at all: anyone who reaches the node controls it (exo's trust-the-LAN mode; docs/security.md)",
+      example: [true, true],
+    }),
+    parse: raw,
+  },
   apiTokenFile: {
     flag: 'api-token-file',
     key: 'apiTokenFile',
