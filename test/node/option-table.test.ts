@@ -114,3 +114,17 @@ t.test('a config value of the wrong type, or an unknown key, names the key and t
   const path = configFile({ prot: 1 });
   t.throws(() => parseNodeArgs(['--config', path], {}), { message: `config prot: unknown option in ${path}; known:` });
 });
+
+t.test("docs/security.md's limit tables give each flag the table's default", async (t) => {
+  const doc = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
+  const byFlag = new Map(entries.map(([, o]) => [`\`${flagLabel(o)}\``, o]));
+  let rows = 0;
+  for (const line of doc.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const o = byFlag.get(cells[3] ?? '');
+    if (!o) continue;
+    rows++;
+    t.ok(cells[2]?.startsWith(o.default), `${cells[3]}: the doc says ${cells[2]}, the table ${o.default}`);
+  }
+  t.ok(rows >= 5, 'the limit tables were found');
+});
