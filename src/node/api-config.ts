@@ -1,10 +1,13 @@
 /**
- * The HTTP API's security and limit options: `--api-allowed-hosts` and the `--max-...` bounds on what a
- * stranger can make the API hold. Kept apart from config.ts so each area's options stay in one block.
+ * The HTTP API's security and limit options: `--api-allowed-hosts`, the API's own TLS files, and the `--max-...`
+ * bounds on what a stranger can make the API hold. Their entries of the option table (option-table.ts).
  */
-import { ValidationError } from '../protocols/errors.js';
 import { DEFAULT_API_LIMITS } from '../api/limits.js';
-import { type Pick, type PickedValue, wholeNumber } from './config-values.js';
+import { ValidationError } from '../protocols/errors.js';
+import { Type } from '../protocols/schema-kit.js';
+import { type PickedValue, whole } from './config-values.js';
+import { bounded, type OptionSpec, raw } from './option-spec.js';
+import type { OptionValues } from './parse-options.js';
 
 export interface ApiConfig {
   /** Host names the Host header may carry besides the node's addresses and localhost (DNS-rebinding check). */
@@ -18,38 +21,6 @@ export interface ApiConfig {
   readonly tlsCert: string | undefined;
   readonly tlsKey: string | undefined;
 }
-
-export const API_FLAGS = {
-  'api-allowed-hosts': { type: 'string' },
-  'max-http-connections': { type: 'string' },
-  'max-http-connections-per-ip': { type: 'string' },
-  'max-sse-clients': { type: 'string' },
-  'max-write-rate': { type: 'string' },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-} as const;
-
-export const API_CONFIG_KEYS = [
-  'apiAllowedHosts',
-  'maxHttpConnections',
-  'maxHttpConnectionsPerIp',
-  'maxSseClients',
-  'maxWriteRate',
-  'tlsCert',
-  'tlsKey',
-];
-
-export const API_USAGE = `  --api-allowed-hosts H,H  host names the API answers to besides this machine's addresses, its host name and
-                          localhost (a Host header naming anything else is refused: DNS rebinding)
-  --max-http-connections N         open API connections at once (default ${DEFAULT_API_LIMITS.maxConnections})
-  --max-http-connections-per-ip N  open API connections from one address (default ${DEFAULT_API_LIMITS.maxConnectionsPerIp})
-  --max-sse-clients N     open /v1/events streams (default ${DEFAULT_API_LIMITS.maxSseClients})
-  --max-write-rate N      create / measure / bench requests per minute per client (default ${DEFAULT_API_LIMITS.maxWriteRate})
-  --tls-cert FILE --tls-key FILE  the API's TLS certificate and key (PEM; default: a self-signed one the node
-                          makes on first start, saved in the data dir; clients pin its SHA-256 fingerprint)`;
-
-/** A whole number from 1 to `max`. */
-const count = (p: PickedValue, fallback: number, max: number): number => wholeNumber(p, fallback, 1, max);
 
 function hosts(p: PickedValue): string[] {
   if (p.value === undefined) return [];
@@ -74,16 +45,75 @@ function hosts(p: PickedValue): string[] {
   });
 }
 
+const d = DEFAULT_API_LIMITS;
+const pem = (which: 'cert' | 'key'): OptionSpec<PickedValue> => ({
+  flag: `tls-${which}`,
+  key: which === 'cert' ? 'tlsCert' : 'tlsKey',
+  arg: 'FILE',
+  schema: Type.String(),
+  expects: 'a file path',
+  default: 'a self-signed one made on first start, saved in the data dir',
+  help: `the API's TLS ${which === 'cert' ? 'certificate' : 'key'} (PEM), given with --tls-${which === 'cert' ? 'key' : 'cert'}; clients pin the certificate's SHA-256 fingerprint`,
+  parse: raw,
+  example: [`/etc/torus/api.${which}`, `/etc/torus/api.${which}`],
+});
+
+export const API_OPTIONS = {
+  apiAllowedHosts: {
+    flag: 'api-allowed-hosts',
+    key: 'apiAllowedHosts',
+    arg: 'H,H',
+    schema: Type.Union([Type.String(), Type.Array(Type.String())]),
+    expects: 'host names separated by commas',
+    default: 'none',
+    help: "host names the API answers to besides this machine's addresses, its host name and localhost (a Host header naming anything else is refused: DNS rebinding)",
+    parse: hosts,
+    example: ['torus.lan', ['torus.lan']],
+  } satisfies OptionSpec<string[]>,
+  tlsCert: pem('cert'),
+  tlsKey: pem('key'),
+  maxHttpConnections: bounded({
+    flag: 'max-http-connections',
+    key: 'maxHttpConnections',
+    bounds: whole(1, 1_000_000),
+    fallback: d.maxConnections,
+    help: 'open API connections at once (docs/security.md)',
+    example: ['100', 100],
+  }),
+  maxHttpConnectionsPerIp: bounded({
+    flag: 'max-http-connections-per-ip',
+    key: 'maxHttpConnectionsPerIp',
+    bounds: whole(1, 1_000_000),
+    fallback: d.maxConnectionsPerIp,
+    help: 'open API connections from one address',
+    example: ['10', 10],
+  }),
+  maxSseClients: bounded({
+    flag: 'max-sse-clients',
+    key: 'maxSseClients',
+    bounds: whole(1, 100_000),
+    fallback: d.maxSseClients,
+    help: 'open /v1/events streams',
+    example: ['10', 10],
+  }),
+  maxWriteRate: bounded({
+    flag: 'max-write-rate',
+    key: 'maxWriteRate',
+    bounds: whole(1, 1_000_000),
+    fallback: d.maxWriteRate,
+    help: 'create / measure / bench requests per minute per client',
+    example: ['10', 10],
+  }),
+} satisfies Record<string, OptionSpec>;
+
 function pemFile(p: PickedValue): string | undefined {
   if (p.value === undefined) return undefined;
   if (typeof p.value !== 'string' || p.value === '') throw new ValidationError(p.where, p.path, 'expected a file path');
   return p.value;
 }
 
-export function parseApiConfig(pick: Pick): ApiConfig {
-  const d = DEFAULT_API_LIMITS;
-  const cert = pick('tls-cert', 'tlsCert');
-  const key = pick('tls-key', 'tlsKey');
+export function apiConfigOf(v: OptionValues<typeof API_OPTIONS>): ApiConfig {
+  const { tlsCert: cert, tlsKey: key } = v;
   if ((cert.value === undefined) !== (key.value === undefined)) {
     const missing = cert.value === undefined ? cert : key;
     throw new ValidationError(missing.where, missing.path, '--tls-cert and --tls-key go together');
@@ -91,14 +121,10 @@ export function parseApiConfig(pick: Pick): ApiConfig {
   return {
     tlsCert: pemFile(cert),
     tlsKey: pemFile(key),
-    apiAllowedHosts: hosts(pick('api-allowed-hosts', 'apiAllowedHosts')),
-    maxHttpConnections: count(pick('max-http-connections', 'maxHttpConnections'), d.maxConnections, 1_000_000),
-    maxHttpConnectionsPerIp: count(
-      pick('max-http-connections-per-ip', 'maxHttpConnectionsPerIp'),
-      d.maxConnectionsPerIp,
-      1_000_000,
-    ),
-    maxSseClients: count(pick('max-sse-clients', 'maxSseClients'), d.maxSseClients, 100_000),
-    maxWriteRate: count(pick('max-write-rate', 'maxWriteRate'), d.maxWriteRate, 1_000_000),
+    apiAllowedHosts: v.apiAllowedHosts,
+    maxHttpConnections: v.maxHttpConnections,
+    maxHttpConnectionsPerIp: v.maxHttpConnectionsPerIp,
+    maxSseClients: v.maxSseClients,
+    maxWriteRate: v.maxWriteRate,
   };
 }

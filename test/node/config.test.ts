@@ -119,6 +119,12 @@ t.test('bad input names where it is', async (t) => {
       /config ifaceTypes.eth0: unknown interface type "fast"/,
     ],
     [['--unknown'], /Unknown option/],
+    [
+      ['--config', file('open.json', '{"insecureOpen": true}'), '--secret', 'x'],
+      /config insecureOpen: cannot be combined/,
+    ],
+    [['--insecure-open', '--secret', 'x'], /flag --insecure-open: cannot be combined/],
+    [['--config', file('mdns.json', '{"mdns": "no"}')], /config mdns: expected true or false, got "no" in /],
   ];
   for (const [args, pattern] of cases) {
     t.throws(() => parseNodeArgs(args, {}), ValidationError, args.join(' '));
