@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { ValidationError } from '../protocols/errors.js';
 import { parseExecPolicy, type ExecPolicy } from '../protocols/exec-policy.js';
 import { INTERFACE_TYPES, type InterfaceType } from '../protocols/interface-types.js';
+import { commaList } from '../protocols/comma-list.js';
 
 type Where = 'flag' | 'config';
 
@@ -29,14 +30,7 @@ export function parsePort(value: unknown, where: Where, path: string): number {
 }
 
 export function parsePeers(value: unknown, where: Where, path: string): string[] {
-  const list = Array.isArray(value)
-    ? value
-    : typeof value === 'string'
-      ? value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : null;
+  const list = commaList(value);
   if (!list) throw new ValidationError(where, path, 'expected host:port entries');
   return list.map((entry, i) => {
     const m = typeof entry === 'string' ? HOST_PORT.exec(entry) : null;

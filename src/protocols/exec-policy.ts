@@ -4,6 +4,7 @@
  * runner supervisor (at spawn time, the enforcement) and the leader's placement filter decide the same way.
  */
 import { basename, isAbsolute } from 'node:path';
+import { commaList } from './comma-list.js';
 
 export type ExecPolicy = boolean | readonly string[];
 
@@ -39,14 +40,7 @@ export function execDecision(policy: ExecPolicy | undefined, command: string): E
 /** Parses the flag or config value: boolean, or a comma-separated list / array of commands. Throws a message. */
 export function parseExecPolicy(value: unknown): ExecPolicy {
   if (typeof value === 'boolean') return value;
-  const list = Array.isArray(value)
-    ? value
-    : typeof value === 'string'
-      ? value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : null;
+  const list = commaList(value);
   if (!list || list.length === 0) throw new Error('expected true, false or a comma-separated list of commands');
   if (list.length > 256) throw new Error('at most 256 commands');
   for (const entry of list) {
