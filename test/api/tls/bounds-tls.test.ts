@@ -11,8 +11,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { loadNodeCert } from '../../src/api/tls/node-cert.js';
-import { AUTH, startApi } from './fixtures/harness.js';
+import { loadNodeCert } from '../../../src/api/tls/node-cert.js';
+import { AUTH, startApi } from '../fixtures/harness.js';
 
 function nodeCert(t: { teardown(fn: () => unknown): void }) {
   const dir = mkdtempSync(join(tmpdir(), 'torus-bounds-tls-'));

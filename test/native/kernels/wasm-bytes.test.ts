@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import wabtInit from 'wabt';
-import { REDUCE_WASM_BASE64 } from '../../src/native/kernels/reduce-wasm-bytes.js';
+import { REDUCE_WASM_BASE64 } from '../../../src/native/kernels/reduce-wasm-bytes.js';
 
 const WAT = 'src/native/kernels/reduce.wat';
 const FEATURES = { simd: true, threads: true };

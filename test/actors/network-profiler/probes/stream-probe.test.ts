@@ -9,10 +9,10 @@ import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { TorusError } from '../../../src/protocols/errors.js';
-import { createProbeHandler } from '../../../src/actors/network-profiler/probes/probe-handler.js';
-import { measureStream, parseResponseHead } from '../../../src/actors/network-profiler/probes/stream-probe.js';
-import { decodeStreamQuery, MAX_PROBE_MS, PROBE_STREAM_GRACE_MS } from '../../../src/protocols/probe.js';
+import { TorusError } from '../../../../src/protocols/errors.js';
+import { createProbeHandler } from '../../../../src/actors/network-profiler/probes/probe-handler.js';
+import { measureStream, parseResponseHead } from '../../../../src/actors/network-profiler/probes/stream-probe.js';
+import { decodeStreamQuery, MAX_PROBE_MS, PROBE_STREAM_GRACE_MS } from '../../../../src/protocols/probe.js';
 
 const q = (s: string) => decodeStreamQuery(new URLSearchParams(s));
 const code = (e: unknown) => (e instanceof TorusError ? e.code : String(e));

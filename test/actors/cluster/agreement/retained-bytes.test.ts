@@ -11,10 +11,10 @@ import {
   entriesOf,
   lastIndex,
   sizesOf,
-} from '../../../src/actors/cluster/agreement/log.js';
-import { DEFAULT_RETAIN_BYTES, DEFAULT_TIMINGS } from '../../../src/actors/cluster/agreement/types.js';
-import type { IndexedEnvelope } from '../../../src/protocols/peer-frames.js';
-import { SimNet, realEntries } from './fixtures/sim-net.js';
+} from '../../../../src/actors/cluster/agreement/log.js';
+import { DEFAULT_RETAIN_BYTES, DEFAULT_TIMINGS } from '../../../../src/actors/cluster/agreement/types.js';
+import type { IndexedEnvelope } from '../../../../src/protocols/peer-frames.js';
+import { SimNet, realEntries } from '../fixtures/sim-net.js';
 
 const BUDGET = 64 * 1024;
 const big = (n: number) => ({ type: 'Test', n, payload: 'p'.repeat(8 * 1024) }); // ~8 KiB each

@@ -4,12 +4,12 @@
  * Drives the advert handler ClusterNode uses with a real ConnectionManager (dials go to loopback only).
  */
 import t from 'tap';
-import { ConnectionManager } from '../../../src/actors/cluster/transport/connections.js';
-import { AdvertGate } from '../../../src/actors/cluster/transport/advert-gate.js';
-import { advertHandler } from '../../../src/actors/cluster/transport/peer-discovery.js';
-import { clusterNameHash } from '../../../src/actors/cluster/transport/auth.js';
-import { PROTOCOL_VERSION } from '../../../src/protocols/peer-frames.js';
-import { createLogger } from '../../../src/runtime/log.js';
+import { ConnectionManager } from '../../../../src/actors/cluster/transport/connections.js';
+import { AdvertGate } from '../../../../src/actors/cluster/transport/advert-gate.js';
+import { advertHandler } from '../../../../src/actors/cluster/transport/peer-discovery.js';
+import { clusterNameHash } from '../../../../src/actors/cluster/transport/auth.js';
+import { PROTOCOL_VERSION } from '../../../../src/protocols/peer-frames.js';
+import { createLogger } from '../../../../src/runtime/log.js';
 
 const KEY = 'c0de'.repeat(16);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

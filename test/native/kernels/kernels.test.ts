@@ -8,8 +8,8 @@ import {
   halfToNumber,
   numberToHalf,
   REDUCE_OPS,
-} from '../../src/native/kernels/index.js';
-import { reduceModule } from '../../src/native/kernels/reduce-wasm.js';
+} from '../../../src/native/kernels/index.js';
+import { reduceModule } from '../../../src/native/kernels/reduce-wasm.js';
 
 t.test('embedded WASM module compiles (SIMD + shared memory available on Node 20)', async (t) => {
   t.ok(reduceModule(), 'module compiled');

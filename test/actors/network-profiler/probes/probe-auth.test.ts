@@ -6,10 +6,14 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProbeHandler } from '../../../src/actors/network-profiler/probes/probe-handler.js';
-import { measureCapacity, measureRtt, measureThroughput } from '../../../src/actors/network-profiler/probes/measure.js';
-import { PROBE_PROOF_HEADER, probeSigner, ProofChecker } from '../../../src/protocols/probe-proof.js';
-import { MAX_ECHO_BODY_BYTES, MAX_SOURCE_BYTES, PROBE_FORCE_HEADER } from '../../../src/protocols/probe.js';
+import { createProbeHandler } from '../../../../src/actors/network-profiler/probes/probe-handler.js';
+import {
+  measureCapacity,
+  measureRtt,
+  measureThroughput,
+} from '../../../../src/actors/network-profiler/probes/measure.js';
+import { PROBE_PROOF_HEADER, probeSigner, ProofChecker } from '../../../../src/protocols/probe-proof.js';
+import { MAX_ECHO_BODY_BYTES, MAX_SOURCE_BYTES, PROBE_FORCE_HEADER } from '../../../../src/protocols/probe.js';
 
 const KEY = 'd474'.repeat(16);
 

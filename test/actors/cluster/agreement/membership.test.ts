@@ -1,5 +1,5 @@
 import t from 'tap';
-import { membershipChanges } from '../../../src/actors/cluster/agreement/membership.js';
+import { membershipChanges } from '../../../../src/actors/cluster/agreement/membership.js';
 
 const d = (nodeId: string, incarnation = 1) => ({
   nodeId,

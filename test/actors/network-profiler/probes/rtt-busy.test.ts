@@ -4,10 +4,10 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProbeHandler } from '../../../src/actors/network-profiler/probes/probe-handler.js';
-import { httpGetJson } from '../../../src/actors/network-profiler/probes/http-get.js';
-import { measureRtt } from '../../../src/actors/network-profiler/probes/measure.js';
-import { PROBE_PATHS, probeBusyChannelName } from '../../../src/protocols/probe.js';
+import { createProbeHandler } from '../../../../src/actors/network-profiler/probes/probe-handler.js';
+import { httpGetJson } from '../../../../src/actors/network-profiler/probes/http-get.js';
+import { measureRtt } from '../../../../src/actors/network-profiler/probes/measure.js';
+import { PROBE_PATHS, probeBusyChannelName } from '../../../../src/protocols/probe.js';
 
 async function serve(t: { teardown(fn: () => unknown): void }, handler: http.RequestListener): Promise<number> {
   const server = http.createServer(handler);

@@ -15,12 +15,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseLog } from '../../../src/actors/cluster/storage/stored-state.js';
-import { CrashDisk, crashDiskUnavailableReason } from './fixtures/crash-disk.js';
-import { LabNode } from './fixtures/lab-cluster.js';
-import { skipOrFail } from '../../fixtures/skip-or-fail.js';
+import { parseLog } from '../../../../src/actors/cluster/storage/stored-state.js';
+import { CrashDisk, crashDiskUnavailableReason } from '../fixtures/crash-disk.js';
+import { LabNode } from '../fixtures/lab-cluster.js';
+import { skipOrFail } from '../../../fixtures/skip-or-fail.js';
 
-const entry = fileURLToPath(new URL('../../../dist/actors/cluster/standalone.js', import.meta.url));
+const entry = fileURLToPath(new URL('../../../../dist/actors/cluster/standalone.js', import.meta.url));
 const why =
   crashDiskUnavailableReason() ??
   (existsSync(entry) ? undefined : 'run `npm run build` first (dist/cluster/standalone.js)');

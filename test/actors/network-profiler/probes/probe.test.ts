@@ -2,21 +2,21 @@ import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createProbeHandler } from '../../../src/actors/network-profiler/probes/probe-handler.js';
+import { createProbeHandler } from '../../../../src/actors/network-profiler/probes/probe-handler.js';
 import {
   probeAll,
   probeReachability,
   type ReachResult,
-} from '../../../src/actors/network-profiler/probes/reachability.js';
-import { measureRtt, measureThroughput } from '../../../src/actors/network-profiler/probes/measure.js';
-import { httpGetJson } from '../../../src/actors/network-profiler/probes/http-get.js';
-import { steadyRate, median } from '../../../src/actors/network-profiler/probes/rate.js';
+} from '../../../../src/actors/network-profiler/probes/reachability.js';
+import { measureRtt, measureThroughput } from '../../../../src/actors/network-profiler/probes/measure.js';
+import { httpGetJson } from '../../../../src/actors/network-profiler/probes/http-get.js';
+import { steadyRate, median } from '../../../../src/actors/network-profiler/probes/rate.js';
 import {
   decodeIdentity,
   decodeNodeIdResponse,
   decodeSinkReport,
   decodeSourceQuery,
-} from '../../../src/protocols/probe.js';
+} from '../../../../src/protocols/probe.js';
 
 async function probeServer(
   t: { teardown(fn: () => unknown): void },

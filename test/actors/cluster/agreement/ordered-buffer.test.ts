@@ -6,7 +6,7 @@ import {
   firstPending,
   ingest,
   skipTo,
-} from '../../../src/actors/cluster/agreement/ordered-buffer.js';
+} from '../../../../src/actors/cluster/agreement/ordered-buffer.js';
 import {
   appendEntries,
   compactLog,
@@ -16,8 +16,8 @@ import {
   lastIndex,
   lastTerm,
   sliceLog,
-} from '../../../src/actors/cluster/agreement/log.js';
-import type { IndexedEnvelope } from '../../../src/protocols/peer-frames.js';
+} from '../../../../src/actors/cluster/agreement/log.js';
+import type { IndexedEnvelope } from '../../../../src/protocols/peer-frames.js';
 
 const e = (index: number, n = index, term = 1): IndexedEnvelope => ({ index, term, event: { type: 'T', n } });
 

@@ -4,17 +4,17 @@
  * NodeGone for a silent member or one the operator removed — and none is ever written twice.
  */
 import t from 'tap';
-import { initialAgreement, step } from '../../../src/actors/cluster/agreement/agreement.js';
+import { initialAgreement, step } from '../../../../src/actors/cluster/agreement/agreement.js';
 import {
   DEFAULT_TIMINGS,
   type AgreementConfig,
   type AgreementInput,
   type AgreementState,
   type Ready,
-} from '../../../src/actors/cluster/agreement/types.js';
-import type { NodeDescriptor } from '../../../src/actors/cluster/agreement/replicated-state.js';
-import { REMOVED_REASON } from '../../../src/actors/cluster/agreement/own-writes.js';
-import type { EventBody } from '../../../src/protocols/peer-frames.js';
+} from '../../../../src/actors/cluster/agreement/types.js';
+import type { NodeDescriptor } from '../../../../src/actors/cluster/agreement/replicated-state.js';
+import { REMOVED_REASON } from '../../../../src/actors/cluster/agreement/own-writes.js';
+import type { EventBody } from '../../../../src/protocols/peer-frames.js';
 
 const desc = (nodeId: string, name = nodeId): NodeDescriptor => ({
   nodeId,

@@ -21,8 +21,8 @@ import {
   sliceLog,
   truncateAfter,
   type LogState,
-} from '../../../src/actors/cluster/agreement/log.js';
-import type { IndexedEnvelope } from '../../../src/protocols/peer-frames.js';
+} from '../../../../src/actors/cluster/agreement/log.js';
+import type { IndexedEnvelope } from '../../../../src/protocols/peer-frames.js';
 
 interface Model {
   readonly base: number;

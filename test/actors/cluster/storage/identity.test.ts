@@ -1,5 +1,5 @@
 import t from 'tap';
-import { loadOrCreateIdentity, readIdentity } from '../../../src/actors/cluster/storage/identity.js';
+import { loadOrCreateIdentity, readIdentity } from '../../../../src/actors/cluster/storage/identity.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 

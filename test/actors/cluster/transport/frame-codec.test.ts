@@ -2,10 +2,10 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { pack } from 'msgpackr';
-import { cipherState, encodeFrame, FrameDecoder } from '../../../src/actors/cluster/transport/frame-codec.js';
-import { decodePeerFrame, MAX_HANDSHAKE_BYTES, type PeerFrame } from '../../../src/protocols/peer-frames.js';
-import { frameKey, transcript } from '../../../src/actors/cluster/transport/auth.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
+import { cipherState, encodeFrame, FrameDecoder } from '../../../../src/actors/cluster/transport/frame-codec.js';
+import { decodePeerFrame, MAX_HANDSHAKE_BYTES, type PeerFrame } from '../../../../src/protocols/peer-frames.js';
+import { frameKey, transcript } from '../../../../src/actors/cluster/transport/auth.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
 
 // Deterministic PRNG (mulberry32) so a failure can be replayed from its seed.
 function rng(seed: number): () => number {

@@ -3,7 +3,7 @@
  * call at a time so each interleaving is exact rather than left to the scheduler.
  */
 import t from 'tap';
-import { ProbeGate } from '../../../src/actors/network-profiler/probes/probe-gate.js';
+import { ProbeGate } from '../../../../src/actors/network-profiler/probes/probe-gate.js';
 
 function gate(nodeId: string): { gate: ProbeGate; clock: { now: number } } {
   const clock = { now: 1_000_000 };

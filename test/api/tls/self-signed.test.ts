@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
-import { derInteger, makeSelfSignedCert } from '../../src/api/tls/self-signed.js';
+import { derInteger, makeSelfSignedCert } from '../../../src/api/tls/self-signed.js';
 
 const hex = (b: Buffer): string => b.toString('hex');
 

@@ -7,8 +7,8 @@
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { quorumOf } from '../../../src/actors/cluster/agreement/quorum.js';
-import { SimNet, membersOf, notNoop, realEntries } from './fixtures/sim-net.js';
+import { quorumOf } from '../../../../src/actors/cluster/agreement/quorum.js';
+import { SimNet, membersOf, notNoop, realEntries } from '../fixtures/sim-net.js';
 
 t.test('quorumOf: majority of the last known membership, exact half only with the lowest id', async (t) => {
   const rows: [string[], string, string[], boolean][] = [
@@ -121,7 +121,7 @@ t.test(
     t.same(membersOf(net.nodes.get('c')!.applied), ['a', 'b', 'c']);
 
     const text = `${out.join('\n')}\n`;
-    const golden = fileURLToPath(new URL('./fixtures/partition.transcript.txt', import.meta.url));
+    const golden = fileURLToPath(new URL('../fixtures/partition.transcript.txt', import.meta.url));
     if (process.env.TORUS_UPDATE_GOLDEN === '1') writeFileSync(golden, text);
     t.equal(text, readFileSync(golden, 'utf8'), 'golden transcript');
   },
