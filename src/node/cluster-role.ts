@@ -12,7 +12,8 @@ import type { Logger } from '../runtime/log.js';
 
 export interface RoleAnswer {
   readonly role: NodeRole;
-  readonly leaderId?: string | undefined;
+  /** The leader's node id (the API's `leaderId`); null or absent: none known. */
+  readonly leader?: string | null | undefined;
   readonly quorum?: QuorumInfo | undefined;
   /** The cluster actor did not answer: role and quorum are unknown. */
   readonly clusterUnavailable?: { readonly code: string; readonly message: string } | undefined;

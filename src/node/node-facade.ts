@@ -79,7 +79,7 @@ export class ActorNodeFacade implements NodeFacade {
   }
 
   async node(): Promise<NodeInfo> {
-    const { role, leaderId, quorum, clusterUnavailable } = await this.#role.ask();
+    const { role, leader, quorum, clusterUnavailable } = await this.#role.ask();
     const c = this.#ctx;
     return {
       id: c.nodeId,
@@ -88,7 +88,7 @@ export class ActorNodeFacade implements NodeFacade {
       incarnation: c.incarnation,
       uptimeMs: Date.now() - c.startedAt,
       role,
-      leaderId,
+      leaderId: leader ?? undefined,
       cluster: c.config.cluster,
       quorum,
       ...(clusterUnavailable ? { clusterUnavailable } : {}),
@@ -120,7 +120,7 @@ export class ActorNodeFacade implements NodeFacade {
 
   async topology(): Promise<TopologyView> {
     const [answer, role] = await Promise.all([this.#stateAnswer(), this.#role.ask()]);
-    return topologyView(answer.state, role.leaderId);
+    return topologyView(answer.state, role.leader ?? undefined);
   }
 
   async removeMember(nodeId: string): Promise<MemberRemovalAnswer> {

@@ -7,7 +7,7 @@
  * Agreement requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an
  * object, with `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` →
  * heard-but-not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined
- * peers; `role` → {role, term, leader, leaderId, quorum: {ok, members, reached, needed, why}}.
+ * peers; `role` → {role, term, leader, quorum: {ok, members, reached, needed, why}}.
  * Keeper requests: `state`, `topology`, `instances`, `instance {id}`, `placementState`, `toReplace`, `state-snapshot`.
  * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
  * `{type: 'handle-command', command, state}` and must answer `{events, outcome?}` or throw a TorusError.
@@ -115,10 +115,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
         throw new TorusError('TORUS_API_VALIDATION', 'nodeId: expected a node id', { field: 'nodeId' });
       return live().removeMember(nodeId);
     },
-    role: () => {
-      const r = live().role();
-      return { ...r, ...(r.leader ? { leaderId: r.leader } : {}) };
-    },
+    role: () => live().role(),
   },
   setup: async (ctx) => {
     const o = ctx.options;
