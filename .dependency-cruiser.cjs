@@ -43,6 +43,25 @@ const forbidden = [
     from: { path: folderPattern(folder) },
     to: { path: '^src/', pathNot: [folderPattern(folder), ...allowed.map(folderPattern)] },
   })),
+  // The planner's pure search runs anywhere (the pool, the CLI, benchmarks): it reads only vocabulary.
+  {
+    name: 'planner-search-is-pure',
+    severity: 'error',
+    comment: 'placement-planner/search/ imports neither the leader\'s command table, the planner thread, the runtime nor the OS',
+    from: { path: '^src/actors/placement-planner/search/' },
+    to: {
+      path: '^src/(actors/placement-planner/|runtime/|native/|http/|ring/)',
+      pathNot: '^src/actors/placement-planner/search/',
+    },
+  },
+  // The planner thread plans; what a command means is the leader's (the leader asks the thread, never back).
+  {
+    name: 'planner-thread-not-leader',
+    severity: 'error',
+    comment: 'the planner thread (placement-planner/*.ts) does not import the leader\'s command table (placement-planner/leader/)',
+    from: { path: '^src/actors/placement-planner/[^/]+\\.ts$' },
+    to: { path: '^src/actors/placement-planner/leader/' },
+  },
   {
     name: 'nothing-imports-the-entry-points',
     severity: 'error',

@@ -12,15 +12,15 @@
  *   - layers: proportional to available memory (largest remainder), as torus splits them.
  * `priceExoChoice` then prices that choice with torus's own cost model over exactly the links exo dials.
  */
-import { indexCluster } from '../../src/actors/placement-planner/cluster-index.js';
+import { indexCluster } from '../../src/actors/placement-planner/search/cluster-index.js';
 import {
   decodePlacementInput,
   type PlacementInput,
   type SocketLink,
-} from '../../src/actors/placement-planner/cluster-state.js';
-import { predictionScore, predictPipeline } from '../../src/actors/placement-planner/cost-model.js';
-import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/layer-split.js';
-import type { PlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
+} from '../../src/actors/placement-planner/search/placement-input.js';
+import { predictionScore, predictPipeline } from '../../src/actors/placement-planner/search/cost-model.js';
+import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/search/layer-split.js';
+import type { PlacementRequest } from '../../src/actors/placement-planner/search/placement-request.js';
 
 /** exo's ring table (lower wins): how it ranks a neighbour's address by the label of the interface holding it. */
 const RING_PRIORITY: Readonly<Record<string, number>> = {

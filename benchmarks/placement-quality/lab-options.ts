@@ -5,13 +5,16 @@
  * `POST /v1/bench/pipeline` does. Ring orders are counted once per cycle: a rotation is the same pipeline (every
  * stage and hop is paid once per step) and, on links shaped alike both ways, so is the reverse.
  */
-import { indexCluster, type ClusterIndex } from '../../src/actors/placement-planner/cluster-index.js';
-import { decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
-import { predictPipeline, type Prediction } from '../../src/actors/placement-planner/cost-model.js';
-import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/layer-split.js';
-import { decodePlacementRequest, type PlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal } from '../../src/actors/placement-planner/plan-result.js';
+import { indexCluster, type ClusterIndex } from '../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../src/actors/placement-planner/search/placement-input.js';
+import { predictPipeline, type Prediction } from '../../src/actors/placement-planner/search/cost-model.js';
+import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/search/layer-split.js';
+import {
+  decodePlacementRequest,
+  type PlacementRequest,
+} from '../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal } from '../../src/actors/placement-planner/search/plan-result.js';
 
 export interface LabOption {
   /** ring (rank) order, node ids */

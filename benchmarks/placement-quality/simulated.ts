@@ -10,14 +10,17 @@
  * Usage: node build/benchmarks/placement-quality/index.js [--quick] [--json] (index.ts; --lab runs lab.ts instead)
  */
 import { performance } from 'node:perf_hooks';
-import { indexCluster } from '../../src/actors/placement-planner/cluster-index.js';
-import { decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
-import { predictionScore, predictPipeline } from '../../src/actors/placement-planner/cost-model.js';
-import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/layer-split.js';
-import { decodePlacementRequest, type PlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal } from '../../src/actors/placement-planner/plan-result.js';
-import { createRng, type Rng } from '../../src/actors/placement-planner/rng.js';
+import { indexCluster } from '../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../src/actors/placement-planner/search/placement-input.js';
+import { predictionScore, predictPipeline } from '../../src/actors/placement-planner/search/cost-model.js';
+import { findShareShortfall, splitLayersByMemory } from '../../src/actors/placement-planner/search/layer-split.js';
+import {
+  decodePlacementRequest,
+  type PlacementRequest,
+} from '../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal } from '../../src/actors/placement-planner/search/plan-result.js';
+import { createRng, type Rng } from '../../src/actors/placement-planner/search/rng.js';
 import { formatTable, machineLoad, type BenchRow } from '../table.js';
 import { exoRule, priceExoChoice } from './exo-rule.js';
 

@@ -5,11 +5,11 @@
  * planner (exo) would walk on the same graph. Usage: node build/benchmarks/placement/index.js [--quick] [--json]
  */
 import { performance } from 'node:perf_hooks';
-import { decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest } from '../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal } from '../../src/actors/placement-planner/plan-result.js';
-import { createRng } from '../../src/actors/placement-planner/rng.js';
+import { decodePlacementInput } from '../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal } from '../../src/actors/placement-planner/search/plan-result.js';
+import { createRng } from '../../src/actors/placement-planner/search/rng.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');

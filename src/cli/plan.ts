@@ -3,16 +3,16 @@
  * --previews, every option) as JSON on stdout and exits 0; on bad input or a refusal prints
  * {"error":{"message",...}} on stdout and exits 2. The planning itself is the pure core in src/actors/placement-planner.
  */
-import { parsePortRange, type PortRange } from '../actors/placement-planner/ports.js';
+import { parsePortRange, type PortRange } from '../actors/placement-planner/search/ports.js';
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { asTorusError, TorusError } from '../protocols/errors.js';
-import { decodePlacementInput } from '../actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest } from '../actors/placement-planner/placement-request.js';
-import { planPlacement } from '../actors/placement-planner/plan-placement.js';
-import { isRefusal } from '../actors/placement-planner/plan-result.js';
-import { previewPlacements } from '../actors/placement-planner/previews.js';
+import { decodePlacementInput } from '../actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../actors/placement-planner/search/plan-placement.js';
+import { isRefusal } from '../actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../actors/placement-planner/search/previews.js';
 
 export interface PlanCommandIo {
   readonly stdout: { write(chunk: string): unknown };

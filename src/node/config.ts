@@ -3,7 +3,7 @@
  * (flags win), all as the option table (option-table.ts) says. Every value is checked where it enters; a bad flag,
  * file or variable is a ValidationError naming it, and nothing starts.
  */
-import type { PortRange } from '../actors/placement-planner/ports.js';
+import type { PortRange } from '../actors/placement-planner/search/ports.js';
 import { ValidationError } from '../protocols/errors.js';
 import type { ExecPolicy } from '../protocols/exec-policy.js';
 import type { InterfaceType } from '../protocols/interface-types.js';

@@ -6,7 +6,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_INSTANCE_PORTS, parsePortRange } from '../actors/placement-planner/ports.js';
+import { DEFAULT_INSTANCE_PORTS, parsePortRange } from '../actors/placement-planner/search/ports.js';
 import { ValidationError } from '../protocols/errors.js';
 import { DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RUNNERS } from '../protocols/exec-policy.js';
 import { INTERFACE_TYPES } from '../protocols/interface-types.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
 import { emptyState } from '../../src/actors/topology-keeper/state.js';
 import { toPlacementState } from '../../src/actors/topology-keeper/placement-state.js';
-import { withArtifactHoldings } from '../../src/actors/placement-planner/artifact-placement.js';
+import { withArtifactHoldings } from '../../src/actors/placement-planner/leader/artifact-placement.js';
 import {
   decodePlacementInput,
   decodePlacementRequest,

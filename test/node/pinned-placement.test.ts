@@ -5,7 +5,7 @@
 import t from 'tap';
 import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
 import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
-import { CommandHandler } from '../../src/actors/placement-planner/command-handler.js';
+import { CommandHandler } from '../../src/actors/placement-planner/leader/command-handler.js';
 import type { ClusterEvent, WorkloadSpec } from '../../src/protocols/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';

@@ -8,7 +8,7 @@ import { applyEvents } from '../../src/actors/topology-keeper/apply.js';
 import { instancesToReplace } from '../../src/actors/topology-keeper/placement-state.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/actors/topology-keeper/snapshot.js';
 import { emptyState, type ClusterState } from '../../src/actors/topology-keeper/state.js';
-import { CommandHandler } from '../../src/actors/placement-planner/command-handler.js';
+import { CommandHandler } from '../../src/actors/placement-planner/leader/command-handler.js';
 import type { ClusterEvent, WorkloadSpec } from '../../src/protocols/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { siblingModule } from '../../src/runtime/module-url.js';

@@ -41,8 +41,14 @@ import {
 import { decodeHostfile } from '../../src/protocols/hostfile.js';
 import { Advert, decodeTxt, encodeTxt } from '../../src/protocols/cluster-discovery.js';
 import { checkPlannerBody, PlannerBody } from '../../src/actors/placement-planner/plan-request.js';
-import { PlacementInputSchema, decodePlacementInput } from '../../src/actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest, PlacementRequestInput } from '../../src/actors/placement-planner/placement-request.js';
+import {
+  PlacementInputSchema,
+  decodePlacementInput,
+} from '../../src/actors/placement-planner/search/placement-input.js';
+import {
+  decodePlacementRequest,
+  PlacementRequestInput,
+} from '../../src/actors/placement-planner/search/placement-request.js';
 
 /** Every kind must be in its table: a schema added without a row fails here. */
 const covers = (tt: Pick<typeof t, 'same'>, name: string, kinds: readonly string[], rows: readonly Kind[]): void => {

@@ -1,5 +1,4 @@
 /** The placement planner's public surface (pure: state + request → plan or refusal). */
-import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
 export {
   decodePlacementInput,
   type PlacementInput,
@@ -8,21 +7,17 @@ export {
   type SocketLink,
   type RdmaLink,
   type InterfaceType,
-} from './cluster-state.js';
+} from './search/placement-input.js';
 export type { Link } from '../../protocols/link.js';
-/** @deprecated the planner's input is `PlacementInput` (one `ClusterState`: the replicated state's). */
-export type ClusterState = PlacementInput;
-/** @deprecated `decodePlacementInput`. */
-export const decodeClusterState = decodePlacementInput;
 export {
   decodePlacementRequest,
   type PlacementRequest,
   type Workload,
   type Sharding,
   type Backend,
-} from './placement-request.js';
-export { planPlacement, type PlanOptions } from './plan-placement.js';
-export { previewPlacements, type Preview } from './previews.js';
+} from './search/placement-request.js';
+export { planPlacement, type PlanOptions } from './search/plan-placement.js';
+export { previewPlacements, type Preview } from './search/previews.js';
 export {
   isRefusal,
   type Plan,
@@ -31,5 +26,5 @@ export {
   type Instance,
   type Shard,
   type Explanation,
-} from './plan-result.js';
+} from './search/plan-result.js';
 export { runPlacementTask, type PlacementTaskInput, type PlacementTaskOutput } from './pool-task.js';

@@ -1,9 +1,9 @@
 import { ValidationError } from '../../protocols/errors.js';
-import { decodePlacementInput, type PlacementInput } from './cluster-state.js';
-import { decodePlacementRequest } from './placement-request.js';
-import { checkPinnedNodesKnown } from './pinned-placement.js';
+import { decodePlacementInput, type PlacementInput } from './search/placement-input.js';
+import { decodePlacementRequest } from './search/placement-request.js';
+import { checkPinnedNodesKnown } from './search/pinned-placement.js';
 import type { PlacementTaskInput } from './pool-task.js';
-import type { PortRange } from './ports.js';
+import type { PortRange } from './search/ports.js';
 import { compile, StringEnum, Type, type Shape } from '../../protocols/schema-kit.js';
 import type { PlanKind } from './machine.js';
 

@@ -1,9 +1,9 @@
-import { decodePlacementInput } from './cluster-state.js';
-import { decodePlacementRequest } from './placement-request.js';
-import { planPlacement } from './plan-placement.js';
-import type { PlanResult } from './plan-result.js';
-import { previewPlacements, type Preview } from './previews.js';
-import type { PortRange } from './ports.js';
+import { decodePlacementInput } from './search/placement-input.js';
+import { decodePlacementRequest } from './search/placement-request.js';
+import { planPlacement } from './search/plan-placement.js';
+import type { PlanResult } from './search/plan-result.js';
+import { previewPlacements, type Preview } from './search/previews.js';
+import type { PortRange } from './search/ports.js';
 
 /**
  * The CPU-pool task `placement.plan` (registered in src/runtime/cpu-tasks.ts): runs a plan or a preview in a

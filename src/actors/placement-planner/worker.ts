@@ -8,9 +8,9 @@
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { ValidationError } from '../../protocols/errors.js';
-import { isRefusal } from './plan-result.js';
+import { isRefusal } from './search/plan-result.js';
 import { runPlacementTask, type PlacementTaskOutput } from './pool-task.js';
-import { DEFAULT_RESERVED_PORTS, type PortRange } from './ports.js';
+import { DEFAULT_RESERVED_PORTS, type PortRange } from './search/ports.js';
 import type { Body } from '../../protocols/mailbox.js';
 import { serveActor, type ActorContext } from '../../runtime/serve-actor.js';
 import { placementPlannerMachine, type PlanKind, type PlanOutcome } from './machine.js';

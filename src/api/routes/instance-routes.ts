@@ -1,7 +1,11 @@
 import { inCallersWords } from '../callers-words.js';
 import { requestCodecs, type CreateInstanceRequest } from '../request-schemas.js';
 import { workloadFromRequest } from '../../protocols/workload-spec.js';
-import { modelBytesOf, modelRecordFor, resolveModelWorkload } from '../../actors/placement-planner/model-workload.js';
+import {
+  modelBytesOf,
+  modelRecordFor,
+  resolveModelWorkload,
+} from '../../actors/placement-planner/search/model-workload.js';
 import type { Route } from '../router.js';
 
 /** Placement previews and the instance lifecycle (create goes to the leader through the facade). */

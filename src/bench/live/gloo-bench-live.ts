@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { InstanceView, NodeFacade } from '../../api/node-facade.js';
 import { TorusError } from '../../protocols/errors.js';
-import { ineligibleNodes } from '../../actors/placement-planner/runner-eligibility.js';
+import { ineligibleNodes } from '../../actors/placement-planner/leader/runner-eligibility.js';
 import type { ClusterState } from '../../actors/topology-keeper/state.js';
 import type { WorkloadSpec } from '../../protocols/events.js';
 import { glooScript, glooTable, parseGlooOutput, type GlooRankRow, type GlooResult } from '../ring/gloo.js';

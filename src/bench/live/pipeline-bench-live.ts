@@ -7,10 +7,10 @@
  * happened.
  */
 import type { EventFeed } from '../../api/event-feed.js';
-import { indexCluster } from '../../actors/placement-planner/cluster-index.js';
-import { decodePlacementInput } from '../../actors/placement-planner/cluster-state.js';
-import { predictPipeline, type Prediction } from '../../actors/placement-planner/cost-model.js';
-import { decodePlacementRequest } from '../../actors/placement-planner/placement-request.js';
+import { indexCluster } from '../../actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../actors/placement-planner/search/placement-input.js';
+import { predictPipeline, type Prediction } from '../../actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../actors/placement-planner/search/placement-request.js';
 import { TorusError } from '../../protocols/errors.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { command, instanceRecord, runTask, waitReady } from './ring-bench-live.js';

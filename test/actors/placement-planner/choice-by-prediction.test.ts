@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/plan-result.js';
-import { previewPlacements } from '../../../src/actors/placement-planner/previews.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../../../src/actors/placement-planner/search/previews.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
 

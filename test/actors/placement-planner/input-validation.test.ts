@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { type TorusError, ValidationError } from '../../../src/protocols/errors.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
 import { GB, makeState, request } from '../../fixtures/placement/build-state.js';
 
 const fails = (t: Test, fn: () => unknown, path: RegExp, label: string): void => {

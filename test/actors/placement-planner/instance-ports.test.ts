@@ -7,17 +7,17 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/plan-result.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
 import {
   chooseInstancePort,
   DEFAULT_INSTANCE_PORTS,
   parsePortRange,
   rangesOverlap,
-} from '../../../src/actors/placement-planner/ports.js';
-import { createRng } from '../../../src/actors/placement-planner/rng.js';
+} from '../../../src/actors/placement-planner/search/ports.js';
+import { createRng } from '../../../src/actors/placement-planner/search/rng.js';
 import { hostEphemeralRange, parseEphemeralRange } from '../../../src/native/ephemeral-ports.js';
 import { parseNodeArgs } from '../../../src/node/config.js';
 import { runPlanCommand } from '../../../src/cli/plan.js';

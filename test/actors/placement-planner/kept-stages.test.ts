@@ -7,12 +7,12 @@
 import t, { type Test } from 'tap';
 import { applyEvents } from '../../../src/actors/topology-keeper/apply.js';
 import { emptyState, type ClusterState } from '../../../src/actors/topology-keeper/state.js';
-import { CommandHandler } from '../../../src/actors/placement-planner/command-handler.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { modelBytesOf } from '../../../src/actors/placement-planner/model-workload.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/plan-result.js';
+import { CommandHandler } from '../../../src/actors/placement-planner/leader/command-handler.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { modelBytesOf } from '../../../src/actors/placement-planner/search/model-workload.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
 import type { ClusterEvent, InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
 import { Runtime } from '../../../src/runtime/runtime.js';
 import { siblingModule } from '../../../src/runtime/module-url.js';

@@ -9,19 +9,19 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { splitLayersByBytes, splitLayersByMemory } from '../../../src/actors/placement-planner/layer-split.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { splitLayersByBytes, splitLayersByMemory } from '../../../src/actors/placement-planner/search/layer-split.js';
 import {
   modelBytesOf,
   resolveModelWorkload,
   type ModelSizedFields,
   stageBytes,
   weightBytes,
-} from '../../../src/actors/placement-planner/model-workload.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/plan-result.js';
-import { previewPlacements } from '../../../src/actors/placement-planner/previews.js';
+} from '../../../src/actors/placement-planner/search/model-workload.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../../../src/actors/placement-planner/search/previews.js';
 import { runPlanCommand } from '../../../src/cli/plan.js';
 import { readModelDir } from '../../../src/artifacts/model/model-reader.js';
 import { stageTensors } from '../../../src/artifacts/model/shard-writer.js';

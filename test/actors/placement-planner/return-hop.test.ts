@@ -2,10 +2,10 @@
 // sampled token back, so `returnBytesPerStep` prices that hop with its bytes; without it every hop carries the
 // step's activations, as before (the `pipeline` workload and exo's vectors keep their answers).
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { predictPipeline } from '../../../src/actors/placement-planner/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
+import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { predictPipeline } from '../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 import { both, GB, makeState, request } from '../../fixtures/placement/build-state.js';
 

@@ -4,11 +4,11 @@
  * model over the links exo dials.
  */
 import t from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/cluster-state.js';
-import { predictionScore } from '../../../src/actors/placement-planner/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/plan-placement.js';
-import { isRefusal } from '../../../src/actors/placement-planner/plan-result.js';
+import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
+import { predictionScore } from '../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal } from '../../../src/actors/placement-planner/search/plan-result.js';
 import { exoRule, priceExoChoice } from '../../../benchmarks/placement-quality/exo-rule.js';
 
 const GB = 1e9;

@@ -1,5 +1,5 @@
 import { RING_TYPE_PRIORITY, scoreBandwidth } from './address-choice.js';
-import type { InterfaceType } from './cluster-state.js';
+import type { InterfaceType } from './placement-input.js';
 
 /** Human figures for explanations and refusals (bytes in GB as exo prints them, with the exact count). */
 export function formatBytes(bytes: number): string {

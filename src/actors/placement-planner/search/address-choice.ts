@@ -1,11 +1,11 @@
-import type { NodeState, SocketLink } from './cluster-state.js';
+import type { NodeState, SocketLink } from './placement-input.js';
 import {
   INTERFACE_TYPES,
   JACCL_COORDINATOR_PREFERENCE,
   preferenceRank,
   RING_HOST_PREFERENCE,
   type InterfaceType,
-} from '../../protocols/interface-types.js';
+} from '../../../protocols/interface-types.js';
 
 /**
  * Which of a neighbour's working addresses to use. Measured first: a link with a measured bandwidth always beats

@@ -1,6 +1,6 @@
 import { artifactBytesToMove } from './artifact-rule.js';
 import { scoreBandwidth } from './address-choice.js';
-import type { PlacementInput } from './cluster-state.js';
+import type { PlacementInput } from './placement-input.js';
 import { indexCluster, type ClusterIndex } from './cluster-index.js';
 import { candidateNotes, explainHops, hopDirection, predictAllReduce } from './explain.js';
 import { formatBytes } from './format.js';
@@ -12,7 +12,7 @@ import type { Explanation, HopDirection, Instance, Plan, PlanResult, Shard, Size
 import { chooseInstancePort, DEFAULT_INSTANCE_PORTS, DEFAULT_RESERVED_PORTS, type PortRange } from './ports.js';
 import { composeRefusal, earlyRefusal } from './refusal.js';
 import { createRng, rngUuid } from './rng.js';
-import { ValidationError } from '../../protocols/errors.js';
+import { ValidationError } from '../../../protocols/errors.js';
 import {
   evaluateSize,
   modelStages,

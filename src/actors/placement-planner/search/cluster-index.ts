@@ -1,6 +1,6 @@
 import { chooseRingAddress, hopScore, RDMA_ONLY_SCORE, type AddressChoice } from './address-choice.js';
 import type { Backend } from './placement-request.js';
-import type { PlacementInput, NodeState, RdmaLink, SocketLink } from './cluster-state.js';
+import type { PlacementInput, NodeState, RdmaLink, SocketLink } from './placement-input.js';
 
 /**
  * The state arranged for planning. Nodes are indexed in id order (the documented deterministic order); pair data

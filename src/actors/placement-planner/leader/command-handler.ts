@@ -4,27 +4,27 @@
  * reasons, never a log line on the leader. Plans come from the placement planner on the leader's own state.
  */
 import { randomUUID } from 'node:crypto';
-import { TorusError, ValidationError } from '../../protocols/errors.js';
-import type { PlacementTaskOutput, Refusal } from './index.js';
+import { TorusError, ValidationError } from '../../../protocols/errors.js';
+import type { PlacementTaskOutput, Refusal } from '../index.js';
 import { holdsRunners, ineligibleNodes, withoutNodes, type Exclusion } from './runner-eligibility.js';
-import { toPlacementState } from '../topology-keeper/placement-state.js';
+import { toPlacementState } from '../../topology-keeper/placement-state.js';
 import { withArtifactHoldings } from './artifact-placement.js';
-import { modelBytesOf, modelRecordFor, resolveModelWorkload } from './model-workload.js';
-import { checkPinnedNodesKnown } from './pinned-placement.js';
+import { modelBytesOf, modelRecordFor, resolveModelWorkload } from '../search/model-workload.js';
+import { checkPinnedNodesKnown } from '../search/pinned-placement.js';
 import { keptStagesOf, keptStagesReason } from './kept-stages-request.js';
-import type { KeepStages } from './placement-request.js';
-import { DEFAULT_MAX_INSTANCES } from '../../protocols/exec-policy.js';
-import { createLogger } from '../../runtime/log.js';
-import type { ClusterState } from '../topology-keeper/state.js';
+import type { KeepStages } from '../search/placement-request.js';
+import { DEFAULT_MAX_INSTANCES } from '../../../protocols/exec-policy.js';
+import { createLogger } from '../../../runtime/log.js';
+import type { ClusterState } from '../../topology-keeper/state.js';
 import {
   decodeCommand,
   type ClusterEvent,
   type Command,
   type InstancePlan,
   type WorkloadSpec,
-} from '../../protocols/events.js';
-import type { Body } from '../../protocols/mailbox.js';
-import type { Runtime } from '../../runtime/runtime.js';
+} from '../../../protocols/events.js';
+import type { Body } from '../../../protocols/mailbox.js';
+import type { Runtime } from '../../../runtime/runtime.js';
 import { compactConstraints, planRequestFor } from './command-plan-request.js';
 
 export interface CommandOutcome {

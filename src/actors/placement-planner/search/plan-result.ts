@@ -1,8 +1,8 @@
 import type { Host } from './hosts-by-node.js';
 import type { Backend, Sharding } from './placement-request.js';
-import type { InterfaceType } from './cluster-state.js';
+import type { InterfaceType } from './placement-input.js';
 import type { Prediction } from './cost-model.js';
-import type { Shard } from '../../protocols/instance-plan.js';
+import type { Shard } from '../../../protocols/instance-plan.js';
 
 /** The plan and refusal shapes the planner returns (as data, never thrown). See docs/placement.md. */
 /** One node's layers of a plan: the wire shape (protocols/instance-plan.ts), the one definition. */

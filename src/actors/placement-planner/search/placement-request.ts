@@ -1,9 +1,9 @@
-import { ValidationError } from '../../protocols/errors.js';
-import { Framework } from '../../protocols/calibration.js';
-import { compileWorded, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
-import type { InputWhere } from './cluster-state.js';
+import { ValidationError } from '../../../protocols/errors.js';
+import { Framework } from '../../../protocols/calibration.js';
+import { compileWorded, StringEnum, Type, type TSchema } from '../../../protocols/schema-kit.js';
+import type { InputWhere } from './placement-input.js';
 import { meanLayerBytes, weightBytes, type ModelBytes } from './model-workload.js';
-import { BACKENDS, SHARDINGS, type Backend, type Sharding } from '../../protocols/placement-kinds.js';
+import { BACKENDS, SHARDINGS, type Backend, type Sharding } from '../../../protocols/placement-kinds.js';
 
 export type { Backend, Sharding };
 /** latency: least predicted step time; throughput: most predicted tokens/s with the pipeline kept full. */

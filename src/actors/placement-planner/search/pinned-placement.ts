@@ -6,7 +6,7 @@
  * or refuses with the reason. POST /v1/instances, the previews, `torus place|run --nodes` and the pipeline
  * bench's options all come here (docs/placement.md, "Pinned placement").
  */
-import { TorusError } from '../../protocols/errors.js';
+import { TorusError } from '../../../protocols/errors.js';
 import { coordinatorRoutes } from './jaccl.js';
 import type { DropKind, RefusalKind } from './plan-result.js';
 import { cheapChecks, modelStages, tensorSizeProblem, type Evaluated, type PlanningContext } from './select-set.js';

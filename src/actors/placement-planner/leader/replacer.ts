@@ -3,10 +3,10 @@
  * instance without some of its nodes, the leader asks itself to re-place it on the nodes that remain. Only the
  * leader acts, so every instance is re-placed once; followers just watch.
  */
-import type { ReplacementNeed } from '../topology-keeper/placement-state.js';
-import type { IndexedEvent } from '../../protocols/events.js';
-import type { Logger } from '../../runtime/log.js';
-import type { Runtime } from '../../runtime/runtime.js';
+import type { ReplacementNeed } from '../../topology-keeper/placement-state.js';
+import type { IndexedEvent } from '../../../protocols/events.js';
+import type { Logger } from '../../../runtime/log.js';
+import type { Runtime } from '../../../runtime/runtime.js';
 
 // InstanceFailed: a failed job with restart policy on-failure is restarted (re-placed) as a whole group.
 const TRIGGERS = new Set(['NodeGone', 'InstanceNeedsReplacement', 'NodeJoined', 'InstanceFailed']);

@@ -1,18 +1,18 @@
-import { ValidationError } from '../../protocols/errors.js';
-import { CalibrationFigures, FRAMEWORK_PATTERN, MAX_FRAMEWORKS_PER_NODE } from '../../protocols/calibration.js';
-import { compileWorded, MapOf, StringEnum, Type, type TSchema } from '../../protocols/schema-kit.js';
+/**
+ * The planner's input, `PlacementInput`: the nodes and links it reads (the `--state` file of `torus plan`, or the
+ * live topology turned into this shape by topology-keeper's `toPlacementState`). Memory is in bytes;
+ * `bandwidthBps` is bits per second, as iperf3 and the profiler report it.
+ */
+import { ValidationError } from '../../../protocols/errors.js';
+import { CalibrationFigures, FRAMEWORK_PATTERN, MAX_FRAMEWORKS_PER_NODE } from '../../../protocols/calibration.js';
+import { compileWorded, MapOf, StringEnum, Type, type TSchema } from '../../../protocols/schema-kit.js';
+import { INTERFACE_TYPES, type InterfaceType } from '../../../protocols/interface-types.js';
+import type { Link } from '../../../protocols/link.js';
+
+export type { InterfaceType };
 
 /** Where a placement input came from: an API body, or a file/flag given to the offline command. */
 export type InputWhere = 'body' | 'config';
-
-/**
- * The cluster state the planner reads (the `--state` file of `torus plan`, or the live topology turned into
- * this shape). Memory is in bytes; `bandwidthBps` is bits per second, as iperf3 and the profiler report it.
- */
-import { INTERFACE_TYPES, type InterfaceType } from '../../protocols/interface-types.js';
-import type { Link } from '../../protocols/link.js';
-
-export type { InterfaceType };
 
 export interface NodeInterface {
   readonly name: string;
@@ -133,7 +133,7 @@ const codecs = {
   config: compileWorded(PlacementInputSchema, 'config'),
 };
 
-/** Strictly decodes a cluster state; throws ValidationError naming the JSON path of the first problem. */
+/** Strictly decodes the planner's input; throws ValidationError naming the JSON path of the first problem. */
 export function decodePlacementInput(value: unknown, where: InputWhere = 'body', root = 'state'): PlacementInput {
   const input = codecs[where].decode(value, root);
   const fail = (path: string, why: string): never => {

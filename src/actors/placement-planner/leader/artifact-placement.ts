@@ -4,9 +4,9 @@
  * total size goes into the request as `workload.artifactBytes`, so the plan explains how many bytes each choice
  * would move. An artifact no node holds is an error: nothing could ever deliver it.
  */
-import { TorusError } from '../../protocols/errors.js';
-import type { PlacementState } from '../topology-keeper/placement-state.js';
-import type { ClusterState } from '../topology-keeper/state.js';
+import { TorusError } from '../../../protocols/errors.js';
+import type { PlacementState } from '../../topology-keeper/placement-state.js';
+import type { ClusterState } from '../../topology-keeper/state.js';
 
 export function withArtifactHoldings(
   placement: PlacementState,

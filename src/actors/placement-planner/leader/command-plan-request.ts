@@ -2,7 +2,7 @@
  * How a command's workload and options become the planner's request, and what of them an instance keeps so that a
  * re-placement plans the same way.
  */
-import type { WorkloadSpec } from '../../protocols/events.js';
+import type { WorkloadSpec } from '../../../protocols/events.js';
 
 /** The workload fields the planner reads (sizes and the cost description). */
 const PLACED_WORKLOAD_KEYS = [

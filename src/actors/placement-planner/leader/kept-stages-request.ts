@@ -3,9 +3,9 @@
  * a model pipeline"): which instances qualify, the `keepStages` their re-placement asks the planner for, and the
  * reason the instance then carries.
  */
-import type { InstancePlan } from '../../protocols/events.js';
-import type { ClusterState, InstanceRecord } from '../topology-keeper/state.js';
-import type { KeepStages } from './placement-request.js';
+import type { InstancePlan } from '../../../protocols/events.js';
+import type { ClusterState, InstanceRecord } from '../../topology-keeper/state.js';
+import type { KeepStages } from '../search/placement-request.js';
 
 /**
  * The stages to keep when re-placing `record`: a model pipeline (its record still in the state, so stages weigh

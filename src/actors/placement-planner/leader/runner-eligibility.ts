@@ -4,10 +4,10 @@
  * and its runner quota (a node already holding `maxRunners` live instances is full). The runner supervisor checks
  * the same again at spawn time; this only keeps plans off nodes that would refuse, and says why.
  */
-import type { WorkloadSpec } from '../../protocols/events.js';
-import { execDecision } from '../../protocols/exec-policy.js';
-import type { PlacementState } from '../topology-keeper/placement-state.js';
-import type { ClusterState, InstanceRecord } from '../topology-keeper/state.js';
+import type { WorkloadSpec } from '../../../protocols/events.js';
+import { execDecision } from '../../../protocols/exec-policy.js';
+import type { PlacementState } from '../../topology-keeper/placement-state.js';
+import type { ClusterState, InstanceRecord } from '../../topology-keeper/state.js';
 
 export interface Exclusion {
   readonly node: string;

@@ -5,9 +5,9 @@
  * `stageTensors()` of src/artifacts/model/shard-writer.ts gives a stage: its blocks, `embed` on the first stage
  * (and on the last when the embeddings are tied), `norm` and `head` on the last, `all` on every stage.
  */
-import { TorusError, ValidationError } from '../../protocols/errors.js';
-import type { ModelRecord } from '../../protocols/model-record.js';
-import type { ClusterState } from '../topology-keeper/state.js';
+import { TorusError, ValidationError } from '../../../protocols/errors.js';
+import type { ModelRecord } from '../../../protocols/model-record.js';
+import type { ClusterState } from '../../topology-keeper/state.js';
 
 /** The bytes of a model by where they go: per block, and the tensors outside the blocks. */
 export interface ModelBytes {

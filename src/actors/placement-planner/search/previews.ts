@@ -1,8 +1,8 @@
-import type { PlacementInput } from './cluster-state.js';
+import type { PlacementInput } from './placement-input.js';
 import type { Backend, PlacementRequest, Sharding } from './placement-request.js';
 import { planPlacement, type PlanOptions } from './plan-placement.js';
 import { isRefusal, type Plan, type Refusal } from './plan-result.js';
-import { BACKENDS, SHARDINGS } from '../../protocols/placement-kinds.js';
+import { BACKENDS, SHARDINGS } from '../../../protocols/placement-kinds.js';
 
 /** One option of a preview: a plan for exactly `nodeCount` nodes with that sharding and backend, or why not. */
 export type Preview =
