@@ -8,11 +8,11 @@ import type { Logger } from '../../runtime/log.js';
 import type { IndexedEnvelope, PeerFrame } from '../../protocols/peer-frames.js';
 import type { AgreementEffect, SavedVote } from './agreement/types.js';
 import type { RoleInfo } from './cluster-node-options.js';
-import type { ReplicatedState } from './agreement/replicated-state.js';
+import type { StateMachine } from './agreement/state-machine.js';
 
 /** What performing effects needs from the node. */
 export interface EffectShell<S> {
-  readonly replica: ReplicatedState<S>;
+  readonly replica: StateMachine<S>;
   readonly log: Logger;
   getState(): S;
   setState(state: S): void;

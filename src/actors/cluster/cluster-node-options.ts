@@ -8,13 +8,13 @@ import type { CommandResult } from './transport/forwarder.js';
 import type { QuorumVerdict } from './agreement/quorum.js';
 import type { DurableFs } from '../../native/durable-fs.js';
 import type { RedialPolicy } from './transport/redial.js';
-import type { ReplicatedState } from './agreement/replicated-state.js';
+import type { StateMachine } from './agreement/state-machine.js';
 
 export interface ClusterNodeOptions<S> {
   readonly nodeId: string;
   readonly incarnation: number;
   readonly clusterName: string;
-  readonly replica: ReplicatedState<S>;
+  readonly replica: StateMachine<S>;
   readonly startedAt?: number;
   readonly secret?: string | null;
   /** Static peers `host:port` (networks without multicast). */

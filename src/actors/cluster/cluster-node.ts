@@ -27,7 +27,7 @@ import { CommitWaiters } from './commit-waiters.js';
 import { performEffects, type EffectShell } from './cluster-effects.js';
 import { ClusterPersistence } from './storage/cluster-persistence.js';
 import type { PeerConnection } from './transport/peer-connection.js';
-import type { NodeDescriptor } from './agreement/replicated-state.js';
+import type { NodeDescriptor } from './agreement/state-machine.js';
 import { Forwarder, type CommandResult } from './transport/forwarder.js';
 import { startPeerDiscovery } from './transport/peer-discovery.js';
 import { noQuorumError } from './agreement/quorum.js';

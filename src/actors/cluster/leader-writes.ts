@@ -10,11 +10,11 @@ import type { ClusterNodeOptions } from './cluster-node-options.js';
 import type { CommitWaiters } from './commit-waiters.js';
 import type { IndexedEnvelope } from '../../protocols/peer-frames.js';
 import { isRemoveMember, REMOVED_REASON, removalRefusal, type RemovalView } from './member-removal.js';
-import type { ReplicatedState } from './agreement/replicated-state.js';
+import type { StateMachine } from './agreement/state-machine.js';
 
 /** What the callers' writes need from the node. */
 export interface LeaderHost<S> {
-  readonly replica: ReplicatedState<S>;
+  readonly replica: StateMachine<S>;
   readonly waiters: CommitWaiters;
   readonly onCommand: ClusterNodeOptions<S>['onCommand'];
   core(): AgreementState;

@@ -4,9 +4,9 @@ import { applyEvent } from '../topology-keeper/apply.js';
 import { stateDigest } from '../topology-keeper/digest.js';
 import { decodeSnapshot, encodeSnapshot } from '../topology-keeper/snapshot.js';
 import { emptyState, type ClusterState } from '../topology-keeper/state.js';
-import type { ReplicatedState } from './agreement/replicated-state.js';
+import type { StateMachine } from './agreement/state-machine.js';
 
-export const topologyReplica: ReplicatedState<ClusterState> = {
+export const topologyReplica: StateMachine<ClusterState> = {
   initial: () => emptyState,
   // Entries come from the wire: decode strictly before applying.
   apply: (state, entry) => applyEvent(state, decodeIndexedEvent(entry)),

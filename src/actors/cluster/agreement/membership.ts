@@ -8,7 +8,7 @@
  * timed-out ones, write the others gone until it was a quorum of one (quorum.ts).
  */
 import { quorumOf } from './quorum.js';
-import type { NodeDescriptor } from './replicated-state.js';
+import type { NodeDescriptor } from './state-machine.js';
 
 export interface MembershipInput {
   readonly selfId: string;

@@ -6,13 +6,13 @@
  */
 import { entryAt, lastIndex } from './log.js';
 import type { AgreementState } from './types.js';
-import type { ReplicatedState } from './replicated-state.js';
+import type { StateMachine } from './state-machine.js';
 
 export class PendingState<S> {
-  readonly #replica: ReplicatedState<S>;
+  readonly #replica: StateMachine<S>;
   #spec: { commit: number; last: number; state: S; from: S } | null = null;
 
-  constructor(replica: ReplicatedState<S>) {
+  constructor(replica: StateMachine<S>) {
     this.#replica = replica;
   }
 

@@ -7,7 +7,7 @@ import type { EventBody, IndexedEnvelope, PeerFrame, Role } from '../../../proto
 import type { LogState } from './log.js';
 import type { OrderedBuffer } from './ordered-buffer.js';
 import type { QuorumVerdict } from './quorum.js';
-import type { NodeDescriptor } from './replicated-state.js';
+import type { NodeDescriptor } from './state-machine.js';
 
 export interface AgreementConfig {
   readonly selfId: string;

@@ -8,13 +8,13 @@ import type { IndexedEnvelope } from '../../../protocols/peer-frames.js';
 import type { DurableFs } from '../../../native/durable-fs.js';
 import { lastIndex, type LogState } from '../agreement/log.js';
 import type { SavedVote } from '../agreement/types.js';
-import type { ReplicatedState } from '../agreement/replicated-state.js';
+import type { StateMachine } from '../agreement/state-machine.js';
 import { StateStore, type Loaded } from './state-store.js';
 
 export interface ClusterPersistenceOptions<S> {
   /** None = memory only. */
   readonly dataDir: string | undefined;
-  readonly replica: ReplicatedState<S>;
+  readonly replica: StateMachine<S>;
   /** Cluster name hash. */
   readonly cluster: string;
   readonly retain: number;

@@ -18,7 +18,7 @@ import type { IndexedEnvelope } from '../../../protocols/peer-frames.js';
 import { fsyncDir, realFs, writeFileAtomicSync, type DurableFs } from '../../../native/durable-fs.js';
 import { lastIndex, sliceLog, type LogState } from '../agreement/log.js';
 import type { SavedVote } from '../agreement/types.js';
-import type { ReplicatedState } from '../agreement/replicated-state.js';
+import type { StateMachine } from '../agreement/state-machine.js';
 import {
   encodeCommitLine,
   encodeLogLine,
@@ -40,7 +40,7 @@ export const REPAIR_MARK = 'repair-pending';
 
 export interface StateStoreOptions<S> {
   readonly dataDir: string;
-  readonly replica: ReplicatedState<S>;
+  readonly replica: StateMachine<S>;
   /** Cluster name hash (a data dir of another cluster is refused). */
   readonly cluster: string;
   /** Entries the restored log keeps for gap requests (the agreement's retainEntries). */

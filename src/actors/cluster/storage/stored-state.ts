@@ -23,7 +23,7 @@ import {
   termAt,
   type LogState,
 } from '../agreement/log.js';
-import type { ReplicatedState } from '../agreement/replicated-state.js';
+import type { StateMachine } from '../agreement/state-machine.js';
 
 export const STORED_VERSION = 1;
 export const SNAPSHOT_FILE = 'snapshot.json';
@@ -77,7 +77,7 @@ export class StateCorruptError extends TorusError {
 }
 
 export function encodeStored<S>(
-  replica: ReplicatedState<S>,
+  replica: StateMachine<S>,
   cluster: string,
   state: S,
   at: { index: number; lastTerm: number; lastHash: string },
@@ -191,7 +191,7 @@ interface Base<S> {
   readonly lastHash: string;
 }
 
-function decodeSnapshot<S>(replica: ReplicatedState<S>, cluster: string, text: string, file: string): Base<S> {
+function decodeSnapshot<S>(replica: StateMachine<S>, cluster: string, text: string, file: string): Base<S> {
   let snap: StoredSnapshot;
   try {
     snap = decodeStoredHeader(JSON.parse(text));
@@ -225,7 +225,7 @@ export interface StoredTexts {
  * rebuilt from the older snapshot (or from nothing) plus the log when the log covers the range between.
  */
 export function restoreStored<S>(
-  replica: ReplicatedState<S>,
+  replica: StateMachine<S>,
   cluster: string,
   texts: StoredTexts,
   retain: number,

@@ -12,7 +12,7 @@ import {
   type AgreementState,
   type Ready,
 } from '../../../../src/actors/cluster/agreement/types.js';
-import type { NodeDescriptor } from '../../../../src/actors/cluster/agreement/replicated-state.js';
+import type { NodeDescriptor } from '../../../../src/actors/cluster/agreement/state-machine.js';
 import { REMOVED_REASON } from '../../../../src/actors/cluster/agreement/own-writes.js';
 import type { EventBody } from '../../../../src/protocols/peer-frames.js';
 

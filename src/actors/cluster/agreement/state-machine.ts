@@ -1,5 +1,5 @@
 /**
- * What the cluster replicates, seen from the agreement shell: a pure fold of indexed events with a digest and
+ * The state machine the cluster replicates, seen from the agreement shell: a pure fold of indexed events with a digest and
  * a snapshot codec, plus the events the leader writes itself (its term's first entry, NodeJoined, NodeGone). `topologyReplica` (topology-state.ts)
  * is the product one; tests may plug in smaller ones.
  */
@@ -15,7 +15,7 @@ export interface NodeDescriptor {
   readonly addresses: readonly string[];
 }
 
-export interface ReplicatedState<S> {
+export interface StateMachine<S> {
   initial(): S;
   /** Pure; throws (ValidationError or an order error) when the entry cannot be applied. Never mutates `state`. */
   apply(state: S, entry: IndexedEnvelope): S;
