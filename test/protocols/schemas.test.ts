@@ -285,7 +285,7 @@ t.test('API request bodies: every schema round-trips and names each bad field', 
   const rows: Kind[] = [
     {
       name: 'PreviewRequest',
-      // the shape beside its rule across fields (pinned nodes alone: test/actors/placement-planner/pinned-placement.test.ts)
+      // the shape beside its rule across fields (pinned nodes alone: test/actors/placement-planner/search/pinned-placement.test.ts)
       schema: requestSchemas.PreviewRequest.allOf[0],
       sample: { workload, sharding: 'tensor', backend: 'jaccl', minNodes: 2, requiredNodes: ['a'] },
       decode: (v) => requestCodecs.preview.decode(v),

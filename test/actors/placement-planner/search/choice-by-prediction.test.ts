@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { previewPlacements } from '../../../src/actors/placement-planner/search/previews.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
-import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan, type PlanResult } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../../../../src/actors/placement-planner/search/previews.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
+import { both, GB, makeState, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
   planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed });

@@ -2,12 +2,12 @@
 // sampled token back, so `returnBytesPerStep` prices that hop with its bytes; without it every hop carries the
 // step's activations, as before (the `pipeline` workload and exo's vectors keep their answers).
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { predictPipeline } from '../../../src/actors/placement-planner/search/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
-import { both, GB, makeState, request } from '../../fixtures/placement/build-state.js';
+import { indexCluster } from '../../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { predictPipeline } from '../../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
+import { both, GB, makeState, request } from '../../../fixtures/placement/build-state.js';
 
 /** a and b: 100 GB/s, 1000 GFLOP/s; a 10 Mbit/s link with a 2 ms RTT each way. */
 function pairIndex() {

@@ -4,14 +4,14 @@
  * real planner actor splits the pipeline by the record's bytes.
  */
 import t from 'tap';
-import { applyEvents } from '../../../src/actors/topology-keeper/apply.js';
-import { emptyState } from '../../../src/actors/topology-keeper/state.js';
-import { CommandHandler } from '../../../src/actors/placement-planner/leader/command-handler.js';
-import type { ClusterEvent, WorkloadSpec } from '../../../src/protocols/events.js';
-import { Runtime } from '../../../src/runtime/runtime.js';
-import { siblingModule } from '../../../src/runtime/module-url.js';
-import { indexed, joined, linkUp, profile } from '../../fixtures/topology/events.js';
-import { tinyModelRecord } from '../../fixtures/placement/tiny-model-record.js';
+import { applyEvents } from '../../../../src/actors/topology-keeper/apply.js';
+import { emptyState } from '../../../../src/actors/topology-keeper/state.js';
+import { CommandHandler } from '../../../../src/actors/placement-planner/leader/command-handler.js';
+import type { ClusterEvent, WorkloadSpec } from '../../../../src/protocols/events.js';
+import { Runtime } from '../../../../src/runtime/runtime.js';
+import { siblingModule } from '../../../../src/runtime/module-url.js';
+import { indexed, joined, linkUp, profile } from '../../../fixtures/topology/events.js';
+import { tinyModelRecord } from '../../../fixtures/placement/tiny-model-record.js';
 
 const NODES = ['a', 'b', 'c', 'd'];
 const ip = (n: string): string => `10.77.0.${NODES.indexOf(n) + 1}`;
@@ -42,7 +42,7 @@ t.test(
     t.teardown(() => runtime.shutdown());
     await runtime.supervise({
       name: 'placement-planner',
-      module: siblingModule(import.meta.url, '../../../src/actors/placement-planner/worker'),
+      module: siblingModule(import.meta.url, '../../../../src/actors/placement-planner/worker'),
       options: {},
     });
     const handler = new CommandHandler(runtime);

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { both, GB, link, makeState, rdma, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan, type PlanResult } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { both, GB, link, makeState, rdma, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>): PlanResult =>
   planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed: 3 });

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { predictPipeline, predictTensor } from '../../../src/actors/placement-planner/search/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { indexCluster } from '../../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { predictPipeline, predictTensor } from '../../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { both, GB, makeState, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 /** Two nodes: a reads memory at 100 GB/s and computes 1000 GFLOP/s, b at 50 GB/s and 100 GFLOP/s. */
 function pair(): StateJson {

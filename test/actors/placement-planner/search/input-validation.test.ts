@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
-import { type TorusError, ValidationError } from '../../../src/protocols/errors.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { GB, makeState, request } from '../../fixtures/placement/build-state.js';
+import { type TorusError, ValidationError } from '../../../../src/protocols/errors.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { GB, makeState, request } from '../../../fixtures/placement/build-state.js';
 
 const fails = (t: Test, fn: () => unknown, path: RegExp, label: string): void => {
   try {

@@ -9,27 +9,30 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { splitLayersByBytes, splitLayersByMemory } from '../../../src/actors/placement-planner/search/layer-split.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import {
+  splitLayersByBytes,
+  splitLayersByMemory,
+} from '../../../../src/actors/placement-planner/search/layer-split.js';
 import {
   modelBytesOf,
   resolveModelWorkload,
   type ModelSizedFields,
   stageBytes,
   weightBytes,
-} from '../../../src/actors/placement-planner/search/model-workload.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan, type PlanResult } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { previewPlacements } from '../../../src/actors/placement-planner/search/previews.js';
-import { runPlanCommand } from '../../../src/cli/plan.js';
-import { readModelDir } from '../../../src/artifacts/model/model-reader.js';
-import { stageTensors } from '../../../src/artifacts/model/shard-writer.js';
-import type { ClusterState } from '../../../src/actors/topology-keeper/state.js';
-import { TorusError } from '../../../src/protocols/errors.js';
-import type { ModelRecord, ModelTensorTuple } from '../../../src/protocols/model-record.js';
-import { makeModel } from '../../../benchmarks/model-fixture/make-model.js';
-import { both, GB, makeState, type StateJson } from '../../fixtures/placement/build-state.js';
+} from '../../../../src/actors/placement-planner/search/model-workload.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan, type PlanResult } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../../../../src/actors/placement-planner/search/previews.js';
+import { runPlanCommand } from '../../../../src/cli/plan.js';
+import { readModelDir } from '../../../../src/artifacts/model/model-reader.js';
+import { stageTensors } from '../../../../src/artifacts/model/shard-writer.js';
+import type { ClusterState } from '../../../../src/actors/topology-keeper/state.js';
+import { TorusError } from '../../../../src/protocols/errors.js';
+import type { ModelRecord, ModelTensorTuple } from '../../../../src/protocols/model-record.js';
+import { makeModel } from '../../../../benchmarks/model-fixture/make-model.js';
+import { both, GB, makeState, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 /** A record whose tensors have these byte sizes, laid end to end in one file. */
 function record(

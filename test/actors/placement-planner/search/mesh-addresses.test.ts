@@ -3,14 +3,14 @@
  * 4 nodes plus a LAN, Gloo's full mesh must go over an address every rank reaches, never a ring cable.
  */
 import t, { type Test } from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { execEnv, ringHosts } from '../../../src/actors/runner-supervisor/exec-env.js';
-import type { RunnerInstance } from '../../../src/protocols/runner-instance.js';
-import { decodeInstancePlan } from '../../../src/protocols/instance-plan.js';
-import { GB, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { execEnv, ringHosts } from '../../../../src/actors/runner-supervisor/exec-env.js';
+import type { RunnerInstance } from '../../../../src/protocols/runner-instance.js';
+import { decodeInstancePlan } from '../../../../src/protocols/instance-plan.js';
+import { GB, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const IDS = ['a', 'b', 'c', 'd'];
 const lanIp = (i: number): string => `10.77.9.${i + 1}`;

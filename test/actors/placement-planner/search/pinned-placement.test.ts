@@ -1,16 +1,16 @@
 // A pinned placement (`nodes` in the request): the planner plans exactly that set in that ring order, checks it
 // as its own choice, splits the layers, picks each direction's address, predicts it; or refuses with the reason.
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { predictPipeline } from '../../../src/actors/placement-planner/search/cost-model.js';
-import { checkPinnedNodesKnown } from '../../../src/actors/placement-planner/search/pinned-placement.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { previewPlacements } from '../../../src/actors/placement-planner/search/previews.js';
-import type { PlacementState } from '../../../src/actors/topology-keeper/placement-state.js';
-import { requestCodecs } from '../../../src/api/request-schemas.js';
+import { indexCluster } from '../../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { predictPipeline } from '../../../../src/actors/placement-planner/search/cost-model.js';
+import { checkPinnedNodesKnown } from '../../../../src/actors/placement-planner/search/pinned-placement.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { previewPlacements } from '../../../../src/actors/placement-planner/search/previews.js';
+import type { PlacementState } from '../../../../src/actors/topology-keeper/placement-state.js';
+import { requestCodecs } from '../../../../src/api/request-schemas.js';
 
 const MiB = 2 ** 20;
 // a, b, c on a LAN (10.77.0.x, 1 Gbit/s); a and b also joined by a cable (10.77.1.x, 4 Gbit/s). Memory 16, 32,

@@ -1,15 +1,15 @@
 import t, { type Test } from 'tap';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { allocateLayersProportionally } from '../../../src/actors/placement-planner/search/layer-split.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { allocateLayersProportionally } from '../../../../src/actors/placement-planner/search/layer-split.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
 import {
   isRefusal,
   type Plan,
   type PlanResult,
   type Refusal,
-} from '../../../src/actors/placement-planner/search/plan-result.js';
-import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
+} from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { both, GB, makeState, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const plan = (state: StateJson, req: Record<string, unknown>, seed = 7): PlanResult =>
   planPlacement(decodePlacementInput(state), decodePlacementRequest(req), { seed });

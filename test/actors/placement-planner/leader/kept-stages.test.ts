@@ -5,20 +5,20 @@
  * spare that fits, the leader plans afresh as before. Hand-made states, the real planner actor.
  */
 import t, { type Test } from 'tap';
-import { applyEvents } from '../../../src/actors/topology-keeper/apply.js';
-import { emptyState, type ClusterState } from '../../../src/actors/topology-keeper/state.js';
-import { CommandHandler } from '../../../src/actors/placement-planner/leader/command-handler.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { modelBytesOf } from '../../../src/actors/placement-planner/search/model-workload.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
-import type { ClusterEvent, InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
-import { Runtime } from '../../../src/runtime/runtime.js';
-import { siblingModule } from '../../../src/runtime/module-url.js';
-import { indexed, joined, linkUp, profile } from '../../fixtures/topology/events.js';
-import { tinyModelRecord } from '../../fixtures/placement/tiny-model-record.js';
-import { both, makeState } from '../../fixtures/placement/build-state.js';
+import { applyEvents } from '../../../../src/actors/topology-keeper/apply.js';
+import { emptyState, type ClusterState } from '../../../../src/actors/topology-keeper/state.js';
+import { CommandHandler } from '../../../../src/actors/placement-planner/leader/command-handler.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { modelBytesOf } from '../../../../src/actors/placement-planner/search/model-workload.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import type { ClusterEvent, InstancePlan, WorkloadSpec } from '../../../../src/protocols/events.js';
+import { Runtime } from '../../../../src/runtime/runtime.js';
+import { siblingModule } from '../../../../src/runtime/module-url.js';
+import { indexed, joined, linkUp, profile } from '../../../fixtures/topology/events.js';
+import { tinyModelRecord } from '../../../fixtures/placement/tiny-model-record.js';
+import { both, makeState } from '../../../fixtures/placement/build-state.js';
 
 const MODEL = '7c'.repeat(32);
 
@@ -76,7 +76,7 @@ async function replace(t: Test, state: ClusterState) {
   t.teardown(() => runtime.shutdown());
   await runtime.supervise({
     name: 'placement-planner',
-    module: siblingModule(import.meta.url, '../../../src/actors/placement-planner/worker'),
+    module: siblingModule(import.meta.url, '../../../../src/actors/placement-planner/worker'),
     options: {},
   });
   const out = await new CommandHandler(runtime).handle({ type: 'ReplaceInstance', instanceId: 'llama-1' }, state);

@@ -1,12 +1,12 @@
 import t from 'tap';
-import { findHamiltonianCycle } from '../../../src/actors/placement-planner/search/hamiltonian.js';
+import { findHamiltonianCycle } from '../../../../src/actors/placement-planner/search/hamiltonian.js';
 import {
   cycleStats,
   exactSearch,
   heuristicSearch,
   searchRing,
-} from '../../../src/actors/placement-planner/search/ring-order.js';
-import { createRng } from '../../../src/actors/placement-planner/search/rng.js';
+} from '../../../../src/actors/placement-planner/search/ring-order.js';
+import { createRng } from '../../../../src/actors/placement-planner/search/rng.js';
 
 const NONE = Number.NEGATIVE_INFINITY;
 

@@ -7,22 +7,22 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
 import {
   chooseInstancePort,
   DEFAULT_INSTANCE_PORTS,
   parsePortRange,
   rangesOverlap,
-} from '../../../src/actors/placement-planner/search/ports.js';
-import { createRng } from '../../../src/actors/placement-planner/search/rng.js';
-import { hostEphemeralRange, parseEphemeralRange } from '../../../src/native/ephemeral-ports.js';
-import { parseNodeArgs } from '../../../src/node/config.js';
-import { runPlanCommand } from '../../../src/cli/plan.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
-import { both, GB, makeState, request } from '../../fixtures/placement/build-state.js';
+} from '../../../../src/actors/placement-planner/search/ports.js';
+import { createRng } from '../../../../src/actors/placement-planner/search/rng.js';
+import { hostEphemeralRange, parseEphemeralRange } from '../../../../src/native/ephemeral-ports.js';
+import { parseNodeArgs } from '../../../../src/node/config.js';
+import { runPlanCommand } from '../../../../src/cli/plan.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
+import { both, GB, makeState, request } from '../../../fixtures/placement/build-state.js';
 
 const DEFAULT_EPHEMERAL = [
   { os: 'Linux', min: 32_768, max: 60_999 },

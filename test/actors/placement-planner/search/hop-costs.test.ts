@@ -2,11 +2,11 @@
 // own hop overhead. A framework job's ranks dial each other's mesh address (torch's full mesh), so its hops are
 // priced over those links, not the ring cables; torus's own ring keeps the ring addresses. Hand-worked cases.
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { hopMs, hopOverheadMs, predictPipeline } from '../../../src/actors/placement-planner/search/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { indexCluster } from '../../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { hopMs, hopOverheadMs, predictPipeline } from '../../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { both, GB, makeState, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const AT = Date.UTC(2026, 11, 7, 20, 0, 0);
 const torch = (hopOverheadMs?: number) => ({

@@ -2,13 +2,13 @@
 // compute with a framework's figures, attention's KV reads and FLOPs when the context is named, and the planner
 // choosing by calibrated figures over device figures; without a framework nothing changes.
 import t from 'tap';
-import { indexCluster } from '../../../src/actors/placement-planner/search/cluster-index.js';
-import { decodePlacementInput } from '../../../src/actors/placement-planner/search/placement-input.js';
-import { layerMs, predictPipeline } from '../../../src/actors/placement-planner/search/cost-model.js';
-import { decodePlacementRequest } from '../../../src/actors/placement-planner/search/placement-request.js';
-import { planPlacement } from '../../../src/actors/placement-planner/search/plan-placement.js';
-import { isRefusal, type Plan } from '../../../src/actors/placement-planner/search/plan-result.js';
-import { both, GB, makeState, request, type StateJson } from '../../fixtures/placement/build-state.js';
+import { indexCluster } from '../../../../src/actors/placement-planner/search/cluster-index.js';
+import { decodePlacementInput } from '../../../../src/actors/placement-planner/search/placement-input.js';
+import { layerMs, predictPipeline } from '../../../../src/actors/placement-planner/search/cost-model.js';
+import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
+import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
+import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
+import { both, GB, makeState, request, type StateJson } from '../../../fixtures/placement/build-state.js';
 
 const AT = Date.UTC(2026, 11, 7, 20, 0, 0);
 const torch = (memoryBandwidthGBps: number, gflops: number, layerOverheadMs: number) => ({

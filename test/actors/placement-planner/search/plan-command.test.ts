@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { runPlanCommand } from '../../../src/cli/plan.js';
-import { childExecArgv } from '../../../src/runtime/module-url.js';
-import { both, GB, makeState, request } from '../../fixtures/placement/build-state.js';
-import { partRuns } from '../../fixtures/skip-or-fail.js';
+import { runPlanCommand } from '../../../../src/cli/plan.js';
+import { childExecArgv } from '../../../../src/runtime/module-url.js';
+import { both, GB, makeState, request } from '../../../fixtures/placement/build-state.js';
+import { partRuns } from '../../../fixtures/skip-or-fail.js';
 
 const exec = promisify(execFile);
 
@@ -137,7 +137,10 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
 
   // The same through a real process: direct invocation of the module (before main.ts wires `plan`).
   const entry = fileURLToPath(
-    new URL(import.meta.url.endsWith('.ts') ? '../../../src/cli/plan.ts' : '../../../src/cli/plan.js', import.meta.url),
+    new URL(
+      import.meta.url.endsWith('.ts') ? '../../../../src/cli/plan.ts' : '../../../../src/cli/plan.js',
+      import.meta.url,
+    ),
   );
   const child = await exec(process.execPath, [
     ...childExecArgv(import.meta.url),
@@ -162,7 +165,7 @@ t.test('plan command: JSON in, JSON out, exit codes', async (t) => {
   t.match(JSON.parse((bad as { stdout: string }).stdout).error.message, /not valid JSON/);
 
   // And as the CLI ships it: `node dist/main.js plan ...` (needs `npm run build`, which `npm test` runs first).
-  const main = fileURLToPath(new URL('../../../dist/main.js', import.meta.url));
+  const main = fileURLToPath(new URL('../../../../dist/main.js', import.meta.url));
   if (!partRuns(t, 'dist/main.js plan', existsSync(main) ? undefined : 'dist/main.js not built (run npm run build)'))
     return;
   const viaMain = await exec(process.execPath, [
