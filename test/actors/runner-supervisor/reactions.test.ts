@@ -1,8 +1,12 @@
 import t from 'tap';
 import { createActor } from 'xstate';
-import { reactToEvent, reactToState, toRunnerInstance } from '../../../src/actors/runner-supervisor/reactions.js';
-import { runnerSupervisorMachine } from '../../../src/actors/runner-supervisor/machine.js';
-import { decodeSupervisorMessage } from '../../../src/actors/runner-supervisor/messages.js';
+import {
+  reactToEvent,
+  reactToState,
+  toRunnerInstance,
+} from '../../../src/actors/runner-supervisor/supervisor/reactions.js';
+import { runnerSupervisorMachine } from '../../../src/actors/runner-supervisor/supervisor/machine.js';
+import { decodeSupervisorMessage } from '../../../src/actors/runner-supervisor/supervisor/messages.js';
 import type { InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 

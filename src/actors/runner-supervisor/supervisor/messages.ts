@@ -7,11 +7,19 @@
  * - `{type:'stop'}`.
  * Events are checked by the schemas they embed, then given the rules after the check (events.ts `finish*`).
  */
-import { ClusterEvent, finishClusterEvent, finishIndexedEvent, IndexedEvent } from '../../protocols/events.js';
-import { Count, Id } from '../../protocols/event-fields.js';
-import { checkPlanRules, InstancePlan } from '../../protocols/instance-plan.js';
-import { canonical, compile, JsonData, sameShape, Type, type Shape, type TSchema } from '../../protocols/schema-kit.js';
-import { withWorkloadDefaults, WorkloadSpec } from '../../protocols/workload-spec.js';
+import { ClusterEvent, finishClusterEvent, finishIndexedEvent, IndexedEvent } from '../../../protocols/events.js';
+import { Count, Id } from '../../../protocols/event-fields.js';
+import { checkPlanRules, InstancePlan } from '../../../protocols/instance-plan.js';
+import {
+  canonical,
+  compile,
+  JsonData,
+  sameShape,
+  Type,
+  type Shape,
+  type TSchema,
+} from '../../../protocols/schema-kit.js';
+import { withWorkloadDefaults, WorkloadSpec } from '../../../protocols/workload-spec.js';
 import type { SupervisorEvent } from './machine.js';
 import type { StateView } from './reactions.js';
 

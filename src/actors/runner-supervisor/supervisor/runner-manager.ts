@@ -8,7 +8,7 @@
  * are in runner-tasks.ts.
  */
 import { decideRestartInRow, RUNNER_RESTART_POLICY, type RestartPolicy } from '../../../runtime/restart-policy.js';
-import { decideNextStep } from '../coordination.js';
+import { decideNextStep } from './coordination.js';
 import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../../../protocols/exec-policy.js';
 import { shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
 import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
@@ -21,7 +21,8 @@ import type {
 } from '../../../protocols/events.js';
 import { DEFAULT_LOG_ROTATION, rotationFor, type LogRotation } from '../../../protocols/log-rotation.js';
 import { jobFailure } from './job-outcome.js';
-import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
+import { newLocalRunner, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
+import { runnerDir } from '../shared/run-dir.js';
 import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
 import { dispatchNext, failSentTasks, settleTaskStatus } from './runner-tasks.js';
 

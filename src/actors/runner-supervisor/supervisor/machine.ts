@@ -10,7 +10,7 @@
  * (`runners.resync`) and applies nothing past the gap until that state arrives.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
-import type { ClusterEvent } from '../../protocols/events.js';
+import type { ClusterEvent } from '../../../protocols/events.js';
 import { reactToEvent, reactToState, type Known, type StateView, type SupervisorEffect } from './reactions.js';
 
 export interface SupervisorContext {

@@ -2,9 +2,9 @@
  * What this node's runners must do about an applied cluster event (or a whole state, at start-up): pure,
  * so the statechart can run it and emit the result as effects for the shell (the RunnerManager).
  */
-import type { RunnerInstance } from '../../protocols/runner-instance.js';
-import type { RunnerStatus } from '../../protocols/runner-status.js';
-import type { ClusterEvent, InstancePlan, Json, WorkloadSpec } from '../../protocols/events.js';
+import type { RunnerInstance } from '../../../protocols/runner-instance.js';
+import type { RunnerStatus } from '../../../protocols/runner-status.js';
+import type { ClusterEvent, InstancePlan, Json, WorkloadSpec } from '../../../protocols/events.js';
 
 export interface KnownInstance {
   readonly plan: InstancePlan;
