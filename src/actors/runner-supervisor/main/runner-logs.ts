@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../../../protocols/errors.js';
 import type { ClusterState } from '../../topology-keeper/state.js';
-import { restartable } from '../../topology-keeper/placement-state.js';
+import { restartable } from '../../topology-keeper/restart-rule.js';
 import { getStream } from '../../../http/http-stream.js';
 import type { PeerSigner } from '../../../protocols/peer-http-proof.js';
 import { runnerDir } from '../shared/run-dir.js';
