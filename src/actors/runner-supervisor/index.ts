@@ -10,14 +10,9 @@ export {
   type SupervisorEvent,
   type RunnerSummary,
 } from './supervisor/machine.js';
-export {
-  reactToEvent,
-  reactToState,
-  toRunnerInstance,
-  type SupervisorEffect,
-  type StateView,
-} from './supervisor/reactions.js';
-export { decodeSupervisorMessage, decodeStateView } from './supervisor/messages.js';
+export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect } from './supervisor/reactions.js';
+export { decodeSupervisorMessage } from './supervisor/messages.js';
+export { decodeStateView, type StateView } from './supervisor/state-view.js';
 export {
   RunnerManager,
   type RunnerManagerOptions,
