@@ -13,12 +13,9 @@ export {
 export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect } from './supervisor/reactions.js';
 export { decodeSupervisorMessage } from './supervisor/messages.js';
 export { decodeStateView, type StateView } from './supervisor/state-view.js';
-export {
-  RunnerManager,
-  type RunnerManagerOptions,
-  type ManagerEvent,
-  type TaskSpec,
-} from './supervisor/runner-manager.js';
+export { RunnerManager } from './supervisor/runner-manager.js';
+export type { RunnerManagerOptions, ManagerEvent } from './supervisor/runner-manager-options.js';
+export type { TaskSpec } from './supervisor/local-runner.js';
 export {
   RunnerProcess,
   DEFAULT_DEADLINES,

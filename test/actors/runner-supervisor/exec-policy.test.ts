@@ -12,7 +12,8 @@ import { parseNodeArgs } from '../../../src/node/config.js';
 import { secureDataDir } from '../../../src/node/data-dir.js';
 import { runnerDir } from '../../../src/actors/runner-supervisor/shared/run-dir.js';
 import { segmentName } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
-import { RunnerManager, type ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager.js';
+import { RunnerManager } from '../../../src/actors/runner-supervisor/supervisor/runner-manager.js';
+import type { ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
 import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
 import { supervisorActor } from './fixtures/supervisor-actor.js';
 

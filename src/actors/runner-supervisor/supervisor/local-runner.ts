@@ -120,3 +120,40 @@ export function startConfig(
     },
   };
 }
+
+/** The artifacts' paths go under the placement's variables and the workload's own (what the user set wins). */
+export function withArtifactEnv(
+  config: RunnerStartConfig,
+  env: Readonly<Record<string, string>> | undefined,
+): RunnerStartConfig {
+  return env ? { ...config, env: { ...env, ...config.env } } : config;
+}
+
+/** One runner held here, as the actor's `runners` request and snapshot show it. */
+export interface RunnerRow {
+  instanceId: string;
+  runnerId: string;
+  rank: number;
+  pid: number | undefined;
+  status: RunnerStatus | undefined;
+  failures: number;
+  gaveUp: boolean;
+  queued: number;
+  running: number;
+  diagnostics: string[];
+}
+
+export function runnerRow(l: LocalRunner): RunnerRow {
+  return {
+    instanceId: l.instance.id,
+    runnerId: l.runnerId,
+    rank: l.rank,
+    pid: l.proc?.pid,
+    status: l.status,
+    failures: l.failures,
+    gaveUp: l.gaveUp,
+    queued: l.queue.length,
+    running: l.sent.size,
+    diagnostics: l.proc?.diagnostics ?? [],
+  };
+}
