@@ -62,6 +62,21 @@ const forbidden = [
     from: { path: '^src/actors/placement-planner/[^/]+\\.ts$' },
     to: { path: '^src/actors/placement-planner/leader/' },
   },
+  // runner-supervisor/ is split by where the code runs: supervisor/ (the actor's thread), child/ (each runner
+  // process, spawned by path, never imported), main/ (what the main thread serves to the API) and shared/ (the frame
+  // channel and on-disk layout both ends agree on). Each side reaches another only through shared/.
+  ...[
+    ['supervisor', ['child', 'main']],
+    ['child', ['supervisor', 'main']],
+    ['main', ['supervisor', 'child']],
+    ['shared', ['supervisor', 'child', 'main']],
+  ].map(([side, others]) => ({
+    name: `runner-supervisor-${side}-stays-on-its-side`,
+    severity: 'error',
+    comment: `runner-supervisor/${side}/ runs elsewhere than ${others.join(', ')}/ and may not import them`,
+    from: { path: `^src/actors/runner-supervisor/${side}/` },
+    to: { path: `^src/actors/runner-supervisor/(${others.join('|')}|worker\\.ts|index\\.ts)` },
+  })),
   {
     name: 'nothing-imports-the-entry-points',
     severity: 'error',

@@ -1,4 +1,4 @@
-import { restartable } from '../actors/topology-keeper/placement-state.js';
+import { restartable } from '../actors/topology-keeper/restart-rule.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { instanceArtifacts } from '../artifacts/instance-progress.js';
 import type { InstanceView, RunnerView, TopologyView } from './node-facade.js';

@@ -35,7 +35,7 @@ import type { Logger } from '../runtime/log.js';
 import type { NodeConfig } from './config.js';
 import type { ArtifactService } from '../artifacts/service.js';
 import type { PeerSigner } from '../protocols/peer-http-proof.js';
-import { openRunnerLog, type LogRequest } from '../actors/runner-supervisor/runners/runner-logs.js';
+import { openRunnerLog, type LogRequest } from '../actors/runner-supervisor/main/runner-logs.js';
 import { ClusterRole } from './cluster-role.js';
 import { ThreadSamples } from './thread-samples.js';
 

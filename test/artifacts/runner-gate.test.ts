@@ -18,7 +18,8 @@ import {
   RunnerArtifactGate,
 } from '../../src/artifacts/runner-gate.js';
 import { instanceArtifacts } from '../../src/artifacts/instance-progress.js';
-import { RunnerManager, type ManagerEvent } from '../../src/actors/runner-supervisor/runners/runner-manager.js';
+import { RunnerManager } from '../../src/actors/runner-supervisor/supervisor/runner-manager.js';
+import type { ManagerEvent } from '../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
 import { loopbackInstance, waitFor } from '../actors/runner-supervisor/fixtures/helpers.js';
 import { startNodes, until } from './fixtures.js';
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Lab, withLab } from '../../src/lab/index.js';
-import { runnerDir } from '../../src/actors/runner-supervisor/runners/local-runner.js';
+import { runnerDir } from '../../src/actors/runner-supervisor/shared/run-dir.js';
 import { profiled } from '../actors/runner-supervisor/fixtures/lab-runners.js';
 import { E2eCluster, e2eUnavailableReason } from './lab-cluster.js';
 import { skipOrFail } from '../fixtures/skip-or-fail.js';

@@ -8,8 +8,8 @@
 import t from 'tap';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runnerDir } from '../../src/actors/runner-supervisor/runners/local-runner.js';
-import { segmentName } from '../../src/actors/runner-supervisor/runners/log-segments.js';
+import { runnerDir } from '../../src/actors/runner-supervisor/shared/run-dir.js';
+import { segmentName } from '../../src/actors/runner-supervisor/shared/log-segments.js';
 import { ArtifactStore } from '../../src/artifacts/store.js';
 import { storeRoot } from '../../src/artifacts/layout.js';
 import { startLoopbackNode } from '../fixtures/loopback-node.js';

@@ -9,17 +9,20 @@ export {
   type SupervisorContext,
   type SupervisorEvent,
   type RunnerSummary,
-} from './machine.js';
-export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect, type StateView } from './reactions.js';
-export { decodeSupervisorMessage, decodeStateView } from './messages.js';
+} from './supervisor/machine.js';
+export { reactToEvent, reactToState, toRunnerInstance, type SupervisorEffect } from './supervisor/reactions.js';
+export { decodeSupervisorMessage } from './supervisor/messages.js';
+export { decodeStateView, type StateView } from './supervisor/state-view.js';
+export { RunnerManager } from './supervisor/runner-manager.js';
+export type { RunnerManagerOptions, ManagerEvent } from './supervisor/runner-manager-options.js';
+export type { TaskSpec } from './supervisor/local-runner.js';
 export {
-  RunnerManager,
-  type RunnerManagerOptions,
-  type ManagerEvent,
-  type TaskSpec,
-} from './runners/runner-manager.js';
-export { RunnerProcess, DEFAULT_DEADLINES, type ShutdownDeadlines, type RunnerExit } from './runners/runner-process.js';
-export { execEnv, ringHosts } from './exec-env.js';
+  RunnerProcess,
+  DEFAULT_DEADLINES,
+  type ShutdownDeadlines,
+  type RunnerExit,
+} from './supervisor/runner-process.js';
+export { execEnv, ringHosts } from './supervisor/exec-env.js';
 export type { RunnerInstance, Workload } from '../../protocols/runner-instance.js';
 
 /** The worker entry to pass to `runtime.supervise({ name: 'runner-supervisor', module, options })`. */

@@ -4,6 +4,7 @@
 import type { InterfaceType } from '../../protocols/events.js';
 import { cmp, compact, own, type ClusterState, type InstanceRecord, type NodeCalibrations } from './state.js';
 import { listNodes } from './graph.js';
+import { restartable } from './restart-rule.js';
 import type { Link } from '../../protocols/link.js';
 
 export interface PlacementNode {
@@ -88,11 +89,4 @@ export function instancesToReplace(state: ClusterState): ReplacementNeed[] {
     });
   }
   return out;
-}
-
-/** A failed exec job with restart policy on-failure and restarts left (torchrun's --max-restarts), unless a
- * re-placement was already refused (`final`). */
-export function restartable(instance: InstanceRecord): boolean {
-  const restart = instance.workload.kind === 'exec' ? instance.workload.restart : undefined;
-  return restart?.policy === 'on-failure' && (instance.restarts ?? 0) < restart.max && instance.final !== true;
 }

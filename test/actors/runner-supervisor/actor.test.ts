@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Runtime } from '../../../src/runtime/runtime.js';
 import { siblingModule } from '../../../src/runtime/module-url.js';
 import type { ClusterEvent } from '../../../src/protocols/events.js';
-import { allGone, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
+import { allGone, appendToLog, loopbackInstance, tempDir, waitFor, echoCluster } from './fixtures/helpers.js';
 import { supervisorActor } from './fixtures/supervisor-actor.js';
 
 const workerModule = siblingModule(import.meta.url, '../../../src/actors/runner-supervisor/worker');
@@ -37,7 +37,7 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
       args: ['-c', `env > ${out}; exec sleep 60`],
     },
   };
-  runtime.send('runner-supervisor', { type: 'cluster.event', event: created as never });
+  appendToLog(runtime, created as never);
   await waitFor(
     () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running'),
     60_000,
@@ -53,10 +53,7 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
   t.ok(pid > 0, 'runner pid visible');
   const view = runtime.snapshot('runner-supervisor') as { instances: string[]; runners: { status: string }[] };
   t.same(view.instances, ['i1'], 'snapshot lists the instance');
-  runtime.send('runner-supervisor', {
-    type: 'cluster.event',
-    event: { type: 'InstanceDeleted', instanceId: 'i1', reason: 'test' },
-  });
+  appendToLog(runtime, { type: 'InstanceDeleted', instanceId: 'i1', reason: 'test' });
   await waitFor(
     () => proposals.some((e) => e.type === 'RunnerStatusChanged' && e.status === 'Shutdown'),
     20_000,
@@ -78,7 +75,7 @@ t.test('runner-supervisor actor: instance event → runner started, statuses pro
   t.same(await allGone([pid]), [], 'runner gone after deletion');
   // A second instance, then node shutdown with it mid-task: the runner goes with the node.
   const { workload: _w2, ...plan2 } = await loopbackInstance('i2', ['a'], { kind: 'ring' });
-  runtime.send('runner-supervisor', { type: 'cluster.event', event: { ...created, instance: plan2 } as never });
+  appendToLog(runtime, { ...created, instance: plan2 } as never);
   await waitFor(
     () => proposals.filter((e) => e.type === 'RunnerStatusChanged' && e.status === 'Running').length === 2,
     60_000,

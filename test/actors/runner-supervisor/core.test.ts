@@ -1,9 +1,13 @@
 import t from 'tap';
 import { createActor } from 'xstate';
-import { runnerLifecycle, statusOf, type LifecycleEvent } from '../../../src/actors/runner-supervisor/lifecycle.js';
-import { decideNextStep } from '../../../src/actors/runner-supervisor/coordination.js';
+import {
+  runnerLifecycle,
+  statusOf,
+  type LifecycleEvent,
+} from '../../../src/actors/runner-supervisor/child/lifecycle.js';
+import { decideNextStep } from '../../../src/actors/runner-supervisor/supervisor/coordination.js';
 import { backoffDelayMs, decideRestartInRow, RUNNER_RESTART_POLICY } from '../../../src/runtime/restart-policy.js';
-import { admitTask, emptyLedger, setTaskStatus } from '../../../src/actors/runner-supervisor/task-ledger.js';
+import { admitTask, emptyLedger, setTaskStatus } from '../../../src/actors/runner-supervisor/child/task-ledger.js';
 import { formatRunnerStatus, type RunnerStatus } from '../../../src/protocols/runner-status.js';
 
 t.test('lifecycle: the canonical sequence, and refusals outside it', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { EffectQueue } from '../../../src/actors/runner-supervisor/effect-queue.js';
-import type { SupervisorEffect } from '../../../src/actors/runner-supervisor/reactions.js';
+import { EffectQueue } from '../../../src/actors/runner-supervisor/supervisor/effect-queue.js';
+import type { SupervisorEffect } from '../../../src/actors/runner-supervisor/supervisor/reactions.js';
 import type { RunnerInstance } from '../../../src/protocols/runner-instance.js';
 
 const instance = (id: string): RunnerInstance =>

@@ -10,9 +10,10 @@ import type { ClusterEvent } from '../../../src/protocols/events.js';
 import { execDecision, parseExecPolicy } from '../../../src/protocols/exec-policy.js';
 import { parseNodeArgs } from '../../../src/node/config.js';
 import { secureDataDir } from '../../../src/node/data-dir.js';
-import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
-import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
-import { RunnerManager, type ManagerEvent } from '../../../src/actors/runner-supervisor/runners/runner-manager.js';
+import { runnerDir } from '../../../src/actors/runner-supervisor/shared/run-dir.js';
+import { segmentName } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
+import { RunnerManager } from '../../../src/actors/runner-supervisor/supervisor/runner-manager.js';
+import type { ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
 import { allGone, loopbackInstance, tempDir, waitFor } from './fixtures/helpers.js';
 import { supervisorActor } from './fixtures/supervisor-actor.js';
 

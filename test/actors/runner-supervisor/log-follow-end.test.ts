@@ -7,9 +7,9 @@
 import t, { type Test } from 'tap';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openRunnerLog } from '../../../src/actors/runner-supervisor/runners/runner-logs.js';
-import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
-import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
+import { openRunnerLog } from '../../../src/actors/runner-supervisor/main/runner-logs.js';
+import { runnerDir } from '../../../src/actors/runner-supervisor/shared/run-dir.js';
+import { segmentName } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
 import { emptyState, type ClusterState } from '../../../src/actors/topology-keeper/state.js';
 import { tempDir } from './fixtures/helpers.js';
 

@@ -7,11 +7,12 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RunnerManager, type ManagerEvent } from '../../../src/actors/runner-supervisor/runners/runner-manager.js';
-import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
-import { bytesOnDisk, listSegments, streamEnd } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
-import { RotatingLog } from '../../../src/actors/runner-supervisor/runners/rotating-log.js';
-import { StreamReader } from '../../../src/actors/runner-supervisor/runners/stream-reader.js';
+import { RunnerManager } from '../../../src/actors/runner-supervisor/supervisor/runner-manager.js';
+import type { ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
+import { runnerDir } from '../../../src/actors/runner-supervisor/shared/run-dir.js';
+import { bytesOnDisk, listSegments, streamEnd } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
+import { RotatingLog } from '../../../src/actors/runner-supervisor/supervisor/rotating-log.js';
+import { StreamReader } from '../../../src/actors/runner-supervisor/main/stream-reader.js';
 import { loopbackInstance, tempDir } from './fixtures/helpers.js';
 import { countInOrder, PACED_PRINTER } from './fixtures/paced-printer.js';
 

@@ -7,10 +7,10 @@
 import t from 'tap';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { RotatingLog } from '../../../src/actors/runner-supervisor/runners/rotating-log.js';
-import { LogDrops } from '../../../src/actors/runner-supervisor/runners/log-drops.js';
-import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
-import { StreamReader } from '../../../src/actors/runner-supervisor/runners/stream-reader.js';
+import { RotatingLog } from '../../../src/actors/runner-supervisor/supervisor/rotating-log.js';
+import { LogDrops } from '../../../src/actors/runner-supervisor/supervisor/log-drops.js';
+import { segmentName } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
+import { StreamReader } from '../../../src/actors/runner-supervisor/main/stream-reader.js';
 import { createLogger, setLogSink } from '../../../src/runtime/log.js';
 import { tempDir } from './fixtures/helpers.js';
 

@@ -1,11 +1,11 @@
 import t from 'tap';
-import { segmentName } from '../../../src/actors/runner-supervisor/runners/log-segments.js';
+import { segmentName } from '../../../src/actors/runner-supervisor/shared/log-segments.js';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import {
   RunnerProcess,
   type RunnerProcessEvent,
-} from '../../../src/actors/runner-supervisor/runners/runner-process.js';
+} from '../../../src/actors/runner-supervisor/supervisor/runner-process.js';
 import { formatRunnerStatus } from '../../../src/protocols/runner-status.js';
 import { allGone, execRunnerConfig, tempDir, waitFor } from './fixtures/helpers.js';
 

@@ -8,7 +8,7 @@ import {
   type DownFrame,
 } from '../../../src/protocols/runner.js';
 import { decodeHostfile, encodeHostfile, parseHostPort } from '../../../src/protocols/hostfile.js';
-import { execEnv, ringHosts } from '../../../src/actors/runner-supervisor/exec-env.js';
+import { execEnv, ringHosts } from '../../../src/actors/runner-supervisor/supervisor/exec-env.js';
 import type { RunnerInstance } from '../../../src/protocols/runner-instance.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 

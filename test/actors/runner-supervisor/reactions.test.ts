@@ -1,8 +1,13 @@
 import t from 'tap';
 import { createActor } from 'xstate';
-import { reactToEvent, reactToState, toRunnerInstance } from '../../../src/actors/runner-supervisor/reactions.js';
-import { runnerSupervisorMachine } from '../../../src/actors/runner-supervisor/machine.js';
-import { decodeSupervisorMessage } from '../../../src/actors/runner-supervisor/messages.js';
+import {
+  reactToEvent,
+  reactToState,
+  toRunnerInstance,
+} from '../../../src/actors/runner-supervisor/supervisor/reactions.js';
+import { runnerSupervisorMachine } from '../../../src/actors/runner-supervisor/supervisor/machine.js';
+import { decodeSupervisorMessage } from '../../../src/actors/runner-supervisor/supervisor/messages.js';
+import { decodeStateView } from '../../../src/actors/runner-supervisor/supervisor/state-view.js';
 import type { InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
 import { ValidationError } from '../../../src/protocols/errors.js';
 
@@ -105,8 +110,8 @@ t.test('machine emits effects as data; messages are strict', async (t) => {
   actor.on('runners.effects', (e) => seen.push(...e.effects));
   actor.send(
     decodeSupervisorMessage({
-      type: 'event',
-      indexed: { index: 3, term: 1, event: { type: 'InstanceCreated', instance: plan, workload } },
+      type: 'events',
+      entries: [{ index: 3, term: 1, event: { type: 'InstanceCreated', instance: plan, workload } }],
     }),
   );
   t.equal(seen.length, 1);
@@ -118,11 +123,17 @@ t.test('machine emits effects as data; messages are strict', async (t) => {
     null,
     {},
     { type: 'nope' },
-    { type: 'event' },
-    { type: 'event', indexed: { index: 0, term: 1, event: {} } },
     { type: 'events', entries: 'x' },
-    { type: 'state', state: { instances: 1 } },
-    { type: 'stop', extra: 1 },
+    { type: 'events', entries: [{ index: 0, term: 1, event: {} }] },
+    { type: 'state-replaced', extra: 1 },
+    // Variants no sender uses: the node hands the supervisor the applied log by index, and it reads the state itself.
+    {
+      type: 'event',
+      indexed: { index: 3, term: 1, event: { type: 'InstanceDeleted', instanceId: 'i1', reason: 'x' } },
+    },
+    { type: 'cluster.event', event: { type: 'InstanceDeleted', instanceId: 'i1', reason: 'x' } },
+    { type: 'state', state: { instances: {}, tasks: {} } },
+    { type: 'stop' },
   ]) {
     t.throws(() => decodeSupervisorMessage(bad), ValidationError, JSON.stringify(bad));
   }
@@ -202,3 +213,21 @@ t.test(
     actor.stop();
   },
 );
+
+t.test("the keeper's state answer decodes to the view the reactions read, nothing more", async (t) => {
+  const answer = {
+    instances: {
+      i1: { plan, workload, status: 'active', generation: 3, runners: { a: { status: 'Ready', since: 1 } } },
+    },
+    tasks: { t1: { id: 't1', instanceId: 'i1', kind: 'exec', status: 'pending', createdAt: 9 } },
+    nodes: {},
+  };
+  const view = decodeStateView(answer);
+  t.same(view.instances.i1?.runners, { a: { status: 'Ready' } }, "the keeper's other fields are not copied");
+  t.same(view.tasks, { t1: { id: 't1', instanceId: 'i1', kind: 'exec', status: 'pending' } });
+  t.same(
+    reactToState('a', {}, view).effects.map((e) => e.type),
+    ['start', 'task'],
+  );
+  t.throws(() => decodeStateView({ instances: 1, tasks: {} }), ValidationError);
+});

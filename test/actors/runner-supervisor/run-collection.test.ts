@@ -6,8 +6,8 @@
 import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { runnerDir } from '../../../src/actors/runner-supervisor/runners/local-runner.js';
-import { RunCollector } from '../../../src/actors/runner-supervisor/runners/run-collector.js';
+import { runnerDir } from '../../../src/actors/runner-supervisor/shared/run-dir.js';
+import { RunCollector } from '../../../src/actors/runner-supervisor/supervisor/run-collector.js';
 import { tempDir, waitFor } from './fixtures/helpers.js';
 import { dirName, manager } from './fixtures/run-collection.js';
 

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { decideNextStep } from '../../../src/actors/runner-supervisor/coordination.js';
+import { decideNextStep } from '../../../src/actors/runner-supervisor/supervisor/coordination.js';
 import type { RunnerState, RunnerStatus } from '../../../src/protocols/runner-status.js';
 
 function simulate(n: number, tasks: string[]): string {

@@ -16,6 +16,7 @@ import type { KeepStages } from '../search/placement-request.js';
 import { DEFAULT_MAX_INSTANCES } from '../../../protocols/exec-policy.js';
 import { createLogger } from '../../../runtime/log.js';
 import type { ClusterState } from '../../topology-keeper/state.js';
+import { jobRestart } from '../../topology-keeper/restart-rule.js';
 import {
   decodeCommand,
   type ClusterEvent,
@@ -322,27 +323,4 @@ function refusedOn(excluded: readonly Exclusion[], what: string): TorusError {
     `${what}: ${excluded.map((e) => e.reason).join('; ')}`.slice(0, 4000),
     { kind: 'nodes', excluded },
   );
-}
-
-type JobRestart =
-  | { kind: 'replace' }
-  | { kind: 'restart'; restarts: number; max: number }
-  | { kind: 'fail'; reason: string }
-  | { kind: 'nothing' };
-
-/**
- * What a re-placement means for this instance. Without a restart policy: re-place as always (node lost). A job
- * with one (torchrun's --max-restarts): a failure or a lost node restarts the whole group while restarts are
- * left, else the job fails; a finished job (failed for good, or completed) is left alone.
- */
-function jobRestart(record: ClusterState['instances'][string], reason: string): JobRestart {
-  const restart = record.workload.kind === 'exec' ? record.workload.restart : undefined;
-  if (record.status === 'completed') return { kind: 'nothing' };
-  if (!restart) return { kind: 'replace' };
-  const done = record.restarts ?? 0;
-  if (restart.policy === 'on-failure' && done < restart.max)
-    return { kind: 'restart', restarts: done + 1, max: restart.max };
-  if (record.status === 'failed') return { kind: 'nothing' };
-  const why = restart.policy === 'never' ? 'restart policy never' : `gave up after ${done} restarts`;
-  return { kind: 'fail', reason: `${reason}; ${why}`.slice(0, 1024) };
 }

@@ -7,7 +7,7 @@ import { decodePlacementInput } from '../../../../src/actors/placement-planner/s
 import { decodePlacementRequest } from '../../../../src/actors/placement-planner/search/placement-request.js';
 import { planPlacement } from '../../../../src/actors/placement-planner/search/plan-placement.js';
 import { isRefusal, type Plan } from '../../../../src/actors/placement-planner/search/plan-result.js';
-import { execEnv, ringHosts } from '../../../../src/actors/runner-supervisor/exec-env.js';
+import { execEnv, ringHosts } from '../../../../src/actors/runner-supervisor/supervisor/exec-env.js';
 import type { RunnerInstance } from '../../../../src/protocols/runner-instance.js';
 import { decodeInstancePlan } from '../../../../src/protocols/instance-plan.js';
 import { GB, request, type StateJson } from '../../../fixtures/placement/build-state.js';

@@ -2,9 +2,10 @@
  * What this node's runners must do about an applied cluster event (or a whole state, at start-up): pure,
  * so the statechart can run it and emit the result as effects for the shell (the RunnerManager).
  */
-import type { RunnerInstance } from '../../protocols/runner-instance.js';
-import type { RunnerStatus } from '../../protocols/runner-status.js';
-import type { ClusterEvent, InstancePlan, Json, WorkloadSpec } from '../../protocols/events.js';
+import type { RunnerInstance } from '../../../protocols/runner-instance.js';
+import type { RunnerStatus } from '../../../protocols/runner-status.js';
+import type { ClusterEvent, InstancePlan, Json, WorkloadSpec } from '../../../protocols/events.js';
+import type { StateView } from './state-view.js';
 
 export interface KnownInstance {
   readonly plan: InstancePlan;
@@ -182,44 +183,6 @@ export function reactToEvent(nodeId: string, known: Known, event: ClusterEvent):
     default:
       return { known, effects: [] };
   }
-}
-
-/** The parts of the replicated state the supervisor reads at start-up (topology keeper's `state` answer). */
-export interface StateView {
-  readonly instances: Readonly<
-    Record<
-      string,
-      {
-        readonly plan: InstancePlan;
-        readonly workload: WorkloadSpec;
-        readonly status: string;
-        readonly runners: Readonly<
-          Record<
-            string,
-            {
-              readonly status: string;
-              readonly reason?: string;
-              readonly diagnostics?: readonly string[];
-              readonly exitCode?: number;
-            }
-          >
-        >;
-      }
-    >
-  >;
-  readonly tasks: Readonly<
-    Record<
-      string,
-      {
-        readonly id: string;
-        readonly instanceId: string;
-        readonly kind: string;
-        readonly params?: Json;
-        readonly timeoutMs?: number;
-        readonly status: string;
-      }
-    >
-  >;
 }
 
 /**

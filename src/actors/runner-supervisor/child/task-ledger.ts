@@ -2,7 +2,7 @@
  * Task dedupe: a task id is admitted once (a task sent twice runs once), and a task in a terminal status
  * stays there (a late "running" after "cancelled" is ignored). Immutable, so it can live in xstate context.
  */
-import { isTerminalTaskStatus, type TaskStatus } from '../../protocols/runner-status.js';
+import { isTerminalTaskStatus, type TaskStatus } from '../../../protocols/runner-status.js';
 
 export type TaskLedger = ReadonlyMap<string, TaskStatus>;
 export const emptyLedger: TaskLedger = new Map();

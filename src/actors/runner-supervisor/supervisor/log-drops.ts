@@ -5,7 +5,7 @@
  * full disk under a chatty job says so without flooding the node's own log (which may be on the same disk).
  */
 import type { Logger } from '../../../runtime/log.js';
-import type { LogStream } from './log-segments.js';
+import type { LogStream } from '../shared/log-segments.js';
 
 /** Warning times kept for this many runner streams before the stale ones are let go. */
 const MAX_TRACKED = 256;

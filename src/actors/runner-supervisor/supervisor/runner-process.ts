@@ -21,7 +21,7 @@ import {
   type UpFrame,
 } from '../../../protocols/runner.js';
 import { childExecArgv, siblingModule } from '../../../runtime/module-url.js';
-import { FrameChannel } from './frame-channel.js';
+import { FrameChannel } from '../shared/frame-channel.js';
 import { LineTail } from './line-tail.js';
 import { logsWritten, takeWaiting } from './output-drain.js';
 import { RotatingLog } from './rotating-log.js';
@@ -143,7 +143,7 @@ export class RunnerProcess {
     mkdirSync(dirname(logDir), { recursive: true, mode: 0o700 });
     mkdirSync(logDir, { recursive: true, mode: 0o700 });
     chmodSync(logDir, 0o700);
-    const entry = siblingModule(import.meta.url, './runner-main');
+    const entry = siblingModule(import.meta.url, '../child/runner-main');
     const child = spawn(process.execPath, [...childExecArgv(import.meta.url), entry.pathname], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       detached: true,

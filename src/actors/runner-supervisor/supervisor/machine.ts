@@ -10,8 +10,9 @@
  * (`runners.resync`) and applies nothing past the gap until that state arrives.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
-import type { ClusterEvent } from '../../protocols/events.js';
-import { reactToEvent, reactToState, type Known, type StateView, type SupervisorEffect } from './reactions.js';
+import type { ClusterEvent } from '../../../protocols/events.js';
+import { reactToEvent, reactToState, type Known, type SupervisorEffect } from './reactions.js';
+import type { StateView } from './state-view.js';
 
 export interface SupervisorContext {
   readonly nodeId: string;

@@ -10,7 +10,7 @@
  * round of peers' statuses through the cluster log (proposed, committed, applied on every node), which bought such
  * a job nothing and cost its start one round per barrier. Its command still runs only when every rank is Ready.
  */
-import type { RunnerState, RunnerStatus } from '../../protocols/runner-status.js';
+import type { RunnerState, RunnerStatus } from '../../../protocols/runner-status.js';
 
 export interface CoordinationInput {
   readonly rank: number;

@@ -10,14 +10,14 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TorusError } from '../../../protocols/errors.js';
 import type { ClusterState } from '../../topology-keeper/state.js';
-import { restartable } from '../../topology-keeper/placement-state.js';
+import { restartable } from '../../topology-keeper/restart-rule.js';
 import { getStream } from '../../../http/http-stream.js';
 import type { PeerSigner } from '../../../protocols/peer-http-proof.js';
-import { runnerDir } from './local-runner.js';
-import { listSegments, streamEnd, type LogStream } from './log-segments.js';
+import { runnerDir } from '../shared/run-dir.js';
+import { listSegments, streamEnd, type LogStream } from '../shared/log-segments.js';
 import { StreamReader } from './stream-reader.js';
 
-export type { LogStream } from './log-segments.js';
+export type { LogStream } from '../shared/log-segments.js';
 
 export interface LogRequest {
   readonly instanceId: string;

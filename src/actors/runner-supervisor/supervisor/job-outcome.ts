@@ -3,7 +3,7 @@
  * its node, the exit code or signal, and the tail of what it wrote, in one InstanceFailed. The cluster keeps the
  * first failure; every node then stops its rank.
  */
-import type { CommandOutcome } from '../command-outcome.js';
+import type { CommandOutcome } from './command-outcome.js';
 import type { InstanceFailed } from '../../../protocols/events.js';
 import type { LocalRunner } from './local-runner.js';
 

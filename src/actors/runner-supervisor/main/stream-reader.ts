@@ -10,7 +10,7 @@
  * still in the older file.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { listSegments, type LogStream, type Segment } from './log-segments.js';
+import { listSegments, type LogStream, type Segment } from '../shared/log-segments.js';
 
 /** How the reader lists the stream's files; a seam so a test can interleave a writer at the exact moment. */
 export type ListSegments = (dir: string, stream: LogStream) => Promise<Segment[]>;

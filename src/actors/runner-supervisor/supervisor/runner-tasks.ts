@@ -3,7 +3,7 @@
  * status from the runner settles, and which statuses this node reports to the cluster. Reporting across ranks:
  * rank 0 reports running/complete (with its result); any rank reports failed, cancelled or timed_out.
  */
-import { commandOutcome } from '../command-outcome.js';
+import { commandOutcome } from './command-outcome.js';
 import type { TaskStatus } from '../../../protocols/runner-status.js';
 import type { Json, TaskStatusChanged } from '../../../protocols/events.js';
 import type { LocalRunner, Queued } from './local-runner.js';

@@ -2,7 +2,7 @@
  * How an exec runner's command ended, as the reason and exit code on the runner's next status. The command is
  * a local task of the runner (not a cluster task), so without this its exit would only be in the runner's log.
  */
-import type { TaskStatus } from '../../protocols/events.js';
+import type { TaskStatus } from '../../../protocols/events.js';
 
 export interface CommandOutcome {
   readonly reason: string;

@@ -6,7 +6,7 @@
 import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { RunRetention } from '../../../protocols/run-retention.js';
-import { runnerDir } from './local-runner.js';
+import { runnerDir } from '../shared/run-dir.js';
 import { mayRunAgain, oldestFirst, pastRetention, type InstanceFacts, type RunDir } from './finished-runs.js';
 
 export interface CollectorDeps {

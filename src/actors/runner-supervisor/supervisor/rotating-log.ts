@@ -17,7 +17,7 @@ import { chmod, open, unlink, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import type { LogRotation } from '../../../protocols/log-rotation.js';
-import { listSegments, segmentName, sizeOf, type LogStream, type Segment } from './log-segments.js';
+import { listSegments, segmentName, sizeOf, type LogStream, type Segment } from '../shared/log-segments.js';
 
 interface Current {
   readonly base: number;

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import type { ValidationError } from '../../../protocols/errors.js';
 import { decodeDownFrame, type DownFrame, type UpFrame } from '../../../protocols/runner.js';
-import { FrameChannel } from './frame-channel.js';
+import { FrameChannel } from '../shared/frame-channel.js';
 import { RunnerChild } from './runner-child.js';
 import type { WorkloadFactory } from './workload.js';
 

@@ -5,8 +5,8 @@
  * that does not answer for `giveUpMs` fails the runner too, so it never waits forever. A gate that held its answer
  * for `pollMs` or longer (it waits for the transfer's end itself) is asked again at once.
  */
-import { shardOf, type RunnerInstance } from '../../protocols/runner-instance.js';
-import type { Body } from '../../protocols/mailbox.js';
+import { shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
+import type { Body } from '../../../protocols/mailbox.js';
 
 export const ARTIFACTS_SERVICE = 'artifacts';
 

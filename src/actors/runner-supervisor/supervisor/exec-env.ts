@@ -2,8 +2,8 @@
  * The placement, as environment variables, for an `exec` runner (so MLX and torch.distributed jobs need no
  * hand-written host list) and the MLX ring hostfile entries of one rank. Pure: the caller writes the file.
  */
-import { type RunnerInstance, shardOf } from '../../protocols/runner-instance.js';
-import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../../protocols/hostfile.js';
+import { type RunnerInstance, shardOf } from '../../../protocols/runner-instance.js';
+import { LISTEN_ALL_IP, PLACEHOLDER_IP } from '../../../protocols/hostfile.js';
 
 export interface ExecEnvOptions {
   /** Where the caller writes `ringHosts(instance, node)` as JSON (MLX ring hostfile). */

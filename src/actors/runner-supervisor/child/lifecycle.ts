@@ -5,7 +5,7 @@
  * event the current state does not accept is a protocol error the child refuses (`snapshot.can(event)`).
  */
 import { assign, setup, type SnapshotFrom } from 'xstate';
-import type { RunnerState, RunnerStatus } from '../../protocols/runner-status.js';
+import type { RunnerState, RunnerStatus } from '../../../protocols/runner-status.js';
 
 export type LifecycleEvent =
   | { type: 'connect' }

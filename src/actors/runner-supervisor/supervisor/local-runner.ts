@@ -2,11 +2,10 @@
  * The supervisor's record of one runner of this node (one per instance assigned here), and the start
  * configuration of its process: placement → RunnerStartConfig (env from execEnv, MLX hostfile entries).
  */
-import type { CommandOutcome } from '../command-outcome.js';
-import { createHash } from 'node:crypto';
+import type { CommandOutcome } from './command-outcome.js';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { execEnv, ringHosts } from '../exec-env.js';
+import { execEnv, ringHosts } from './exec-env.js';
 import { runnerIdOf, shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
 import type { RunnerStatus } from '../../../protocols/runner-status.js';
 import type { RunnerStartConfig } from '../../../protocols/runner.js';
@@ -78,24 +77,6 @@ export function newLocalRunner(instance: RunnerInstance, nodeId: string, rank: n
   };
 }
 
-/** Percent-style escaping of everything but [A-Za-z0-9._-] ('@' included): injective, and safe as a file name. */
-const escapeId = (id: string): string =>
-  id.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
-/** File names stay under the usual 255-byte limit; longer names keep a prefix plus a hash of both ids. */
-const MAX_NAME = 200;
-
-/**
- * `<dataDir>/runners/<instance>@<node>/` (hostfile.json, stdout.*.log, stderr.*.log), each id escaped so that distinct
- * (instance, node) pairs never share a directory (`a:b` and `a_b` used to). Over-long names end in `~<hash>`;
- * `~` never appears in an escaped id, so a hashed name cannot equal a plain one.
- */
-export function runnerDir(dataDir: string, instanceId: string, nodeId: string): string {
-  let name = `${escapeId(instanceId)}@${escapeId(nodeId)}`;
-  if (name.length > MAX_NAME)
-    name = `${name.slice(0, MAX_NAME - 34)}~${createHash('sha256').update(`${instanceId}\0${nodeId}`).digest('hex').slice(0, 32)}`;
-  return join(dataDir, 'runners', name);
-}
-
 /** The interface holding `ip` on this machine (what this node's profile lists), or undefined. */
 export function localInterfaceOf(ip: string): string | undefined {
   for (const [name, addrs] of Object.entries(networkInterfaces()))
@@ -137,5 +118,42 @@ export function startConfig(
       }),
       ...(workload.kind === 'exec' ? (workload.env ?? {}) : {}),
     },
+  };
+}
+
+/** The artifacts' paths go under the placement's variables and the workload's own (what the user set wins). */
+export function withArtifactEnv(
+  config: RunnerStartConfig,
+  env: Readonly<Record<string, string>> | undefined,
+): RunnerStartConfig {
+  return env ? { ...config, env: { ...env, ...config.env } } : config;
+}
+
+/** One runner held here, as the actor's `runners` request and snapshot show it. */
+export interface RunnerRow {
+  instanceId: string;
+  runnerId: string;
+  rank: number;
+  pid: number | undefined;
+  status: RunnerStatus | undefined;
+  failures: number;
+  gaveUp: boolean;
+  queued: number;
+  running: number;
+  diagnostics: string[];
+}
+
+export function runnerRow(l: LocalRunner): RunnerRow {
+  return {
+    instanceId: l.instance.id,
+    runnerId: l.runnerId,
+    rank: l.rank,
+    pid: l.proc?.pid,
+    status: l.status,
+    failures: l.failures,
+    gaveUp: l.gaveUp,
+    queued: l.queue.length,
+    running: l.sent.size,
+    diagnostics: l.proc?.diagnostics ?? [],
   };
 }

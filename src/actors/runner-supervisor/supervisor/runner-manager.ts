@@ -4,73 +4,33 @@
  * it drives each runner through the lifecycle with `decideNextStep`, restarts runners that exit
  * unexpectedly with backoff and gives the instance up after the limit, and reports what happened as
  * cluster events (`onEvent`) for the caller to propose. Usable directly (tests, embedding) or from the
- * runner-supervisor actor. The tasks handed to each runner, and which of their statuses this node reports,
- * are in runner-tasks.ts.
+ * runner-supervisor actor. Beside it: its options (runner-manager-options.ts), whether a runner may start at
+ * all (runner-admission.ts), the other ranks' statuses (peer-ranks.ts), the next lifecycle step of a live runner
+ * (runner-steps.ts), and the tasks handed to each runner and which of their statuses this node reports
+ * (runner-tasks.ts).
  */
-import { decideRestartInRow, RUNNER_RESTART_POLICY, type RestartPolicy } from '../../../runtime/restart-policy.js';
-import { decideNextStep } from '../coordination.js';
-import { DEFAULT_MAX_RUNNERS, execDecision, type ExecPolicy } from '../../../protocols/exec-policy.js';
+import { decideRestartInRow, RUNNER_RESTART_POLICY } from '../../../runtime/restart-policy.js';
 import { shardOf, type RunnerInstance } from '../../../protocols/runner-instance.js';
 import type { RunnerStatus, TaskStatus } from '../../../protocols/runner-status.js';
-import type { RunnerStartConfig } from '../../../protocols/runner.js';
-import type {
-  InstanceCompleted,
-  InstanceFailed,
-  RunnerStatusChanged,
-  TaskStatusChanged,
-} from '../../../protocols/events.js';
-import { DEFAULT_LOG_ROTATION, rotationFor, type LogRotation } from '../../../protocols/log-rotation.js';
+import type { RunnerStatusChanged } from '../../../protocols/events.js';
+import { DEFAULT_LOG_ROTATION, rotationFor } from '../../../protocols/log-rotation.js';
 import { jobFailure } from './job-outcome.js';
-import { newLocalRunner, runnerDir, startConfig, type LocalRunner as Local, type TaskSpec } from './local-runner.js';
-import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent, type ShutdownDeadlines } from './runner-process.js';
-import { dispatchNext, failSentTasks, settleTaskStatus } from './runner-tasks.js';
-
-export type { TaskSpec } from './local-runner.js';
-
-export type ManagerEvent = RunnerStatusChanged | TaskStatusChanged | InstanceFailed | InstanceCompleted;
-
-export interface RunnerManagerOptions {
-  readonly nodeId: string;
-  /** Runner files go to `<dataDir>/runners/<runnerId>/` (hostfile.json, stdout.*.log, stderr.*.log). */
-  readonly dataDir: string;
-  /** This node's default log rotation (an instance's `workload.logs` wins); default 10 files × 10 MiB per stream. */
-  readonly logRotation?: LogRotation;
-  readonly onEvent: (event: ManagerEvent) => void;
-  readonly policy?: RestartPolicy;
-  readonly deadlines?: ShutdownDeadlines;
-  readonly cancelTimeoutMs?: number;
-  readonly ackTimeoutMs?: number;
-  /** A runner Ready this long has its failure count forgotten. */
-  readonly stableResetMs?: number;
-  /** Start an exec workload's command as soon as every runner is Ready (default true). */
-  readonly autoExec?: boolean;
-  /** Extra environment for runner processes (test hooks). */
-  readonly runnerEnv?: Readonly<Record<string, string>>;
-  /** Data-plane key handed to ring runners in their start frame (never in the environment); null: open mode. */
-  readonly dataKey?: string | null;
-  /** Told of every runner process started (logging, tests). */
-  readonly onSpawn?: (runnerId: string, pid: number | undefined, generation: number) => void;
-  /**
-   * Which `exec` commands this node runs. Checked here, at spawn time, whoever proposed the instance:
-   * a refused runner is Failed with the reason and no process is started. Default false: exec is off.
-   */
-  readonly allowExec?: ExecPolicy;
-  /** Runners held at once (default 8); one more is refused the same way, naming the quota. */
-  readonly maxRunners?: number;
-  /** Told once each time the runner quota is reached (the node logs it). */
-  readonly onLimit?: (message: string) => void;
-  /** Told of runner output that could not be written to its log files (the node logs and counts it). */
-  readonly onLogDropped?: (runnerId: string, stream: 'stdout' | 'stderr', bytes: number, error: Error) => void;
-  /**
-   * For an instance that lists artifacts: resolves, once this node holds every one of them complete (fetching what
-   * is missing), with the runner's environment naming their paths; rejects with the reason it cannot have them.
-   * `cancelled()` turns true when the runner is no longer wanted. Absent: such an instance is refused.
-   */
-  readonly awaitArtifacts?: (
-    instance: RunnerInstance,
-    cancelled: () => boolean,
-  ) => Promise<Readonly<Record<string, string>>>;
-}
+import {
+  newLocalRunner,
+  runnerRow,
+  startConfig,
+  withArtifactEnv,
+  type LocalRunner as Local,
+  type TaskSpec,
+  type RunnerRow,
+} from './local-runner.js';
+import { runnerDir } from '../shared/run-dir.js';
+import { DEFAULT_DEADLINES, RunnerProcess, type RunnerProcessEvent } from './runner-process.js';
+import { failSentTasks, settleTaskStatus } from './runner-tasks.js';
+import type { ManagerEvent, RunnerManagerOptions } from './runner-manager-options.js';
+import { RunnerAdmission } from './runner-admission.js';
+import { PeerRanks } from './peer-ranks.js';
+import { stepRunner } from './runner-steps.js';
 
 /** Cancels heard for tasks of no runner here, remembered (see #unmatchedCancels). */
 const MAX_UNMATCHED_CANCELS = 4096;
@@ -80,9 +40,8 @@ const MAX_PIDS_KEPT = 1024;
 export class RunnerManager {
   readonly #o: RunnerManagerOptions;
   readonly #locals = new Map<string, Local>();
-  readonly #peers = new Map<string, Map<string, RunnerStatus>>();
-  /** Per exec instance, the nodes whose command exited 0 (a job completes when every rank's did). */
-  readonly #exitedOk = new Map<string, Set<string>>();
+  readonly #peers = new PeerRanks();
+  readonly #admission: RunnerAdmission;
   /**
    * Cancels of tasks no runner here admitted (another node's tasks: every node hears every cancel), newest last and
    * at most MAX_UNMATCHED_CANCELS: a task that a catch-up delivers after its cancel is still refused, and a node
@@ -92,10 +51,10 @@ export class RunnerManager {
   readonly #unmatchedCancels = new Set<string>();
   readonly #pids: number[] = [];
   #stopping = false;
-  #atLimit = false;
 
   constructor(options: RunnerManagerOptions) {
     this.#o = options;
+    this.#admission = new RunnerAdmission(options.nodeId, options.allowExec, options.maxRunners, options.onLimit);
   }
 
   /** The pids of the last MAX_PIDS_KEPT runners this manager started (tests assert they are all gone). */
@@ -107,37 +66,15 @@ export class RunnerManager {
   retained(): { runners: number; peerStatuses: number; exitedOk: number; unmatchedCancels: number; pids: number } {
     return {
       runners: this.#locals.size,
-      peerStatuses: this.#peers.size,
-      exitedOk: this.#exitedOk.size,
+      ...this.#peers.retained(),
       unmatchedCancels: this.#unmatchedCancels.size,
       pids: this.#pids.length,
     };
   }
 
-  runners(): {
-    instanceId: string;
-    runnerId: string;
-    rank: number;
-    pid: number | undefined;
-    status: RunnerStatus | undefined;
-    failures: number;
-    gaveUp: boolean;
-    queued: number;
-    running: number;
-    diagnostics: string[];
-  }[] {
-    return [...this.#locals.values()].map((l) => ({
-      instanceId: l.instance.id,
-      runnerId: l.runnerId,
-      rank: l.rank,
-      pid: l.proc?.pid,
-      status: l.status,
-      failures: l.failures,
-      gaveUp: l.gaveUp,
-      queued: l.queue.length,
-      running: l.sent.size,
-      diagnostics: l.proc?.diagnostics ?? [],
-    }));
+  /** Each runner held here, as the actor's `runners` request and snapshot show it. */
+  runners(): RunnerRow[] {
+    return [...this.#locals.values()].map(runnerRow);
   }
 
   instanceCreated(instance: RunnerInstance): void {
@@ -145,7 +82,8 @@ export class RunnerManager {
     const shard = shardOf(instance, this.#o.nodeId);
     if (!shard) return;
     const local = newLocalRunner(instance, this.#o.nodeId, shard.rank);
-    const refusal = this.#refusal(instance);
+    const held = [...this.#locals.values()].filter((l) => !l.gaveUp && !l.deleting).length;
+    const refusal = this.#admission.refusal(instance, held);
     this.#locals.set(instance.id, local);
     if (refusal) return this.#refuse(local, refusal);
     if (instance.artifacts?.length || instance.model) return this.#spawnWithArtifacts(local);
@@ -174,27 +112,6 @@ export class RunnerManager {
     );
   }
 
-  /** Why this node will not start a runner for `instance` (exec policy, runner quota), or undefined. */
-  #refusal(instance: RunnerInstance): string | undefined {
-    const node = this.#o.nodeId;
-    if (instance.workload.kind === 'exec') {
-      const command = instance.workload.command[0] ?? '';
-      const decision = execDecision(this.#o.allowExec ?? false, command);
-      if (!decision.allowed)
-        return `node ${node} refuses to run ${JSON.stringify(command.slice(0, 200))}: ${decision.rule}`.slice(0, 900);
-    }
-    const max = this.#o.maxRunners ?? DEFAULT_MAX_RUNNERS;
-    const held = [...this.#locals.values()].filter((l) => !l.gaveUp && !l.deleting).length;
-    if (held < max) {
-      this.#atLimit = false;
-      return undefined;
-    }
-    const message = `node ${node} is at its runner quota: ${held} of ${max} runners (--max-runners=${max})`;
-    if (!this.#atLimit) this.#o.onLimit?.(message);
-    this.#atLimit = true;
-    return message;
-  }
-
   /** A runner that must not start: Failed with the reason, no process, and the instance fails (its siblings stop). */
   #refuse(local: Local, reason: string): void {
     local.gaveUp = true;
@@ -218,8 +135,7 @@ export class RunnerManager {
   }
 
   async instanceDeleted(instanceId: string): Promise<void> {
-    this.#peers.delete(instanceId);
-    this.#exitedOk.delete(instanceId);
+    this.#peers.forget(instanceId);
     const local = this.#locals.get(instanceId);
     if (!local) return;
     this.#locals.delete(instanceId);
@@ -234,17 +150,14 @@ export class RunnerManager {
   runnerStatusChanged(instanceId: string, nodeId: string, status: RunnerStatus, exitCode?: number): void {
     const local = this.#locals.get(instanceId);
     if (nodeId === this.#o.nodeId || !local) return;
-    const peers = this.#peers.get(instanceId) ?? new Map<string, RunnerStatus>();
-    this.#peers.set(instanceId, peers.set(nodeId, status));
+    this.#peers.setStatus(instanceId, nodeId, status);
     if (status.state === 'Ready' && exitCode === 0) this.#rankExitedOk(local, nodeId);
     this.#tick(local);
   }
 
   /** A rank's command exited 0: once every rank's has, this node reports the job completed (any node may; apply dedupes). */
   #rankExitedOk(local: Local, nodeId: string): void {
-    const done = this.#exitedOk.get(local.instance.id) ?? new Set<string>();
-    this.#exitedOk.set(local.instance.id, done.add(nodeId));
-    if (local.instance.nodes.every((n) => done.has(n)) && done.has(this.#o.nodeId)) {
+    if (this.#peers.exitedOk(local.instance, nodeId, this.#o.nodeId)) {
       this.#emit({
         type: 'InstanceCompleted',
         instanceId: local.instance.id,
@@ -463,53 +376,12 @@ export class RunnerManager {
 
   #tick(local: Local): void {
     if (this.#stopping || local.deleting || local.gaveUp) return;
-    const peers = this.#peers.get(local.instance.id) ?? new Map<string, RunnerStatus>();
+    const peers = this.#peers.statuses(local.instance.id);
     if (!local.proc) {
       const peerFailed = [...peers.values()].some((s) => s.state === 'Failed');
       if (local.parked && !peerFailed && !local.restartTimer) this.#spawn(local);
       return;
     }
-    const proc = local.proc;
-    const worldSize = local.instance.shards.length;
-    const statuses = Array.from({ length: worldSize }, (_, r) => {
-      if (r === local.rank) return local.status;
-      const node = local.instance.shards.find((s) => s.rank === r)?.node;
-      return node === undefined ? undefined : peers.get(node);
-    });
-    for (;;) {
-      const step = decideNextStep({
-        rank: local.rank,
-        worldSize,
-        statuses,
-        stepInFlight: local.stepInFlight !== undefined,
-        pendingTasks: local.queue.map((q) => q.taskId),
-        localSteps: local.instance.workload.kind === 'exec',
-      });
-      switch (step.kind) {
-        case 'wait':
-          return;
-        case 'shutdown':
-          if (local.status?.state === 'Failed') return; // its exit restarts it
-          local.parked = true;
-          local.stepInFlight = `${local.runnerId}#${local.generation}:shutdown`;
-          void proc.shutdown(this.#o.deadlines ?? DEFAULT_DEADLINES, local.stepInFlight);
-          return;
-        case 'run':
-          dispatchNext(local, proc);
-          continue; // more queued tasks may go while Running
-        default:
-          local.stepInFlight = `${local.runnerId}#${local.generation}:${step.kind}`;
-          void proc.startTask({ type: step.kind, taskId: local.stepInFlight });
-          return;
-      }
-    }
+    stepRunner(local, local.proc, peers, this.#o.deadlines ?? DEFAULT_DEADLINES);
   }
-}
-
-/** The artifacts' paths go under the placement's variables and the workload's own (what the user set wins). */
-function withArtifactEnv(
-  config: RunnerStartConfig,
-  env: Readonly<Record<string, string>> | undefined,
-): RunnerStartConfig {
-  return env ? { ...config, env: { ...env, ...config.env } } : config;
 }

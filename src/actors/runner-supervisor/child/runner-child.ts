@@ -7,9 +7,9 @@
  */
 import { createActor } from 'xstate';
 import { asTorusError } from '../../../protocols/errors.js';
-import { runnerLifecycle, sameStatus, statusOf, type LifecycleEvent } from '../lifecycle.js';
+import { runnerLifecycle, sameStatus, statusOf, type LifecycleEvent } from './lifecycle.js';
 import type { RunnerStatus } from '../../../protocols/runner-status.js';
-import { admitTask, emptyLedger, setTaskStatus, type TaskLedger } from '../task-ledger.js';
+import { admitTask, emptyLedger, setTaskStatus, type TaskLedger } from './task-ledger.js';
 import type { DownFrame, RunnerStartConfig, UpFrame } from '../../../protocols/runner.js';
 import { totalLayers, type RunnerWorkload } from './workload.js';
 
