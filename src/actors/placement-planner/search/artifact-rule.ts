@@ -1,7 +1,7 @@
 /**
  * exo's "prefer the nodes that already hold the files" rule on real holdings (docs/artifacts.md): a node's
  * `cached` fraction of a workload is the fraction of its artifacts' bytes it holds (the shell computes it from
- * the replicated state, src/actors/placement-planner/artifact-placement.ts), and the preference order already favours more
+ * the replicated state, src/actors/placement-planner/leader/artifact-placement.ts), and the preference order already favours more
  * cached. This adds what the explanation says: how many bytes each candidate set would have to move, i.e. for
  * every node of the set the part of the artifacts it lacks.
  */
