@@ -15,7 +15,7 @@ import { modelLine, modelSummary } from '../artifacts/model/model-view.js';
 import { artifactId, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '../artifacts/ids.js';
 import { storeRoot } from '../artifacts/layout.js';
 import { ProgressPrinter, type ProgressSample } from './progress.js';
-import type { TransferStatus } from '../artifacts/service.js';
+import type { TransferStatus } from '../artifacts/transfer-status.js';
 import { boundFromState, boundView, type BoundView } from '../artifacts/state-bound.js';
 import type { ClusterState } from '../actors/topology-keeper/state.js';
 import { ArtifactStore } from '../artifacts/store.js';

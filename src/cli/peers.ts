@@ -25,7 +25,7 @@ export async function runPeersCommand(args: string[], io: CliIo = processIo): Pr
           p.id ?? '?',
           p.reason,
           p.detail ?? '',
-          p.lastHeardAt === undefined ? '' : new Date(p.lastHeardAt).toISOString(),
+          p.at === undefined ? '' : new Date(p.at).toISOString(),
           p.nextRetryAt === undefined
             ? ''
             : `#${(p.attempts ?? 0) + 1} in ${Math.max(0, Math.round((p.nextRetryAt - now) / 1000))} s`,

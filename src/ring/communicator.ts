@@ -17,18 +17,19 @@ import {
   type Region,
   type RingArray,
 } from '../native/kernels/index.js';
-import { decodeRingFrame, encodeRingFrame, type AbortFrame } from '../protocols/ring-frames.js';
+import { encodeRingFrame, type AbortFrame } from '../protocols/ring-frames.js';
+import { LaneFraming } from './lane-framing.js';
 import { abortError, type LaneHeader, type RingContext } from './context.js';
 import * as collectives from './collectives.js';
 import type { LanePlan } from './layout.js';
 import type { LaneIO } from './algorithms.js';
 import { OpRun } from './op-run.js';
-import { describePeer, establishLinks, onAbortFrame, readStats, type Conn, type PeerLinks } from './peer-links.js';
+import { describePeer, establishLinks, readStats, type Conn, type PeerLinks } from './peer-links.js';
+import { watchConn } from './conn-watch.js';
 import { resolveOptions, type ResolvedOptions, type RingConnectOptions } from './options.js';
 import { chooseBidirectional, interfaceOf, type DirectionsOption } from './directions.js';
 
 const log = createLogger({ component: 'ring' });
-const SMALL_WRITE = 16 * 1024;
 
 export class RingCommunicator implements RingContext {
   readonly rank: number;
@@ -48,10 +49,8 @@ export class RingCommunicator implements RingContext {
   /** Set by #settleLost: broken locally, abort frames not sent yet. */
   #deferredAbort: { conn: Conn; error: TorusError } | null = null;
   #closing = false;
-  #headers = new Map<Conn, Uint8Array>();
+  readonly #framing: LaneFraming;
   #watchdog: NodeJS.Timeout | null = null;
-  #seqOut = new WeakMap<Conn, number>();
-  #seqIn = new WeakMap<Conn, number>();
   #scratch = new Map<string, Region>();
   #allocated = new Map<RingArray, Region>();
 
@@ -61,6 +60,7 @@ export class RingCommunicator implements RingContext {
     this.#options = options;
     this.reducer = createReducer(this.memory, options.kernel);
     this.#links = links;
+    this.#framing = new LaneFraming(this.rank, (peer) => describePeer(options.hosts, peer));
     for (const list of [links.readLeft, links.readRight, links.writeLeft, links.writeRight])
       list.sort((a, b) => a.index - b.index);
     for (const conn of links.all) this.#watch(conn);
@@ -258,57 +258,19 @@ export class RingCommunicator implements RingContext {
   }
 
   openWrite(_run: OpRun, conn: Conn, header: LaneHeader): void {
-    const seq = this.#seqOut.get(conn) ?? 0;
-    this.#seqOut.set(conn, seq + 1);
-    // Held back so a small first payload leaves in the same write (one segment, one syscall).
-    this.#headers.set(conn, encodeRingFrame({ kind: 'op', seq, ...header }));
+    this.#framing.openWrite(conn, header);
   }
 
   write(run: OpRun, conn: Conn, bytes: Uint8Array): void {
-    const header = this.#headers.get(conn);
-    if (header) {
-      this.#headers.delete(conn);
-      if (bytes.length <= SMALL_WRITE) {
-        const joined = new Uint8Array(header.length + bytes.length);
-        joined.set(header);
-        joined.set(bytes, header.length);
-        return run.send(conn, joined);
-      }
-      run.send(conn, header);
-    }
-    run.send(conn, bytes);
+    this.#framing.write(run, conn, bytes);
   }
 
   openRead(run: OpRun, conn: Conn, header: LaneHeader): void {
-    const seq = this.#seqIn.get(conn) ?? 0;
-    this.#seqIn.set(conn, seq + 1);
-    const frame = new Uint8Array(32);
-    run.expect(conn, frame, () => {
-      const got = decodeRingFrame(frame);
-      if (
-        got.kind !== 'op' ||
-        got.op !== header.op ||
-        got.dtype !== header.dtype ||
-        got.param !== header.param ||
-        got.bytes !== header.bytes ||
-        got.seq !== seq
-      ) {
-        const theirs =
-          got.kind === 'op'
-            ? `${got.op}(dtype ${got.dtype}, param ${got.param}, ${got.bytes} B, #${got.seq})`
-            : got.kind;
-        throw new TorusError(
-          'TORUS_PROTOCOL_INVALID',
-          `collective mismatch: ${describePeer(this.options.hosts, conn.peer)} runs ${theirs}, rank ${this.rank} runs ${header.op}(dtype ${header.dtype}, param ${header.param}, ${header.bytes} B, #${seq})`,
-          { peer: conn.peer },
-        );
-      }
-    });
+    this.#framing.openRead(run, conn, header);
   }
 
   async finish(run: OpRun): Promise<void> {
-    for (const [conn, header] of this.#headers) run.send(conn, header); // lanes that sent no payload
-    this.#headers.clear();
+    this.#framing.flush(run);
     if (!this.#watchdog) {
       // One watchdog per communicator (not a timer per op: small collectives are latency-bound).
       this.#watchdog = setInterval(
@@ -364,52 +326,19 @@ export class RingCommunicator implements RingContext {
   }
 
   #watch(conn: Conn): void {
-    const { socket } = conn;
     // A close (FIN, or a reset from a peer that exited) may race with the last bytes of the op on the
     // peer's other connections: fail now only if the running op still needs this connection, else
     // after the op completes (#settleLost).
-    const ended = (error: TorusError) => {
-      if (!this.#ended.has(conn)) this.#ended.set(conn, error);
-      if (this.#current?.needs(conn)) this.#fault(conn, error);
-      else this.#lost ??= { conn, error };
-      if (!this.#current) this.#settleLost();
-    };
-    socket.on('error', (error) =>
-      ended(
-        new TorusError(
-          'TORUS_RING_PEER_LOST',
-          `connection to ${describePeer(this.options.hosts, conn.peer)} failed: ${error.message}`,
-          { peer: conn.peer },
-          { cause: error },
-        ),
-      ),
-    );
-    const closed = () =>
-      ended(
-        new TorusError(
-          'TORUS_RING_PEER_LOST',
-          `lost ${describePeer(this.options.hosts, conn.peer)}: connection closed`,
-          { peer: conn.peer },
-        ),
-      );
-    socket.on('end', closed);
-    socket.on('close', closed);
-    // Accepted connections carry our data out; the only thing that may come back is an abort frame.
-    if (!conn.reader)
-      onAbortFrame(
-        socket,
-        (frame) => this.#onAbort(conn, frame),
-        (why) => {
-          this.#fault(
-            conn,
-            new TorusError(
-              'TORUS_PROTOCOL_INVALID',
-              `unexpected data from ${describePeer(this.options.hosts, conn.peer)} on a send-only connection: ${why}`,
-              { peer: conn.peer },
-            ),
-          );
-        },
-      );
+    watchConn(conn, this.options.hosts, {
+      ended: (error) => {
+        if (!this.#ended.has(conn)) this.#ended.set(conn, error);
+        if (this.#current?.needs(conn)) this.#fault(conn, error);
+        else this.#lost ??= { conn, error };
+        if (!this.#current) this.#settleLost();
+      },
+      abort: (frame) => this.#onAbort(conn, frame),
+      fault: (error) => this.#fault(conn, error),
+    });
   }
 
   /**

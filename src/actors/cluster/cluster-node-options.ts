@@ -8,7 +8,8 @@ import type { CommandResult } from './transport/forwarder.js';
 import type { QuorumVerdict } from './agreement/quorum.js';
 import type { DurableFs } from '../../native/durable-fs.js';
 import type { RedialPolicy } from './transport/redial.js';
-import type { StateMachine } from './agreement/state-machine.js';
+import type { NodeDescriptor, StateMachine } from './agreement/state-machine.js';
+import type { AgreementConfig } from './agreement/types.js';
 
 export interface ClusterNodeOptions<S> {
   readonly nodeId: string;
@@ -71,4 +72,30 @@ export function parsePeers(list: readonly string[]): { host: string; port: numbe
       throw new TorusError('TORUS_CONFIG_INVALID', `peer ${JSON.stringify(p)} is not host:port`, { peer: p });
     return { host: m[1]!, port };
   });
+}
+
+/** What this node's NodeJoined says of it, once it listens on `peerPort`. */
+export function selfDescriptor<S>(o: ClusterNodeOptions<S>, peerPort: number): NodeDescriptor {
+  return {
+    nodeId: o.nodeId,
+    name: o.name ?? o.nodeId,
+    incarnation: o.incarnation,
+    apiPort: o.apiPort ?? 0,
+    peerPort,
+    version: o.version ?? '0.0.0',
+    addresses: o.addresses ?? localIPv4s(),
+  };
+}
+
+/** The leader's own writes (agreement/own-writes.ts), made by the replica's event makers. */
+export function ownWrites<S>(replica: StateMachine<S>, self: NodeDescriptor): AgreementConfig['writes'] {
+  return {
+    termEntry: (id) => replica.leaderEvent(id),
+    membership: {
+      self,
+      joined: (node) => replica.joinedEvent(node),
+      gone: (id, reason) => replica.goneEvent(id, reason),
+    },
+    ...(replica.check ? { check: (event: EventBody) => replica.check!(event) } : {}),
+  };
 }

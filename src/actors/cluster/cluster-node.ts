@@ -4,8 +4,9 @@
  * worker is a thin wrapper around it; tests and the lab fixture use it directly. Its parts: cluster-effects.ts
  * (performing effects), cluster-persistence.ts (the data dir) with group-flush.ts (one fsync per group),
  * leader-writes.ts (callers' writes: checked, sequenced, answered once committed; the leader's own writes are the
- * core's, agreement/own-writes.ts),
- * pending-state.ts (the state as the log lists it), peer-discovery.ts (static peers and mDNS).
+ * core's, agreement/own-writes.ts), pending-state.ts (the state as the log lists it), peer-discovery.ts (static
+ * peers and mDNS), peer-inputs.ts (what a peer's frames and joining become for the core), cluster-view.ts (the
+ * joined members as queries list them), member-removal.ts (an operator's removal).
  */
 import { EventEmitter } from 'node:events';
 import { TorusError } from '../../protocols/errors.js';
@@ -28,24 +29,22 @@ import { performEffects, type EffectShell } from './cluster-effects.js';
 import { ClusterPersistence } from './storage/cluster-persistence.js';
 import type { PeerConnection } from './transport/peer-connection.js';
 import type { NodeDescriptor } from './agreement/state-machine.js';
-import { Forwarder, type CommandResult } from './transport/forwarder.js';
+import { Forwarder } from './transport/forwarder.js';
 import { startPeerDiscovery } from './transport/peer-discovery.js';
 import { noQuorumError } from './agreement/quorum.js';
-import {
-  pendingRemoval,
-  removalRefusal,
-  removeMemberCommand,
-  type RemovalOutcome,
-  type RemovalView,
-} from './member-removal.js';
+import { removeMember, type RemovalOutcome, type RemovalView } from './member-removal.js';
+import { dispatchFrame, joinedInput } from './peer-inputs.js';
+import { joinedMembers, type JoinedMember } from './cluster-view.js';
 import { GroupFlush } from './storage/group-flush.js';
 import { LeaderWrites } from './leader-writes.js';
 import { PendingState } from './agreement/pending-state.js';
-
-import { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo } from './cluster-node-options.js';
-
-export type { CommandResult };
-export { localIPv4s, parsePeers, type ClusterNodeOptions, type RoleInfo };
+import {
+  localIPv4s,
+  ownWrites,
+  selfDescriptor,
+  type ClusterNodeOptions,
+  type RoleInfo,
+} from './cluster-node-options.js';
 
 export class ClusterNode<S> extends EventEmitter {
   readonly nodeId: string;
@@ -172,29 +171,9 @@ export class ClusterNode<S> extends EventEmitter {
     this.#restore();
     this.#port = await this.#conns.listen();
     const o = this.#o;
-    this.#self = {
-      nodeId: o.nodeId,
-      name: o.name ?? o.nodeId,
-      incarnation: o.incarnation,
-      apiPort: o.apiPort ?? 0,
-      peerPort: this.#port,
-      version: o.version ?? '0.0.0',
-      addresses: o.addresses ?? localIPv4s(),
-    };
+    this.#self = selfDescriptor(o, this.#port);
     // The leader's own writes are decided by the core (agreement/own-writes.ts), from the replica's event makers.
-    const replica = o.replica;
-    this.#cfg = {
-      ...this.#cfg,
-      writes: {
-        termEntry: (id) => replica.leaderEvent(id),
-        membership: {
-          self: this.#self,
-          joined: (node) => replica.joinedEvent(node),
-          gone: (id, reason) => replica.goneEvent(id, reason),
-        },
-        ...(replica.check ? { check: (event: EventBody) => replica.check!(event) } : {}),
-      },
-    };
+    this.#cfg = { ...this.#cfg, writes: ownWrites(o.replica, this.#self) };
     this.#mdns = startPeerDiscovery({
       options: o,
       conns: this.#conns,
@@ -266,30 +245,8 @@ export class ClusterNode<S> extends EventEmitter {
   }
 
   /** Joined peers (connected and authenticated), with what their hello said. */
-  members(): {
-    nodeId: string;
-    incarnation: number;
-    address: string;
-    port: number;
-    name: string;
-    lastHeard: number | undefined;
-  }[] {
-    return [...this.#conns.joined.values()]
-      .flatMap((c) =>
-        c.remote
-          ? [
-              {
-                nodeId: c.remote.nodeId,
-                incarnation: c.remote.incarnation,
-                address: c.remoteAddress,
-                port: c.remote.port,
-                name: c.remote.name,
-                lastHeard: this.#core.lastHeard[c.remote.nodeId],
-              },
-            ]
-          : [],
-      )
-      .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+  members(): JoinedMember[] {
+    return joinedMembers(this.#conns.joined.values(), this.#core.lastHeard);
   }
 
   /** Heard but not joined, with the reason. */
@@ -322,18 +279,17 @@ export class ClusterNode<S> extends EventEmitter {
   }
 
   /** Operator removal of a dead member (member-removal.ts): refused for this node, an unknown or a connected one. */
-  async removeMember(nodeId: string): Promise<RemovalOutcome> {
-    const refusal = removalRefusal(this.#removalView(), nodeId);
-    if (refusal) throw refusal;
-    if (this.#core.leader !== null || this.#core.quorum.ok) {
-      await this.command(removeMemberCommand(nodeId));
-      return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
-    }
-    this.#run({ kind: 'remove', now: this.#now(), nodeId });
-    this.#log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', {
+  removeMember(nodeId: string): Promise<RemovalOutcome> {
+    return removeMember(
+      {
+        view: this.#removalView(),
+        core: this.#core,
+        command: (body) => this.command(body),
+        remove: (id) => this.#run({ kind: 'remove', now: this.#now(), nodeId: id }),
+        log: this.#log,
+      },
       nodeId,
-    });
-    return pendingRemoval(nodeId, this.#core.quorum);
+    );
   }
 
   #removalView(): RemovalView {
@@ -408,22 +364,7 @@ export class ClusterNode<S> extends EventEmitter {
 
   #onJoined(c: PeerConnection): void {
     const h = c.remote!;
-    this.#run({
-      kind: 'joined',
-      now: this.#now(),
-      nodeId: h.nodeId,
-      incarnation: h.incarnation,
-      startedAt: h.startedAt,
-      descriptor: {
-        nodeId: h.nodeId,
-        name: h.name,
-        incarnation: h.incarnation,
-        apiPort: h.apiPort,
-        peerPort: h.port,
-        version: h.version,
-        addresses: h.addresses,
-      },
-    });
+    this.#run(joinedInput(h, this.#now()));
     this.emit('joined', h.nodeId);
   }
 
@@ -434,48 +375,16 @@ export class ClusterNode<S> extends EventEmitter {
     this.emit('left', { nodeId: id, reason });
   }
 
-  #snapshotRefusal(f: Extract<PeerFrame, { type: 'snapshot' }>): string | null {
-    try {
-      const state = this.#o.replica.decode(f.state);
-      return this.#o.replica.digest(state) === f.digest ? null : 'digest mismatch';
-    } catch (err) {
-      return err instanceof Error ? err.message : String(err);
-    }
-  }
-
   #onFrame(c: PeerConnection, f: PeerFrame): void {
-    const from = c.remote!.nodeId;
-    switch (f.type) {
-      case 'forward':
-        void this.#forwarder.serve(from, f);
-        return;
-      case 'forward-reply':
-        this.#forwarder.reply(from, f);
-        return;
-      case 'snapshot': {
-        // Checked before the core sees it: the core takes a snapshot's index as committed the moment it installs
-        // one, so a state that does not decode or match its digest must never reach it (a peer sending one is
-        // broken or hostile: dropped, and it may reconnect).
-        const refusal = this.#snapshotRefusal(f);
-        if (refusal) {
-          this.#log.warn('snapshot refused', { from, index: f.index, reason: refusal });
-          c.close(`snapshot refused: ${refusal}`, 'protocol-error');
-          return;
-        }
-        this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
-        return;
-      }
-      case 'heartbeat':
-      case 'vote-request':
-      case 'vote':
-      case 'append':
-      case 'append-ack':
-      case 'gap-request':
-      case 'snapshot-request':
-        this.#run({ kind: 'frame', now: this.#now(), from, frame: f });
-        return;
-      default:
-        c.close(`unexpected ${f.type} frame`, 'protocol-error');
-    }
+    dispatchFrame(
+      {
+        forwarder: this.#forwarder,
+        replica: this.#o.replica,
+        log: this.#log,
+        run: (from, frame) => this.#run({ kind: 'frame', now: this.#now(), from, frame }),
+      },
+      c,
+      f,
+    );
   }
 }

@@ -11,6 +11,8 @@
 import { TorusError } from '../../protocols/errors.js';
 import type { EventBody } from '../../protocols/peer-frames.js';
 import type { QuorumVerdict } from './agreement/quorum.js';
+import type { AgreementState } from './agreement/types.js';
+import type { Logger } from '../../runtime/log.js';
 
 export const REMOVE_MEMBER = 'RemoveMember';
 export { REMOVED_REASON } from './agreement/own-writes.js';
@@ -63,4 +65,29 @@ export interface RemovalOutcome {
   /** `removed`: the NodeGone is sequenced; `pending`: no leader, this node no longer counts it and will write it once elected. */
   readonly status: 'removed' | 'pending';
   readonly message: string;
+}
+
+export interface RemovalShell {
+  readonly view: RemovalView;
+  readonly core: AgreementState;
+  /** runs a command on the leader */
+  readonly command: (body: EventBody) => Promise<unknown>;
+  /** tells the core to stop counting the member (no leader) */
+  readonly remove: (nodeId: string) => void;
+  readonly log: Logger;
+}
+
+/** Operator removal of a dead member: refused for this node, an unknown or a connected one. */
+export async function removeMember(s: RemovalShell, nodeId: string): Promise<RemovalOutcome> {
+  const refusal = removalRefusal(s.view, nodeId);
+  if (refusal) throw refusal;
+  if (s.core.leader !== null || s.core.quorum.ok) {
+    await s.command(removeMemberCommand(nodeId));
+    return { nodeId, status: 'removed', message: `NodeGone(${nodeId}) written by the leader` };
+  }
+  s.remove(nodeId);
+  s.log.warn('member removed by the operator while there is no leader: no longer counted toward the quorum', {
+    nodeId,
+  });
+  return pendingRemoval(nodeId, s.core.quorum);
 }

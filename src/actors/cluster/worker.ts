@@ -6,7 +6,7 @@
  *
  * Agreement requests: `propose {event | events}` → {indices}; `command {command}` → the leader's outcome (an
  * object, with `indices` added; a non-object outcome comes as {outcome, indices}) or the leader's error; `peers` →
- * heard-but-not-joined list ({address, id, nodeId, reason, detail, via, at, lastHeardAt}); `members` → joined
+ * heard-but-not-joined list ({address, id, nodeId, reason, detail, via, at}); `members` → joined
  * peers; `role` → {role, term, leader, quorum: {ok, members, reached, needed, why}}.
  * Keeper requests: `state`, `topology`, `instances`, `instance {id}`, `placementState`, `toReplace`, `state-snapshot`.
  * Commands run on the leader through `options.commandHandler` (an address, default `commands`): it is asked
@@ -106,7 +106,7 @@ serveActor<typeof clusterMachine, ClusterActorOptions>({
     peers: () =>
       live()
         .heard()
-        .map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}), lastHeardAt: h.at })),
+        .map((h) => ({ ...h, ...(h.nodeId ? { id: h.nodeId } : {}) })),
     members: () => live().members(),
     // DELETE /v1/members/:id (src/api/routes/member-routes.ts): the operator's removal of a dead member.
     'remove-member': (body) => {

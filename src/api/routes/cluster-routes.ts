@@ -1,4 +1,11 @@
+import type { PeerView } from '../node-facade.js';
 import type { Route } from '../router.js';
+
+/**
+ * A peer as GET /v1/peers answers it: `lastHeardAt` is `at` under its older name, still sent for clients of the
+ * release before (the schema marks it deprecated).
+ */
+const peerOnWire = (p: PeerView): PeerView => (p.at === undefined ? p : { ...p, lastHeardAt: p.at });
 
 /** Read-only views of this node and the replicated cluster state. */
 export const clusterRoutes: readonly Route[] = [
@@ -34,6 +41,6 @@ export const clusterRoutes: readonly Route[] = [
     method: 'GET',
     path: '/v1/peers',
     summary: 'nodes heard but not joined, with the reason',
-    handler: async ({ facade }) => ({ status: 200, body: { peers: await facade.peers() } }),
+    handler: async ({ facade }) => ({ status: 200, body: { peers: (await facade.peers()).map(peerOnWire) } }),
   },
 ];
