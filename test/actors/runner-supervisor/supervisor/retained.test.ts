@@ -3,8 +3,8 @@
  * for months while the cluster places an instance a second, most of them on other nodes.
  */
 import t from 'tap';
-import { localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
-import type { ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
+import { localCluster, loopbackInstance, statesOf, tempDir, waitFor } from '../fixtures/helpers.js';
+import type { ManagerEvent } from '../../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
 
 const taskStates = (events: readonly ManagerEvent[], id: string) =>
   events.flatMap((e) => (e.type === 'TaskStatusChanged' && e.taskId === id ? [e.status] : []));

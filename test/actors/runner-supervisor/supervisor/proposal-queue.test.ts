@@ -3,7 +3,7 @@
  * retried one event at a time, so an event the leader refuses holds back only itself and what follows it.
  */
 import t from 'tap';
-import { ProposalQueue } from '../../../src/actors/runner-supervisor/supervisor/proposal-queue.js';
+import { ProposalQueue } from '../../../../src/actors/runner-supervisor/supervisor/proposal-queue.js';
 
 /** A cluster whose proposals answer when the test says so. */
 function manualCluster(refuse: (e: string) => boolean = () => false) {

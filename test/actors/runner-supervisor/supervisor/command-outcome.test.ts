@@ -1,6 +1,6 @@
 // How an exec command's end becomes the runner's reason / exit code: a table of cases.
 import t from 'tap';
-import { commandOutcome } from '../../../src/actors/runner-supervisor/supervisor/command-outcome.js';
+import { commandOutcome } from '../../../../src/actors/runner-supervisor/supervisor/command-outcome.js';
 
 t.test('command outcomes', async (t) => {
   t.same(commandOutcome('complete', { exitCode: 0, signal: null, durationMs: 1234 }, undefined), {

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localCluster, loopbackInstance, statesOf, tempDir, waitFor } from './fixtures/helpers.js';
-import type { ManagerEvent } from '../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
+import { localCluster, loopbackInstance, statesOf, tempDir, waitFor } from '../fixtures/helpers.js';
+import type { ManagerEvent } from '../../../../src/actors/runner-supervisor/supervisor/runner-manager-options.js';
 
 const taskStates = (events: readonly ManagerEvent[], id: string) =>
   events.flatMap((e) => (e.type === 'TaskStatusChanged' && e.taskId === id ? [e.status] : []));

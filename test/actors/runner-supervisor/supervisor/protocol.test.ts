@@ -6,11 +6,11 @@ import {
   FrameSplitter,
   MAX_RUNNER_FRAME_BYTES,
   type DownFrame,
-} from '../../../src/protocols/runner.js';
-import { decodeHostfile, encodeHostfile, parseHostPort } from '../../../src/protocols/hostfile.js';
-import { execEnv, ringHosts } from '../../../src/actors/runner-supervisor/supervisor/exec-env.js';
-import type { RunnerInstance } from '../../../src/protocols/runner-instance.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
+} from '../../../../src/protocols/runner.js';
+import { decodeHostfile, encodeHostfile, parseHostPort } from '../../../../src/protocols/hostfile.js';
+import { execEnv, ringHosts } from '../../../../src/actors/runner-supervisor/supervisor/exec-env.js';
+import type { RunnerInstance } from '../../../../src/protocols/runner-instance.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
 
 const start: DownFrame = {
   type: 'start',

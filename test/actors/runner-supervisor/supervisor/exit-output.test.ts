@@ -11,8 +11,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import {
   RunnerProcess,
   type RunnerProcessEvent,
-} from '../../../src/actors/runner-supervisor/supervisor/runner-process.js';
-import { execRunnerConfig, tempDir, waitFor } from './fixtures/helpers.js';
+} from '../../../../src/actors/runner-supervisor/supervisor/runner-process.js';
+import { execRunnerConfig, tempDir, waitFor } from '../fixtures/helpers.js';
 
 const BYTES = 1_000_000;
 

@@ -6,8 +6,8 @@
  */
 import t from 'tap';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { decideNextStep } from '../../../src/actors/runner-supervisor/supervisor/coordination.js';
-import type { RunnerState, RunnerStatus } from '../../../src/protocols/runner-status.js';
+import { decideNextStep } from '../../../../src/actors/runner-supervisor/supervisor/coordination.js';
+import type { RunnerState, RunnerStatus } from '../../../../src/protocols/runner-status.js';
 
 function simulate(n: number, tasks: string[]): string {
   const status: RunnerState[] = Array.from({ length: n }, () => 'Idle');
@@ -51,7 +51,7 @@ t.test('start-up transcript (golden)', async (t) => {
   const text = ['# 3 ranks, one task', simulate(3, ['t1']), '# 1 rank, two tasks', simulate(1, ['t1', 't2'])].join(
     '\n',
   );
-  const golden = new URL('./fixtures/startup-transcript.txt', import.meta.url);
+  const golden = new URL('../fixtures/startup-transcript.txt', import.meta.url);
   // Only an explicit TORUS_UPDATE_GOLDEN=1 writes the golden file: a missing one is a failure, never a new truth.
   if (process.env.TORUS_UPDATE_GOLDEN === '1') writeFileSync(golden, text);
   t.ok(existsSync(golden), 'the golden file exists (TORUS_UPDATE_GOLDEN=1 writes it from this run)');

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { EffectQueue } from '../../../src/actors/runner-supervisor/supervisor/effect-queue.js';
-import type { SupervisorEffect } from '../../../src/actors/runner-supervisor/supervisor/reactions.js';
-import type { RunnerInstance } from '../../../src/protocols/runner-instance.js';
+import { EffectQueue } from '../../../../src/actors/runner-supervisor/supervisor/effect-queue.js';
+import type { SupervisorEffect } from '../../../../src/actors/runner-supervisor/supervisor/reactions.js';
+import type { RunnerInstance } from '../../../../src/protocols/runner-instance.js';
 
 const instance = (id: string): RunnerInstance =>
   ({

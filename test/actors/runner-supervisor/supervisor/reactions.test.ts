@@ -4,12 +4,12 @@ import {
   reactToEvent,
   reactToState,
   toRunnerInstance,
-} from '../../../src/actors/runner-supervisor/supervisor/reactions.js';
-import { runnerSupervisorMachine } from '../../../src/actors/runner-supervisor/supervisor/machine.js';
-import { decodeSupervisorMessage } from '../../../src/actors/runner-supervisor/supervisor/messages.js';
-import { decodeStateView } from '../../../src/actors/runner-supervisor/supervisor/state-view.js';
-import type { InstancePlan, WorkloadSpec } from '../../../src/protocols/events.js';
-import { ValidationError } from '../../../src/protocols/errors.js';
+} from '../../../../src/actors/runner-supervisor/supervisor/reactions.js';
+import { runnerSupervisorMachine } from '../../../../src/actors/runner-supervisor/supervisor/machine.js';
+import { decodeSupervisorMessage } from '../../../../src/actors/runner-supervisor/supervisor/messages.js';
+import { decodeStateView } from '../../../../src/actors/runner-supervisor/supervisor/state-view.js';
+import type { InstancePlan, WorkloadSpec } from '../../../../src/protocols/events.js';
+import { ValidationError } from '../../../../src/protocols/errors.js';
 
 const plan: InstancePlan = {
   id: 'i1',
