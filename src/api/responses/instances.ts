@@ -195,10 +195,14 @@ export const instanceResponses = {
             backend,
             nodeCount: int,
             plan: opt(
-              open("the planner's plan: instance, hops, explanation (src/actors/placement-planner/search/plan-result.ts)"),
+              open(
+                "the planner's plan: instance, hops, explanation (src/actors/placement-planner/search/plan-result.ts)",
+              ),
             ),
             refusal: opt(
-              open("the planner's reason: kind, message, explanation (src/actors/placement-planner/search/plan-result.ts)"),
+              open(
+                "the planner's reason: kind, message, explanation (src/actors/placement-planner/search/plan-result.ts)",
+              ),
             ),
           },
           { ...CLOSED, description: 'one option: a plan, or the refusal' },
